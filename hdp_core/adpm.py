@@ -1,0 +1,273 @@
+"""ADPM, the paper's Algorithm 1 (Affine Differentially Private Mean), solved exactly.
+
+With levels sorted ascending, Algorithm 1 sets r_1 = eps_1 and
+r_{k+1} = min(eps_{k+1}, (||r_1^k||_2^2 + 8) / ||r_1^k||_1)            (eq. thm2-r-def).
+By the saturation lemma (lem:sat) this is r_i = min(eps_i, tau*) for one level tau*, the
+root of G(t) = sum_{eps_i < t} eps_i (t - eps_i) = 8 (G is increasing, and t*||eps_<t||_1 -
+||eps_<t||_2^2 >= 8 is exactly the paper's test eps_{k+1} >= tau_k). So tau* is found by
+selection (np.partition, expected O(n)) for per-user profiles and in O(k log k) for k tiers,
+and the weights need no sort. Weights w = r / ||r||_1, Laplace noise scale eta = 1/||r||_1,
+worst-case MSE f(r) = (||r||_2^2 + 8) / (4 ||r||_1^2) capped at 1/4 (Theorem 2, thm:UB).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .profile import EpsilonProfile, ProfileError, as_profile
+
+__all__ = ["ADPMSolution", "AlgorithmTrace", "adpm", "adpm_trace", "saturation_level"]
+
+_SELECT_MIN = 1 << 15  # below this size a plain sort is as fast as selection
+TRACE_MAX_USERS = 10_000
+
+
+def _first_saturated_sorted(lv: np.ndarray, ct: np.ndarray, s1: float = 0.0, s2: float = 0.0):
+    """For ascending finite levels ``lv`` with counts ``ct`` (after a prefix with sums s1, s2),
+    return (tau, saturated): tau_k at the first saturated entry, else the closing value
+    (||r||_2^2 + 8)/||r||_1 over everything, with saturated=False."""
+    w1 = ct * lv
+    p1 = s1 + np.concatenate(([0.0], np.cumsum(w1)))
+    p2 = s2 + np.concatenate(([0.0], np.cumsum(w1 * lv)))
+    g = lv * p1[:-1] - p2[:-1]  # G at each level, using the users strictly before it
+    hit = g >= 8.0
+    if hit.any():
+        j = int(np.argmax(hit))
+        return (p2[j] + 8.0) / p1[j], True
+    return (p2[-1] + 8.0) / p1[-1], False
+
+
+def _first_saturated_select(a: np.ndarray):
+    """Same as :func:`_first_saturated_sorted` for per-user finite positive levels ``a``,
+    by quickselect on the median: expected O(n) work, no full sort."""
+    s1 = s2 = 0.0
+    while a.size > _SELECT_MIN:
+        m = a.size // 2
+        a = np.partition(a, m)
+        lower = a[:m]
+        pivot = float(a[m])
+        t1 = s1 + float(lower.sum())
+        t2 = s2 + float(np.dot(lower, lower))
+        if pivot * t1 - t2 >= 8.0:  # G(pivot) >= 8: saturation starts at or below the pivot
+            a = lower
+        else:  # the lower half and the pivot are all unsaturated
+            s1, s2 = t1 + pivot, t2 + pivot * pivot
+            a = a[m + 1 :]
+    if a.size == 0:
+        return (s2 + 8.0) / s1, False
+    a = np.sort(a)
+    return _first_saturated_sorted(a, np.ones(a.size), s1, s2)
+
+
+def saturation_level(eps: Any) -> float:
+    """tau*, the level every looser user is capped at (math.inf when nothing saturates).
+
+    Lemma lem:sat: with k the first index where eps_{k+1} >= tau_k, users k+1..n all get
+    tau_k = (||eps_1^k||_2^2 + 8)/||eps_1^k||_1. Public users (inf) always saturate.
+    """
+    prof = as_profile(eps)
+    lv, ct = prof.levels, prof.counts
+    finite = np.isfinite(lv) & (lv > 0) & (ct > 0)
+    n_public = int(ct[np.isinf(lv)].sum())
+    if not finite.any():
+        return math.inf
+    if prof.is_tiered or lv.size <= _SELECT_MIN:
+        g_lv, g_ct = _group_sorted(lv[finite], ct[finite])
+        tau, sat = _first_saturated_sorted(g_lv, g_ct.astype(np.float64))
+    else:
+        tau, sat = _first_saturated_select(lv[finite])
+    return float(tau) if (sat or n_public > 0) else math.inf
+
+
+def _group_sorted(lv: np.ndarray, ct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    u, inv = np.unique(lv, return_inverse=True)
+    c = np.zeros(u.size, dtype=np.float64)
+    np.add.at(c, inv, ct)
+    return u, c
+
+
+@dataclass(frozen=True, eq=False)
+class ADPMSolution:
+    """ADPM's weights and noise for a profile; arrays are per entry in the input's order.
+
+    For a tiered profile an entry is a tier and ``weights[j]`` is the weight of *one* user of
+    tier j. All privacy levels are in the units of eps (nats of privacy loss).
+    """
+
+    profile: EpsilonProfile
+    r: np.ndarray
+    """Scaled weights r_i = min(eps_i, tau*) (0 for excluded users, inf if all public)."""
+    weights: np.ndarray
+    """w_i = r_i / ||r||_1: weight of one user in the estimate (weights of all users sum to 1)."""
+    noise_scale: float
+    """Laplace scale eta = 1/||r||_1 of the added noise (0 when every user is public)."""
+    saturation_level: float
+    """tau*: every user asking for eps >= tau* is granted tau*; math.inf if none saturate."""
+    objective: float
+    """f(r) = (||r||_2^2 + 8)/(4||r||_1^2), the worst-case MSE before the 1/4 cap (thm:UB)."""
+    saturated: np.ndarray
+    """Boolean per entry: the user asked for eps >= tau* and is capped at tau*."""
+
+    @property
+    def granted_eps(self) -> np.ndarray:
+        """Privacy each user actually gets, w_i / eta = r_i (Laplace-mechanism lemma)."""
+        return self.r
+
+    @property
+    def worst_case_mse(self) -> float:
+        """min(f(r), 1/4): ADPM's worst-case MSE on data in [-0.5, 0.5] (Theorem 2)."""
+        return min(self.objective, 0.25)
+
+    @property
+    def outputs_zero(self) -> bool:
+        """True when f(r) > 1/4 and ADPM outputs 0 instead of the noisy weighted mean."""
+        return self.objective > 0.25
+
+    @property
+    def n_saturated(self) -> int:
+        """Number of users capped at tau* (they get more privacy than they asked for)."""
+        return int(self.profile.counts[self.saturated].sum())
+
+    @property
+    def n_excluded(self) -> int:
+        """Number of users with eps = 0, whose data is not used."""
+        return self.profile.n_excluded
+
+    @property
+    def user_weights(self) -> np.ndarray:
+        """Weight of each user, expanded to one entry per user (small profiles only)."""
+        if not self.profile.is_tiered:
+            return self.weights
+        self.profile.check_expandable()
+        return np.repeat(self.weights, self.profile.counts)
+
+    def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
+        """One private estimate of mean(x): <w, x> + Laplace(eta), or 0 when f(r) > 1/4.
+
+        ``x`` holds one value in [-0.5, 0.5] per user (tiers expanded in order).
+        """
+        rng = np.random.default_rng() if rng is None else rng
+        if self.outputs_zero:
+            return 0.0
+        x = np.asarray(x, dtype=np.float64).ravel()
+        w = self.user_weights
+        if x.size != w.size:
+            raise ProfileError(f"got {x.size} data values for {w.size} users")
+        noise = rng.laplace(0.0, self.noise_scale) if self.noise_scale > 0 else 0.0
+        return float(np.dot(w, x) + noise)
+
+
+def adpm(eps: Any) -> ADPMSolution:
+    """Solve ADPM (Algorithm 1) for a profile or an array-like of levels.
+
+    Exact for any order, ties, public users (inf), excluded users (0) and n = 1; tiers are
+    solved in O(k log k) without expanding counts, per-user profiles in expected O(n).
+    Returns an :class:`ADPMSolution` whose arrays follow the input's order.
+    """
+    prof = as_profile(eps)
+    lv, ct = prof.levels, prof.counts
+    active = ct > 0
+    public = np.isinf(lv) & active
+    n_public = int(ct[public].sum())
+    finite = np.isfinite(lv) & (lv > 0) & active
+
+    if not finite.any():
+        r = np.where(public, math.inf, 0.0)
+        if n_public > 0:  # every usable user is public: the plain sample mean
+            w = np.where(public, 1.0 / n_public, 0.0)
+            return ADPMSolution(prof, r, w, 0.0, math.inf, 0.25 / n_public,
+                                np.zeros(lv.size, dtype=bool))
+        # nobody allows any use of their data: ADPM outputs 0
+        return ADPMSolution(prof, r, np.zeros(lv.size), math.inf, math.inf, math.inf,
+                            np.zeros(lv.size, dtype=bool))
+
+    tau = saturation_level(prof)
+    r = np.minimum(lv, tau)
+    r[~active] = 0.0
+    cf = ct.astype(np.float64)
+    s1 = float(np.dot(cf, r))
+    s2 = float(np.dot(cf, r * r))
+    w = r / s1
+    objective = (s2 + 8.0) / s1 / s1 / 4.0
+    saturated = active & (lv >= tau) & math.isfinite(tau)
+    return ADPMSolution(prof, r, w, 1.0 / s1, tau, objective, saturated)
+
+
+@dataclass(frozen=True)
+class AlgorithmTrace:
+    """Algorithm 1 run step by step on the sorted levels (one row per user).
+
+    ``eps[k]``, ``r[k]``: requested and granted level of the (k+1)-th strictest user;
+    ``l1[k]`` = ||r_1^{k+1}||_1, ``l2[k]`` = ||r_1^{k+1}||_2^2 after adding that user;
+    ``tau[k]`` = (l2[k] + 8)/l1[k], the cap the next user is compared with;
+    ``saturated[k]`` True when the user's eps reached the previous tau (Definition def:sat);
+    ``f[k]`` = (l2[k] + 8)/(4 l1[k]^2), the worst-case MSE of the first k+1 users.
+    ``n_excluded`` users with eps = 0 are left out before the recursion starts.
+    """
+
+    eps: np.ndarray
+    r: np.ndarray
+    l1: np.ndarray
+    l2: np.ndarray
+    tau: np.ndarray
+    saturated: np.ndarray
+    f: np.ndarray
+    n_excluded: int
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """Columns for a table: step, eps_k, r_k, ||r||_1, ||r||_2^2, tau_k, saturated, f."""
+        return {
+            "step k": np.arange(1, self.eps.size + 1),
+            "eps_k (asked)": self.eps,
+            "r_k (granted)": self.r,
+            "||r||_1": self.l1,
+            "||r||_2^2": self.l2,
+            "tau_k = (||r||_2^2+8)/||r||_1": self.tau,
+            "saturated": self.saturated,
+            "f(r_1..k)": self.f,
+        }
+
+
+def adpm_trace(eps: Any, max_users: int = TRACE_MAX_USERS) -> AlgorithmTrace:
+    """Run Algorithm 1 literally, one user at a time, for teaching and as a test oracle.
+
+    The loop is the paper's pseudo-code (r_{k+1} = min(eps_{k+1}, (L2 + 8)/L1)); it is
+    O(n) Python steps, so profiles are limited to ``max_users`` users.
+    """
+    prof = as_profile(eps)
+    if prof.n > max_users:
+        raise ProfileError(
+            f"the step-by-step trace is for small profiles (at most {max_users} users); "
+            f"this one has {prof.n:,}"
+        )
+    e = np.sort(prof.expand())
+    n_excl = int(np.count_nonzero(e == 0))
+    e = e[e > 0]
+    m = e.size
+    r = np.empty(m)
+    l1 = np.empty(m)
+    l2 = np.empty(m)
+    tau = np.empty(m)
+    sat = np.zeros(m, dtype=bool)
+    L1 = L2 = 0.0
+    for k in range(m):
+        if k == 0:
+            rk = float(e[0])
+        else:
+            cap = (L2 + 8.0) / L1
+            rk = min(float(e[k]), cap)
+            sat[k] = e[k] >= cap
+        if math.isinf(rk):  # only when every usable user is public
+            r[k:] = math.inf
+            l1[k:] = l2[k:] = tau[k:] = math.inf
+            break
+        L1 += rk
+        L2 += rk * rk
+        r[k], l1[k], l2[k], tau[k] = rk, L1, L2, (L2 + 8.0) / L1
+    with np.errstate(invalid="ignore"):
+        f = np.where(np.isfinite(l1), (l2 + 8.0) / (4.0 * l1 * l1), np.nan)
+    return AlgorithmTrace(e, r, l1, l2, tau, sat, f, n_excl)

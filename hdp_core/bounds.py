@@ -1,0 +1,100 @@
+"""Upper and lower bounds on the minimax MSE L(eps) of mean estimation (paper, Sections 3-5).
+
+* Upper bound (Theorem 2, thm:UB): L(eps) <= f(r) ∧ 1/4 with r from ADPM.
+* Lower bound (Theorem 3, thm:lb): L(eps) >= (H(eps) ∧ 1/4) / 512 with
+  H(eps) = max_{i=0..n} 1 / (||eps_1^i||_1^2 + n - i), eps sorted ascending.
+* Optimality (Theorem 4, thm:opt): f(r) / H(eps) <= 443.
+
+All MSEs are for data in [-0.5, 0.5] (multiply by range^2 for other units).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .adpm import adpm
+from .profile import as_profile
+
+__all__ = [
+    "LOWER_BOUND_CONSTANT",
+    "OPTIMALITY_CONSTANT",
+    "lower_bound",
+    "lower_bound_H",
+    "optimality_ratio",
+    "two_group_threshold",
+    "upper_bound",
+]
+
+LOWER_BOUND_CONSTANT = 512.0
+"""The 1/512 in Theorem 3 (thm:lb)."""
+OPTIMALITY_CONSTANT = 443.0
+"""Theorem 4 (thm:opt): f(r) <= 443 H(eps)."""
+
+
+def upper_bound(eps: Any) -> float:
+    """ADPM's worst-case MSE min(f(r), 1/4) (Theorem 2); an upper bound on L(eps)."""
+    return adpm(eps).worst_case_mse
+
+
+def _h_grouped(lv: np.ndarray, ct: np.ndarray) -> float:
+    """H for ascending distinct levels ``lv`` with user counts ``ct`` (float64), in O(k).
+
+    D(i) = ||eps_1^i||_1^2 + n - i has increments eps_i(2||eps_1^{i-1}||_1 + eps_i) - 1 that
+    never decrease, so D is discretely convex in i and its minimum inside a tier (u of its c
+    users included) is at u = floor((1/e - 2S + e) / (2e)) clipped to [0, c]; the maximum of
+    1/D over i can therefore fall inside a tier and is found without expanding counts.
+    """
+    n = float(ct.sum())
+    finite = np.isfinite(lv)
+    w = np.where(finite, ct * np.where(finite, lv, 0.0), math.inf)
+    s_before = np.concatenate(([0.0], np.cumsum(w)))[:-1]  # ||eps||_1 of earlier tiers
+    i_before = np.concatenate(([0.0], np.cumsum(ct)))[:-1]
+    e = np.where(finite, lv, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        uc = np.where(lv > 0, (1.0 / e - 2.0 * s_before + e) / (2.0 * e), ct)
+    uc = np.where(finite & np.isfinite(s_before), uc, 0.0)
+    best = np.inf
+    base = np.clip(np.floor(uc), 0.0, ct)
+    for du in (-1.0, 0.0, 1.0):
+        u = np.clip(base + du, 0.0, ct)
+        u = np.where(finite & np.isfinite(s_before), u, 0.0)
+        with np.errstate(invalid="ignore"):
+            s = s_before + u * e
+            d = s * s + (n - i_before - u)
+        d = np.where(np.isnan(d), math.inf, d)
+        best = min(best, float(d.min()))
+    return math.inf if best <= 0 else 1.0 / best
+
+
+def lower_bound_H(eps: Any) -> float:
+    """H(eps) = max_i 1/(||eps_1^i||_1^2 + n - i), uncapped (Theorem 3; eps sorted ascending).
+
+    O(n) after sorting for per-user profiles, O(k) after sorting k tiers. Public users add
+    nothing to ||eps||_1 prefixes they are not part of; eps = 0 users count in n.
+    """
+    lv, ct = as_profile(eps).grouped()
+    return _h_grouped(lv, ct.astype(np.float64))
+
+
+def lower_bound(eps: Any) -> float:
+    """The minimax lower bound (H(eps) ∧ 1/4) / 512 of Theorem 3, in MSE units."""
+    return min(lower_bound_H(eps), 0.25) / LOWER_BOUND_CONSTANT
+
+
+def optimality_ratio(eps: Any) -> float:
+    """f(r) / H(eps): ADPM's uncapped worst case over H; Theorem 4 proves it is <= 443."""
+    return adpm(eps).objective / lower_bound_H(eps)
+
+
+def two_group_threshold(n: float, frac: float, eps1: float) -> float:
+    """The level eps2 at which the looser of two groups saturates: eps1 + 8/(n f eps1).
+
+    Remark (two groups): with a fraction ``frac`` of ``n`` users at eps1 and the rest at
+    eps2 >= eps1, the looser group is capped (saturates) iff eps2 >= eps1 + 8/(n frac eps1).
+    """
+    if not (n > 0 and 0 < frac <= 1 and eps1 > 0):
+        raise ValueError("need n > 0, 0 < frac <= 1 and eps1 > 0")
+    return eps1 + 8.0 / (n * frac * eps1)

@@ -1,0 +1,41 @@
+"""Plotly figure builders: data in, ``go.Figure`` out. No streamlit here.
+
+One submodule per page (profile, saturation, bounds, simulation, design). Every method has one
+colour everywhere, from the Okabe-Ito colour-blind-safe palette.
+"""
+
+from __future__ import annotations
+
+METHOD_COLORS: dict[str, str] = {
+    "ADPM": "#0072B2",  # blue
+    "PropDPM": "#E69F00",  # orange
+    "LDPE": "#009E73",  # bluish green
+    "SM": "#CC79A7",  # reddish purple
+    "FME": "#D55E00",  # vermillion
+    "UNI": "#000000",  # black
+}
+"""Colour of each method on every page."""
+
+LOWER_BOUND_COLOR = "#7F7F7F"  # grey, dashed: the minimax lower bound
+REQUESTED_COLOR = "#56B4E9"  # sky blue: what users asked for
+GRANTED_COLOR = "#0072B2"  # ADPM blue: what ADPM grants
+SATURATION_COLOR = "#D55E00"  # vermillion: tau*, the saturation level
+PUBLIC_COLOR = "#F0E442"  # yellow: public users
+
+METHOD_DASH: dict[str, str] = {
+    "ADPM": "solid",
+    "PropDPM": "dash",
+    "LDPE": "dot",
+    "SM": "dashdot",
+    "FME": "longdash",
+    "UNI": "longdashdot",
+}
+"""Line style per method, so lines stay distinguishable in greyscale too."""
+
+LAYOUT_DEFAULTS = dict(
+    template="plotly_white",
+    margin=dict(l=60, r=20, t=50, b=50),
+    legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+    hoverlabel=dict(namelength=-1),
+)
+"""Common layout for every figure."""

@@ -1,0 +1,381 @@
+"""Validated privacy profiles: one level per user, or tiers of users sharing a level.
+
+A privacy level ``eps`` is a number in [0, +inf]:
+
+* ``eps > 0`` is the usual differential-privacy parameter; smaller means more privacy;
+* ``eps = +inf`` marks a public data point (no privacy asked for);
+* ``eps = 0`` marks a user who allows no use of their data (weight 0, reported as excluded).
+
+Anything else (NaN, negative numbers, strings, booleans, empty input, bad counts) raises
+:class:`ProfileError`, a ``ValueError`` whose message names the offending entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "MAX_EXPAND",
+    "MAX_ROWS",
+    "MAX_TOTAL_USERS",
+    "MAX_UPLOAD_BYTES",
+    "EpsilonProfile",
+    "ProfileError",
+    "as_profile",
+    "format_eps",
+    "parse_eps_text",
+]
+
+MAX_ROWS = 1_000_000
+"""Largest number of data rows accepted from a table or CSV file."""
+
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+"""Largest CSV accepted by :meth:`EpsilonProfile.from_csv` (matches .streamlit/config.toml)."""
+
+MAX_TOTAL_USERS = 10**15
+"""Largest total number of users (sum of tier counts); integers stay exact in float64."""
+
+MAX_EXPAND = 20_000_000
+"""Largest profile :meth:`EpsilonProfile.expand` will turn into one level per user."""
+
+_PUBLIC_WORDS = {"inf", "+inf", "infinity", "+infinity", "public", "∞"}
+
+
+class ProfileError(ValueError):
+    """Invalid privacy profile; the message says which entry is wrong and why."""
+
+
+def format_eps(x: float) -> str:
+    """Short human form of a privacy level: 'public' for +inf, 3 significant digits else."""
+    if math.isinf(x):
+        return "public (∞)"
+    if x == 0:
+        return "0 (excluded)"
+    return f"{x:.3g}"
+
+
+def parse_eps_text(text: str, where: str = "value") -> float:
+    """Parse one privacy level typed by a person or read from a file.
+
+    Accepts decimal numbers and 'inf'/'infinity'/'public' (case-insensitive) for +inf.
+    Returns the level as a float; raises :class:`ProfileError` naming ``where`` otherwise.
+    """
+    s = str(text).strip()
+    if s == "" or s.lower() in {"nan", "na", "n/a", "none", "null"}:
+        raise ProfileError(f"{where} is empty or NaN; give a number ≥ 0 or 'inf' for public")
+    if s.lower() in _PUBLIC_WORDS:
+        return math.inf
+    try:
+        x = float(s)
+    except ValueError:
+        raise ProfileError(f"{where} = {s[:40]!r} is not a number") from None
+    _check_level(x, where)
+    return x
+
+
+def _check_level(x: float, where: str) -> None:
+    if math.isnan(x):
+        raise ProfileError(f"{where} is NaN; give a number ≥ 0 or 'inf' for public")
+    if x < 0:
+        raise ProfileError(
+            f"{where} = {x:g} is negative; privacy levels must be ≥ 0 "
+            "(0 = data not used, inf = public)"
+        )
+    if x == -math.inf:
+        raise ProfileError(f"{where} = -inf is not a privacy level")
+
+
+def _levels_array(values: Any, what: str = "level") -> np.ndarray:
+    """Validated float64 copy of ``values``; raises ProfileError naming the first bad entry."""
+    if isinstance(values, (str, bytes)):
+        raise ProfileError(f"expected a list of numbers, got the text {str(values)[:40]!r}")
+    if isinstance(values, numbers.Real) and not isinstance(values, bool):
+        values = [values]
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
+        arr = np.array(values, dtype=np.float64).ravel()
+    else:
+        if not isinstance(values, (Sequence, np.ndarray)) and isinstance(values, Iterable):
+            values = list(values)
+        seq = np.asarray(values, dtype=object).ravel()
+        for i, v in enumerate(seq):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise ProfileError(
+                    f"{what} {i} (0-based) is {str(v)[:40]!r}, which is not a number"
+                )
+        arr = seq.astype(np.float64)
+    if arr.size == 0:
+        raise ProfileError("the profile is empty: give at least one privacy level")
+    bad = np.isnan(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ProfileError(f"{what} {i} (0-based) is NaN; give a number ≥ 0 or inf for public")
+    neg = arr < 0
+    if neg.any():
+        i = int(np.argmax(neg))
+        raise ProfileError(
+            f"{what} {i} (0-based) is {arr[i]:g}: privacy levels must be ≥ 0 "
+            "(0 = data not used, inf = public)"
+        )
+    return arr
+
+
+def _counts_array(counts: Any, k: int) -> np.ndarray:
+    """Validated int64 tier counts of length ``k``."""
+    if isinstance(counts, (str, bytes)):
+        raise ProfileError("counts must be a list of whole numbers")
+    if isinstance(counts, numbers.Real):
+        counts = [counts]
+    seq = np.asarray(counts, dtype=object).ravel()
+    if seq.size != k:
+        raise ProfileError(f"got {k} tier levels but {seq.size} counts; give one count per tier")
+    out = np.empty(k, dtype=np.int64)
+    for i, c in enumerate(seq):
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
+            raise ProfileError(f"count of tier {i} is {str(c)[:40]!r}, which is not a number")
+        c = float(c)
+        if math.isnan(c):
+            raise ProfileError(f"count of tier {i} is NaN")
+        if c < 0:
+            raise ProfileError(f"count of tier {i} is {c:g}: counts must be ≥ 0")
+        if c != math.floor(c) or math.isinf(c):
+            raise ProfileError(f"count of tier {i} is {c:g}: counts must be whole numbers")
+        if c > MAX_TOTAL_USERS:
+            raise ProfileError(f"count of tier {i} is {c:g}: at most {MAX_TOTAL_USERS:.0e} users")
+        out[i] = int(c)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class EpsilonProfile:
+    """Privacy levels of n users: per user (``counts`` all 1) or as tiers with counts.
+
+    ``levels[j]`` is a level in [0, inf]; ``counts[j]`` how many users ask for it. For a
+    per-user profile ``is_tiered`` is False and ``counts`` are ones; ``data`` may hold each
+    user's value (any real units) when it came from a file.
+    """
+
+    levels: np.ndarray
+    counts: np.ndarray
+    is_tiered: bool
+    names: tuple[str, ...] | None = None
+    data: np.ndarray | None = None
+    _key: str = field(default="", repr=False)
+
+    # construction -------------------------------------------------------------------------
+    @classmethod
+    def from_values(cls, values: Any, data: Any = None) -> EpsilonProfile:
+        """Profile with one privacy level per user (``values``, array-like, inf allowed)."""
+        if isinstance(values, EpsilonProfile):
+            return values
+        levels = _levels_array(values, "level")
+        d = None
+        if data is not None:
+            d = np.asarray(data, dtype=np.float64).ravel()
+            if d.size != levels.size:
+                raise ProfileError(f"got {levels.size} levels but {d.size} data values")
+            if not np.isfinite(d).all():
+                i = int(np.argmax(~np.isfinite(d)))
+                raise ProfileError(f"data value {i} (0-based) is {d[i]}; values must be finite")
+        return cls._make(levels, np.ones(levels.size, dtype=np.int64), False, None, d)
+
+    @classmethod
+    def from_tiers(
+        cls, levels: Any, counts: Any, names: Sequence[str] | None = None
+    ) -> EpsilonProfile:
+        """Profile of k tiers: ``counts[j]`` users at ``levels[j]`` (counts never expanded)."""
+        lv = _levels_array(levels, "tier level")
+        ct = _counts_array(counts, lv.size)
+        total = int(ct.sum(dtype=object))
+        if total == 0:
+            raise ProfileError("every tier has count 0: the profile needs at least one user")
+        if total > MAX_TOTAL_USERS:
+            raise ProfileError(f"{total:.3g} users in total; at most {MAX_TOTAL_USERS:.0e}")
+        nm = None
+        if names is not None:
+            nm = tuple(str(s) for s in names)
+            if len(nm) != lv.size:
+                raise ProfileError(f"got {lv.size} tiers but {len(nm)} names")
+        return cls._make(lv, ct, True, nm, None)
+
+    @classmethod
+    def _make(cls, levels, counts, tiered, names, data) -> EpsilonProfile:
+        levels = np.ascontiguousarray(levels, dtype=np.float64)
+        counts = np.ascontiguousarray(counts, dtype=np.int64)
+        levels.setflags(write=False)
+        counts.setflags(write=False)
+        if data is not None:
+            data = np.ascontiguousarray(data, dtype=np.float64)
+            data.setflags(write=False)
+        h = hashlib.blake2b(digest_size=16)
+        h.update(b"T" if tiered else b"V")
+        h.update(levels.tobytes())
+        h.update(counts.tobytes())
+        if names:
+            h.update("\x1f".join(names).encode())
+        if data is not None:
+            h.update(data.tobytes())
+        return cls(levels, counts, tiered, names, data, h.hexdigest())
+
+    # basic facts ----------------------------------------------------------------------------
+    @property
+    def key(self) -> str:
+        """Hex digest identifying this profile (for caches)."""
+        return self._key
+
+    @property
+    def n(self) -> int:
+        """Number of users (sum of counts)."""
+        return int(self.counts.sum())
+
+    @property
+    def k(self) -> int:
+        """Number of entries: users for a per-user profile, tiers for a tiered one."""
+        return int(self.levels.size)
+
+    @property
+    def n_public(self) -> int:
+        """Number of users with eps = +inf."""
+        return int(self.counts[np.isinf(self.levels)].sum())
+
+    @property
+    def n_excluded(self) -> int:
+        """Number of users with eps = 0 (their data is not used)."""
+        return int(self.counts[self.levels == 0].sum())
+
+    @property
+    def n_distinct(self) -> int:
+        """Number of distinct privacy levels among users (tiers with count 0 ignored)."""
+        return int(np.unique(self.levels[self.counts > 0]).size)
+
+    def quantile(self, q: float) -> float:
+        """Privacy level at quantile ``q`` of the users (lower value at ties); inf allowed."""
+        lv, ct = self.grouped()
+        cum = np.cumsum(ct)
+        pos = min(int(math.floor(q * (cum[-1] - 1))), int(cum[-1]) - 1)
+        return float(lv[int(np.searchsorted(cum, pos, side="right"))])
+
+    def grouped(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct levels in ascending order and how many users hold each (counts > 0)."""
+        if self.is_tiered:
+            keep = self.counts > 0
+            lv, inv = np.unique(self.levels[keep], return_inverse=True)
+            ct = np.zeros(lv.size, dtype=np.int64)
+            np.add.at(ct, inv, self.counts[keep])
+            return lv, ct
+        lv, ct = np.unique(self.levels, return_counts=True)
+        return lv, ct.astype(np.int64)
+
+    def summary(self) -> dict[str, float]:
+        """n, distinct levels, min/median/max eps, public share and excluded count."""
+        n = self.n
+        return {
+            "n": n,
+            "distinct": self.n_distinct,
+            "min": self.quantile(0.0),
+            "median": self.quantile(0.5),
+            "max": self.quantile(1.0),
+            "public_share": self.n_public / n,
+            "n_public": self.n_public,
+            "n_excluded": self.n_excluded,
+        }
+
+    def check_expandable(self) -> None:
+        """Raise ProfileError if the profile has more than MAX_EXPAND users."""
+        if self.n > MAX_EXPAND:
+            raise ProfileError(
+                f"this profile has {self.n:.3g} users; working with one value per user is "
+                f"limited to {MAX_EXPAND:.0e} users (tiers need no expansion)"
+            )
+
+    def expand(self) -> np.ndarray:
+        """One level per user (tiers repeated in order); refuses more than MAX_EXPAND users."""
+        if not self.is_tiered:
+            return np.array(self.levels)
+        self.check_expandable()
+        return np.repeat(self.levels, self.counts)
+
+    def scaled(self, factor: float) -> EpsilonProfile:
+        """The same profile with every level multiplied by ``factor`` (> 0)."""
+        if not (factor > 0 and math.isfinite(factor)):
+            raise ProfileError(f"scale factor must be a positive number, got {factor}")
+        lv = self.levels * factor
+        if self.is_tiered:
+            return EpsilonProfile.from_tiers(lv, self.counts, self.names)
+        return EpsilonProfile.from_values(lv)
+
+    def with_n(self, n: int) -> EpsilonProfile:
+        """A tiered profile with ``n`` users keeping this profile's shares of each level."""
+        lv, ct = self.grouped()
+        n = int(n)
+        if n < 1:
+            raise ProfileError(f"n must be at least 1, got {n}")
+        shares = ct / ct.sum()
+        new = np.floor(shares * n).astype(np.int64)
+        # largest-remainder rounding keeps the total exactly n
+        short = n - int(new.sum())
+        if short > 0:
+            order = np.argsort(-(shares * n - new), kind="stable")[:short]
+            new[order] += 1
+        return EpsilonProfile.from_tiers(lv, new)
+
+    # tables and files -------------------------------------------------------------------------
+    def to_frame(self):
+        """pandas DataFrame: columns eps and count (tiers, with name) or eps (and value)."""
+        import pandas as pd
+
+        if self.is_tiered:
+            cols: dict[str, Any] = {}
+            if self.names:
+                cols["name"] = list(self.names)
+            cols["eps"] = self.levels
+            cols["count"] = self.counts
+            return pd.DataFrame(cols)
+        cols = {"eps": self.levels}
+        if self.data is not None:
+            cols["value"] = self.data
+        return pd.DataFrame(cols)
+
+    def to_csv(self) -> bytes:
+        """The profile as UTF-8 CSV bytes that :meth:`from_csv` reads back (inf as 'inf')."""
+        buf = io.StringIO()
+        self.to_frame().to_csv(buf, index=False, float_format="%.17g")
+        return buf.getvalue().encode()
+
+    @classmethod
+    def from_frame(cls, df: Any, max_rows: int = MAX_ROWS) -> EpsilonProfile:
+        """Profile from a DataFrame with a column eps/epsilon, optional count, optional value.
+
+        Column names are matched case-insensitively (surrounding spaces ignored). Errors name
+        the data row (1-based) and the offending value.
+        """
+        from .tables import profile_from_frame
+
+        return profile_from_frame(df, max_rows=max_rows)
+
+    @classmethod
+    def from_csv(
+        cls, content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
+    ) -> EpsilonProfile:
+        """Profile from CSV text or bytes (see :meth:`from_frame` for the columns)."""
+        from .tables import profile_from_csv
+
+        return profile_from_csv(content, max_rows=max_rows, max_bytes=max_bytes)
+
+    def __repr__(self) -> str:
+        kind = "tiers" if self.is_tiered else "values"
+        return f"EpsilonProfile({kind}, n={self.n}, k={self.k})"
+
+
+def as_profile(eps: Any) -> EpsilonProfile:
+    """``eps`` as an EpsilonProfile (array-likes become per-user profiles)."""
+    if isinstance(eps, EpsilonProfile):
+        return eps
+    return EpsilonProfile.from_values(eps)

@@ -1,0 +1,221 @@
+"""Reading privacy profiles from tables (pandas DataFrames) and CSV files.
+
+Columns (names matched case-insensitively, surrounding spaces ignored):
+
+* ``eps`` or ``epsilon`` (required): the privacy level, a number ≥ 0, or inf/public;
+* ``count`` (optional): users at that level; the file then describes tiers;
+* ``value`` (optional, per-user files only): each user's data value in any units;
+* ``name`` or ``tier`` (optional, with count): a tier's name.
+
+Every problem raises :class:`ProfileError` naming the data row (1-based, header excluded), the
+file line, the column and the offending text.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+from .profile import (
+    _PUBLIC_WORDS,
+    MAX_ROWS,
+    MAX_TOTAL_USERS,
+    MAX_UPLOAD_BYTES,
+    EpsilonProfile,
+    ProfileError,
+)
+
+__all__ = ["profile_from_csv", "profile_from_frame", "example_csv"]
+
+_EPS_NAMES = ("eps", "epsilon", "ε")
+_COUNT_NAMES = ("count", "counts", "n_users", "users")
+_VALUE_NAMES = ("value", "values", "x", "data")
+_NAME_NAMES = ("name", "tier")
+_EMPTY_WORDS = {"", "nan", "na", "n/a", "none", "null"}
+
+
+def example_csv(kind: str = "values") -> bytes:
+    """A small valid example file: per-user levels with values, or tiers with counts."""
+    if kind == "tiers":
+        return (
+            b"name,eps,count\n"
+            b"Strict,0.1,600\n"
+            b"Balanced,1,300\n"
+            b"Open,inf,100\n"
+        )
+    rng = np.random.default_rng(7)
+    eps = np.round(np.exp(rng.uniform(-3, 1, 20)), 4)
+    eps[-2:] = math.inf
+    vals = np.round(rng.uniform(0, 100, 20), 1)
+    lines = ["eps,value"] + [f"{e},{v}" for e, v in zip(eps, vals)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _find_column(columns: list[str], names: tuple[str, ...], what: str) -> str | None:
+    norm = {c: str(c).strip().lower() for c in columns}
+    hits = [c for c in columns if norm[c] in names]
+    if len(hits) > 1:
+        raise ProfileError(
+            f"the table has more than one {what} column ({', '.join(map(str, hits))}); keep one"
+        )
+    return hits[0] if hits else None
+
+
+def _where(row: int, col: str, header_lines: int) -> str:
+    line = row + header_lines
+    return f"row {row} (line {line} of the file), column {col!r}" if header_lines else (
+        f"row {row}, column {col!r}"
+    )
+
+
+def _parse_numbers(
+    cells: Any, col: str, header_lines: int, allow_inf: bool
+) -> np.ndarray:
+    """Vectorised parse of a text/number column; first bad cell raises ProfileError."""
+    import pandas as pd
+
+    s = pd.Series(cells).reset_index(drop=True)
+    if s.dtype.kind in "fiu":
+        out = s.to_numpy(dtype=np.float64)
+        text = None
+    else:
+        text = s.astype(str).str.strip()
+        low = text.str.lower()
+        out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        if allow_inf:
+            out[low.isin(list(_PUBLIC_WORDS)).to_numpy()] = math.inf
+        else:
+            out[low.isin(list(_PUBLIC_WORDS)).to_numpy()] = math.nan
+    bad = np.isnan(out)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raw = "" if text is None else text.iloc[i]
+        where = _where(i + 1, col, header_lines)
+        if raw.lower() in _EMPTY_WORDS:
+            raise ProfileError(f"{where} is empty or NaN; every row needs a number")
+        if allow_inf:
+            raise ProfileError(f"{where}: {raw[:40]!r} is not a number (use 'inf' for public)")
+        raise ProfileError(f"{where}: {raw[:40]!r} is not a finite number")
+    return out
+
+
+def profile_from_frame(
+    df: Any, max_rows: int = MAX_ROWS, header_lines: int = 0
+) -> EpsilonProfile:
+    """EpsilonProfile from a DataFrame (see module docstring); ``header_lines`` > 0 adds file
+    line numbers to messages."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise ProfileError(f"expected a table (pandas DataFrame), got {type(df).__name__}")
+    cols = list(df.columns)
+    eps_col = _find_column(cols, _EPS_NAMES, "eps/epsilon")
+    if eps_col is None:
+        shown = ", ".join(repr(str(c))[:30] for c in cols[:8]) or "none"
+        raise ProfileError(
+            f"no column named 'eps' or 'epsilon' (found: {shown}); the first line of the "
+            "file must be a header naming the columns"
+        )
+    if len(df) == 0:
+        raise ProfileError("the table has a header but no data rows")
+    if len(df) > max_rows:
+        raise ProfileError(
+            f"the table has more than {max_rows:,} rows; the limit is {max_rows:,} "
+            "(use a count column to describe large populations as tiers)"
+        )
+    count_col = _find_column(cols, _COUNT_NAMES, "count")
+    value_col = _find_column(cols, _VALUE_NAMES, "value")
+    name_col = _find_column(cols, _NAME_NAMES, "name")
+
+    eps = _parse_numbers(df[eps_col], str(eps_col), header_lines, allow_inf=True)
+    neg = eps < 0
+    if neg.any():
+        i = int(np.argmax(neg))
+        raise ProfileError(
+            f"{_where(i + 1, str(eps_col), header_lines)}: {eps[i]:g} is negative; privacy "
+            "levels must be ≥ 0 (0 = data not used, inf = public)"
+        )
+    if count_col is not None:
+        if value_col is not None:
+            raise ProfileError(
+                f"the table has both {count_col!r} and {value_col!r} columns: a count column "
+                "describes tiers, which cannot carry per-user values; drop one of them"
+            )
+        cnt = _parse_numbers(df[count_col], str(count_col), header_lines, allow_inf=False)
+        for bad, msg in (
+            (cnt < 0, "is negative; counts must be ≥ 0"),
+            (cnt != np.floor(cnt), "is not a whole number"),
+            (cnt > MAX_TOTAL_USERS, f"is larger than {MAX_TOTAL_USERS:.0e}"),
+        ):
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ProfileError(
+                    f"{_where(i + 1, str(count_col), header_lines)}: {cnt[i]:g} {msg}"
+                )
+        names = None
+        if name_col is not None:
+            names = [str(v).strip() or f"Tier {j + 1}" for j, v in enumerate(df[name_col])]
+        return EpsilonProfile.from_tiers(eps, cnt.astype(np.int64), names)
+    data = None
+    if value_col is not None:
+        data = _parse_numbers(df[value_col], str(value_col), header_lines, allow_inf=False)
+        if np.isinf(data).any():
+            i = int(np.argmax(np.isinf(data)))
+            raise ProfileError(
+                f"{_where(i + 1, str(value_col), header_lines)}: values must be finite"
+            )
+    return EpsilonProfile.from_values(eps, data=data)
+
+
+def profile_from_csv(
+    content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
+) -> EpsilonProfile:
+    """EpsilonProfile from CSV bytes or text; raises ProfileError with row and line numbers."""
+    import pandas as pd
+
+    if isinstance(content, str):
+        raw = content.encode("utf-8", errors="replace")
+    elif isinstance(content, (bytes, bytearray, memoryview)):
+        raw = bytes(content)
+    else:
+        raise ProfileError(f"expected CSV text or bytes, got {type(content).__name__}")
+    if len(raw) > max_bytes:
+        raise ProfileError(
+            f"the file is {len(raw) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB"
+        )
+    if not raw.strip():
+        raise ProfileError("the file is empty")
+    if b"\x00" in raw[:65536]:
+        raise ProfileError("this is not a CSV text file (it contains binary data)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ProfileError(
+            f"this is not a UTF-8 CSV text file (undecodable byte at position {e.start})"
+        ) from None
+    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    sep = ","
+    if "," not in first:
+        if ";" in first:
+            sep = ";"
+        elif "\t" in first:
+            sep = "\t"
+    try:
+        df = pd.read_csv(
+            io.StringIO(text),
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            skip_blank_lines=True,
+            nrows=max_rows + 1,
+        )
+    except pd.errors.EmptyDataError:
+        raise ProfileError("the file is empty") from None
+    except (pd.errors.ParserError, ValueError) as e:
+        msg = str(e).strip().splitlines()[-1][:200]
+        raise ProfileError(f"could not read the file as CSV: {msg}") from None
+    df.columns = [str(c) for c in df.columns]
+    return profile_from_frame(df, max_rows=max_rows, header_lines=1)

@@ -1,0 +1,6 @@
+"""Placeholder: this page is being built."""
+
+import streamlit as st
+
+st.title("simulation")
+st.info("This page is being built.")
