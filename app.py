@@ -21,5 +21,6 @@ PAGES = [
 ]
 
 nav = st.navigation(PAGES)
-render_sidebar()
+summary = st.sidebar.container()  # filled after the page ran, so it shows the new profile
 nav.run()
+render_sidebar(summary)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EXACT_SUM_MAX", "Beta", "Distribution", "TwoPoint", "Uniform", "WORST_CASE"]
+__all__ = ["EXACT_SUM_MAX", "WORST_CASE", "Beta", "Distribution", "TwoPoint", "Uniform"]
 
 EXACT_SUM_MAX = 32
 """Sums of more draws than this are drawn from the normal approximation (central limit

@@ -34,7 +34,9 @@ def _check_n(n: int) -> int:
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ProfileError(f"n must be a whole number ≥ 1, got {n!r}")
     if n > MAX_GENERATED:
-        raise ProfileError(f"n = {n:,} is too many users to draw one by one (max {MAX_GENERATED:,})")
+        raise ProfileError(
+            f"n = {n:,} is too many users to draw one by one (max {MAX_GENERATED:,})"
+        )
     return int(n)
 
 
@@ -62,7 +64,7 @@ def two_groups(n: int, frac: float, eps1: float, eps2: float) -> EpsilonProfile:
         raise ProfileError(f"n must be a whole number ≥ 1, got {n!r}")
     if not (0 <= frac <= 1):
         raise ProfileError(f"the first group's share must be in [0, 1], got {frac!r}")
-    n1 = int(round(frac * n))
+    n1 = round(frac * n)
     return EpsilonProfile.from_tiers([eps1, eps2], [n1, int(n) - n1], ["group 1", "group 2"])
 
 
@@ -88,7 +90,7 @@ def mixture(
         raise ProfileError(f"public share must be in [0, 1], got {public_share!r}")
     prof = log_uniform(n, lo, hi, seed)
     eps = np.array(prof.levels)
-    n_pub = int(round(public_share * n))
+    n_pub = round(public_share * n)
     if n_pub:
         eps[np.random.default_rng(seed + 1).choice(n, n_pub, replace=False)] = math.inf
     return EpsilonProfile.from_values(eps)

@@ -259,7 +259,7 @@ class EpsilonProfile:
         """Privacy level at quantile ``q`` of the users (lower value at ties); inf allowed."""
         lv, ct = self.grouped()
         cum = np.cumsum(ct)
-        pos = min(int(math.floor(q * (cum[-1] - 1))), int(cum[-1]) - 1)
+        pos = min(math.floor(q * (cum[-1] - 1)), int(cum[-1]) - 1)
         return float(lv[int(np.searchsorted(cum, pos, side="right"))])
 
     def grouped(self) -> tuple[np.ndarray, np.ndarray]:

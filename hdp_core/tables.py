@@ -28,7 +28,7 @@ from .profile import (
     ProfileError,
 )
 
-__all__ = ["profile_from_csv", "profile_from_frame", "example_csv"]
+__all__ = ["example_csv", "profile_from_csv", "profile_from_frame"]
 
 _EPS_NAMES = ("eps", "epsilon", "ε")
 _COUNT_NAMES = ("count", "counts", "n_users", "users")

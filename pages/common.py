@@ -72,11 +72,11 @@ def cached_summary(profile: EpsilonProfile) -> dict:
     return s
 
 
-def render_sidebar() -> None:
-    """The current profile at a glance, on every page."""
+def render_sidebar(where=None) -> None:
+    """The current profile at a glance, on every page (into container ``where``)."""
     prof = get_profile()
     s = cached_summary(prof)
-    with st.sidebar:
+    with where if where is not None else st.sidebar:
         st.markdown("### Current profile")
         st.caption(st.session_state.get(PROFILE_LABEL, ""))
         c1, c2 = st.columns(2)
