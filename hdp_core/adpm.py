@@ -45,6 +45,7 @@ def _first_saturated_select(a: np.ndarray):
     """Same as :func:`_first_saturated_sorted` for per-user finite positive levels ``a``,
     by quickselect on the median: expected O(n) work, no full sort."""
     s1 = s2 = 0.0
+    known_sat = False  # True once some discarded pivot is known to saturate
     while a.size > _SELECT_MIN:
         m = a.size // 2
         a = np.partition(a, m)
@@ -54,13 +55,17 @@ def _first_saturated_select(a: np.ndarray):
         t2 = s2 + float(np.dot(lower, lower))
         if pivot * t1 - t2 >= 8.0:  # G(pivot) >= 8: saturation starts at or below the pivot
             a = lower
+            known_sat = True
         else:  # the lower half and the pivot are all unsaturated
             s1, s2 = t1 + pivot, t2 + pivot * pivot
             a = a[m + 1 :]
     if a.size == 0:
-        return (s2 + 8.0) / s1, False
+        return (s2 + 8.0) / s1, known_sat
     a = np.sort(a)
-    return _first_saturated_sorted(a, np.ones(a.size), s1, s2)
+    tau, sat = _first_saturated_sorted(a, np.ones(a.size), s1, s2)
+    # if nothing left saturates but a discarded pivot did, tau (the closing value over
+    # everything kept) is exactly tau at that pivot
+    return tau, sat or known_sat
 
 
 def saturation_level(eps: Any) -> float:
@@ -85,9 +90,7 @@ def saturation_level(eps: Any) -> float:
 
 def _group_sorted(lv: np.ndarray, ct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     u, inv = np.unique(lv, return_inverse=True)
-    c = np.zeros(u.size, dtype=np.float64)
-    np.add.at(c, inv, ct)
-    return u, c
+    return u, np.bincount(inv, weights=ct, minlength=u.size)
 
 
 @dataclass(frozen=True, eq=False)

@@ -179,9 +179,10 @@ def sm_keep_probabilities(levels: np.ndarray, active: np.ndarray) -> tuple[np.nd
     return p, t
 
 
-_QUAD_STEP = 0.1
+_QUAD_STEP = 0.2
 _DELTA_MEAN = 1e4
 _QUAD_BUDGET = 4_000_000  # grid cells per block
+_SERIES_TERMS = 26
 
 
 def count_moments(p: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
@@ -189,8 +190,9 @@ def count_moments(p: np.ndarray, counts: np.ndarray) -> tuple[float, float, floa
 
     Exact method: with the Laplace transform L(u) = E[e^{-uN}] = prod_j (1-p_j+p_j e^{-u})^c_j,
     E[N^{-1}; N>=1] = int_0^inf (L(u) - P0) du and E[N^{-2}; N>=1] = int_0^inf u (L(u) - P0) du.
-    The integrands are smooth in log u, so the trapezoid rule on x = log u (step 0.1, limits
-    chosen for relative truncation below 1e-12) is accurate to ~1e-12; cost O(#groups * 500).
+    The integrands are smooth in log u, so the trapezoid rule on x = log u (step 0.2, limits
+    chosen for relative truncation below 1e-14) is accurate to ~1e-12 (checked against brute-force
+    pmfs); users with p <= 1/4 enter through 26 power sums, the rest cost O(#groups * 250).
     When E[N] >= 1e4 the fourth-order expansion of 1/N around E[N] with the cumulants of N is
     used instead (relative error below 1e-10 there).
     """
@@ -218,15 +220,29 @@ def count_moments(p: np.ndarray, counts: np.ndarray) -> tuple[float, float, floa
     hi = math.log(2.0 * math.log(n + 1.0) + 45.0)
     x = np.arange(lo, hi + _QUAD_STEP, _QUAD_STEP)
     u = np.exp(x)
-    with np.errstate(divide="ignore"):
-        logp = np.log(p)
-    logl = np.zeros(u.size)
+    # log L(u) = -c1 u + log P0' + D(u): c1 users kept surely (p = 1), P0' = prod (1-p)^c over
+    # the rest and D(u) = sum c log1p(rho e^{-u}), rho = p/(1-p) >= 0, computed directly so that
+    # L(u) - P0 = L(u) (1 - e^{-D(u)}) has no cancellation even when P0 is close to 1.
+    sure = p >= 1.0
+    c1 = float(c[sure].sum())
+    pr, cr = p[~sure], c[~sure]
+    log_p0r = float(np.dot(cr, np.log1p(-pr)))
+    log_rho = np.log(pr) - np.log1p(-pr)
+    d = np.zeros(u.size)
+    # rho <= 1/3: log1p(z) as its power series in z = rho e^{-u} through the power sums
+    # S_j = sum c rho^j (truncation below 1e-16 per user), so the cost does not grow with n.
+    small = log_rho <= math.log(1.0 / 3.0)
+    if small.any():
+        j = np.arange(1, _SERIES_TERMS + 1)
+        sj = cr[small] @ np.exp(log_rho[small, None] * j[None, :])
+        d += np.exp(-u[:, None] * j[None, :]) @ (sj * (-1.0) ** (j + 1) / j)
+    lb, cb = log_rho[~small], cr[~small]
     step = max(1, _QUAD_BUDGET // u.size)
-    for s in range(0, p.size, step):  # blocks of groups bound memory; not a loop per user
+    for s in range(0, lb.size, step):  # blocks of groups bound memory; not a loop per user
         blk = slice(s, s + step)
-        logl += c[blk] @ np.logaddexp(logq[blk, None], logp[blk, None] - u[None, :])
-    g = np.exp(logl) - p0
-    g = np.maximum(g, 0.0)
+        d += cb[blk] @ np.logaddexp(0.0, lb[blk, None] - u[None, :])
+    logl = log_p0r + d - c1 * u
+    g = np.exp(logl) if c1 > 0 else np.exp(logl) * -np.expm1(-d)
     e1 = float(np.trapezoid(g * u, x))
     e2 = float(np.trapezoid(g * u * u, x))
     return p0, e1, e2

@@ -133,6 +133,13 @@ def _counts_array(counts: Any, k: int) -> np.ndarray:
         raise ProfileError("counts must be a list of whole numbers")
     if isinstance(counts, numbers.Real):
         counts = [counts]
+    if isinstance(counts, np.ndarray) and counts.dtype.kind in "iuf":
+        arr = counts.astype(np.float64).ravel()
+        if arr.size != k:
+            raise ProfileError(f"got {k} tier levels but {arr.size} counts (one per tier)")
+        ok = np.isfinite(arr) & (arr >= 0) & (arr == np.floor(arr)) & (arr <= MAX_TOTAL_USERS)
+        if ok.all():
+            return counts.astype(np.int64).ravel()
     seq = np.asarray(counts, dtype=object).ravel()
     if seq.size != k:
         raise ProfileError(f"got {k} tier levels but {seq.size} counts; give one count per tier")
@@ -267,9 +274,8 @@ class EpsilonProfile:
         if self.is_tiered:
             keep = self.counts > 0
             lv, inv = np.unique(self.levels[keep], return_inverse=True)
-            ct = np.zeros(lv.size, dtype=np.int64)
-            np.add.at(ct, inv, self.counts[keep])
-            return lv, ct
+            ct = np.bincount(inv, weights=self.counts[keep], minlength=lv.size)
+            return lv, np.rint(ct).astype(np.int64)
         lv, ct = np.unique(self.levels, return_counts=True)
         return lv, ct.astype(np.int64)
 
