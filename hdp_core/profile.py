@@ -18,6 +18,7 @@ import math
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -270,14 +271,23 @@ class EpsilonProfile:
         return float(lv[int(np.searchsorted(cum, pos, side="right"))])
 
     def grouped(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct levels in ascending order and how many users hold each (counts > 0)."""
+        """Distinct levels in ascending order and how many users hold each (counts > 0).
+
+        Computed once per profile (read-only arrays)."""
+        return self._grouped
+
+    @cached_property
+    def _grouped(self) -> tuple[np.ndarray, np.ndarray]:
         if self.is_tiered:
             keep = self.counts > 0
             lv, inv = np.unique(self.levels[keep], return_inverse=True)
-            ct = np.bincount(inv, weights=self.counts[keep], minlength=lv.size)
-            return lv, np.rint(ct).astype(np.int64)
-        lv, ct = np.unique(self.levels, return_counts=True)
-        return lv, ct.astype(np.int64)
+            ct = np.rint(np.bincount(inv, weights=self.counts[keep], minlength=lv.size))
+        else:
+            lv, ct = np.unique(self.levels, return_counts=True)
+        ct = ct.astype(np.int64)
+        lv.setflags(write=False)
+        ct.setflags(write=False)
+        return lv, ct
 
     def summary(self) -> dict[str, float]:
         """n, distinct levels, min/median/max eps, public share and excluded count."""
