@@ -261,7 +261,7 @@ class EpsilonProfile:
     @property
     def n_distinct(self) -> int:
         """Number of distinct privacy levels among users (tiers with count 0 ignored)."""
-        return int(np.unique(self.levels[self.counts > 0]).size)
+        return int(self.grouped()[0].size)
 
     def quantile(self, q: float) -> float:
         """Privacy level at quantile ``q`` of the users (lower value at ties); inf allowed."""
