@@ -99,6 +99,8 @@ class FME(AffineEstimator):
         Estimator.__init__(self, eps)
         cap = 1.0 / math.sqrt(max(self.n_active, 1))
         r = np.where(self._active, np.minimum(self.profile.levels, cap), 0.0)
+        if not self._finite.any():  # every usable user public: the plain mean (baselines.md)
+            r = np.where(self._public, math.inf, r)
         w, b = _affine_or_mean(self, r)
         super().__init__(self.profile, w, 0.0 if not math.isfinite(b) else b)
         self.outputs_zero = not math.isfinite(b)

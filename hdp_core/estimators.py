@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .adpm import ADPMSolution, adpm
-from .distributions import WORST_CASE, Distribution
+from .distributions import WORST_CASE, Distribution, TwoPoint
 from .profile import EpsilonProfile, ProfileError
 
 __all__ = ["ADPMEstimator", "AffineEstimator", "Estimator", "TrialChunk"]
@@ -81,8 +81,13 @@ class Estimator:
 
     @property
     def worst_case_mse(self) -> float:
-        """Largest MSE over all distributions on [-0.5, 0.5]."""
-        return self.exact_mse(WORST_CASE)
+        """Largest MSE over all distributions on [-0.5, 0.5].
+
+        Every method's MSE is A V + B mu^2 + C with A, B, C >= 0, and V + mu^2 = E[X^2] <= 1/4,
+        so the maximum is at V = 1/4 (TwoPoint(1/2)) or mu^2 = 1/4 (a point mass at 1/2; it
+        matters when a method outputs 0, e.g. when no user's data may be used).
+        """
+        return max(self.exact_mse(WORST_CASE), self.exact_mse(TwoPoint(1.0)))
 
     def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
         """One private estimate of the mean from per-user data ``x`` (tiers expanded)."""
