@@ -153,7 +153,7 @@ def _counts_array(counts: Any, k: int) -> np.ndarray:
             raise ProfileError(f"count of tier {i} is NaN")
         if c < 0:
             raise ProfileError(f"count of tier {i} is {c:g}: counts must be ≥ 0")
-        if c != math.floor(c) or math.isinf(c):
+        if math.isinf(c) or c != math.floor(c):
             raise ProfileError(f"count of tier {i} is {c:g}: counts must be whole numbers")
         if c > MAX_TOTAL_USERS:
             raise ProfileError(f"count of tier {i} is {c:g}: at most {MAX_TOTAL_USERS:.0e} users")
