@@ -1,14 +1,22 @@
 """hdp-explorer: explore mean estimation under heterogeneous differential privacy.
 
-Run with ``streamlit run app.py``. Pages live in pages/; shared state and the sidebar in
-pages/common.py; all mathematics in hdp_core.
+Run with ``streamlit run app.py``. Pages live in pages/; shared state, the URL and the sidebar
+in pages/common.py; all mathematics in hdp_core.
+
+Order of a run: state is initialised (the link is read once per session), the page runs and
+may change the profile, then the sidebar summary and the URL are brought up to date.
 """
 
 import streamlit as st
 
-from pages.common import init_state, render_sidebar
+from pages.common import init_state, render_note, render_sidebar, sync_url
 
-st.set_page_config(page_title="hdp-explorer", page_icon="🔐", layout="wide")
+st.set_page_config(
+    page_title="hdp-explorer",
+    page_icon="🔐",
+    layout="wide",
+    initial_sidebar_state="expanded",
+)
 
 init_state()
 
@@ -22,5 +30,7 @@ PAGES = [
 
 nav = st.navigation(PAGES)
 summary = st.sidebar.container()  # filled after the page ran, so it shows the new profile
+render_note()
 nav.run()
 render_sidebar(summary)
+sync_url()

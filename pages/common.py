@@ -1,43 +1,123 @@
-"""Shared UI plumbing for every page: session state, cached core calls, the sidebar.
+"""Shared UI plumbing for every page: session state, cached core calls, the sidebar, the URL.
 
 Pages import from here; hdp_core never imports streamlit. The current profile lives in
-``st.session_state`` under the keys in STATE_DEFAULTS, initialised once in ``init_state``.
+``st.session_state`` under the keys below, initialised once per session in ``init_state``
+(called by app.py before any page), which is also the one place the link's query string is
+read. After every run app.py calls ``sync_url`` so that the URL always describes the current
+profile (hdp_core.share encodes it) and ``render_sidebar`` so that the summary shows the
+profile the page may just have changed.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 import hdp_core as hdp
-from hdp_core.profile import EpsilonProfile, format_eps
+from hdp_core import share
+from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
 
 DEFAULT_PRESET = "paper_high"
+DEFAULT_SPEC = {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0}
 
 PROFILE = "profile"  # the current EpsilonProfile
-PROFILE_SPEC = "profile_spec"  # how it was made (a dict; encoded into the URL)
+PROFILE_SPEC = "profile_spec"  # how it was made (a dict; encoded into the URL when it can be)
 PROFILE_LABEL = "profile_label"  # one line describing it
-PROFILE_NOTE = "profile_note"  # a message to show once (e.g. a bad link fell back)
+PROFILE_NOTE = "profile_note"  # a message shown above the page until the profile changes
+PROFILE_VERSION = "profile_version"  # bumped by set_profile, so pages can see a change
 
 _HASH = {EpsilonProfile: lambda p: p.key}
+
+
+def _spec_key(spec: dict) -> str:
+    """A canonical text key of a valid spec (for caching)."""
+    return json.dumps(share.normalize_spec(spec), sort_keys=True)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _profile_from_key(key: str) -> EpsilonProfile:
+    return share.profile_from_spec(json.loads(key))
+
+
+def profile_from_spec(spec: dict) -> EpsilonProfile:
+    """hdp_core.share.profile_from_spec, cached on the spec; raises ShareError/ProfileError."""
+    return _profile_from_key(_spec_key(spec))
 
 
 def default_state() -> dict:
     """The state a fresh session starts from: the paper's high-variance profile."""
     return {
-        PROFILE: hdp.preset(DEFAULT_PRESET),
-        PROFILE_SPEC: {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0},
+        PROFILE: profile_from_spec(DEFAULT_SPEC),
+        PROFILE_SPEC: dict(DEFAULT_SPEC),
         PROFILE_LABEL: hdp.PRESETS[DEFAULT_PRESET],
         PROFILE_NOTE: None,
+        PROFILE_VERSION: 0,
     }
 
 
+def _query_dict() -> dict[str, list[str]]:
+    qp = st.query_params
+    return {k: qp.get_all(k) for k in list(qp.keys())}
+
+
+def _state_from_link() -> dict:
+    """Session-start state: the link's profile if the URL holds a valid one, else the default
+    (with a note saying why, when the link held a profile that could not be used)."""
+    state = default_state()
+    try:
+        spec = share.decode(_query_dict())
+        if spec is None:
+            return state
+        prof = profile_from_spec(spec)
+    except (ProfileError, ValueError) as e:
+        state[PROFILE_NOTE] = (
+            f"The link's profile could not be used ({e}). Showing the default profile "
+            f"instead: {state[PROFILE_LABEL]}."
+        )
+        return state
+    state.update({PROFILE: prof, PROFILE_SPEC: spec, PROFILE_LABEL: share.spec_label(spec)})
+    return state
+
+
+def _leave_pages_folder_mode() -> None:
+    """Make sure app.py (and so st.navigation, the sidebar and the URL) runs.
+
+    Because our pages live in a folder called ``pages/``, Streamlit starts each process in
+    its legacy multipage mode and only leaves it once ``st.navigation`` has run. A session
+    that opens a deep link (``/saturation?...``) on a fresh server would run that page on
+    its own: legacy navigation listing every file, no sidebar summary, no URL sync. AppTest
+    resets the mode before every run, so there every run after the first skipped app.py.
+    When the legacy flag is on, switch it off and rerun: the rerun goes through app.py.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
+        return
+    if getattr(PagesManager, "uses_pages_directory", None):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def init_state() -> None:
-    """Create every shared session-state key once (called by app.py before any page)."""
-    for k, v in default_state().items():
+    """Create every shared session-state key once per session (app.py calls it first).
+
+    The first call of a session reads the URL's query string: a valid profile link opens that
+    profile; a malformed one falls back to the default with a visible note.
+    """
+    _leave_pages_folder_mode()
+    if PROFILE not in st.session_state:
+        for k, v in _state_from_link().items():
+            st.session_state[k] = v
+    for k, v in ((PROFILE_NOTE, None), (PROFILE_VERSION, 0)):
         if k not in st.session_state:
             st.session_state[k] = v
+    if PROFILE_SPEC not in st.session_state:
+        st.session_state[PROFILE_SPEC] = None
+    if PROFILE_LABEL not in st.session_state:
+        st.session_state[PROFILE_LABEL] = ""
 
 
 def get_profile() -> EpsilonProfile:
@@ -46,11 +126,78 @@ def get_profile() -> EpsilonProfile:
     return st.session_state[PROFILE]
 
 
-def set_profile(profile: EpsilonProfile, spec: dict, label: str) -> None:
-    """Make ``profile`` current; ``spec`` says how to rebuild it (for links)."""
+def get_spec() -> dict | None:
+    """How the current profile was made (see hdp_core.share), or None if unknown."""
+    init_state()
+    return st.session_state.get(PROFILE_SPEC)
+
+
+def profile_version() -> int:
+    """A counter that changes whenever set_profile is called."""
+    init_state()
+    return st.session_state[PROFILE_VERSION]
+
+
+def set_profile(profile: EpsilonProfile, spec: dict | None, label: str) -> None:
+    """Make ``profile`` current; ``spec`` says how to rebuild it (hdp_core.share; put in the
+    URL when it can be; None or another dict if it cannot), ``label`` describes it."""
+    init_state()
     st.session_state[PROFILE] = profile
     st.session_state[PROFILE_SPEC] = spec
     st.session_state[PROFILE_LABEL] = label
+    st.session_state[PROFILE_NOTE] = None
+    st.session_state[PROFILE_VERSION] = st.session_state[PROFILE_VERSION] + 1
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _encode_key(key: str) -> dict:
+    return share.encode(json.loads(key))
+
+
+def link_params(spec: dict | None = None) -> dict[str, str | list[str]]:
+    """The query parameters of the current profile (or of ``spec``).
+
+    Raises share.NotShareable (with a reason a person can read) when it cannot be linked.
+    """
+    spec = get_spec() if spec is None else spec
+    if not isinstance(spec, dict) or spec.get("kind") not in share.KINDS:
+        raise share.NotShareable("this profile was not made from a preset, generator or tiers")
+    try:
+        return _encode_key(_spec_key(spec))
+    except share.NotShareable:
+        raise
+    except (ProfileError, ValueError) as e:
+        raise share.NotShareable(str(e)) from None
+
+
+def sync_url() -> None:
+    """Write the current profile into the URL's query string (only our keys, only when they
+    differ). A profile that cannot be linked removes our keys, so the URL never describes a
+    different profile than the one on screen."""
+    try:
+        want = link_params()
+    except share.NotShareable:
+        want = {}
+    want_l = {k: list(v) if isinstance(v, list) else [v] for k, v in want.items()}
+    qp = st.query_params
+    have = {k: qp.get_all(k) for k in list(qp.keys()) if k in share.QUERY_KEYS}
+    if have == want_l and list(have) == list(want_l):
+        return
+    try:
+        for k in have:
+            del qp[k]
+        for k, v in want.items():
+            qp[k] = v
+    except StreamlitAPIException:  # a page bound a widget to one of our keys: leave the URL
+        pass
+
+
+def render_note() -> None:
+    """Show the pending profile note (e.g. a bad link fell back to the default) above the
+    page; it stays until the profile changes."""
+    note = st.session_state.get(PROFILE_NOTE)
+    if note:
+        st.warning(note, icon="⚠️")
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
@@ -72,33 +219,44 @@ def cached_summary(profile: EpsilonProfile) -> dict:
     return s
 
 
+def _short(x: float) -> str:
+    return format_eps(x).split(" ")[0]
+
+
 def render_sidebar(where=None) -> None:
     """The current profile at a glance, on every page (into container ``where``)."""
     prof = get_profile()
     s = cached_summary(prof)
+    n = s["n"]
     with where if where is not None else st.sidebar:
-        st.markdown("### Current profile")
-        st.caption(st.session_state.get(PROFILE_LABEL, ""))
+        st.markdown("#### Current profile")
+        st.caption(st.session_state.get(PROFILE_LABEL) or "")
         c1, c2 = st.columns(2)
-        c1.metric("Users n", f"{s['n']:,}")
-        c2.metric("Distinct levels", f"{s['distinct']:,}")
-        c1, c2, c3 = st.columns(3)
-        c1.metric("min eps", format_eps(s["min"]).split(" ")[0])
-        c2.metric("median", format_eps(s["median"]).split(" ")[0])
-        c3.metric("max eps", format_eps(s["max"]).split(" ")[0])
-        st.metric("Public users", f"{100 * s['public_share']:.1f}%")
+        c1.metric("Users n", f"{n:,}", help="How many users the profile describes.")
+        c2.metric("Distinct levels", f"{s['distinct']:,}",
+                  help="How many different privacy levels the users ask for.")
+        c1.metric("min eps", _short(s["min"]), help="The strictest level asked for "
+                  "(smaller eps = more privacy; 0 = data not used).")
+        c2.metric("max eps", _short(s["max"]), help="The loosest level asked for "
+                  "('public' = eps ∞, public data).")
+        c1.metric("median eps", _short(s["median"]), help="Half the users ask for this "
+                  "level or less.")
+        c2.metric("Public users", f"{100 * s['public_share']:.3g}%",
+                  help=f"{s['n_public']:,} users with eps = ∞ (public data).")
         tau = s["tau"]
         if math.isfinite(tau):
-            st.metric(
-                "Saturation level tau*",
-                f"{tau:.4g}",
-                help="ADPM grants every user who asked for eps ≥ tau* exactly tau*: more "
-                "privacy than they asked for, at no cost in accuracy.",
+            c1.metric(
+                "tau*", f"{tau:.3g}",
+                help="Saturation level: ADPM grants every user who asked for eps ≥ tau* "
+                "exactly tau*, more privacy than they asked for, at no cost in accuracy.",
             )
-            st.caption(f"caps {s['n_saturated']:,} users ({100 * s['n_saturated'] / s['n']:.1f}%)")
+            c2.metric("Users capped", f"{s['n_saturated']:,}",
+                      help=f"{100 * s['n_saturated'] / n:.3g}% of users are granted tau* "
+                      "instead of their looser level.")
         else:
-            st.metric("Saturation level tau*", "none", help="No user is capped: levels are "
-                      "close enough that proportional weights are optimal.")
+            c1.metric("tau*", "none", help="No user is capped: the levels are close enough "
+                      "that weights proportional to eps are optimal.")
+            c2.metric("Users capped", "0")
         if s["n_excluded"]:
             st.caption(f"{s['n_excluded']:,} users with eps = 0 are excluded (data not used).")
-        st.caption("Smaller eps = more privacy; ∞ = public data.")
+        st.caption("Smaller eps = more privacy · ∞ = public data · 0 = data not used.")

@@ -1,6 +1,522 @@
-"""Placeholder: this page is being built."""
+"""Profile page: shape who asks for how much privacy, see it at once, share or export it.
 
+Four ways to build the profile (a preset, a generator, a tiers editor, a CSV upload); the
+controls always describe the current profile: whatever they say is applied at once, and when
+the profile changes elsewhere (a link, another page) the controls are set from it.
+
+State: the values of this page's controls are mirrored in ``st.session_state["prof_ui"]``
+(Streamlit drops a widget's value when the user is on another page); the profile itself
+lives in pages.common (PROFILE, PROFILE_SPEC). The URL is written by app.py from the spec.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
 import streamlit as st
 
-st.title("profile")
-st.info("This page is being built.")
+from hdp_core import share
+from hdp_core.figures.profile import profile_figure
+from hdp_core.presets import PRESETS
+from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
+from hdp_core.tables import example_csv
+from pages.common import (
+    cached_adpm,
+    get_profile,
+    get_spec,
+    link_params,
+    profile_from_spec,
+    profile_version,
+    set_profile,
+)
+
+MODES = ("Preset", "Generator", "Tiers", "Upload")
+DISTS = {
+    "log_uniform": "Log-uniform",
+    "two_groups": "Two groups",
+    "mixture": "Mixture with public users",
+}
+# log-scale grid for eps sliders: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 per decade, 0.001 to 1000
+_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
+GRID = (*(float(f"{m * 10.0**k:.6g}") for k in range(-3, 3) for m in _STEPS), 1000.0)
+LEVEL_HELP = (
+    "Smaller eps = more privacy (the user's data can change the result less). "
+    "∞ (public) = public data, used as is. 0 = the user's data is not used at all."
+)
+
+UI = "prof_ui"  # widget values of this page (survive page switches)
+SEEN = "prof_seen"  # the profile version the controls were last set from
+TIERS = "prof_tiers"  # tiers editor: rows (latest edits), base (editor input), gen (key)
+UPLOAD = "prof_upload_state"  # the last uploaded file: id, name, error
+
+DEFAULT_ROWS = [
+    {"name": "Strict", "eps": "0.1", "count": 600.0, "share": 60.0},
+    {"name": "Balanced", "eps": "1", "count": 300.0, "share": 30.0},
+    {"name": "Public", "eps": "public", "count": 100.0, "share": 10.0},
+]
+
+
+def _default_ui() -> dict[str, Any]:
+    return {
+        "prof_mode": "Preset",
+        "prof_preset": "paper_high",
+        "prof_preset_seed": 0,
+        "prof_dist": "log_uniform",
+        "prof_lu_n": 1000,
+        "prof_lu_range": (0.02, 8.0),
+        "prof_lu_seed": 0,
+        "prof_tg_n": 1000,
+        "prof_tg_frac": 0.9,
+        "prof_tg_eps1": 0.1,
+        "prof_tg_eps2": 1.0,
+        "prof_mx_n": 1000,
+        "prof_mx_range": (0.05, 1.0),
+        "prof_mx_public": 0.1,
+        "prof_mx_seed": 0,
+        "prof_tiers_units": "count",
+        "prof_tiers_total": 1000,
+    }
+
+
+def _fmt_level(x: float) -> str:
+    return "public" if math.isinf(x) else f"{x:g}"
+
+
+def _options(*extra: float, public: bool = False) -> list[float]:
+    """The slider grid plus any exact values a link or preset brought in."""
+    vals = set(GRID) | {float(x) for x in extra if x is not None and math.isfinite(x)}
+    out = sorted(vals)
+    return [*out, math.inf] if public else out
+
+
+def _rows_from_profile(prof: EpsilonProfile) -> list[dict] | None:
+    """Editor rows for a profile with few levels (tiers, or a per-user list), else None."""
+    if prof.is_tiered and prof.k <= share.MAX_TIERS:
+        lv, ct = prof.levels, prof.counts
+        names = list(prof.names) if prof.names else [""] * prof.k
+    elif not prof.is_tiered and prof.n_distinct <= 10:
+        lv, ct = prof.grouped()
+        names = [""] * lv.size
+    else:
+        return None
+    n = int(ct.sum())
+    return [
+        {"name": nm, "eps": _fmt_level(float(e)), "count": float(c), "share": 100.0 * c / n}
+        for nm, e, c in zip(names, lv, ct)
+    ]
+
+
+def _ui_from_spec(spec: Any, prof: EpsilonProfile) -> dict[str, Any]:
+    """Control values that describe ``spec`` (the mode too); {} leaves the controls as they
+    are and selects Upload (a profile from a file or from elsewhere)."""
+    try:
+        s = share.normalize_spec(spec)
+    except (ProfileError, ValueError):
+        return {"prof_mode": "Upload"}
+    k = s["kind"]
+    if k == "preset":
+        return {"prof_mode": "Preset", "prof_preset": s["name"], "prof_preset_seed": s["seed"]}
+    if k == "log_uniform":
+        return {"prof_mode": "Generator", "prof_dist": k, "prof_lu_n": s["n"],
+                "prof_lu_range": (s["lo"], s["hi"]), "prof_lu_seed": s["seed"]}
+    if k == "two_groups":
+        return {"prof_mode": "Generator", "prof_dist": k, "prof_tg_n": s["n"],
+                "prof_tg_frac": s["frac"], "prof_tg_eps1": s["eps1"], "prof_tg_eps2": s["eps2"]}
+    if k == "mixture":
+        return {"prof_mode": "Generator", "prof_dist": k, "prof_mx_n": s["n"],
+                "prof_mx_range": (s["lo"], s["hi"]), "prof_mx_public": s["public"],
+                "prof_mx_seed": s["seed"]}
+    if k == "tiers":
+        _rebase_tiers(_rows_from_profile(prof) or DEFAULT_ROWS)
+        return {"prof_mode": "Tiers", "prof_tiers_units": "count",
+                "prof_tiers_total": int(sum(s["counts"]))}
+    return {"prof_mode": "Upload"}
+
+
+def _rebase_tiers(rows: list[dict]) -> None:
+    t = st.session_state[TIERS]
+    t["rows"] = [dict(r) for r in rows]
+    t["base"] = [dict(r) for r in rows]
+    t["gen"] += 1
+
+
+def _init_page_state() -> dict[str, Any]:
+    """Create this page's state, set controls from the profile if it changed elsewhere, and
+    restore widget values Streamlit dropped while the user was on another page."""
+    ss = st.session_state
+    if UI not in ss:
+        ss[UI] = _default_ui()
+    if TIERS not in ss:
+        ss[TIERS] = {"rows": DEFAULT_ROWS, "base": DEFAULT_ROWS, "gen": 0}
+    if UPLOAD not in ss:
+        ss[UPLOAD] = {"file_id": None, "name": None, "error": None}
+    ui = ss[UI]
+    version = profile_version()
+    if ss.get(SEEN) != version:  # changed by a link or another page: follow it
+        updates = _ui_from_spec(get_spec(), get_profile())
+        ui.update(updates)
+        for k, v in updates.items():
+            ss[k] = v
+        ss[SEEN] = version
+    for k, v in ui.items():
+        if k not in ss:
+            ss[k] = v
+    return ui
+
+
+def _apply(spec: dict) -> None:
+    """Make the profile of ``spec`` current unless it already is; errors shown, old kept."""
+    try:
+        s = share.normalize_spec(spec)
+        cur = get_spec()
+        try:
+            if cur is not None and share.normalize_spec(cur) == s:
+                return
+        except (ProfileError, ValueError):
+            pass
+        prof = profile_from_spec(s)
+    except (ProfileError, ValueError) as e:
+        st.error(f"{e}. The profile was not changed.", icon="🚫")
+        return
+    set_profile(prof, s, share.spec_label(s))
+    st.session_state[SEEN] = profile_version()
+
+
+# callbacks -------------------------------------------------------------------------------
+def _on_mode() -> None:
+    if st.session_state.get("prof_mode") == "Tiers":
+        rows = _rows_from_profile(get_profile())
+        if rows is not None:
+            _rebase_tiers(rows)
+            st.session_state[UI]["prof_tiers_units"] = "count"
+            st.session_state["prof_tiers_units"] = "count"
+            st.session_state[UI]["prof_tiers_total"] = int(sum(r["count"] for r in rows))
+            st.session_state["prof_tiers_total"] = int(sum(r["count"] for r in rows))
+
+
+def _new_draw(seed_key: str) -> None:
+    st.session_state[seed_key] = (int(st.session_state.get(seed_key, 0)) + 1) % (
+        share.SEED_MAX + 1
+    )
+
+
+def _on_units() -> None:
+    """Convert the tiers between counts and shares of n, keeping the same tiers."""
+    t = st.session_state[TIERS]
+    units = st.session_state["prof_tiers_units"]
+    rows = [dict(r) for r in t["rows"]]
+    if units == "share":
+        counts = [_num_or_none(r.get("count")) or 0.0 for r in rows]
+        total = sum(counts)
+        for r, c in zip(rows, counts):
+            r["share"] = 100.0 * c / total if total > 0 else None
+        if total >= 1:
+            st.session_state["prof_tiers_total"] = int(min(total, share.TIER_MAX_USERS))
+    else:
+        shares = [_num_or_none(r.get("share")) or 0.0 for r in rows]
+        total = int(st.session_state.get("prof_tiers_total") or 1000)
+        try:
+            counts = share.counts_from_shares(shares, total)
+        except ProfileError:
+            counts = [None] * len(rows)
+        for r, c in zip(rows, counts):
+            r["count"] = None if c is None else float(c)
+    _rebase_tiers(rows)
+
+
+def _num_or_none(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+# the four ways ------------------------------------------------------------------------------
+def _preset_controls(ui: dict) -> dict:
+    ui["prof_preset"] = st.selectbox(
+        "Preset", list(PRESETS), format_func=PRESETS.get, key="prof_preset",
+        help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
+        "levels at random (log eps uniform), so the seed picks the draw.",
+    )
+    random = ui["prof_preset"] in share.RANDOM_PRESETS
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    ui["prof_preset_seed"] = c1.number_input(
+        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, key="prof_preset_seed",
+        disabled=not random,
+        help="Which random draw (same seed = same profile)." if random
+        else "This preset is not random.",
+    )
+    c2.button("🎲 New draw", key="prof_preset_draw", on_click=_new_draw,
+              args=("prof_preset_seed",), disabled=not random, width="stretch")
+    return {"kind": "preset", "name": ui["prof_preset"],
+            "seed": int(ui["prof_preset_seed"]) if random else 0}
+
+
+def _seed_input(ui: dict, key: str) -> None:
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    ui[key] = c1.number_input(
+        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, key=key,
+        help="Which random draw (same seed = same profile).",
+    )
+    c2.button("🎲 New draw", key=key + "_draw", on_click=_new_draw, args=(key,),
+              width="stretch")
+
+
+def _range_slider(ui: dict, key: str) -> None:
+    lo, hi = ui[key]  # (the widget's own state is not read before it is drawn)
+    ui[key] = st.select_slider(
+        "Range of eps (log scale)", options=_options(lo, hi), key=key, value=(lo, hi),
+        format_func=lambda x: f"{x:g}",
+        help="Levels are drawn so that log(eps) is uniform between these two. " + LEVEL_HELP,
+    )
+
+
+def _generator_controls(ui: dict) -> dict:
+    ui["prof_dist"] = st.radio(
+        "Distribution", list(DISTS), format_func=DISTS.get, key="prof_dist", horizontal=True,
+        help="Log-uniform: levels spread evenly on a log scale. Two groups: a strict group "
+        "and a looser one (the paper's two-group remark). Mixture: log-uniform private users "
+        "plus a share of public users.",
+    )
+    d = ui["prof_dist"]
+    if d == "log_uniform":
+        ui["prof_lu_n"] = st.number_input(
+            "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, key="prof_lu_n",
+            help=f"How many users (1 to {share.GEN_MAX_N:,}); each draws its own level.",
+        )
+        _range_slider(ui, "prof_lu_range")
+        _seed_input(ui, "prof_lu_seed")
+        lo, hi = ui["prof_lu_range"]
+        return {"kind": d, "n": int(ui["prof_lu_n"]), "lo": lo, "hi": hi,
+                "seed": int(ui["prof_lu_seed"])}
+    if d == "two_groups":
+        ui["prof_tg_n"] = st.number_input(
+            "Users n", min_value=1, max_value=share.TIER_MAX_USERS, step=100,
+            key="prof_tg_n", help="Total users in both groups (tiers: n can be huge).",
+        )
+        ui["prof_tg_frac"] = st.slider(
+            "Share of users in group 1", min_value=0.0, max_value=1.0, step=0.01,
+            key="prof_tg_frac", format="%.2f", help="Fraction f of the n users in group 1.",
+        )
+        e1, e2 = ui["prof_tg_eps1"], ui["prof_tg_eps2"]
+        ui["prof_tg_eps1"] = st.select_slider(
+            "Group 1 eps (log scale)", options=_options(e1), key="prof_tg_eps1",
+            format_func=_fmt_level, help=LEVEL_HELP,
+        )
+        ui["prof_tg_eps2"] = st.select_slider(
+            "Group 2 eps (log scale; far right = public)", options=_options(e2, public=True),
+            key="prof_tg_eps2", format_func=_fmt_level, help=LEVEL_HELP,
+        )
+        spec = {"kind": d, "n": int(ui["prof_tg_n"]), "frac": float(ui["prof_tg_frac"]),
+                "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
+        n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
+        if 0 < f < 1 and e2 >= e1:
+            thr = e1 + 8.0 / (n * f * e1)  # the paper's two-group remark
+            verdict = "so it **is capped**" if e2 >= thr else "so it is **not** capped"
+            st.caption(
+                f"Group 2 saturates when its eps ≥ eps1 + 8/(n·f·eps1) = **{thr:.3g}**; it "
+                f"asks for {_fmt_level(e2)}, {verdict}."
+            )
+        return spec
+    ui["prof_mx_n"] = st.number_input(
+        "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, key="prof_mx_n",
+        help=f"How many users (1 to {share.GEN_MAX_N:,}).",
+    )
+    _range_slider(ui, "prof_mx_range")
+    ui["prof_mx_public"] = st.slider(
+        "Share of public users (eps = ∞)", min_value=0.0, max_value=1.0, step=0.01,
+        key="prof_mx_public", format="%.2f",
+        help="This fraction of users is public: their data is used as is.",
+    )
+    _seed_input(ui, "prof_mx_seed")
+    lo, hi = ui["prof_mx_range"]
+    return {"kind": d, "n": int(ui["prof_mx_n"]), "lo": lo, "hi": hi,
+            "public": float(ui["prof_mx_public"]), "seed": int(ui["prof_mx_seed"])}
+
+
+def _tiers_controls(ui: dict) -> dict | None:
+    st.caption(
+        "One row per tier. **eps**: a number like 0.5, or `public` for ∞; smaller eps = "
+        "more privacy; 0 = the data is not used. Add or delete rows at the table's edge."
+    )
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    ui["prof_tiers_units"] = c1.radio(
+        "Tier sizes as", ["count", "share"], key="prof_tiers_units", horizontal=True,
+        format_func={"count": "numbers of users", "share": "shares of n (%)"}.get,
+        on_change=_on_units,
+    )
+    units = ui["prof_tiers_units"]
+    if units == "share":
+        ui["prof_tiers_total"] = c2.number_input(
+            "Total users n", min_value=1, max_value=share.TIER_MAX_USERS, step=1000,
+            key="prof_tiers_total", help="Shares are turned into whole users adding up to n.",
+        )
+    t = st.session_state[TIERS]
+    key = f"prof_tiers_editor_{t['gen']}"
+    if key not in st.session_state:  # first show, or back from another page: latest rows
+        t["base"] = [dict(r) for r in t["rows"]]
+    base = pd.DataFrame(t["base"], columns=["name", "eps", "count", "share"])
+    base = base.astype({"name": "object", "eps": "object", "count": "float64",
+                        "share": "float64"})
+    edited = st.data_editor(
+        base,
+        key=key,
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        column_order=["name", "eps", "count" if units == "count" else "share"],
+        column_config={
+            "name": st.column_config.TextColumn("Tier", help="A name (optional).",
+                                                max_chars=40),
+            "eps": st.column_config.TextColumn(
+                "eps", help="Privacy level: a number like 0.5 or `public` (∞). " + LEVEL_HELP,
+                required=True, max_chars=30),
+            "count": st.column_config.NumberColumn(
+                "Users", help="How many users choose this tier.", min_value=0,
+                max_value=share.TIER_MAX_USERS, step=1, format="%d"),
+            "share": st.column_config.NumberColumn(
+                "Share (%)", help="Share of the n users in this tier (shares are "
+                "rescaled to add up to 100%).", min_value=0.0, max_value=100.0,
+                format="%.4g"),
+        },
+    )
+    t["rows"] = edited.to_dict("records")
+    try:
+        return share.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
+    except (ProfileError, ValueError) as e:
+        st.error(f"{e}. The profile was not changed.", icon="🚫")
+        return None
+
+
+def _upload_controls() -> None:
+    up = st.session_state[UPLOAD]
+    st.caption(
+        f"A CSV file with a column **eps** (or epsilon): one row per user, or one row per "
+        f"tier with a **count** column; optional **value** (each user's data) and **name** "
+        f"columns. `inf` or `public` means public data; 0 means the data is not used. "
+        f"Up to {MAX_UPLOAD_BYTES // 2**20} MB."
+    )
+    f = st.file_uploader(
+        "CSV file", type=["csv", "tsv", "txt", "text/csv"], key="prof_upload",
+        help="Your file is read in this session only.",
+    )
+    c1, c2 = st.columns(2)
+    c1.download_button("Example: one row per user", example_csv("values"),
+                       file_name="example_users.csv", mime="text/csv",
+                       key="prof_example_values", on_click="ignore", width="stretch")
+    c2.download_button("Example: tiers with counts", example_csv("tiers"),
+                       file_name="example_tiers.csv", mime="text/csv",
+                       key="prof_example_tiers", on_click="ignore", width="stretch")
+    if f is not None and f.file_id != up["file_id"]:
+        up.update(file_id=f.file_id, name=f.name, error=None)
+        try:
+            prof = EpsilonProfile.from_csv(f.getvalue())
+        except (ProfileError, ValueError) as e:
+            up["error"] = str(e)
+        else:
+            try:
+                spec = share.spec_from_profile(prof)
+                share.encode(spec)
+                label = f"File {f.name}: {prof.n:,} users"
+            except share.ShareError as e:
+                spec = {"kind": "upload", "name": f.name, "reason": str(e)}
+                label = f"File {f.name}: {prof.n:,} users"
+            set_profile(prof, spec, label)
+            st.session_state[SEEN] = profile_version()
+    if f is not None and up["error"]:
+        st.error(
+            f"Could not use **{up['name']}**: {up['error']}. The previous profile is kept.",
+            icon="🚫",
+        )
+    elif f is not None:
+        st.success(f"Using **{up['name']}**.", icon="✅")
+    else:
+        spec = get_spec()
+        kind = spec.get("kind") if isinstance(spec, dict) else None
+        if kind not in ("preset", "log_uniform", "two_groups", "mixture", "tiers"):
+            st.info(f"Current profile: {st.session_state.get('profile_label', '')}")
+
+
+# the page ----------------------------------------------------------------------------------
+ui = _init_page_state()
+st.title("Privacy profile")
+st.markdown(
+    "Who asks for how much privacy? Each user picks a level **eps**: smaller eps = more "
+    "privacy, **∞ = public** data, **0** = the data is not used. Shape the profile on the "
+    "left; every page of the app uses it."
+)
+
+left, right = st.columns([5, 7], gap="large")
+with left:
+    ui["prof_mode"] = st.radio(
+        "Build the profile from", MODES, key="prof_mode", horizontal=True,
+        on_change=_on_mode,
+        help="Preset: the paper's profiles and worked examples. Generator: draw levels "
+        "from a distribution. Tiers: a menu of levels with their users. Upload: your CSV.",
+    )
+    mode = ui["prof_mode"]
+    if mode == "Preset":
+        _apply(_preset_controls(ui))
+    elif mode == "Generator":
+        _apply(_generator_controls(ui))
+    elif mode == "Tiers":
+        spec = _tiers_controls(ui)
+        if spec is not None:
+            _apply(spec)
+    else:
+        _upload_controls()
+
+prof = get_profile()
+sol = cached_adpm(prof)
+tau = sol.saturation_level
+
+with right:
+    m1, m2, m3 = st.columns(3)
+    m1.metric("tau*", "none" if math.isinf(tau) else f"{tau:.3g}",
+              help="Saturation level: every user who asked for eps ≥ tau* is granted tau* "
+              "(more privacy than asked) at no cost in accuracy.")
+    m2.metric("Users capped", f"{sol.n_saturated:,}",
+              help=f"{100 * sol.n_saturated / prof.n:.3g}% of the users are granted tau* "
+              "instead of their looser level.")
+    m3.metric("Worst-case MSE", f"{sol.worst_case_mse:.2e}",
+              help="ADPM's worst-case mean squared error for the mean of data in "
+              f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.")
+    st.plotly_chart(profile_figure(prof, tau, sol.n_saturated), key="prof_chart",
+                    config={"displaylogo": False})
+    if math.isfinite(tau) and sol.n_saturated:
+        st.caption(
+            f"The {sol.n_saturated:,} users who asked for eps ≥ {tau:.3g} (shaded) are all "
+            f"granted τ* = {tau:.3g}: more privacy than they asked for. Giving them more weight "
+            "would add more noise than it removes (the saturation lemma)."
+        )
+    else:
+        st.caption("No user is capped: weights proportional to each user's eps are optimal.")
+    if prof.n_excluded:
+        st.caption(f"{prof.n_excluded:,} users chose 0: their data is not used.")
+
+st.subheader("Share and export")
+s1, s2 = st.columns([7, 3], vertical_alignment="top")
+with s1:
+    try:
+        qs = urlencode(link_params(), doseq=True)
+    except share.NotShareable as e:
+        st.info(
+            f"This profile can't be put in a link: {e}. Download it as CSV instead and share "
+            "the file; it can be uploaded on this page.",
+            icon="📎",
+        )
+    else:
+        base_url = st.context.url or ""
+        st.code(f"{base_url}?{qs}", language=None, wrap_lines=True)
+        st.caption("This link (also in the address bar) reopens this exact profile.")
+with s2:
+    st.download_button(
+        "⬇️ Download profile (CSV)", data=prof.to_csv, file_name="privacy_profile.csv",
+        mime="text/csv", key="prof_download", on_click="ignore", width="stretch",
+        help="eps per user (with value if the file had one), or name, eps and count per tier.",
+    )
+    st.caption(f"{prof.n:,} users, {'tiers' if prof.is_tiered else 'one row per user'}.")
