@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import io
 import math
+import re
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -64,15 +67,19 @@ def _find_column(columns: list[str], names: tuple[str, ...], what: str) -> str |
     return hits[0] if hits else None
 
 
-def _where(row: int, col: str, header_lines: int) -> str:
-    line = row + header_lines
-    return f"row {row} (line {line} of the file), column {col!r}" if header_lines else (
-        f"row {row}, column {col!r}"
-    )
+LineOf = int | Callable[[int], int]
+"""Where data rows sit in a file: lines before row 1, or a function row -> file line."""
+
+
+def _where(row: int, col: str, header_lines: LineOf) -> str:
+    if not header_lines:
+        return f"row {row}, column {col!r}"
+    line = header_lines(row) if callable(header_lines) else row + header_lines
+    return f"row {row} (line {line} of the file), column {col!r}"
 
 
 def _parse_numbers(
-    cells: Any, col: str, header_lines: int, allow_inf: bool
+    cells: Any, col: str, header_lines: LineOf, allow_inf: bool
 ) -> np.ndarray:
     """Vectorised parse of a text/number column; first bad cell raises ProfileError."""
     import pandas as pd
@@ -84,7 +91,8 @@ def _parse_numbers(
     else:
         text = s.astype(str).str.strip()
         low = text.str.lower()
-        out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        # a writable copy: pandas may hand out a read-only view (copy-on-write)
+        out = np.array(pd.to_numeric(text, errors="coerce"), dtype=np.float64)
         if allow_inf:
             out[low.isin(list(_PUBLIC_WORDS)).to_numpy()] = math.inf
         else:
@@ -103,10 +111,10 @@ def _parse_numbers(
 
 
 def profile_from_frame(
-    df: Any, max_rows: int = MAX_ROWS, header_lines: int = 0
+    df: Any, max_rows: int = MAX_ROWS, header_lines: LineOf = 0
 ) -> EpsilonProfile:
-    """EpsilonProfile from a DataFrame (see module docstring); ``header_lines`` > 0 adds file
-    line numbers to messages."""
+    """EpsilonProfile from a DataFrame (see module docstring); ``header_lines`` (lines before
+    data row 1, or a function row -> file line) adds file line numbers to messages."""
     import pandas as pd
 
     if not isinstance(df, pd.DataFrame):
@@ -204,18 +212,42 @@ def profile_from_csv(
         elif "\t" in first:
             sep = "\t"
     try:
-        df = pd.read_csv(
-            io.StringIO(text),
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            skip_blank_lines=True,
-            nrows=max_rows + 1,
-        )
+        with warnings.catch_warnings():
+            # a row with more fields than the header: an error, not silently dropped cells
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text),
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+                index_col=False,  # never take the first column as an index
+                nrows=max_rows + 1,
+            )
     except pd.errors.EmptyDataError:
         raise ProfileError("the file is empty") from None
+    except pd.errors.ParserWarning:
+        raise ProfileError(
+            "a row has more cells than the header has columns; check the separators"
+        ) from None
     except (pd.errors.ParserError, ValueError) as e:
         msg = str(e).strip().splitlines()[-1][:200]
         raise ProfileError(f"could not read the file as CSV: {msg}") from None
     df.columns = [str(c) for c in df.columns]
-    return profile_from_frame(df, max_rows=max_rows, header_lines=1)
+    return profile_from_frame(df, max_rows=max_rows, header_lines=_line_of(text))
+
+
+def _line_of(text: str) -> LineOf:
+    """File line (1-based) of data row r: pandas skips blank lines, so it is the line of the
+    (r+1)-th non-blank line. With quotes (cells may span lines) fall back to r + the header's
+    line."""
+    if '"' in text:
+        lines = re.split(r"\r\n|\r|\n", text)
+        first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
+        return first + 1
+
+    def line(row: int) -> int:  # computed only when a message needs it
+        nonblank = [i + 1 for i, ln in enumerate(re.split(r"\r\n|\r|\n", text)) if ln.strip()]
+        return nonblank[row] if row < len(nonblank) else row + 1
+
+    return line
