@@ -17,7 +17,6 @@ import numpy as np
 
 from .bounds import two_group_threshold
 from .distributions import Beta, Distribution, TwoPoint, Uniform
-from .presets import PRESETS, preset
 from .profile import EpsilonProfile, ProfileError, as_profile
 from .simulate import METHODS, SimResult, _layout
 from .sweeps import log_grid
@@ -113,10 +112,12 @@ class TrialPlan:
 
 
 def plan_trials(
-    eps: Any, dist: Distribution, trials: int, budget: int = MAX_SIM_CELLS
+    eps: Any, dist: Distribution, trials: int, budget: int | None = None
 ) -> TrialPlan:
-    """Cap ``trials`` so that trials x simulated_width <= budget (never below MIN_TRIALS,
-    never above the request). Returns a :class:`TrialPlan`."""
+    """Cap ``trials`` so that trials x simulated_width <= budget (default MAX_SIM_CELLS; never
+    below MIN_TRIALS, never above the request). Returns a :class:`TrialPlan`."""
+    if budget is None:
+        budget = MAX_SIM_CELLS
     trials = int(trials)
     if trials < 2:
         raise ProfileError(f"need at least 2 trials, got {trials}")
@@ -222,23 +223,59 @@ def _num(x: float) -> str:
     return repr(x)
 
 
-def profile_code(profile: EpsilonProfile, spec: Mapping[str, Any] | None = None) -> str:
-    """Python statement ``prof = ...`` (using ``hdp``) that rebuilds ``profile``.
+def _spec_call(spec: Mapping[str, Any]) -> str | None:
+    """The generator call behind a shareable spec (hdp_core.share), or None."""
+    from . import share
 
-    A preset (``spec`` {"kind": "preset", "name", "seed"}) is rebuilt by name when that gives
-    the same profile; a small profile is written out in full; anything else is read back from
-    ``profile.csv`` (the page offers it for download; ``EpsilonProfile.to_csv`` writes it).
+    try:
+        s = share.normalize_spec(spec)
+    except ValueError:
+        return None
+    k = s["kind"]
+    if k == "preset":
+        return f"hdp.preset({s['name']!r}, seed={s['seed']})"
+    if k == "log_uniform":
+        return (
+            f"hdp.presets.log_uniform({s['n']}, {_num(s['lo'])}, {_num(s['hi'])}, "
+            f"seed={s['seed']})"
+        )
+    if k == "two_groups":
+        return (
+            f"hdp.presets.two_groups({s['n']}, {_num(s['frac'])}, {_num(s['eps1'])}, "
+            f"{_num(s['eps2'])})"
+        )
+    if k == "mixture":
+        return (
+            f"hdp.presets.mixture({s['n']}, {_num(s['lo'])}, {_num(s['hi'])}, "
+            f"{_num(s['public'])}, seed={s['seed']})"
+        )
+    return None
+
+
+def _spec_profile(spec: Mapping[str, Any]) -> EpsilonProfile | None:
+    from . import share
+
+    try:
+        return share.profile_from_spec(spec)
+    except ValueError:
+        return None
+
+
+def profile_code(profile: EpsilonProfile, spec: Mapping[str, Any] | None = None) -> str:
+    """Python statement ``prof = ...`` (using ``hdp``) that rebuilds ``profile`` exactly.
+
+    A preset or generator spec (hdp_core.share: preset, log_uniform, two_groups, mixture) is
+    rebuilt by its call when that gives the same profile (same key); a small profile is
+    written out in full; anything else is read back from ``profile.csv`` (the page offers it
+    for download; ``EpsilonProfile.to_csv`` writes it).
     """
-    spec = dict(spec or {})
-    if spec.get("kind") == "preset" and spec.get("name") in PRESETS:
-        seed = int(spec.get("seed", 0) or 0)
-        try:
-            same = preset(spec["name"], seed).key == profile.key
-        except ProfileError:
-            same = False
-        if same:
-            return f"prof = hdp.preset({spec['name']!r}, seed={seed})"
-    if profile.k <= INLINE_MAX_ENTRIES:
+    if isinstance(spec, Mapping):
+        call = _spec_call(spec)
+        if call is not None:
+            built = _spec_profile(spec)
+            if built is not None and built.key == profile.key:
+                return f"prof = {call}"
+    if profile.k <= INLINE_MAX_ENTRIES and profile.data is None:
         lv = ", ".join(_num(v) for v in profile.levels)
         if profile.is_tiered:
             ct = ", ".join(str(int(c)) for c in profile.counts)
@@ -267,6 +304,7 @@ def reproduce_code(
         "import math",
         "",
         "import hdp_core as hdp",
+        "import hdp_core.presets",
         "",
         profile_code(profile, spec),
         f"dist = {distribution_code(dist)}",
