@@ -1,6 +1,307 @@
-"""Placeholder: this page is being built."""
+"""Saturation page: the paper's central phenomenon, privacy for free.
 
+ADPM grants r_i = min(eps_i, tau*): users who ask for eps >= tau* are all capped at tau*
+(Lemma lem:sat). This page shows the r-versus-eps curve, who is capped and what they gain, the
+two-group phase diagram and Algorithm 1 step by step. All numbers come from hdp_core.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
 import streamlit as st
 
-st.title("saturation")
-st.info("This page is being built.")
+import hdp_core as hdp
+from hdp_core import saturation as sat
+from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
+from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
+from pages.common import cached_adpm, get_profile
+
+_HASH = {EpsilonProfile: lambda p: p.key}
+TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
+
+# widget keys (prefix sat_)
+K_PHASE_N, K_PHASE_F, K_PHASE_E1 = "sat_phase_n", "sat_phase_f", "sat_phase_eps1"
+K_PHASE_FOR = "sat_phase_for"  # the profile the phase controls were last set from
+K_STEP, K_EXAMPLE = "sat_trace_step", "sat_trace_example"
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def _curve(profile: EpsilonProfile) -> sat.RCurve:
+    return sat.r_curve(profile)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def _free(profile: EpsilonProfile) -> tuple[sat.FreePrivacy, pd.DataFrame, bytes, str]:
+    table = sat.free_privacy_table(profile)
+    df = pd.DataFrame(table.columns)
+    return sat.free_privacy(profile), df, df.to_csv(index=False).encode(), table.grouping
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def _trace(profile: EpsilonProfile) -> hdp.AlgorithmTrace:
+    return hdp.adpm_trace(profile)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _boundary(n: float, frac: float):
+    return sat.phase_boundary(n, frac, lo=1e-3, hi=1e2, points=200)
+
+
+def _eps(x: float) -> str:
+    return "public (∞)" if math.isinf(x) else f"{x:.4g}"
+
+
+# ----------------------------------------------------------------------------- sections
+def _metrics(fp: sat.FreePrivacy) -> None:
+    c1, c2, c3, c4 = st.columns(4)
+    if math.isfinite(fp.tau):
+        c1.metric("Saturation level tau*", f"{fp.tau:.4g}", help=(
+            "Every user who asked for eps ≥ tau* is granted exactly tau*: more privacy than "
+            "they asked for (smaller eps = more privacy), at no cost in accuracy."))
+    else:
+        c1.metric("Saturation level tau*", "none", help=(
+            "Nobody is capped: the levels are close enough that weights proportional to eps "
+            "are optimal, so every user gets exactly what they asked for."))
+    c2.metric("Users capped at tau*", f"{fp.n_saturated:,}",
+              f"{100 * fp.saturated_share:.3g}% of users", delta_color="off", delta_arrow="off",
+              help="Saturated users: they asked for a looser level than tau* and get tau*.")
+    if fp.n_saturated:
+        c3.metric("They asked for (median)", _eps(fp.requested_median),
+                  f"smallest {_eps(fp.requested_min)}", delta_color="off", delta_arrow="off",
+                  help="The median privacy level the capped users asked for "
+                  "('public' = they asked for no privacy at all).")
+        gain = "∞ (public → tau*)" if math.isinf(fp.gain) else f"{fp.gain:.3g}×"
+        c4.metric("They get", f"{fp.tau:.4g}", f"{gain} stricter", delta_color="off",
+                  delta_arrow="off",
+                  help="What the median capped user gets: tau*, this many times smaller "
+                  "(stricter) than what they asked for, for free.")
+    else:
+        c3.metric("They asked for (median)", "—", help="No user is capped.")
+        c4.metric("They get", "—", help="No user is capped.")
+
+
+def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
+    st.subheader("Requested versus granted privacy")
+    curve = _curve(prof)
+    st.plotly_chart(r_curve_figure(curve), key="sat_curve_chart")
+    if math.isfinite(fp.tau) and fp.n_saturated:
+        st.markdown(
+            f"Users 1 to {curve.k_unsaturated:,} (sorted by the eps they asked for) get exactly "
+            f"what they asked for; from user {curve.k_unsaturated + 1:,} on (the **saturation "
+            f"index**), asking for more stops helping the estimate, so ADPM grants every one of "
+            f"them **tau\\* = {fp.tau:.4g}**, stricter than they asked, at no cost in accuracy."
+        )
+    elif curve.n_usable and not math.isfinite(fp.tau) and fp.n_public == fp.n_usable:
+        st.markdown("Every usable user is public: ADPM is the plain sample mean, nobody is "
+                    "capped and there is no noise.")
+    else:
+        st.markdown("Nobody is capped: the levels are close together, so weights proportional "
+                    "to eps are optimal and every user gets exactly what they asked for.")
+    notes = []
+    if curve.per_tier:
+        notes.append("Each tier is drawn as a flat segment over its users.")
+    if curve.downsampled:
+        notes.append(f"{curve.rank_start.size:,} of {curve.n_usable:,} users are drawn "
+                     "(evenly in rank and in eps; the saturation point is exact).")
+    if fp.n_public:
+        notes.append("Public users (eps = ∞) are drawn on the line at the top.")
+    if curve.n_excluded:
+        notes.append(f"{curve.n_excluded:,} users with eps = 0 are not drawn: their data is "
+                     "not used (weight 0).")
+    if notes:
+        st.caption(" ".join(notes))
+
+
+def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePrivacy) -> None:
+    st.subheader("Free privacy, group by group")
+    what = {"tier": "one row per tier", "level": "one row per distinct level",
+            "bin": "levels grouped into bins on a log scale (split at tau*)"}[grouping]
+    st.caption(
+        f"{what.capitalize()}. 'Weight of one user' is that user's share of the estimate; "
+        "'share of total weight' sums to 1 over all users. A saturated group is granted "
+        "tau* whatever it asked for."
+    )
+    if fp.n_saturated:
+        st.markdown(
+            f"**{fp.n_saturated:,} users** ({100 * fp.saturated_share:.3g}%) are capped: they "
+            f"hold {100 * fp.weight_share:.3g}% of the total weight and each gets tau* = "
+            f"{fp.tau:.4g} instead of the looser level they asked for."
+        )
+    fmt = {c: st.column_config.NumberColumn(c, format="%.4g") for c in df.columns
+           if c.startswith(("requested", "granted"))}
+    fmt.update({c: st.column_config.NumberColumn(c, format="%.3e") for c in df.columns
+                if c.startswith("weight")})
+    fmt["share of total weight"] = st.column_config.NumberColumn(
+        "share of total weight", format="percent")
+    fmt["users"] = st.column_config.NumberColumn("users", format="localized")
+    st.dataframe(df, hide_index=True, column_config=fmt, key="sat_table")
+    st.download_button(
+        "Download this table (CSV)", csv, file_name="free_privacy.csv", mime="text/csv",
+        key="sat_table_csv", help="The table above as a CSV file (inf = public).",
+        on_click="ignore",
+    )
+
+
+def _phase_section(prof: EpsilonProfile) -> None:
+    st.subheader("Two groups: when does the looser group saturate?")
+    point = sat.two_level_point(cached_adpm(prof))
+    # the controls start from the current profile, and follow it whenever it changes
+    if point is not None:
+        seed = (int(point.n), float(min(max(round(point.frac, 2), 0.01), 1.0)),
+                float(point.eps1))
+    else:
+        seed = (int(max(prof.n, 1)), 0.5, 0.1)
+    changed = st.session_state.get(K_PHASE_FOR) != prof.key
+    st.session_state[K_PHASE_FOR] = prof.key
+    for k, v in zip((K_PHASE_N, K_PHASE_F, K_PHASE_E1), seed):
+        if changed or k not in st.session_state:
+            st.session_state[k] = v
+    st.markdown(
+        "A share f of n users asks for eps1 and the rest for a looser eps2. The looser group is "
+        "capped (saturates) exactly when **eps2 ≥ eps1 + 8/(n f eps1)**; below that line "
+        "weights proportional to eps are optimal."
+    )
+    c1, c2, c3 = st.columns(3)
+    n = c1.number_input("Users n", min_value=1, max_value=10**15, step=100, key=K_PHASE_N,
+                        help="Total number of users in the two groups.")
+    f = c2.slider("Share f of users in the stricter group", 0.01, 1.0, step=0.01,
+                  key=K_PHASE_F, help="The fraction of the n users who ask for eps1.")
+    e1 = c3.number_input("eps1 (stricter group)", min_value=1e-6, max_value=1e6,
+                         step=0.01, format="%.4g", key=K_PHASE_E1,
+                         help="The stricter group's privacy level (smaller eps = more privacy).")
+    try:
+        e1s, bound = _boundary(float(n), float(f))
+        thr = float(sat.phase_boundary(float(n), float(f), [float(e1)])[1][0])
+    except ValueError as e:
+        st.error(str(e))
+        return
+    c1, c2 = st.columns([1, 2])
+    c1.metric("The looser group saturates from eps2 =", f"{thr:.4g}",
+              help="With these n, f and eps1, any looser level eps2 at or above this is "
+              "capped at it: asking for less privacy (even public) changes nothing.")
+    if point is not None:
+        pub = math.isinf(point.eps2)
+        c2.markdown(
+            f"The current profile has two groups: {100 * point.frac:.3g}% of {point.n:,} users "
+            f"at eps1 = {point.eps1:.4g} and the rest at eps2 = {_eps(point.eps2)}; its own "
+            f"boundary is {point.threshold:.4g}, so it is **"
+            + ("saturated" if point.saturated else "unsaturated") + "**"
+            + (" (public users always saturate)." if pub else ".")
+        )
+    else:
+        c2.caption("The current profile does not have exactly two distinct positive levels, "
+                   "so it is not drawn here; build a two-group profile on the Profile page to "
+                   "see its point.")
+    st.plotly_chart(phase_figure(e1s, bound, float(n), float(f), point),
+                    key="sat_phase_chart")
+
+
+def _step(delta: int, top: int) -> None:
+    st.session_state[K_STEP] = int(min(max(st.session_state.get(K_STEP, 1) + delta, 1), top))
+
+
+def _trace_section(prof: EpsilonProfile) -> None:
+    st.subheader("Algorithm 1, step by step")
+    small = prof.n <= TRACE_MAX
+    if small:
+        use_example = st.toggle(
+            "Use the 50-user teaching example instead of the current profile", key=K_EXAMPLE,
+            help="A 50-user example (levels 0.2 to 8 and three public users) in the spirit of "
+            "the paper's r-versus-eps figure.")
+    else:
+        use_example = True
+        st.caption(f"The walk-through is for profiles of at most {TRACE_MAX} users; the "
+                   f"current one has {prof.n:,}, so here is a 50-user teaching example (levels "
+                   "0.2 to 8 and three public users).")
+    src = sat.teaching_example() if use_example else prof
+    trace = _trace(src)
+    m = int(trace.eps.size)
+    if m == 0:
+        st.info("Every user has eps = 0: no data may be used, so there is nothing to walk "
+                "through (ADPM outputs 0).")
+        return
+    st.markdown(
+        "Sort users by eps. User 1 gets eps_1. Each next user k is compared with the cap "
+        "tau_{k-1} = (‖r‖₂² + 8)/‖r‖₁ of the users before: below it they get what they "
+        "asked for, at or above it they get the cap, and from then on the cap stops moving."
+    )
+    if m > 1:
+        cur = st.session_state.get(K_STEP, 1)
+        st.session_state[K_STEP] = int(min(max(cur, 1), m))
+        c1, c2, c3 = st.columns([1, 1, 6])
+        c1.button("◀ Previous", key="sat_trace_prev", on_click=_step, args=(-1, m),
+                  help="Go back one step.")
+        c2.button("Next ▶", key="sat_trace_next", on_click=_step, args=(1, m),
+                  help="Run the next step of the recursion.")
+        step = c3.slider("Step k", 1, m, key=K_STEP,
+                         help="How many users Algorithm 1 has processed so far.")
+    else:
+        step = 1
+    st.info(sat.trace_step_text(trace, int(step)))
+    if trace.n_excluded:
+        st.caption(f"{trace.n_excluded} users with eps = 0 were left out before the "
+                   "recursion starts (their data is not used).")
+    left, right = st.columns([3, 2])
+    table = pd.DataFrame({k: v[: int(step)] for k, v in trace.as_dict().items()})
+    left.dataframe(table, hide_index=True, key="sat_trace_table",
+                   column_config={c: st.column_config.NumberColumn(c, format="%.4g")
+                                  for c in table.columns if c not in ("step k", "saturated")})
+    right.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
+
+
+def _reproduce(prof: EpsilonProfile) -> None:
+    with st.expander("Reproduce in Python"):
+        src = ("hdp.EpsilonProfile.from_tiers(levels, counts)" if prof.is_tiered
+               else "hdp.EpsilonProfile.from_values(eps)")
+        st.code(
+            f"""import hdp_core as hdp
+from hdp_core import saturation as sat
+
+prof = {src}   # or hdp.preset("two_groups")
+sol = hdp.adpm(prof)
+sol.saturation_level          # tau*: every user asking for eps >= tau* gets tau*
+sol.granted_eps, sol.weights  # r_i = min(eps_i, tau*) and w = r / sum(r)
+sat.free_privacy(sol)         # who is capped, what they asked for, their weight share
+sat.free_privacy_table(sol).columns   # the per-tier table above
+sat.r_curve(sol)              # the r-versus-eps curve (downsampled for > 20 000 users)
+hdp.two_group_threshold(n=1000, frac=0.9, eps1=0.1)   # eps1 + 8/(n f eps1)
+trace = hdp.adpm_trace(sat.teaching_example())       # Algorithm 1, one row per step
+sat.trace_step_text(trace, 10)""",
+            language="python",
+        )
+
+
+# ----------------------------------------------------------------------------- page
+st.title("Saturation: privacy for free")
+st.markdown(
+    "ADPM, the optimal estimator, does not simply follow each user's request. Users who ask "
+    "for little privacy (a large eps; smaller eps = more privacy, ∞ = public) are all granted "
+    "the same level **tau\\***: beyond it, trusting their data more would not make the "
+    "estimate more accurate, so they get extra privacy for free."
+)
+
+try:
+    prof = get_profile()
+    fp, df, csv, grouping = _free(prof)
+except (ProfileError, ValueError) as exc:
+    st.error(f"This profile cannot be analysed: {exc}")
+else:
+    if fp.n_usable == 0:
+        st.warning("Every user has eps = 0: no data may be used, so ADPM outputs 0 and there "
+                   "is no saturation to show. Change the profile on the Profile page.")
+    else:
+        if fp.outputs_zero:
+            st.warning(
+                "ADPM's worst-case error bound f(r) exceeds 1/4 for this profile, so ADPM "
+                "outputs 0 instead of using the data; the levels below are what its weights "
+                "would grant.")
+        _metrics(fp)
+        _curve_section(prof, fp)
+        _table_section(df, csv, grouping, fp)
+    _phase_section(prof)
+    _trace_section(prof)
+    _reproduce(prof)
+    if fp.n_excluded:
+        st.caption(f"{fp.n_excluded:,} users with eps = 0 ({format_eps(0.0)}) are excluded.")

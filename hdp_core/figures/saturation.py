@@ -1,0 +1,234 @@
+"""Figures for the Saturation page: the r-versus-eps curve, the two-group phase diagram and
+Algorithm 1 step by step. Data in (from :mod:`hdp_core.saturation`), ``go.Figure`` out.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..adpm import AlgorithmTrace
+from ..saturation import RCurve, TwoLevelPoint
+from . import (
+    GRANTED_COLOR,
+    LAYOUT_DEFAULTS,
+    PUBLIC_COLOR,
+    REQUESTED_COLOR,
+    SATURATION_COLOR,
+)
+
+__all__ = ["phase_figure", "r_curve_figure", "trace_figure"]
+
+PUBLIC_EDGE = "#7a7000"
+UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they ask
+SAT_FILL = "rgba(213, 94, 0, 0.12)"  # saturation vermillion, light: the looser group is capped
+
+
+def _top(*arrays: np.ndarray, tau: float = math.inf) -> float:
+    """A y value above every finite level, where public users (eps = inf) are drawn."""
+    vals = [float(a[np.isfinite(a)].max()) for a in arrays if np.isfinite(a).any()]
+    if math.isfinite(tau):
+        vals.append(tau)
+    return 3.0 * max(vals) if vals else 1.0
+
+
+def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
+    """Requested eps and granted r against the users' rank (sorted by eps), log y axis, with
+    tau* (dashed) and the saturation index (dotted) marked. Tiers are drawn as flat segments
+    over their users; public users (eps = inf) sit on a labelled line at the top."""
+    c = curve
+    fig = go.Figure()
+    if c.per_tier:  # two points per tier: its first and last user
+        x = np.column_stack([c.rank_start, c.rank_end]).ravel().astype(np.float64)
+        rep = 2
+    else:
+        x = c.rank_start.astype(np.float64)
+        rep = 1
+    req = np.repeat(c.requested, rep)
+    gra = np.repeat(c.granted, rep)
+    top = _top(c.requested, c.granted, tau=c.tau)
+    custom = np.column_stack([
+        np.repeat(c.rank_start, rep), np.repeat(c.rank_end, rep),
+        np.where(np.isfinite(req), req, np.nan), np.where(np.isfinite(gra), gra, np.nan),
+        np.repeat(c.weight, rep),
+    ])
+    names = np.repeat(np.array(c.names if c.names else [""] * c.rank_start.size, dtype=object),
+                      rep)
+    who = ("%{text}<br>users %{customdata[0]:,} to %{customdata[1]:,}" if c.per_tier
+           else "user %{customdata[0]:,} (sorted by eps)")
+    hover = (who + "<br>asked eps = %{customdata[2]:.4g}<br>granted eps = %{customdata[3]:.4g}"
+             "<br>weight of one user = %{customdata[4]:.3e}<extra></extra>")
+    fin = np.isfinite(req)
+    mode = "lines" if (c.per_tier or x.size > 200) else "lines+markers"
+    fig.add_scatter(
+        x=np.where(fin, x, np.nan), y=np.where(fin, req, np.nan), mode=mode,
+        name="asked for (eps)", line=dict(color=REQUESTED_COLOR, width=3, dash="dot"),
+        marker=dict(size=5), customdata=custom, text=names, hovertemplate=hover,
+        connectgaps=False,
+    )
+    gfin = np.isfinite(gra)
+    fig.add_scatter(
+        x=x[gfin], y=gra[gfin], mode=mode, name="granted by ADPM (r)",
+        line=dict(color=GRANTED_COLOR, width=3), marker=dict(size=5),
+        customdata=custom[gfin], text=names[gfin], hovertemplate=hover,
+    )
+    pub = ~fin
+    if pub.any():
+        pub_hover = (("%{text}<br>users %{customdata[0]:,} to %{customdata[1]:,}" if c.per_tier
+                      else "user %{customdata[0]:,}")
+                     + "<br>asked: public (∞)<br>granted eps = %{customdata[3]:.4g}"
+                     "<br>weight of one user = %{customdata[4]:.3e}<extra></extra>")
+        fig.add_scatter(
+            x=x[pub], y=np.full(int(pub.sum()), top), mode="lines+markers",
+            name="asked: public (∞), drawn at the top",
+            line=dict(color=PUBLIC_EDGE, width=2), marker=dict(color=PUBLIC_COLOR, size=8,
+                                                            line=dict(color=PUBLIC_EDGE, width=1)),
+            customdata=custom[pub], text=names[pub], hovertemplate=pub_hover,
+        )
+    if math.isfinite(c.tau):
+        fig.add_hline(y=c.tau, line_dash="dash", line_color=SATURATION_COLOR, line_width=2)
+        fig.add_annotation(
+            x=0.0, xref="paper", y=math.log10(c.tau), yanchor="bottom", xanchor="left",
+            showarrow=False, text=f"τ* = {c.tau:.4g}", font=dict(color=SATURATION_COLOR),
+        )
+        if c.n_usable > c.k_unsaturated:
+            xv = c.k_unsaturated + 0.5
+            fig.add_vline(x=xv, line_dash="dot", line_color=SATURATION_COLOR, line_width=2)
+            fig.add_annotation(
+                x=xv, y=1.0, yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
+                text=f"saturation after user k = {c.k_unsaturated:,}",
+                font=dict(color=SATURATION_COLOR),
+            )
+    layout = dict(LAYOUT_DEFAULTS)
+    layout["margin"] = dict(l=60, r=20, t=80, b=50)
+    x_hi = float(c.rank_end[-1]) if c.rank_end.size else 1.0
+    fig.update_layout(
+        **layout, height=height,
+        xaxis=dict(title="users sorted by the eps they asked for (rank)",
+                   range=[0.5 - 0.02 * x_hi, x_hi * 1.02 + 0.5]),
+        yaxis=dict(title="privacy level eps (log scale; smaller = more privacy)", type="log"),
+    )
+    return fig
+
+
+def phase_figure(
+    eps1: np.ndarray,
+    boundary: np.ndarray,
+    n: float,
+    frac: float,
+    point: TwoLevelPoint | None = None,
+    y_max: float = 1e4,
+    height: int = 440,
+) -> go.Figure:
+    """The two-group phase diagram: eps1 (strict group, x) against eps2 (looser group, y), log
+    axes, the boundary eps2 = eps1 + 8/(n f eps1) and the two regions; ``point`` marks the
+    current profile (public eps2 drawn at the top edge)."""
+    e1 = np.asarray(eps1, dtype=np.float64)
+    b = np.minimum(np.asarray(boundary, dtype=np.float64), y_max)
+    lo = float(e1[0])
+    fig = go.Figure()
+    fig.add_scatter(x=e1, y=np.full(e1.size, lo), mode="lines", line=dict(width=0),
+                    hoverinfo="skip", showlegend=False)
+    fig.add_scatter(x=e1, y=e1, mode="lines", line=dict(color="#999999", width=1),
+                    fill="tonexty", fillcolor="rgba(200, 200, 200, 0.25)",
+                    name="eps2 = eps1 (equal groups)", hoverinfo="skip")
+    fig.add_scatter(
+        x=e1, y=b, mode="lines", fill="tonexty", fillcolor=UNSAT_FILL,
+        line=dict(color=SATURATION_COLOR, width=3),
+        name="boundary eps2 = eps1 + 8/(n f eps1)",
+        hovertemplate="eps1 = %{x:.4g}<br>looser group saturates from eps2 = %{y:.4g}"
+                      "<extra></extra>",
+    )
+    fig.add_scatter(x=e1, y=np.full(e1.size, y_max), mode="lines", fill="tonexty",
+                    fillcolor=SAT_FILL, line=dict(width=0), hoverinfo="skip", showlegend=False)
+    fig.add_annotation(
+        x=math.log10(float(e1[-1])), y=math.log10(y_max), xanchor="right", yanchor="top",
+        showarrow=False, align="right",
+        text="<b>saturated</b>: the looser group is capped<br>at eps1 + 8/(n f eps1), for free",
+        font=dict(color=SATURATION_COLOR),
+    )
+    i = max(e1.size // 12, 1)
+    fig.add_annotation(
+        x=math.log10(float(e1[i])), y=0.5 * (math.log10(float(e1[i])) + math.log10(float(b[i]))),
+        xanchor="left", yanchor="middle", showarrow=False, align="left",
+        text="<b>unsaturated</b>: everyone gets<br>what they asked (weights ∝ eps)",
+        font=dict(color=GRANTED_COLOR),
+    )
+    fig.add_annotation(
+        x=math.log10(float(e1[-1])), y=math.log10(lo), xanchor="right", yanchor="bottom",
+        showarrow=False, text="eps2 < eps1: swap the two groups", font=dict(color="#777777"),
+    )
+    if point is not None:
+        public = math.isinf(point.eps2)
+        y = y_max if public else point.eps2
+        state = "saturated" if point.saturated else "unsaturated"
+        fig.add_scatter(
+            x=[point.eps1], y=[y], mode="markers", name="current profile",
+            marker=dict(symbol="triangle-up" if public else "star", size=16, color="#000000",
+                        line=dict(color="white", width=1)),
+            hovertemplate=(
+                f"current profile ({state})<br>n = {point.n:,}, f = {point.frac:.3g}<br>"
+                f"eps1 = {point.eps1:.4g}, eps2 = "
+                + ("public (∞)" if public else f"{point.eps2:.4g}")
+                + f"<br>its own boundary: eps2 = {point.threshold:.4g}<extra></extra>"
+            ),
+        )
+    layout = dict(LAYOUT_DEFAULTS)
+    layout["margin"] = dict(l=60, r=20, t=70, b=50)
+    fig.update_layout(
+        **layout, height=height,
+        title=dict(text=f"Two groups: n = {n:,.0f} users, a share f = {frac:.3g} at eps1",
+                   x=0, y=0.99, yanchor="top", font=dict(size=14)),
+        xaxis=dict(title="eps1: the stricter group's level (log scale)", type="log",
+                   range=[math.log10(lo), math.log10(float(e1[-1]))]),
+        yaxis=dict(title="eps2: the looser group's level (log scale)", type="log",
+                   range=[math.log10(lo), math.log10(y_max)]),
+    )
+    return fig
+
+
+def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figure:
+    """Algorithm 1 after ``step`` steps: every user's requested eps (sorted), the r granted to
+    users 1..step, the cap tau_step for the next user, and the current user highlighted."""
+    m = int(trace.eps.size)
+    step = int(min(max(step, 1), m))
+    k = np.arange(1, m + 1)
+    top = _top(trace.eps, trace.r[:step])
+    req = np.where(np.isfinite(trace.eps), trace.eps, top)
+    fig = go.Figure()
+    fig.add_scatter(
+        x=k, y=req, mode="markers", name="asked for (eps_k; public at the top)",
+        marker=dict(color=REQUESTED_COLOR, size=7, symbol="circle-open"),
+        hovertemplate="user %{x}<br>asked eps = %{customdata:.4g}<extra></extra>",
+        customdata=np.where(np.isfinite(trace.eps), trace.eps, np.nan),
+    )
+    r = trace.r[:step]
+    rf = np.where(np.isfinite(r), r, top)
+    fig.add_scatter(
+        x=k[:step], y=rf, mode="lines+markers", name="granted so far (r_k)",
+        line=dict(color=GRANTED_COLOR, width=2), marker=dict(size=7),
+        hovertemplate="user %{x}<br>granted r = %{y:.4g}<extra></extra>",
+    )
+    fig.add_scatter(
+        x=[step], y=[rf[-1]], mode="markers", name=f"step {step}",
+        marker=dict(color=SATURATION_COLOR if trace.saturated[step - 1] else GRANTED_COLOR,
+                    size=14, symbol="diamond", line=dict(color="white", width=1)),
+        hoverinfo="skip",
+    )
+    t = float(trace.tau[step - 1])
+    if math.isfinite(t):
+        fig.add_scatter(
+            x=[0.5, m + 0.5], y=[t, t], mode="lines",
+            name=f"cap for the next user, tau_{step} = {t:.4g}",
+            line=dict(color=SATURATION_COLOR, dash="dash", width=2), hoverinfo="skip",
+        )
+    layout = dict(LAYOUT_DEFAULTS)
+    layout["margin"] = dict(l=60, r=20, t=90, b=50)
+    fig.update_layout(
+        **layout, height=height,
+        xaxis=dict(title="user k (sorted by asked eps)", range=[0.5, m + 0.5]),
+        yaxis=dict(title="eps (log scale)", type="log"),
+    )
+    return fig

@@ -1,0 +1,568 @@
+"""Page-level numbers for the Saturation and Bounds pages (no plotting, no streamlit).
+
+* :func:`r_curve`: requested eps and granted r = min(eps, tau*) for users sorted by eps
+  (per tier for tiered profiles, downsampled for large per-user ones, the saturation point kept
+  exactly), the paper's Figure fig:r-eps.
+* :func:`free_privacy` and :func:`free_privacy_table`: how many users saturate, what they asked
+  for and what they get (Lemma lem:sat and Section sec:ADPM-inter), per tier, level or bin.
+* :func:`phase_boundary` and :func:`two_level_point`: the two-group phase diagram (Remark on
+  two groups: saturation iff eps2 >= eps1 + 8/(n f eps1)).
+* :func:`trace_step_text` and :func:`teaching_example`: a commentary on Algorithm 1, step by step.
+* :func:`regime_guides`: the two asymptotic regimes of the worst-case MSE along a sweep.
+* :func:`affine_error_real` and :func:`method_errors_real`: RMSE and a 95% error half-width in
+  the data's own units (Bounds page), built on :mod:`hdp_core.units`.
+
+Privacy levels are in units of eps (nats of privacy loss); MSEs are for data in [-0.5, 0.5].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .adpm import ADPMSolution, AlgorithmTrace, adpm
+from .profile import MAX_TOTAL_USERS, EpsilonProfile, as_profile, format_eps
+from .simulate import METHODS, get_method
+from .units import error_half_width, range_width
+
+__all__ = [
+    "DOWNSAMPLE_ABOVE",
+    "SWEEP_EXPONENTS",
+    "SWEEP_STEP",
+    "FreePrivacy",
+    "FreePrivacyTable",
+    "RCurve",
+    "RealError",
+    "TwoLevelPoint",
+    "affine_error_real",
+    "free_privacy",
+    "free_privacy_table",
+    "method_errors_real",
+    "phase_boundary",
+    "r_curve",
+    "regime_guides",
+    "sweep_points",
+    "teaching_example",
+    "trace_step_text",
+    "two_level_point",
+]
+
+DOWNSAMPLE_ABOVE = 20_000
+"""Per-entry curves with more entries than this are downsampled for drawing."""
+
+
+def _solution(eps: Any) -> ADPMSolution:
+    return eps if isinstance(eps, ADPMSolution) else adpm(eps)
+
+
+def _usable_order(prof: EpsilonProfile) -> np.ndarray:
+    """Indices of entries with users and eps > 0, sorted by eps ascending (stable)."""
+    lv, ct = prof.levels, prof.counts
+    idx = np.flatnonzero((ct > 0) & (lv > 0))
+    return idx[np.argsort(lv[idx], kind="stable")]
+
+
+# ------------------------------------------------------------------------------ r-vs-eps curve
+@dataclass(frozen=True)
+class RCurve:
+    """Users sorted by requested eps with what ADPM grants them (one entry per drawn point).
+
+    ``rank_start``/``rank_end``: 1-based ranks (among users with eps > 0) of the first and last
+    user an entry stands for (equal for a single user; a tier spans its users);
+    ``requested``: eps asked for (inf = public); ``granted``: r = min(eps, tau*) (inf only
+    when every usable user is public); ``weight``: weight of one such user in the estimate;
+    ``saturated``: capped at tau*. ``k_unsaturated`` users (ranks 1..k) get exactly what they
+    asked for; ranks k+1..n_usable are capped at ``tau`` (the saturation index of Lemma
+    lem:sat is k). ``per_tier``: entries are tiers; ``downsampled``: some users are not drawn.
+    """
+
+    rank_start: np.ndarray
+    rank_end: np.ndarray
+    requested: np.ndarray
+    granted: np.ndarray
+    weight: np.ndarray
+    saturated: np.ndarray
+    names: tuple[str, ...] | None
+    n_usable: int
+    n_excluded: int
+    k_unsaturated: int
+    tau: float
+    per_tier: bool
+    downsampled: bool
+
+
+def _downsample_index(levels: np.ndarray, k_first_sat: int, points: int) -> np.ndarray:
+    """Indices into ascending ``levels`` to draw: an even grid in rank, an even grid in
+    log(eps) (so both flat and steep parts keep their shape), the ends, and the last
+    unsaturated and first saturated entries (so the saturation point is exact)."""
+    m = levels.size
+    half = max(points // 2, 2)
+    keep = [np.linspace(0, m - 1, half).round().astype(np.int64)]
+    fin = levels[np.isfinite(levels)]
+    if fin.size:
+        lo, hi = math.log(float(fin[0])), math.log(float(fin[-1]))
+        if hi > lo:
+            grid = np.exp(np.linspace(lo, hi, half))
+            keep.append(np.clip(np.searchsorted(levels, grid, side="left"), 0, m - 1))
+    special = [0, m - 1, k_first_sat - 1, k_first_sat, int(np.searchsorted(levels, np.inf))]
+    keep.append(np.array([i for i in special if 0 <= i < m], dtype=np.int64))
+    return np.unique(np.concatenate(keep))
+
+
+def r_curve(eps: Any, max_points: int = 4000, downsample_above: int = DOWNSAMPLE_ABOVE) -> RCurve:
+    """The r-versus-eps curve of ADPM (paper, Figure fig:r-eps) for a profile or solution.
+
+    Users with eps = 0 are left out (their data is not used; counted in ``n_excluded``).
+    Per-user profiles with more than ``downsample_above`` users keep about ``max_points``
+    users (see :func:`_downsample_index`); tiers are one entry each. O(n log n).
+    """
+    sol = _solution(eps)
+    prof = sol.profile
+    order = _usable_order(prof)
+    counts = prof.counts[order]
+    requested = prof.levels[order]
+    granted = sol.r[order]
+    weight = sol.weights[order]
+    saturated = sol.saturated[order]
+    names = None
+    if prof.names:
+        names = tuple(prof.names[i] for i in order)
+    rank_end = np.cumsum(counts)
+    rank_start = rank_end - counts + 1
+    n_usable = int(rank_end[-1]) if rank_end.size else 0
+    first_sat = int(np.argmax(saturated)) if saturated.any() else requested.size
+    k_unsat = int(rank_end[first_sat - 1]) if first_sat > 0 else 0
+    downsampled = False
+    if requested.size > downsample_above:
+        keep = _downsample_index(requested, first_sat, max_points)
+        rank_start, rank_end = rank_start[keep], rank_end[keep]
+        requested, granted, weight = requested[keep], granted[keep], weight[keep]
+        saturated = saturated[keep]
+        if names is not None:
+            names = tuple(names[i] for i in keep)
+        downsampled = True
+    return RCurve(
+        rank_start=rank_start,
+        rank_end=rank_end,
+        requested=requested,
+        granted=granted,
+        weight=weight,
+        saturated=saturated,
+        names=names,
+        n_usable=n_usable,
+        n_excluded=prof.n_excluded,
+        k_unsaturated=k_unsat,
+        tau=float(sol.saturation_level),
+        per_tier=prof.is_tiered,
+        downsampled=downsampled,
+    )
+
+
+# ------------------------------------------------------------------------------ free privacy
+@dataclass(frozen=True)
+class FreePrivacy:
+    """Who saturates and what they gain (Section sec:ADPM-inter: privacy 'for free').
+
+    Counts are numbers of users. ``requested_min``/``requested_median``: the smallest and the
+    median level asked for by saturated users (inf = public); ``gain``: requested_median / tau,
+    how many times smaller (stricter) the granted level is for the median saturated user;
+    ``weight_share``: share of the estimate's total weight held by saturated users (in [0, 1]).
+    """
+
+    n: int
+    n_usable: int
+    n_saturated: int
+    n_public: int
+    n_excluded: int
+    tau: float
+    requested_min: float
+    requested_median: float
+    gain: float
+    weight_share: float
+    worst_case_mse: float
+    outputs_zero: bool
+
+    @property
+    def saturated_share(self) -> float:
+        """Fraction of all users who are capped at tau*."""
+        return self.n_saturated / self.n if self.n else 0.0
+
+
+def _weighted_quantile_sorted(levels: np.ndarray, counts: np.ndarray, q: float) -> float:
+    cum = np.cumsum(counts)
+    pos = min(math.floor(q * (cum[-1] - 1)), int(cum[-1]) - 1)
+    return float(levels[int(np.searchsorted(cum, pos, side="right"))])
+
+
+def free_privacy(eps: Any) -> FreePrivacy:
+    """Summary of saturation for a profile or an ADPM solution (see :class:`FreePrivacy`)."""
+    sol = _solution(eps)
+    prof = sol.profile
+    lv, ct = prof.levels, prof.counts
+    sat = sol.saturated
+    n_sat = int(ct[sat].sum())
+    tau = float(sol.saturation_level)
+    if n_sat:
+        s_lv = lv[sat]
+        o = np.argsort(s_lv, kind="stable")
+        s_lv, s_ct = s_lv[o], ct[sat][o]
+        req_min = float(s_lv[0])
+        req_med = _weighted_quantile_sorted(s_lv, s_ct, 0.5)
+        gain = req_med / tau
+        share = float(np.dot(ct[sat].astype(np.float64), sol.weights[sat]))
+    else:
+        req_min = req_med = gain = math.nan
+        share = 0.0
+    return FreePrivacy(
+        n=prof.n,
+        n_usable=prof.n - prof.n_excluded,
+        n_saturated=n_sat,
+        n_public=prof.n_public,
+        n_excluded=prof.n_excluded,
+        tau=tau,
+        requested_min=req_min,
+        requested_median=req_med,
+        gain=gain,
+        weight_share=min(share, 1.0),
+        worst_case_mse=sol.worst_case_mse,
+        outputs_zero=sol.outputs_zero,
+    )
+
+
+@dataclass(frozen=True)
+class FreePrivacyTable:
+    """Rows of the 'free privacy' table, as ordered numpy columns.
+
+    ``grouping`` is 'tier' (one row per tier), 'level' (one row per distinct level) or 'bin'
+    (log-spaced bins of levels, split at tau* so a bin is all saturated or all not; public and
+    excluded users get their own rows). In 'bin' tables the requested, granted and weight
+    columns come as '... from' / '... to' pairs (smallest and largest in the bin).
+    """
+
+    columns: dict[str, np.ndarray]
+    grouping: str
+
+    @property
+    def n_rows(self) -> int:
+        return len(next(iter(self.columns.values())))
+
+
+def _table_from_rows(labels, users, req, gra, wt, share, sat) -> dict[str, np.ndarray]:
+    return {
+        "group": np.array(labels, dtype=object),
+        "requested eps": np.asarray(req, dtype=np.float64),
+        "users": np.asarray(users, dtype=np.int64),
+        "granted eps": np.asarray(gra, dtype=np.float64),
+        "weight of one user": np.asarray(wt, dtype=np.float64),
+        "share of total weight": np.asarray(share, dtype=np.float64),
+        "saturated": np.asarray(sat, dtype=bool),
+    }
+
+
+def free_privacy_table(eps: Any, max_rows: int = 40) -> FreePrivacyTable:
+    """Per-tier (or per-level, or binned) table: requested eps, users, granted eps, the weight
+    of one user and the share of the total weight (weights of all users sum to 1).
+
+    Tiered profiles give one row per non-empty tier, per-user profiles one row per distinct
+    level, both sorted by level; with more than ``max_rows`` rows the finite positive levels
+    are grouped into about ``max_rows - 2`` log-spaced bins instead (vectorised, O(n log n)).
+    """
+    sol = _solution(eps)
+    prof = sol.profile
+    lv, ct = prof.levels, prof.counts
+    cf = ct.astype(np.float64)
+    nonempty = np.flatnonzero(ct > 0)
+    order = nonempty[np.argsort(lv[nonempty], kind="stable")]
+    if prof.is_tiered and order.size <= max_rows:
+        names = prof.names or tuple(f"Tier {j + 1}" for j in range(prof.k))
+        cols = _table_from_rows(
+            [names[j] for j in order], ct[order], lv[order], sol.r[order],
+            sol.weights[order], cf[order] * sol.weights[order], sol.saturated[order],
+        )
+        return FreePrivacyTable(cols, "tier")
+    # distinct levels (a tiered profile may repeat a level across tiers)
+    u, first, inv = np.unique(lv[order], return_index=True, return_inverse=True)
+    rep = order[first]  # one entry holding each distinct level
+    users = np.bincount(inv, weights=cf[order], minlength=u.size)
+    if u.size <= max_rows:
+        cols = _table_from_rows(
+            [format_eps(x) for x in u], np.rint(users), u, sol.r[rep], sol.weights[rep],
+            users * sol.weights[rep], sol.saturated[rep],
+        )
+        return FreePrivacyTable(cols, "level")
+    return FreePrivacyTable(_binned_table(sol, u, users, rep, max_rows), "bin")
+
+
+def _binned_table(sol: ADPMSolution, u, users, rep, max_rows: int) -> dict[str, np.ndarray]:
+    r, w, sat_flags = sol.r[rep], sol.weights[rep], sol.saturated[rep]
+    fin = np.isfinite(u) & (u > 0)
+    fu, fusers, fr, fw, fsat = u[fin], users[fin], r[fin], w[fin], sat_flags[fin]
+    rows: dict[str, list] = {k: [] for k in (
+        "group", "requested eps from", "requested eps to", "users", "granted eps from",
+        "granted eps to", "weight of one user from", "weight of one user to",
+        "share of total weight", "saturated")}
+
+    def add(label, lo, hi, n, g_lo, g_hi, w_lo, w_hi, share, sat):
+        for key, val in zip(rows, (label, lo, hi, n, g_lo, g_hi, w_lo, w_hi, share, sat)):
+            rows[key].append(val)
+
+    if (u == 0).any():
+        add("eps = 0 (not used)", 0.0, 0.0, users[u == 0][0], 0.0, 0.0, 0.0, 0.0, 0.0, False)
+    if fu.size:
+        lo, hi = math.log(float(fu[0])), math.log(float(fu[-1]))
+        bins = max(max_rows - 2, 1)
+        edges = np.exp(np.linspace(lo, hi, bins + 1))[1:-1]
+        tau = sol.saturation_level
+        if math.isfinite(tau):
+            edges = np.append(edges, tau)
+        starts = np.unique(np.concatenate(([0], np.searchsorted(fu, edges, side="left"))))
+        starts = starts[starts < fu.size]
+        ends = np.append(starts[1:], fu.size) - 1
+        n_bin = np.add.reduceat(fusers, starts)
+        share = np.add.reduceat(fusers * fw, starts)
+        sat_bin = fsat[starts]
+        for a, b, n, s, st_ in zip(starts, ends, n_bin, share, sat_bin):
+            label = f"{fu[a]:.3g} to {fu[b]:.3g}" if b > a else format_eps(float(fu[a]))
+            add(label, fu[a], fu[b], n, fr[a], fr[b], fw[a], fw[b], s, bool(st_))
+    if np.isinf(u).any():
+        j = int(np.flatnonzero(np.isinf(u))[0])
+        add("public (∞)", math.inf, math.inf, users[j], r[j], r[j], w[j], w[j],
+            users[j] * w[j], bool(sat_flags[j]))
+    out = {k: np.asarray(v, dtype=np.float64) for k, v in rows.items()
+           if k not in ("group", "users", "saturated")}
+    out["group"] = np.array(rows["group"], dtype=object)
+    out["users"] = np.rint(np.asarray(rows["users"], dtype=np.float64)).astype(np.int64)
+    out["saturated"] = np.asarray(rows["saturated"], dtype=bool)
+    order = ("group", "requested eps from", "requested eps to", "users", "granted eps from",
+             "granted eps to", "weight of one user from", "weight of one user to",
+             "share of total weight", "saturated")
+    return {k: out[k] for k in order}
+
+
+# ------------------------------------------------------------------------------ two groups
+def phase_boundary(
+    n: float, frac: float, eps1: Any = None, lo: float = 1e-3, hi: float = 1e2, points: int = 200
+) -> tuple[np.ndarray, np.ndarray]:
+    """The two-group saturation boundary eps2 = eps1 + 8/(n f eps1) (Remark, two groups).
+
+    ``eps1`` values (or ``points`` log-spaced values in [lo, hi]) and the boundary eps2 at
+    each; above it (eps2 >= boundary) the looser group saturates.
+    """
+    if not (n > 0 and 0 < frac <= 1 and math.isfinite(n)):
+        raise ValueError(f"need n > 0 and a group share in (0, 1], got n={n}, f={frac}")
+    if eps1 is None:
+        if not (0 < lo < hi < math.inf) or points < 2:
+            raise ValueError("need 0 < lo < hi < inf and at least 2 points")
+        e1 = np.exp(np.linspace(math.log(lo), math.log(hi), int(points)))
+    else:
+        e1 = np.asarray(eps1, dtype=np.float64)
+        if not (e1 > 0).all():
+            raise ValueError("eps1 must be positive")
+    return e1, e1 + 8.0 / (n * frac * e1)
+
+
+@dataclass(frozen=True)
+class TwoLevelPoint:
+    """A profile with exactly two distinct positive levels eps1 < eps2 (eps2 may be inf):
+    n users, a fraction ``frac`` of them at eps1; ``threshold`` = eps1 + 8/(n frac eps1);
+    ``saturated``: the eps2 group is capped (from ADPM, not from the formula)."""
+
+    n: int
+    frac: float
+    eps1: float
+    eps2: float
+    threshold: float
+    saturated: bool
+
+
+def two_level_point(eps: Any) -> TwoLevelPoint | None:
+    """The profile as a point of the two-group phase diagram, or None unless it has exactly
+    two distinct levels, both > 0 (users with eps = 0 make it a three-level profile)."""
+    sol = _solution(eps)
+    prof = sol.profile
+    lv, ct = prof.grouped()
+    if lv.size != 2 or lv[0] <= 0:
+        return None
+    n = int(ct.sum())
+    frac = float(ct[0]) / n
+    e1, e2 = float(lv[0]), float(lv[1])
+    first2 = np.flatnonzero((prof.levels == e2) & (prof.counts > 0))[0]
+    return TwoLevelPoint(
+        n=n, frac=frac, eps1=e1, eps2=e2, threshold=e1 + 8.0 / (n * frac * e1),
+        saturated=bool(sol.saturated[first2]),
+    )
+
+
+# ------------------------------------------------------------------------------ Algorithm 1
+def _e(x: float) -> str:
+    return "public (∞)" if math.isinf(x) else f"{x:.4g}"
+
+
+def trace_step_text(trace: AlgorithmTrace, step: int) -> str:
+    """One sentence explaining step ``step`` (1-based) of Algorithm 1 on ``trace``:
+    the comparison of eps_k with the previous cap tau_{k-1} and what user k is granted."""
+    m = int(trace.eps.size)
+    if not 1 <= step <= m:
+        raise ValueError(f"step must be between 1 and {m}, got {step}")
+    k = step
+    e, r = float(trace.eps[k - 1]), float(trace.r[k - 1])
+    tau_k = float(trace.tau[k - 1])
+    if math.isinf(r):
+        return (f"Step {k}: every usable user is public, so there is nothing to protect: "
+                "ADPM is the plain sample mean (equal weights, no noise).")
+    if k == 1:
+        return (f"Step 1: the strictest user asks for eps_1 = {_e(e)} and gets it (r_1 = eps_1); "
+                f"the cap for the next user is tau_1 = (||r||_2^2 + 8)/||r||_1 = {tau_k:.4g}.")
+    prev = float(trace.tau[k - 2])
+    if not trace.saturated[k - 1]:
+        return (f"Step {k}: eps_{k} = {_e(e)} < tau_{k - 1} = {prev:.4g}, so user {k} gets what "
+                f"they asked for (r_{k} = {r:.4g}); the cap moves to tau_{k} = {tau_k:.4g}.")
+    if not trace.saturated[k - 2]:
+        return (f"Step {k}: eps_{k} = {_e(e)} ≥ tau_{k - 1} = {prev:.4g}: saturation! User {k} "
+                f"is granted r_{k} = {r:.4g}, and the cap stops moving, so every later user "
+                f"gets tau* = {r:.4g} too (Lemma lem:sat).")
+    return (f"Step {k}: eps_{k} = {_e(e)} ≥ tau_{k - 1} = {prev:.4g}: saturated, user {k} gets "
+            f"tau* = {r:.4g} (more privacy than asked, at no cost in accuracy).")
+
+
+def teaching_example() -> EpsilonProfile:
+    """A 50-user example in the spirit of the paper's Figure fig:r-eps: 47 levels from 0.2 to 8
+    (geometric, rounded to 2 decimals) and 3 public users; users 27..50 saturate at 1.32."""
+    lv = np.round(np.exp(np.linspace(math.log(0.2), math.log(8.0), 47)), 2)
+    return EpsilonProfile.from_values(np.concatenate([lv, [math.inf] * 3]))
+
+
+# ------------------------------------------------------------------------------ sweeps
+SWEEP_STEP = 0.1
+"""Step of the Bounds page's sweeps in log10 units (61 points over six decades)."""
+SWEEP_EXPONENTS = np.round(np.arange(-30, 31) * SWEEP_STEP, 10)
+"""log10 of the sweep factors: -3.0, -2.9, ..., 3.0 (0 is the current profile)."""
+
+
+def sweep_points(eps: Any, mode: str, exponents: Any = SWEEP_EXPONENTS) -> np.ndarray:
+    """x values of a sweep around a profile: scale factors c = 10**e ('scale'), or numbers of
+    users round(n * 10**e) clipped to [1, MAX_TOTAL_USERS] ('n'); e = 0 is the profile itself."""
+    e = np.asarray(exponents, dtype=np.float64)
+    if mode == "scale":
+        return 10.0**e
+    if mode == "n":
+        n = as_profile(eps).n
+        return np.clip(np.rint(n * 10.0**e), 1, MAX_TOTAL_USERS).astype(np.int64)
+    raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
+
+
+def regime_guides(eps: Any, x: Any, mode: str) -> dict[str, np.ndarray]:
+    """Reference lines for a sweep (MSE units, data in [-0.5, 0.5]).
+
+    ``mode`` 'scale' (x = factor c multiplying every eps) or 'n' (x = number of users, same
+    shares of each level). 'loose': 1/(4m) with m the users whose data is used, the error of
+    the non-private mean (reached when privacy is loose); 'strict': 2/S1^2 with S1 the sum of
+    the finite levels, the Laplace-noise term of f that dominates when privacy is strict
+    (for n users at eps these are the two terms of f = 1/(4n) + 2/(n eps)^2). 'strict' is NaN
+    when there are public users (the error then stays near 1/(4 n_public) instead).
+    """
+    prof = as_profile(eps)
+    x = np.asarray(x, dtype=np.float64)
+    lv, ct = prof.grouped()
+    cf = ct.astype(np.float64)
+    n = float(cf.sum())
+    usable = float(cf[lv > 0].sum())
+    fin = np.isfinite(lv) & (lv > 0)
+    s1 = float(np.dot(cf[fin], lv[fin]))
+    public = bool(np.isinf(lv).any())
+    if mode == "scale":
+        m = np.full(x.shape, usable)
+        s = x * s1
+    elif mode == "n":
+        m = x * usable / n
+        s = x * s1 / n
+    else:
+        raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
+    with np.errstate(divide="ignore"):
+        loose = np.where(m > 0, 0.25 / np.maximum(m, 1e-300), np.nan)
+        strict = np.where((s > 0) & (not public), 2.0 / np.maximum(s, 1e-300) ** 2, np.nan)
+    return {"loose": loose, "strict": strict}
+
+
+# ------------------------------------------------------------------------------ real units
+@dataclass(frozen=True)
+class RealError:
+    """Error of one estimate in the data's own units (data range [lo, hi], width R).
+
+    ``rmse``: root-mean-squared error; ``half_width``: h with P(|error| <= h) = ``level``
+    (NaN when the error law is not data-normal-plus-one-Laplace, i.e. for non-affine methods);
+    ``data_sd``: sd of the data part sqrt(V) ||w||_2 R; ``noise_scale``: Laplace scale b R.
+    """
+
+    rmse: float
+    half_width: float
+    data_sd: float
+    noise_scale: float
+    level: float
+
+
+def affine_error_real(
+    weights: Any,
+    noise_scale: float,
+    lo: float,
+    hi: float,
+    counts: Any = None,
+    variance: float = 0.25,
+    level: float = 0.95,
+    outputs_zero: bool = False,
+) -> RealError:
+    """RMSE and ``level`` error half-width, in data units, of sum_i w_i x_i + Laplace(b).
+
+    ``weights[j]`` is the weight of one user of entry j (``counts[j]`` users, default 1) and
+    ``noise_scale`` is b, both for data mapped to [-0.5, 0.5]; ``variance`` is the data
+    variance V there (1/4, the worst case, by default). The error is N(0, V ||w||_2^2) (the
+    data part, normal by the central limit theorem) plus Laplace(b): MSE V ||w||_2^2 + 2 b^2
+    (the appendix's Laplace-mechanism lemma; for ADPM with V = 1/4 this is f(r), Theorem 2),
+    and the half-width is the exact normal-Laplace quantile (units.error_half_width). Both
+    scale by R = hi - lo. When the estimator outputs the constant 0 (mid-range, e.g. ADPM when
+    f(r) > 1/4) the error is the distance from the mean to mid-range: at most R/2, which is
+    reported for both numbers (the worst case).
+    """
+    width = range_width(lo, hi)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if outputs_zero:
+        return RealError(0.5 * width, 0.5 * width, 0.0, 0.0, level)
+    w = np.asarray(weights, dtype=np.float64)
+    c = np.ones(w.size) if counts is None else np.asarray(counts, dtype=np.float64)
+    ssq = float(np.dot(c, w * w))
+    b = float(noise_scale)
+    if not (math.isfinite(b) and b >= 0):
+        raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
+    mse = variance * ssq + 2.0 * b * b
+    sd = math.sqrt(variance * ssq) * width
+    return RealError(math.sqrt(mse) * width, error_half_width(sd, b * width, level), sd,
+                     b * width, level)
+
+
+def method_errors_real(
+    eps: Any, lo: float, hi: float, level: float = 0.95, methods: Any = METHODS
+) -> dict[str, RealError]:
+    """Worst-case error of each method in data units for data in [lo, hi].
+
+    Affine methods (ADPM, PropDPM, UNI, FME) get :func:`affine_error_real` with V = 1/4; LDPE
+    and SM get their worst-case RMSE (sqrt(worst_case_mse) R) and a NaN half-width (their error
+    is not one normal plus one Laplace).
+    """
+    prof = as_profile(eps)
+    width = range_width(lo, hi)
+    out: dict[str, RealError] = {}
+    for m in methods:
+        est = get_method(m, prof)
+        if est.affine:
+            out[m] = affine_error_real(
+                est.weights, est.noise_scale, lo, hi, prof.counts, 0.25, level,
+                bool(getattr(est, "outputs_zero", False)),
+            )
+        else:
+            out[m] = RealError(math.sqrt(est.worst_case_mse) * width, math.nan, math.nan,
+                               math.nan, level)
+    return out
