@@ -29,8 +29,10 @@ PAGES = [
 ]
 
 nav = st.navigation(PAGES)
-summary = st.sidebar.container()  # filled after the page ran, so it shows the new profile
-render_note()
+# Filled after the page ran, so that they show the profile the page may just have changed.
+note = st.container()
+summary = st.sidebar.container()
 nav.run()
+render_note(note)
 render_sidebar(summary)
 sync_url()

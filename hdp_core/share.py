@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -552,16 +553,19 @@ def counts_from_shares(shares: Any, n: int) -> np.ndarray:
     if (s < 0).any():
         i = int(np.argmax(s < 0))
         raise ShareError(f"share of tier {i + 1} is negative ({s[i]:g})")
-    total = float(s.sum())
-    if total <= 0:
+    if float(s.sum()) <= 0:
         raise ShareError("all shares are 0: at least one tier needs users")
-    exact = s / total * n
-    base = np.floor(exact).astype(np.int64)
-    left = n - int(base.sum())
-    if left > 0:
-        order = np.argsort(-(exact - base), kind="stable")[:left]
-        base[order] += 1
-    return base
+    # exact rational quotas (at most MAX_TIERS-ish entries): ties are real ties, broken in
+    # favour of the earlier tier, whatever the floating-point rounding would say
+    fr = [Fraction(float(x)) for x in s]
+    total = sum(fr)
+    quotas = [f * n / total for f in fr]
+    base = [math.floor(q) for q in quotas]
+    left = n - sum(base)
+    order = sorted(range(len(fr)), key=lambda i: (base[i] - quotas[i], i))
+    for i in order[:left]:
+        base[i] += 1
+    return np.array(base, dtype=np.int64)
 
 
 def _cell_number(x: Any) -> float | None:

@@ -94,11 +94,18 @@ def _leave_pages_folder_mode() -> None:
     """
     try:
         from streamlit.runtime.pages_manager import PagesManager
+        from streamlit.runtime.scriptrunner_utils.script_run_context import (
+            RunLocation,
+            ThreadState,
+        )
     except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
         return
-    if getattr(PagesManager, "uses_pages_directory", None):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    if not getattr(PagesManager, "uses_pages_directory", None):
+        return
+    if ThreadState.get().run_location == RunLocation.CALLBACK:
+        return  # a rerun would abort the callback; the script body switches right after
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 
 def init_state() -> None:
@@ -192,12 +199,13 @@ def sync_url() -> None:
         pass
 
 
-def render_note() -> None:
+def render_note(where=None) -> None:
     """Show the pending profile note (e.g. a bad link fell back to the default) above the
-    page; it stays until the profile changes."""
+    page, into container ``where`` (filled after the page ran, so a profile the page just
+    changed clears it); it stays until the profile changes."""
     note = st.session_state.get(PROFILE_NOTE)
     if note:
-        st.warning(note, icon="⚠️")
+        (where if where is not None else st).warning(note, icon="⚠️")
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)

@@ -24,6 +24,7 @@ from hdp_core.presets import PRESETS
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
 from hdp_core.tables import example_csv
 from pages.common import (
+    PROFILE,
     cached_adpm,
     get_profile,
     get_spec,
@@ -156,14 +157,13 @@ def _init_page_state() -> dict[str, Any]:
     ui = ss[UI]
     version = profile_version()
     if ss.get(SEEN) != version:  # changed by a link or another page: follow it
-        updates = _ui_from_spec(get_spec(), get_profile())
-        ui.update(updates)
-        for k, v in updates.items():
-            ss[k] = v
+        ui.update(_ui_from_spec(get_spec(), get_profile()))
         ss[SEEN] = version
+    # Every control is drawn from the mirror. Callbacks copy a control's new value into the
+    # mirror before this runs, so nothing the user did is lost, and a control Streamlit
+    # forgot (or half-forgot) while the user was on another page comes back as it was.
     for k, v in ui.items():
-        if k not in ss:
-            ss[k] = v
+        ss[k] = v
     return ui
 
 
@@ -186,25 +186,39 @@ def _apply(spec: dict) -> None:
 
 
 # callbacks -------------------------------------------------------------------------------
+def _keep(key: str) -> None:
+    """on_change of every control: copy its new value into the mirror."""
+    st.session_state[UI][key] = st.session_state[key]
+
+
+def _kw(key: str) -> dict[str, Any]:
+    """Keyword arguments of a mirrored control: its key and the callback that mirrors it."""
+    return {"key": key, "on_change": _keep, "args": (key,)}
+
+
+def _set(key: str, value: Any) -> None:
+    """Set a control (from a callback): mirror and widget state together."""
+    st.session_state[UI][key] = value
+    st.session_state[key] = value
+
+
 def _on_mode() -> None:
-    if st.session_state.get("prof_mode") == "Tiers":
-        rows = _rows_from_profile(get_profile())
-        if rows is not None:
+    _keep("prof_mode")
+    if st.session_state["prof_mode"] == "Tiers":
+        rows = _rows_from_profile(st.session_state[PROFILE])
+        if rows is not None:  # a profile with few levels: edit its tiers
             _rebase_tiers(rows)
-            st.session_state[UI]["prof_tiers_units"] = "count"
-            st.session_state["prof_tiers_units"] = "count"
-            st.session_state[UI]["prof_tiers_total"] = int(sum(r["count"] for r in rows))
-            st.session_state["prof_tiers_total"] = int(sum(r["count"] for r in rows))
+            _set("prof_tiers_units", "count")
+            _set("prof_tiers_total", int(sum(r["count"] for r in rows)))
 
 
 def _new_draw(seed_key: str) -> None:
-    st.session_state[seed_key] = (int(st.session_state.get(seed_key, 0)) + 1) % (
-        share.SEED_MAX + 1
-    )
+    _set(seed_key, (int(st.session_state[UI][seed_key]) + 1) % (share.SEED_MAX + 1))
 
 
 def _on_units() -> None:
     """Convert the tiers between counts and shares of n, keeping the same tiers."""
+    _keep("prof_tiers_units")
     t = st.session_state[TIERS]
     units = st.session_state["prof_tiers_units"]
     rows = [dict(r) for r in t["rows"]]
@@ -214,10 +228,10 @@ def _on_units() -> None:
         for r, c in zip(rows, counts):
             r["share"] = 100.0 * c / total if total > 0 else None
         if total >= 1:
-            st.session_state["prof_tiers_total"] = int(min(total, share.TIER_MAX_USERS))
+            _set("prof_tiers_total", int(min(total, share.TIER_MAX_USERS)))
     else:
         shares = [_num_or_none(r.get("share")) or 0.0 for r in rows]
-        total = int(st.session_state.get("prof_tiers_total") or 1000)
+        total = int(st.session_state[UI]["prof_tiers_total"])
         try:
             counts = share.counts_from_shares(shares, total)
         except ProfileError:
@@ -238,14 +252,14 @@ def _num_or_none(x: Any) -> float | None:
 # the four ways ------------------------------------------------------------------------------
 def _preset_controls(ui: dict) -> dict:
     ui["prof_preset"] = st.selectbox(
-        "Preset", list(PRESETS), format_func=PRESETS.get, key="prof_preset",
+        "Preset", list(PRESETS), format_func=PRESETS.get, **_kw("prof_preset"),
         help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
         "levels at random (log eps uniform), so the seed picks the draw.",
     )
     random = ui["prof_preset"] in share.RANDOM_PRESETS
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui["prof_preset_seed"] = c1.number_input(
-        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, key="prof_preset_seed",
+        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, **_kw("prof_preset_seed"),
         disabled=not random,
         help="Which random draw (same seed = same profile)." if random
         else "This preset is not random.",
@@ -259,7 +273,7 @@ def _preset_controls(ui: dict) -> dict:
 def _seed_input(ui: dict, key: str) -> None:
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui[key] = c1.number_input(
-        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, key=key,
+        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, **_kw(key),
         help="Which random draw (same seed = same profile).",
     )
     c2.button("🎲 New draw", key=key + "_draw", on_click=_new_draw, args=(key,),
@@ -269,7 +283,7 @@ def _seed_input(ui: dict, key: str) -> None:
 def _range_slider(ui: dict, key: str) -> None:
     lo, hi = ui[key]  # (the widget's own state is not read before it is drawn)
     ui[key] = st.select_slider(
-        "Range of eps (log scale)", options=_options(lo, hi), key=key, value=(lo, hi),
+        "Range of eps (log scale)", options=_options(lo, hi), value=(lo, hi), **_kw(key),
         format_func=lambda x: f"{x:g}",
         help="Levels are drawn so that log(eps) is uniform between these two. " + LEVEL_HELP,
     )
@@ -277,7 +291,7 @@ def _range_slider(ui: dict, key: str) -> None:
 
 def _generator_controls(ui: dict) -> dict:
     ui["prof_dist"] = st.radio(
-        "Distribution", list(DISTS), format_func=DISTS.get, key="prof_dist", horizontal=True,
+        "Distribution", list(DISTS), format_func=DISTS.get, **_kw("prof_dist"), horizontal=True,
         help="Log-uniform: levels spread evenly on a log scale. Two groups: a strict group "
         "and a looser one (the paper's two-group remark). Mixture: log-uniform private users "
         "plus a share of public users.",
@@ -285,7 +299,7 @@ def _generator_controls(ui: dict) -> dict:
     d = ui["prof_dist"]
     if d == "log_uniform":
         ui["prof_lu_n"] = st.number_input(
-            "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, key="prof_lu_n",
+            "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, **_kw("prof_lu_n"),
             help=f"How many users (1 to {share.GEN_MAX_N:,}); each draws its own level.",
         )
         _range_slider(ui, "prof_lu_range")
@@ -296,20 +310,20 @@ def _generator_controls(ui: dict) -> dict:
     if d == "two_groups":
         ui["prof_tg_n"] = st.number_input(
             "Users n", min_value=1, max_value=share.TIER_MAX_USERS, step=100,
-            key="prof_tg_n", help="Total users in both groups (tiers: n can be huge).",
+            **_kw("prof_tg_n"), help="Total users in both groups (tiers: n can be huge).",
         )
         ui["prof_tg_frac"] = st.slider(
             "Share of users in group 1", min_value=0.0, max_value=1.0, step=0.01,
-            key="prof_tg_frac", format="%.2f", help="Fraction f of the n users in group 1.",
+            **_kw("prof_tg_frac"), format="%.2f", help="Fraction f of the n users in group 1.",
         )
         e1, e2 = ui["prof_tg_eps1"], ui["prof_tg_eps2"]
         ui["prof_tg_eps1"] = st.select_slider(
-            "Group 1 eps (log scale)", options=_options(e1), key="prof_tg_eps1",
+            "Group 1 eps (log scale)", options=_options(e1), **_kw("prof_tg_eps1"),
             format_func=_fmt_level, help=LEVEL_HELP,
         )
         ui["prof_tg_eps2"] = st.select_slider(
             "Group 2 eps (log scale; far right = public)", options=_options(e2, public=True),
-            key="prof_tg_eps2", format_func=_fmt_level, help=LEVEL_HELP,
+            **_kw("prof_tg_eps2"), format_func=_fmt_level, help=LEVEL_HELP,
         )
         spec = {"kind": d, "n": int(ui["prof_tg_n"]), "frac": float(ui["prof_tg_frac"]),
                 "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
@@ -323,13 +337,13 @@ def _generator_controls(ui: dict) -> dict:
             )
         return spec
     ui["prof_mx_n"] = st.number_input(
-        "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, key="prof_mx_n",
+        "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, **_kw("prof_mx_n"),
         help=f"How many users (1 to {share.GEN_MAX_N:,}).",
     )
     _range_slider(ui, "prof_mx_range")
     ui["prof_mx_public"] = st.slider(
         "Share of public users (eps = ∞)", min_value=0.0, max_value=1.0, step=0.01,
-        key="prof_mx_public", format="%.2f",
+        **_kw("prof_mx_public"), format="%.2f",
         help="This fraction of users is public: their data is used as is.",
     )
     _seed_input(ui, "prof_mx_seed")
@@ -353,7 +367,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     if units == "share":
         ui["prof_tiers_total"] = c2.number_input(
             "Total users n", min_value=1, max_value=share.TIER_MAX_USERS, step=1000,
-            key="prof_tiers_total", help="Shares are turned into whole users adding up to n.",
+            **_kw("prof_tiers_total"), help="Shares are turned into whole users adding up to n.",
         )
     t = st.session_state[TIERS]
     key = f"prof_tiers_editor_{t['gen']}"

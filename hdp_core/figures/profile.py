@@ -54,16 +54,23 @@ def level_histogram(
 
 
 def eps_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
-    """Tick positions (log10 eps) in [lo, hi] and their labels in eps units: powers of ten,
-    with 2 and 5 times them when the range spans fewer than three decades."""
-    mults = (1,) if hi - lo >= 3 else (1, 2, 5)
-    vals, text = [], []
-    for k in range(math.floor(lo) - 1, math.ceil(hi) + 1):
-        for m in mults:
-            x = math.log10(m) + k
-            if lo - 1e-9 <= x <= hi + 1e-9:
-                vals.append(x)
-                text.append(f"{m * 10.0**k:g}")
+    """Tick positions (log10 eps) in [lo, hi] and their labels in eps units: powers of ten
+    over three decades or more; 1, 2, 5 times them over fewer; every digit 1..9 over a
+    narrow range; the range's two ends when even that gives fewer than two ticks."""
+    span = hi - lo
+    choices = [(1,), (1, 2, 5), tuple(range(1, 10))]
+    if span < 3:
+        choices = choices[1:]
+    for mults in choices:
+        vals, text = [], []
+        for k in range(math.floor(lo) - 1, math.ceil(hi) + 1):
+            for m in mults:
+                x = math.log10(m) + k
+                if lo - 1e-9 <= x <= hi + 1e-9:
+                    vals.append(x)
+                    text.append(f"{m * 10.0**k:g}")
+        if len(vals) >= 3:
+            return vals, text
     if len(vals) < 2:  # a very narrow range: label its ends
         vals = [lo, hi]
         text = [f"{10**lo:.3g}", f"{10**hi:.3g}"]
