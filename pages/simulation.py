@@ -28,6 +28,7 @@ SWEEP_POINTS = 60
 DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
 LOADED_NOTE = "sim_loaded_note"
 PAPER_SHOWN = "sim_paper_shown"
+APP_RERUN = "sim_app_rerun"
 
 
 def method_label(m: str) -> str:
@@ -496,9 +497,24 @@ def _fmt_ln(x: float | None) -> str:
     return "−∞" if x is None or not math.isfinite(x) else f"{x:.2f}"
 
 
+def _show_paper() -> None:
+    st.session_state[PAPER_SHOWN] = True
+
+
+def _load_paper_profile(kind: str) -> None:
+    """Button callback: make the paper's ``kind`` profile current (a full rerun follows)."""
+    name = f"paper_{kind}"
+    prof = hdp.paper_profile(kind, experiments.PAPER_N, 0)
+    set_profile(prof, {"kind": "preset", "name": name, "seed": 0}, hdp.PRESETS[name])
+    st.session_state[LOADED_NOTE] = f"Loaded the paper's {kind}-variance profile."
+    st.session_state[APP_RERUN] = True
+
+
 @st.fragment
 def paper_section() -> None:
     """Table 1 reproduced next to the paper's values; offers to load either profile."""
+    if st.session_state.pop(APP_RERUN, False):
+        st.rerun(scope="app")  # the profile changed: every part of the page must follow
     st.header("The paper's experiment (Table 1)")
     st.markdown(
         "n = 1,000 users with log eps uniform on [−4, 2] (**high** variance of eps) or "
@@ -516,9 +532,9 @@ def paper_section() -> None:
         help="Seed of the simulation (the two profiles are always drawn with seed 0).",
     )
     c3.write("")
-    if c3.button("Run the paper's experiment", key="sim_paper_run", type="primary",
-                 help="Simulates both profiles of Table 1 with all six methods."):
-        st.session_state[PAPER_SHOWN] = True
+    c3.button("Run the paper's experiment", key="sim_paper_run", type="primary",
+              on_click=_show_paper,
+              help="Simulates both profiles of Table 1 with all six methods.")
     if not st.session_state.get(PAPER_SHOWN):
         return
     with st.spinner(f"Running Table 1: 2 profiles × {int(trials):,} trials…", show_time=True):
@@ -571,12 +587,10 @@ def paper_section() -> None:
         prof = hdp.paper_profile(kind, experiments.PAPER_N, 0)
         if prof.key == cur.key:
             col.success(f"The {kind}-variance profile is your current profile.")
-        elif col.button(f"Make the {kind}-variance profile current", key=f"sim_load_{kind}",
-                        help="Replaces your current profile (every page will use it)."):
-            name = f"paper_{kind}"
-            set_profile(prof, {"kind": "preset", "name": name, "seed": 0}, hdp.PRESETS[name])
-            st.session_state[LOADED_NOTE] = f"Loaded the paper's {kind}-variance profile."
-            st.rerun()
+        else:
+            col.button(f"Make the {kind}-variance profile current", key=f"sim_load_{kind}",
+                       on_click=_load_paper_profile, args=(kind,),
+                       help="Replaces your current profile (every page will use it).")
 
 
 # page -----------------------------------------------------------------------------------
