@@ -40,11 +40,14 @@ def rmse_real(mse: float, lo: float, hi: float) -> float:
     return math.sqrt(max(float(mse), 0.0)) * range_width(lo, hi)
 
 
-def _log_phi_times_mills(x: float, t: float) -> float:
-    """log(phi(x) * R(t)) with R(t) = (1 - Phi(t))/phi(t), without under/overflow."""
+def _log_phi_times_mills(x: float, lam: float, sign: float) -> float:
+    """log(phi(x) * R(t)) for t = lam + sign * x, R(t) = (1 - Phi(t))/phi(t), without
+    under/overflow. (t^2 - x^2)/2 is evaluated as lam (lam/2 + sign x): t*t - x*x cancels
+    catastrophically when x is huge (data_sd << noise_scale)."""
+    t = lam + sign * x
     if t < 5.0:
         tail = 0.5 * math.erfc(t / math.sqrt(2.0))  # 1 - Phi(t), > 1e-7 here
-        return 0.5 * (t * t - x * x) + math.log(tail)
+        return lam * (0.5 * lam + sign * x) + math.log(tail)
     # continued fraction R(t) = 1/(t + 1/(t + 2/(t + 3/(t + ...)))), fast for t >= 5
     acc = t
     for k in range(40, 0, -1):
@@ -66,8 +69,8 @@ def abs_error_cdf(h: float, data_sd: float, noise_scale: float) -> float:
     x = h / s
     lam_s = s / b
     normal_part = math.erf(x / math.sqrt(2.0))
-    t1 = math.exp(_log_phi_times_mills(x, lam_s - x))
-    t2 = math.exp(_log_phi_times_mills(x, lam_s + x))
+    t1 = math.exp(_log_phi_times_mills(x, lam_s, -1.0))
+    t2 = math.exp(_log_phi_times_mills(x, lam_s, 1.0))
     return min(max(normal_part - (t1 - t2), 0.0), 1.0)
 
 
