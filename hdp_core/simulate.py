@@ -2,7 +2,9 @@
 
 ``exact_mse`` uses each method's closed form. ``simulate_mse`` runs Monte Carlo with common
 random numbers: in each trial every method sees the same data; each method draws its own
-noise from its own stream (so adding a method never changes another's numbers). Work is
+noise from its own stream, so adding a method leaves the others' numbers unchanged (except
+that with SM and tiers of more than EXPAND_MAX users the data stream also draws SM's split of
+each tier into kept and dropped users, which re-draws the shared data). Work is
 vectorised over users and trials and chunked so memory stays bounded.
 
 Large tiers (more than EXPAND_MAX users) are never simulated user by user: their data sums are
