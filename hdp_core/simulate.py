@@ -3,12 +3,12 @@
 ``exact_mse`` uses each method's closed form. ``simulate_mse`` runs Monte Carlo with common
 random numbers: in each trial every method sees the same data; each method draws its own
 noise from its own stream, so adding a method leaves the others' numbers unchanged (except
-that with SM and tiers of more than EXPAND_MAX users the data stream also draws SM's split of
-each tier into kept and dropped users, which re-draws the shared data). Work is
+that when tiers are drawn in aggregate, see below, the data stream also draws SM's split of
+each such tier into kept and dropped users, which re-draws the shared data). Work is
 vectorised over users and trials and chunked so memory stays bounded.
 
-Large tiers (more than EXPAND_MAX users) are never simulated user by user: their data sums are
-drawn in aggregate, exactly for TwoPoint (binomial) and from the normal approximation for
+Large tiers (more than EXPAND_MAX users; for TwoPoint data any tier of more than one user) are
+never simulated user by user: their data sums are drawn in aggregate, exactly for TwoPoint (binomial) and from the normal approximation for
 other distributions, in which case the result is marked ``approximate``.
 """
 
