@@ -4,9 +4,10 @@ With levels sorted ascending, Algorithm 1 sets r_1 = eps_1 and
 r_{k+1} = min(eps_{k+1}, (||r_1^k||_2^2 + 8) / ||r_1^k||_1)            (eq. thm2-r-def).
 By the saturation lemma (lem:sat) this is r_i = min(eps_i, tau*) for one level tau*, the
 root of G(t) = sum_{eps_i < t} eps_i (t - eps_i) = 8 (G is increasing, and t*||eps_<t||_1 -
-||eps_<t||_2^2 >= 8 is exactly the paper's test eps_{k+1} >= tau_k). So tau* is found by
-selection (np.partition, expected O(n)) for per-user profiles and in O(k log k) for k tiers,
-and the weights need no sort. Weights w = r / ||r||_1, Laplace noise scale eta = 1/||r||_1,
+||eps_<t||_2^2 >= 8 is exactly the paper's test eps_{k+1} >= tau_k). So tau* is found without
+a full sort for large per-user profiles (a sampled bracket checked exactly, else selection
+with np.partition, expected O(n)) and in O(k log k) for k tiers, and the weights need no
+sort. Weights w = r / ||r||_1, Laplace noise scale eta = 1/||r||_1,
 worst-case MSE f(r) = (||r||_2^2 + 8) / (4 ||r||_1^2) capped at 1/4 (Theorem 2, thm:UB).
 """
 
@@ -68,6 +69,84 @@ def _first_saturated_select(a: np.ndarray):
     return tau, sat or known_sat
 
 
+_BRACKET_MIN = 1 << 17  # per-user profiles above this size use a sampled bracket first
+_SAMPLE = 1 << 14
+
+
+def _first_saturated_bracket(lv: np.ndarray):
+    """(tau, saturated, s1, s2) for per-user levels ``lv`` (0 and inf allowed, any order), with
+    public users counted as saturated and s1 = ||r||_1, s2 = ||r||_2^2 of the solution
+    r = min(lv, tau); None when the guess below misses (the caller then selects).
+
+    A random sample (fixed seed) estimates where G crosses 8; the levels below hi are taken
+    out in one pass, those in [lo, hi) sorted, those below lo only summed. The bracket is
+    accepted only if G(lo) < 8 (everyone below is unsaturated) and either the first saturated
+    level lies inside it, or nothing lies above it, or G(hi) >= 8, or everything above is
+    public: then the answer is exact whatever the sample was."""
+    n = lv.size
+    rng = np.random.default_rng(n)
+    samp = lv[rng.integers(0, n, _SAMPLE)]
+    samp = np.sort(samp[np.isfinite(samp)])
+    if samp.size < 2:
+        return None
+    c1 = np.cumsum(samp)
+    c2 = np.cumsum(samp * samp)
+    hit = (samp[1:] * c1[:-1] - c2[:-1]) * (n / _SAMPLE) >= 8.0
+    j = int(np.argmax(hit)) + 1 if hit.any() else samp.size
+    margin = 2 * math.isqrt(j) + 8
+    lo = float(samp[j - margin]) if j > margin else 0.0
+    hi = float(samp[j + margin]) if j + margin < samp.size else math.inf
+    cand = lv[lv < hi]  # the one pass over everything; usually a small share of users
+    n_above = n - cand.size  # levels >= hi (all public ones among them)
+    below = cand < lo
+    low = cand[below]
+    s1 = float(low.sum())
+    s2 = float(np.dot(low, low))
+    if lo * s1 - s2 >= 8.0:  # saturation starts below lo: the guess missed
+        return None
+    mid = cand[~below]
+    mid = np.sort(mid[mid > 0])
+    if mid.size == 0:
+        return None
+    p1 = s1 + np.concatenate(([0.0], np.cumsum(mid)))
+    p2 = s2 + np.concatenate(([0.0], np.cumsum(mid * mid)))
+    if p1[-1] <= 0:
+        return None
+    g = mid * p1[:-1] - p2[:-1]  # G at each level, using the users before it
+    first = np.flatnonzero(g >= 8.0)
+    if first.size:
+        k = int(first[0])
+    elif n_above == 0:  # nobody saturates
+        return math.inf, False, float(p1[-1]), float(p2[-1])
+    elif math.isinf(hi) or hi * p1[-1] - p2[-1] >= 8.0:  # the first level >= hi saturates
+        k = mid.size
+    else:
+        return None
+    tau = (p2[k] + 8.0) / p1[k]
+    n_sat = n_above + (mid.size - k)
+    return float(tau), True, float(p1[k] + tau * n_sat), float(p2[k] + tau * tau * n_sat)
+
+
+def _solve_per_user(lv: np.ndarray) -> tuple[float, float | None, float | None] | None:
+    """(tau*, s1, s2) for per-user levels (0 and inf allowed): tau* = math.inf when nothing
+    saturates; s1 = ||r||_1 and s2 = ||r||_2^2 when already known, else None. Returns None
+    when no user has 0 < eps < inf."""
+    if lv.size > _BRACKET_MIN:
+        res = _first_saturated_bracket(lv)
+        if res is not None:
+            return res[0], res[2], res[3]
+    a = lv[(lv > 0) & (lv < math.inf)]
+    if a.size == 0:
+        return None
+    has_public = bool(np.isinf(lv).any())
+    if a.size <= _SELECT_MIN:
+        a = np.sort(a)  # ties need no grouping: a tie adds 0 to G
+        tau, sat = _first_saturated_sorted(a, np.ones(a.size))
+    else:
+        tau, sat = _first_saturated_select(a)
+    return (float(tau) if (sat or has_public) else math.inf), None, None
+
+
 def saturation_level(eps: Any) -> float:
     """tau*, the level every looser user is capped at (math.inf when nothing saturates).
 
@@ -76,6 +155,9 @@ def saturation_level(eps: Any) -> float:
     """
     prof = as_profile(eps)
     lv, ct = prof.levels, prof.counts
+    if not prof.is_tiered:
+        res = _solve_per_user(lv)
+        return math.inf if res is None else res[0]
     finite = np.isfinite(lv) & (lv > 0) & (ct > 0)
     n_public = int(ct[np.isinf(lv)].sum())
     if not finite.any():
@@ -173,6 +255,16 @@ def adpm(eps: Any) -> ADPMSolution:
     """
     prof = as_profile(eps)
     lv, ct = prof.levels, prof.counts
+    if not prof.is_tiered:  # one user per entry: no counts to weigh, no inactive entries
+        res = _solve_per_user(lv)
+        if res is not None:
+            tau, s1, s2 = res
+            r = np.minimum(lv, tau)
+            if s1 is None or s2 is None:
+                s1, s2 = float(r.sum()), float(np.dot(r, r))
+            saturated = lv >= tau if math.isfinite(tau) else np.zeros(lv.size, dtype=bool)
+            return ADPMSolution(prof, r, r * (1.0 / s1), 1.0 / s1, tau,
+                                (s2 + 8.0) / s1 / s1 / 4.0, saturated)
     active = ct > 0
     public = np.isinf(lv) & active
     n_public = int(ct[public].sum())

@@ -75,7 +75,15 @@ def lower_bound_H(eps: Any) -> float:
     O(n) after sorting for per-user profiles, O(k) after sorting k tiers. Public users add
     nothing to ||eps||_1 prefixes they are not part of; eps = 0 users count in n.
     """
-    lv, ct = as_profile(eps).grouped()
+    prof = as_profile(eps)
+    if not prof.is_tiered:  # one level per user: D(i) for every i from one sorted cumsum
+        e = np.sort(prof.levels)
+        n = e.size
+        s = np.cumsum(e)  # inf from the first public user on: D = inf there
+        d = s * s + (n - np.arange(1.0, n + 1.0))  # D(1..n); D(0) = n
+        best = min(float(n), float(d.min()))
+        return math.inf if best <= 0 else 1.0 / best
+    lv, ct = prof.grouped()
     return _h_grouped(lv, ct.astype(np.float64))
 
 

@@ -114,6 +114,9 @@ def _levels_array(values: Any, what: str = "level") -> np.ndarray:
         arr = seq.astype(np.float64)
     if arr.size == 0:
         raise ProfileError("the profile is empty: give at least one privacy level")
+    low = arr.min()  # one pass: NaN propagates through min, and so does any negative
+    if low >= 0:
+        return arr
     bad = np.isnan(arr)
     if bad.any():
         i = int(np.argmax(bad))
@@ -222,21 +225,25 @@ class EpsilonProfile:
         if data is not None:
             data = np.ascontiguousarray(data, dtype=np.float64)
             data.setflags(write=False)
-        h = hashlib.blake2b(digest_size=16)
-        h.update(b"T" if tiered else b"V")
-        h.update(levels.tobytes())
-        h.update(counts.tobytes())
-        if names:
-            h.update("\x1f".join(names).encode())
-        if data is not None:
-            h.update(data.tobytes())
-        return cls(levels, counts, tiered, names, data, h.hexdigest())
+        return cls(levels, counts, tiered, names, data)
 
     # basic facts ----------------------------------------------------------------------------
     @property
     def key(self) -> str:
-        """Hex digest identifying this profile (for caches)."""
-        return self._key
+        """Hex digest identifying this profile (for caches); computed on first use."""
+        return self._key or self._digest
+
+    @cached_property
+    def _digest(self) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(b"T" if self.is_tiered else b"V")
+        h.update(self.levels)  # contiguous arrays: hashed in place, no copy
+        h.update(self.counts)
+        if self.names:
+            h.update("\x1f".join(self.names).encode())
+        if self.data is not None:
+            h.update(self.data)
+        return h.hexdigest()
 
     @property
     def n(self) -> int:

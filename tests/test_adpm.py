@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hdp_core as hdp
-from hdp_core.adpm import _SELECT_MIN
+from hdp_core.adpm import _BRACKET_MIN, _SAMPLE, _SELECT_MIN, _first_saturated_bracket
 
 INF = math.inf
 
@@ -327,6 +327,63 @@ def test_large_per_user_profiles_match_the_sorted_path(n, n_levels, seed, scale)
     assert a.objective == pytest.approx(b.objective, rel=1e-9)
     assert (a.saturated == b.saturated).all()
     np.testing.assert_allclose(a.r, b.r, rtol=1e-9)
+
+
+def _sorted_path(eps: np.ndarray) -> hdp.ADPMSolution:
+    """ADPM through the tier code (np.unique + one sorted scan), as a reference."""
+    return hdp.adpm(hdp.EpsilonProfile.from_tiers(eps, np.ones(eps.size, dtype=np.int64)))
+
+
+def _assert_same(a: hdp.ADPMSolution, b: hdp.ADPMSolution) -> None:
+    if math.isinf(b.saturation_level):
+        assert math.isinf(a.saturation_level)
+    else:
+        assert a.saturation_level == pytest.approx(b.saturation_level, rel=1e-9)
+    assert a.objective == pytest.approx(b.objective, rel=1e-9)
+    assert (a.saturated == b.saturated).all()
+    np.testing.assert_allclose(a.r, b.r, rtol=1e-9)
+
+
+@settings(max_examples=10)
+@given(
+    st.integers(_BRACKET_MIN + 1, 2 * _BRACKET_MIN),
+    st.sampled_from(["loguniform", "few", "tight", "public", "zeros", "sorted", "rare"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_bracket_path_matches_the_sorted_path(n, kind, seed):
+    rng = np.random.default_rng(seed)
+    eps = np.exp(rng.uniform(-4, 2, n))
+    if kind == "few":
+        eps = np.exp(rng.uniform(-4, 2, 5))[rng.integers(0, 5, n)]
+    elif kind == "tight":  # spread too small to saturate anyone
+        eps = 1.0 + 1e-7 * rng.random(n)
+    elif kind == "public":
+        eps[rng.random(n) < 0.3] = INF
+    elif kind == "zeros":
+        eps[rng.random(n) < 0.3] = 0.0
+    elif kind == "sorted":
+        eps = np.sort(eps)[::-1].copy()
+    elif kind == "rare":  # saturation decided by a handful of users the sample rarely sees
+        eps = np.full(n, 1e6)
+        eps[rng.integers(0, n, 10)] = 5.0
+    _assert_same(hdp.adpm(eps), _sorted_path(eps))
+    assert hdp.saturation_level(eps) == hdp.adpm(eps).saturation_level
+
+
+def test_bracket_is_used_and_falls_back_when_the_sample_misses():
+    rng = np.random.default_rng(5)
+    n = 3 * _BRACKET_MIN
+    eps = np.exp(rng.uniform(-4, 2, n))
+    assert _first_saturated_bracket(eps) is not None  # the fast path really runs
+    # white box: put the 10 decisive users where the fixed-seed sample does not look
+    sampled = np.random.default_rng(n).integers(0, n, _SAMPLE)
+    unseen = np.setdiff1d(np.arange(n), sampled)
+    rare = np.full(n, 1e6)
+    rare[rng.choice(unseen, 10, replace=False)] = 5.0
+    assert _first_saturated_bracket(rare) is None  # missed: selection takes over
+    sol = hdp.adpm(rare)
+    assert sol.saturation_level == pytest.approx((10 * 25 + 8) / 50, rel=1e-12)
+    assert sol.n_saturated == n - 10
 
 
 def test_large_two_level_profile_saturates():
