@@ -25,7 +25,8 @@ from pages.common import get_profile
 
 _HASH = {EpsilonProfile: lambda p: p.key}
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
-MODES = {"scale": "Scale every eps by a factor", "n": "Grow or shrink the number of users"}
+MODES = {"Scale every eps": "scale", "Number of users": "n"}
+"""Sweep modes: the label (also the value in a shared link's bnd_mode) and the sweep kind."""
 
 K_MODE, K_SCALE, K_N = "bnd_mode", "bnd_scale", "bnd_n"
 K_BASELINES, K_GUIDES = "bnd_baselines", "bnd_guides"
@@ -90,8 +91,8 @@ def _headline(b: dict) -> None:
     c3.metric("Gap: upper / lower", _g(ratio), help=(
         "How far apart the two bounds are. Theorem 4 guarantees at most 443 × 512 = 226,816; "
         "most of it is the loose constant 1/512 of the lower bound."))
-    fh = b["f"] / b["H"] if b["H"] > 0 else math.inf
-    c4.metric("f / H", _g(fh), help=(
+    fh = b["f"] / b["H"] if 0 < b["H"] < math.inf else math.inf
+    c4.metric("f / H", _g(fh) if math.isfinite(b["f"]) else "—", help=(
         "ADPM's uncapped worst case over H(eps). Theorem 4 proves f/H ≤ 443; the paper's "
         "experiments suggest it is at most 4."))
     st.markdown(
@@ -112,11 +113,12 @@ def _glance(b: dict) -> None:
 
 def _sweep_section(prof: EpsilonProfile) -> None:
     st.subheader("Sweep: from strict to loose privacy, from few to many users")
-    mode = st.radio("Sweep", list(MODES), format_func=MODES.get, horizontal=True, key=K_MODE,
-                    bind="query-params", help=(
+    label = st.radio("Sweep", list(MODES), horizontal=True, key=K_MODE,
+                     bind="query-params", help=(
                         "Scale: multiply every user's eps by the same factor (smaller = more "
                         "privacy for everyone). Users: change n, keeping the share of users at "
                         "each level."))
+    mode = MODES[label]
     c1, c2, c3 = st.columns([4, 1, 1])
     if mode == "scale":
         e = c1.slider("Scale factor c (log10)", -3.0, 3.0, 0.0, sat.SWEEP_STEP, format="10^%.1f",
@@ -265,9 +267,13 @@ try:
 except (ProfileError, ValueError) as exc:
     st.error(f"This profile cannot be analysed: {exc}")
 else:
+    if prof.n_excluded == prof.n:
+        st.warning("Every user has eps = 0: no data may be used, so every method outputs a "
+                   "constant and the worst-case MSE is 1/4. Change the profile on the Profile "
+                   "page.")
     _headline(b)
     _glance(b)
     _sweep_section(prof)
     _scatter_section(b)
     _units_section(prof)
-    _reproduce(st.session_state.get(K_MODE, "scale"))
+    _reproduce(MODES.get(st.session_state.get(K_MODE), "scale"))

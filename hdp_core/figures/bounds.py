@@ -39,6 +39,8 @@ def sweep_figure(
     bound (H ∧ 1/4)/512 with the band between them shaded (the minimax risk lies inside), each
     method in ``methods`` in its colour, optional regime guides, and point ``marker`` marked."""
     x = sweep.x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = sweep.ratio  # NaN where f and H are both infinite (no data may be used)
     fig = go.Figure()
     fig.add_scatter(
         x=x, y=sweep.lower, mode="lines", name="lower bound (H ∧ 1/4)/512 (Thm 3)",
@@ -48,7 +50,7 @@ def sweep_figure(
     fig.add_scatter(
         x=x, y=sweep.upper, mode="lines", name="ADPM worst case f ∧ 1/4 (Thm 2)",
         line=dict(color=METHOD_COLORS["ADPM"], width=3), fill="tonexty", fillcolor=BAND_FILL,
-        customdata=np.column_stack([sweep.ratio, sweep.tau]),
+        customdata=np.column_stack([ratio, sweep.tau]),
         hovertemplate="x = %{x:.4g}<br>ADPM worst case %{y:.3e}<br>f/H = %{customdata[0]:.3g}"
                       "<br>tau* = %{customdata[1]:.4g}<extra></extra>",
     )

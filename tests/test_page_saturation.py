@@ -1,0 +1,198 @@
+"""Saturation page (AppTest): every control, several kinds of profile, no exception anywhere,
+and the numbers on screen against closed forms (two groups: tau* = eps1 + 8/(n1 eps1))."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import hdp_core as hdp
+from hdp_core import saturation as sat
+from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
+
+INF = math.inf
+
+PROFILES = {
+    "per_user": lambda: hdp.paper_profile("high", 400, seed=1),
+    "tiered_huge": lambda: hdp.EpsilonProfile.from_tiers(
+        [0.1, 1.0, INF], [10**12, 10**11, 10**6], ["Strict", "Relaxed", "Public"]),
+    "two_groups": lambda: hdp.preset("two_groups"),
+    "all_public": lambda: hdp.EpsilonProfile.from_values([INF] * 20),
+    "with_zeros": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.05, 0.2, 1.0, 5.0, INF]),
+    "all_zero": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.0]),
+}
+
+
+def show(app, prof, page="saturation"):
+    """Run the app, make ``prof`` current through session state, open ``page``."""
+    app.run()
+    app.session_state[PROFILE] = prof
+    app.session_state[PROFILE_SPEC] = None
+    app.session_state[PROFILE_LABEL] = "test profile"
+    app.switch_page(f"pages/{page}.py").run()
+    return app
+
+
+def ok(at):
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def metric(at, label):
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def widget(at, kind, key):
+    found = [w for w in at.get(kind) if w.key == key]
+    assert found, f"no {kind} {key!r}"
+    return found[0]
+
+
+@pytest.mark.parametrize("kind", list(PROFILES))
+def test_page_renders_for_every_kind_of_profile(app, kind):
+    prof = PROFILES[kind]()
+    at = show(app, prof)
+    ok(at)
+    charts = at.get("plotly_chart")
+    usable = prof.n > prof.n_excluded
+    # the curve, the phase diagram and the trace (nothing to trace if no data may be used)
+    assert len(charts) == (3 if usable else 1)
+    downloads = at.get("download_button")
+    assert len(downloads) == (1 if usable else 0)
+    if usable:
+        assert downloads[0].proto.label.startswith("Download")
+        assert downloads[0].proto.url.endswith(".csv")
+    sol = hdp.adpm(prof)
+    if usable:
+        tau = metric(at, "Saturation level tau*")
+        assert tau == (f"{sol.saturation_level:.4g}" if math.isfinite(sol.saturation_level)
+                       else "none")
+        assert metric(at, "Users capped at tau*") == f"{sol.n_saturated:,}"
+        table = at.dataframe[0].value
+        assert int(table["users"].sum()) == prof.n
+        assert table["share of total weight"].sum() == pytest.approx(1.0, rel=1e-9)
+    # a profile of more than 50 users gets the teaching example, smaller ones a toggle
+    toggles = [t.key for t in at.toggle]
+    assert ("sat_trace_example" in toggles) == (prof.n <= 50)
+
+
+def test_two_groups_numbers_match_the_closed_form(app):
+    at = show(app, hdp.preset("two_groups"))  # 900 users at 0.1, 100 at 1.0
+    ok(at)
+    tau = 0.1 + 8.0 / (900 * 0.1)
+    assert metric(at, "Saturation level tau*") == f"{tau:.4g}"
+    assert metric(at, "Users capped at tau*") == "100"
+    assert metric(at, "They get") == f"{tau:.4g}"
+    # the phase controls start from the profile: n = 1000, f = 0.9, eps1 = 0.1
+    assert widget(at, "number_input", "sat_phase_n").value == 1000
+    assert widget(at, "slider", "sat_phase_f").value == pytest.approx(0.9)
+    assert widget(at, "number_input", "sat_phase_eps1").value == pytest.approx(0.1)
+    assert metric(at, "The looser group saturates from eps2 =") == f"{tau:.4g}"
+    assert any("saturated" in m.value and "two groups" in m.value for m in at.markdown)
+
+
+def test_tiered_profile_with_huge_counts(app):
+    prof = PROFILES["tiered_huge"]()
+    at = show(app, prof)
+    ok(at)
+    tau = 0.1 + 8.0 / (10**12 * 0.1)
+    assert metric(at, "Saturation level tau*") == f"{tau:.4g}"
+    assert metric(at, "Users capped at tau*") == f"{10**11 + 10**6:,}"
+    table = at.dataframe[0].value
+    assert list(table["group"]) == ["Strict", "Relaxed", "Public"]
+    assert list(table["users"]) == [10**12, 10**11, 10**6]
+    np.testing.assert_allclose(table["granted eps"], [0.1, tau, tau], rtol=1e-12)
+
+
+def test_phase_controls(app):
+    at = show(app, hdp.paper_profile("high", 300, seed=2))
+    ok(at)
+    widget(at, "number_input", "sat_phase_n").set_value(5000).run()
+    widget(at, "slider", "sat_phase_f").set_value(0.25).run()
+    widget(at, "number_input", "sat_phase_eps1").set_value(0.02).run()
+    ok(at)
+    want = 0.02 + 8.0 / (5000 * 0.25 * 0.02)
+    assert metric(at, "The looser group saturates from eps2 =") == f"{want:.4g}"
+    spec = at.get("plotly_chart")[1].proto.spec
+    assert "n = 5,000 users" in spec and "0.25" in spec
+
+
+def test_trace_stepper_on_the_teaching_example(app):
+    at = show(app, hdp.paper_profile("high", 300, seed=2))  # > 50 users: teaching example
+    ok(at)
+    e = np.sort(sat.teaching_example().levels)
+    step = widget(at, "slider", "sat_trace_step")
+    assert step.value == 1 and step.max == 50
+    table = at.dataframe[-1].value
+    assert len(table) == 1 and table.iloc[0, 1] == pytest.approx(e[0])
+    step.set_value(30).run()
+    ok(at)
+    assert len(at.dataframe[-1].value) == 30
+    assert any(i.value.startswith("Step 30:") for i in at.info)
+    widget(at, "button", "sat_trace_next").click().run()
+    assert widget(at, "slider", "sat_trace_step").value == 31
+    assert any(i.value.startswith("Step 31:") for i in at.info)
+    widget(at, "button", "sat_trace_prev").click().run()
+    widget(at, "button", "sat_trace_prev").click().run()
+    ok(at)
+    assert widget(at, "slider", "sat_trace_step").value == 29
+    # the first saturated step says so, with tau* = the curve's saturation level
+    trace = hdp.adpm_trace(sat.teaching_example())
+    k = int(np.argmax(trace.saturated)) + 1
+    widget(at, "slider", "sat_trace_step").set_value(k).run()
+    text = next(i.value for i in at.info if i.value.startswith(f"Step {k}:"))
+    assert "saturation!" in text
+    # the end clamps
+    widget(at, "slider", "sat_trace_step").set_value(50).run()
+    widget(at, "button", "sat_trace_next").click().run()
+    ok(at)
+    assert widget(at, "slider", "sat_trace_step").value == 50
+
+
+def test_trace_toggle_on_a_small_profile(app):
+    prof = PROFILES["with_zeros"]()  # 7 users, 2 with eps = 0
+    at = show(app, prof)
+    ok(at)
+    step = widget(at, "slider", "sat_trace_step")
+    assert step.max == 5  # the two eps = 0 users are left out of the recursion
+    step.set_value(5).run()
+    ok(at)
+    assert np.isinf(at.dataframe[-1].value.iloc[-1, 1])  # the public user comes last
+    widget(at, "toggle", "sat_trace_example").set_value(True).run()
+    ok(at)
+    step = widget(at, "slider", "sat_trace_step")
+    assert step.max == 50 and step.value == 5  # kept, as it is still in range
+    widget(at, "slider", "sat_trace_step").set_value(40).run()
+    widget(at, "toggle", "sat_trace_example").set_value(False).run()
+    ok(at)
+    step = widget(at, "slider", "sat_trace_step")
+    assert step.max == 5 and step.value == 5  # clamped to the smaller profile
+
+
+def test_step_beyond_a_new_smaller_profile_is_clamped(app):
+    at = show(app, hdp.paper_profile("high", 300, seed=2))
+    widget(at, "slider", "sat_trace_step").set_value(45).run()
+    at.session_state[PROFILE] = hdp.EpsilonProfile.from_values([0.1, 0.2, 0.3, 5.0])
+    at.run()
+    ok(at)
+    assert widget(at, "slider", "sat_trace_step").value <= 4
+
+
+def test_single_user_profile_has_no_stepper(app):
+    at = show(app, hdp.EpsilonProfile.from_values([0.3]))
+    ok(at)
+    assert not [s for s in at.slider if s.key == "sat_trace_step"]
+    assert any(i.value.startswith("Step 1:") for i in at.info)
+
+
+def test_large_profile_is_downsampled(app):
+    prof = hdp.presets.log_uniform(30_000, math.exp(-4), math.exp(2))
+    at = show(app, prof)
+    ok(at)
+    assert any("of 30,000 users are drawn" in c.value for c in at.caption)
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert len(spec) < 2_000_000  # thousands of points, not 30 000 per trace
