@@ -1,0 +1,1137 @@
+"""Tier menus for product design: what each privacy tier really gets, and what a target
+accuracy takes.
+
+A *menu* is a short list of named tiers (a privacy level eps > 0, or public = +inf, and the
+share of users expected to pick it), a total number of users and the data's range in real
+units. Everything here is exact and cheap for any number of users: tiers are never expanded.
+
+* :func:`evaluate_menu`: each tier's granted privacy r_j = min(eps_j, tau*) (saturation lemma,
+  lem:sat), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
+  baselines (RMSE and a 95% error half-width), and the loosest level worth offering.
+* Accuracy-first solvers: :func:`min_users`, :func:`strictest_level`, :func:`share_to_move`.
+  Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
+  and returns a :class:`DesignAnswer` that says plainly when the target cannot be met.
+* :func:`share_sweep`: the what-if curve when share moves between two tiers.
+* JSON files and links: :func:`menu_to_json`, :func:`menu_from_json`, :func:`encode_link`,
+  :func:`decode_link` (strict validation, :class:`MenuError` naming what is wrong).
+
+Units. hdp_core's data lives in [-0.5, 0.5]; data in [low, high] is mapped there by an affine
+map, so errors scale by R = high - low (hdp_core.units). "Worst-case data" is data as spread
+out as the range allows (half the users at each end, standard deviation R/2): the RMSE is then
+an upper bound for any data in the range (Theorem 2). The 95% half-width h solves
+P(|error| <= h) = 0.95 with the data part of the error taken as normal (central limit theorem;
+accurate beyond a few dozen users) and the exact Laplace noise (hdp_core.units).
+
+Why tiers get integer users by Webster's method. Shares become whole numbers of users by
+Webster (Sainte-Laguë) apportionment, which is *house monotone*: adding one user to the total
+never takes a user away from any tier. Adding a user never makes ADPM's optimum worse (give
+them weight 0), so the error is non-increasing in the total number of users and the search for
+the minimum number of users is exact. (Largest-remainder rounding, used for profiles, can move
+a user from one tier to another when the total grows: the Alabama paradox.)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .adpm import ADPMSolution, adpm
+from .profile import MAX_TOTAL_USERS, EpsilonProfile, ProfileError, format_eps
+from .simulate import get_method
+from .units import error_half_width, range_width
+
+__all__ = [
+    "EPS_MAX",
+    "EPS_MIN",
+    "LEVEL",
+    "MAX_LINK_CHARS",
+    "MAX_MENU_BYTES",
+    "MAX_NAME_CHARS",
+    "MAX_TIERS",
+    "MAX_USERS",
+    "METRICS",
+    "SHARE_TOLERANCE",
+    "TEMPLATES",
+    "DesignAnswer",
+    "ErrorSummary",
+    "Menu",
+    "MenuError",
+    "MenuReport",
+    "ShareSweep",
+    "Tier",
+    "apportion",
+    "decode_link",
+    "default_menu",
+    "encode_link",
+    "evaluate_menu",
+    "make_menu",
+    "menu_error",
+    "menu_from_dict",
+    "menu_from_json",
+    "menu_to_dict",
+    "menu_to_json",
+    "min_users",
+    "move_share",
+    "profile_errors",
+    "report_to_csv",
+    "share_sweep",
+    "share_to_move",
+    "shares_note",
+    "strictest_level",
+    "template_menu",
+]
+
+MAX_TIERS = 10
+"""Most tiers a menu may have."""
+EPS_MIN = 1e-4
+"""Strictest finite level a tier may have (also the floor of :func:`strictest_level`)."""
+EPS_MAX = 1e4
+"""Loosest finite level a tier may have (use public for no privacy)."""
+MAX_USERS = MAX_TOTAL_USERS
+"""Largest total number of users (10^15)."""
+MAX_NAME_CHARS = 40
+MAX_UNIT_CHARS = 20
+MAX_MENU_BYTES = 64 * 1024
+"""Largest JSON menu file accepted."""
+MAX_LINK_CHARS = 4000
+"""Longest ``menu`` link parameter accepted."""
+SHARE_TOLERANCE = 0.01
+"""Shares in a file must add up to 100 within this many percentage points."""
+LEVEL = 0.95
+"""Coverage of the error half-width."""
+METRICS = ("rmse", "half_width")
+"""Accuracy measures a target can be given in: RMSE or the 95% error half-width."""
+FORMAT = "hdp-explorer tier menu"
+VERSION = 1
+
+_TOP_KEYS = {"format", "version", "n_users", "data_range", "data_sd", "tiers", "results"}
+_TIER_KEYS = {"name", "eps", "share_percent"}
+_RANGE_KEYS = {"low", "high", "unit"}
+
+
+class MenuError(ProfileError):
+    """Invalid tier menu; the message says which field is wrong and why."""
+
+
+# menus --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tier:
+    """One offered tier: a name, a privacy level (> 0; inf = public) and the percentage of
+    users expected to choose it."""
+
+    name: str
+    eps: float
+    share_percent: float
+
+
+@dataclass(frozen=True)
+class Menu:
+    """A validated menu of tiers (build it with :func:`make_menu` or :func:`menu_from_dict`).
+
+    ``n_users`` users in total; data in [low, high] (real units ``unit``); ``data_sd`` the
+    data's standard deviation in real units, or None for the worst case (R/2).
+    """
+
+    tiers: tuple[Tier, ...]
+    n_users: int
+    low: float = 0.0
+    high: float = 1.0
+    unit: str = ""
+    data_sd: float | None = None
+    _key: str = field(default="", repr=False, compare=False)
+
+    @property
+    def k(self) -> int:
+        """Number of tiers."""
+        return len(self.tiers)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tiers)
+
+    @property
+    def levels(self) -> np.ndarray:
+        """Privacy level of each tier (inf = public)."""
+        return np.array([t.eps for t in self.tiers], dtype=np.float64)
+
+    @property
+    def shares(self) -> np.ndarray:
+        """Share of users in each tier as fractions summing to 1."""
+        p = np.array([t.share_percent for t in self.tiers], dtype=np.float64)
+        return p / p.sum()
+
+    @property
+    def width(self) -> float:
+        """R = high - low, the width of the data range (real units)."""
+        return self.high - self.low
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Users per tier: Webster apportionment of n_users by the shares (sums to n_users)."""
+        return apportion([t.share_percent for t in self.tiers], self.n_users)
+
+    def to_profile(self, counts: Any = None) -> EpsilonProfile:
+        """The menu as a tiered EpsilonProfile (``counts`` overrides the apportioned ones)."""
+        ct = self.counts if counts is None else counts
+        return EpsilonProfile.from_tiers(self.levels, ct, self.names)
+
+    @property
+    def key(self) -> str:
+        """Hex digest of the menu's canonical JSON (for caches)."""
+        if not self._key:
+            text = json.dumps(menu_to_dict(self), sort_keys=True, separators=(",", ":"))
+            object.__setattr__(self, "_key", hashlib.blake2b(text.encode(), digest_size=16)
+                               .hexdigest())
+        return self._key
+
+    # derived menus ------------------------------------------------------------------------
+    def with_n_users(self, n: int) -> Menu:
+        """The same menu with ``n`` users in total."""
+        return make_menu(self.names, self.levels, self._pcts(), n, self.low, self.high,
+                         self.unit, self.data_sd)
+
+    def with_eps(self, tier: int, eps: float) -> Menu:
+        """The same menu with tier ``tier`` (0-based) at level ``eps``."""
+        lv = list(self.levels)
+        lv[tier] = eps
+        return make_menu(self.names, lv, self._pcts(), self.n_users, self.low, self.high,
+                         self.unit, self.data_sd)
+
+    def with_counts(self, counts: Sequence[int]) -> Menu:
+        """The same menu with shares counts/n (whole users; apportioned back exactly)."""
+        ct = [int(c) for c in counts]
+        n = sum(ct)
+        pcts = [100.0 * c / n for c in ct]
+        return make_menu(self.names, self.levels, pcts, n, self.low, self.high, self.unit,
+                         self.data_sd, normalise=True)
+
+    def _pcts(self) -> list[float]:
+        return [t.share_percent for t in self.tiers]
+
+
+def apportion(shares: Sequence[float], n: int) -> np.ndarray:
+    """Whole users per tier summing to ``n``, by Webster's (Sainte-Laguë) divisor method.
+
+    Tier j's m-th user has priority s_j / (m + 1/2); the n users go to the n highest priorities
+    (ties to the earlier tier). Exact rational arithmetic, so the result is house monotone:
+    raising n never lowers any tier's count. Returns int64 counts.
+    """
+    n = int(n)
+    if n < 0:
+        raise MenuError(f"the number of users must be ≥ 0, got {n}")
+    fr = [Fraction(float(s)) for s in shares]
+    if any(f < 0 for f in fr):
+        raise MenuError("shares must be ≥ 0")
+    total = sum(fr)
+    if total <= 0:
+        raise MenuError("all shares are 0: at least one tier needs users")
+    q = [f / total * n for f in fr]  # exact quotas
+    # users whose priority s_j/(m+1/2) exceeds 1/n, i.e. m < q_j - 1/2
+    c = [max(0, math.ceil(x - Fraction(1, 2))) if x > 0 else 0 for x in q]
+
+    def pri(j: int, m: int) -> Fraction:
+        return fr[j] / (m + Fraction(1, 2))
+
+    s = sum(c)
+    while s < n:  # add the highest remaining priorities (earlier tier first at ties)
+        j = max(range(len(c)), key=lambda i: (pri(i, c[i]), -i))
+        c[j] += 1
+        s += 1
+    while s > n:  # drop the lowest included priorities (later tier first at ties)
+        j = min((i for i in range(len(c)) if c[i] > 0), key=lambda i: (pri(i, c[i] - 1), -i))
+        c[j] -= 1
+        s -= 1
+    return np.array(c, dtype=np.int64)
+
+
+def _check_name(x: Any, where: str) -> str:
+    if not isinstance(x, str):
+        raise MenuError(f"{where}: the name must be text, got {_show(x)}")
+    s = x.strip()
+    if not s:
+        raise MenuError(f"{where} has no name")
+    if len(s) > MAX_NAME_CHARS:
+        raise MenuError(f"{where}: the name {s[:20]!r}… is longer than {MAX_NAME_CHARS} "
+                        "characters")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in s):
+        raise MenuError(f"{where}: the name contains control characters")
+    return s
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+
+def _show(x: Any) -> str:
+    if isinstance(x, str):
+        return repr(x[:30])
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if x is None:
+        return "null"
+    if isinstance(x, (list, tuple)):
+        return "a list"
+    if isinstance(x, Mapping):
+        return "an object"
+    return repr(x)[:30]
+
+
+def _check_eps(x: Any, where: str) -> float:
+    """A tier level: a number in [EPS_MIN, EPS_MAX], or public (inf / 'public' / 'inf')."""
+    if isinstance(x, str):
+        if x.strip().lower() in {"public", "inf", "∞"}:
+            return math.inf
+        raise MenuError(f"{where}: eps is {_show(x)}; give a number > 0 or \"public\"")
+    if not _is_number(x):
+        raise MenuError(f"{where}: eps is {_show(x)}, not a number; give a number > 0 or "
+                        "\"public\"")
+    v = _float(x)
+    if math.isnan(v):
+        raise MenuError(f"{where}: eps is NaN; give a number > 0 or \"public\"")
+    if v == math.inf:
+        return math.inf
+    if v < 0:
+        raise MenuError(f"{where}: eps = {v:g} is negative; privacy levels are > 0 "
+                        "(smaller = more privacy)")
+    if v == 0:
+        raise MenuError(f"{where}: eps = 0 would mean the data is never used; offer a "
+                        f"level of at least {EPS_MIN:g}")
+    if v < EPS_MIN:
+        raise MenuError(f"{where}: eps = {v:g} is below the smallest level offered here "
+                        f"({EPS_MIN:g})")
+    if v > EPS_MAX:
+        raise MenuError(f"{where}: eps = {v:g} is above {EPS_MAX:g}; use \"public\" for no "
+                        "privacy")
+    return v
+
+
+def _check_share(x: Any, where: str) -> float:
+    if not _is_number(x):
+        raise MenuError(f"{where}: the share is {_show(x)}, not a number (percent of users)")
+    v = _float(x)
+    if not math.isfinite(v):
+        raise MenuError(f"{where}: the share must be a finite number of percent")
+    if v < 0:
+        raise MenuError(f"{where}: the share {v:g}% is negative")
+    if v > 100 + SHARE_TOLERANCE:
+        raise MenuError(f"{where}: the share {v:g}% is above 100%")
+    return v
+
+
+def _float(x: Any) -> float:
+    """float(x), with integers too large for a float mapped to ±inf (no OverflowError)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def _check_n(x: Any) -> int:
+    if not _is_number(x):
+        raise MenuError(f"the number of users is {_show(x)}, not a whole number")
+    v = _float(x)
+    if v > MAX_USERS:
+        raise MenuError(f"{v:.3g} users is too many; at most {MAX_USERS:.0e}")
+    if not math.isfinite(v) or v != math.floor(v):
+        raise MenuError(f"the number of users must be a whole number, got {v:g}")
+    if v < 1:
+        raise MenuError(f"the number of users must be at least 1, got {v:g}")
+    return int(x) if isinstance(x, numbers.Integral) else int(v)
+
+
+def _check_range(low: Any, high: Any, unit: Any) -> tuple[float, float, str]:
+    for name, v in (("low", low), ("high", high)):
+        if not _is_number(v) or not math.isfinite(_float(v)):
+            raise MenuError(f"the data range's {name} end is {_show(v)}; give a finite number")
+    lo, hi = float(low), float(high)
+    if not hi > lo:
+        raise MenuError(f"the data range needs low < high, got low = {lo:g}, high = {hi:g}")
+    if not math.isfinite(hi - lo):
+        raise MenuError("the data range is too wide")
+    if not isinstance(unit, str):
+        raise MenuError(f"the unit must be text, got {_show(unit)}")
+    u = unit.strip()
+    if len(u) > MAX_UNIT_CHARS:
+        raise MenuError(f"the unit {u[:10]!r}… is longer than {MAX_UNIT_CHARS} characters")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in u):
+        raise MenuError("the unit contains control characters")
+    return lo, hi, u
+
+
+def _check_sd(x: Any, lo: float, hi: float) -> float | None:
+    if x is None:
+        return None
+    if not _is_number(x) or not math.isfinite(_float(x)):
+        raise MenuError(f"the data's standard deviation is {_show(x)}; give a number or null "
+                        "(null = worst case)")
+    v = float(x)
+    if v < 0:
+        raise MenuError(f"the data's standard deviation {v:g} is negative")
+    if v > (hi - lo) / 2 * (1 + 1e-12):
+        raise MenuError(
+            f"the data's standard deviation {v:g} exceeds half the range ({(hi - lo) / 2:g}), "
+            "the largest any data in the range can have"
+        )
+    return min(v, (hi - lo) / 2)
+
+
+def shares_note(shares_percent: Sequence[float]) -> str | None:
+    """A note when shares do not add up to 100% (they will be scaled), else None."""
+    tot = float(sum(float(s) for s in shares_percent))
+    if abs(tot - 100.0) <= SHARE_TOLERANCE:
+        return None
+    if tot <= 0:
+        return "all shares are 0: at least one tier needs users"
+    return f"The shares add up to {tot:.4g}%, not 100%: each is scaled by 100/{tot:.4g}."
+
+
+def make_menu(
+    names: Sequence[Any],
+    eps: Sequence[Any],
+    shares_percent: Sequence[Any],
+    n_users: Any,
+    low: Any = 0.0,
+    high: Any = 1.0,
+    unit: Any = "",
+    data_sd: Any = None,
+    normalise: bool = False,
+) -> Menu:
+    """A validated :class:`Menu`; raises :class:`MenuError` naming the bad field.
+
+    Shares are percentages and must add up to 100 (within SHARE_TOLERANCE) unless
+    ``normalise`` is True, when they are scaled to 100.
+    """
+    names, eps, shares_percent = list(names), list(eps), list(shares_percent)
+    k = len(names)
+    if k == 0:
+        raise MenuError("the menu has no tiers: add at least one")
+    if k > MAX_TIERS:
+        raise MenuError(f"the menu has {k} tiers; at most {MAX_TIERS}")
+    if len(eps) != k or len(shares_percent) != k:
+        raise MenuError(f"{k} names but {len(eps)} levels and {len(shares_percent)} shares")
+    nm = [_check_name(x, f"tier {i + 1}") for i, x in enumerate(names)]
+    seen: dict[str, int] = {}
+    for i, s in enumerate(nm):
+        if s.casefold() in seen:
+            raise MenuError(f"tiers {seen[s.casefold()] + 1} and {i + 1} are both called {s!r}; "
+                            "give each tier its own name")
+        seen[s.casefold()] = i
+    lv = [_check_eps(x, f"tier {i + 1} ({nm[i]})") for i, x in enumerate(eps)]
+    sh = [_check_share(x, f"tier {i + 1} ({nm[i]})") for i, x in enumerate(shares_percent)]
+    tot = sum(sh)
+    if tot <= 0:
+        raise MenuError("all shares are 0%: at least one tier needs users")
+    if abs(tot - 100.0) > SHARE_TOLERANCE:
+        if not normalise:
+            raise MenuError(f"the shares add up to {tot:.6g}%, not 100% (each tier's "
+                            "share_percent is the percent of users choosing it)")
+        sh = [100.0 * s / tot for s in sh]
+    n = _check_n(n_users)
+    lo, hi, u = _check_range(low, high, unit)
+    sd = _check_sd(data_sd, lo, hi)
+    tiers = tuple(Tier(a, b, c) for a, b, c in zip(nm, lv, sh))
+    return Menu(tiers, n, lo, hi, u, sd)
+
+
+# templates ----------------------------------------------------------------------------------
+TEMPLATES: dict[str, str] = {
+    "three_public": "Three tiers with public: Strict 0.1, Balanced 1, Open (public)",
+    "two": "Two tiers: Strict 0.1 and Relaxed 1",
+    "product_menu": "Product menu: Strict 0.1, Balanced 0.5, Relaxed 2, Public",
+}
+"""Ready-made menus (key: description), the first is the default."""
+
+
+def template_menu(name: str, n_users: int = 1_000_000, low: float = 0.0, high: float = 500.0,
+                  unit: str = "USD") -> Menu:
+    """The template menu ``name`` (a key of TEMPLATES) for ``n_users`` users."""
+    if name == "three_public":
+        return make_menu(["Strict", "Balanced", "Open"], [0.1, 1.0, math.inf], [60, 30, 10],
+                         n_users, low, high, unit)
+    if name == "two":
+        return make_menu(["Strict", "Relaxed"], [0.1, 1.0], [80, 20], n_users, low, high, unit)
+    if name == "product_menu":
+        from .presets import product_menu
+
+        p = product_menu(1_000_000)
+        pct = [100.0 * c / p.n for c in p.counts]
+        return make_menu(p.names, p.levels, pct, n_users, low, high, unit)
+    raise MenuError(f"unknown template {name!r}; one of {', '.join(TEMPLATES)}")
+
+
+def default_menu() -> Menu:
+    """The menu the page starts from: three tiers with public, 1,000,000 users, $0-500."""
+    return template_menu("three_public")
+
+
+# errors in real units -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class ErrorSummary:
+    """Error of one estimate of the mean, in the data's real units.
+
+    ``mse``: on data rescaled to [-0.5, 0.5]; ``rmse`` and ``half_width`` (95%): real units;
+    ``data_sd``/``noise_scale``: real-unit sd of the data part and Laplace scale of the noise;
+    ``outputs_zero``: the method reports the middle of the range (ADPM when f(r) > 1/4).
+    """
+
+    mse: float
+    rmse: float
+    half_width: float
+    data_sd: float
+    noise_scale: float
+    outputs_zero: bool = False
+
+    def get(self, metric: str) -> float:
+        """The RMSE or the 95% half-width (``metric`` in METRICS)."""
+        return self.rmse if metric == "rmse" else self.half_width
+
+
+def _variance(menu: Menu) -> float:
+    """Data variance on the [-0.5, 0.5] scale: 1/4 (worst case) or (data_sd / R)^2."""
+    if menu.data_sd is None:
+        return 0.25
+    return (menu.data_sd / menu.width) ** 2
+
+
+def affine_errors(sum_sq_weights: float, noise_scale: float, outputs_zero: bool,
+                  menu: Menu, level: float = LEVEL) -> ErrorSummary:
+    """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (affine estimator, baselines.md).
+
+    MSE = V ||w||_2^2 + 2 b^2 on [-0.5, 0.5] (V = 1/4 worst case); RMSE = R sqrt(MSE); the
+    half-width comes from error_half_width(R sqrt(V) ||w||_2, R b). A method that reports the
+    middle of the range is off by at most R/2 (worst case |mean - middle| = R/2).
+    """
+    R = range_width(menu.low, menu.high)
+    if outputs_zero:
+        return ErrorSummary(0.25, R / 2, R / 2, 0.0, 0.0, True)
+    V = _variance(menu)
+    mse = V * sum_sq_weights + 2.0 * noise_scale**2
+    sd = R * math.sqrt(V * sum_sq_weights)
+    b = R * noise_scale
+    return ErrorSummary(mse, R * math.sqrt(mse), error_half_width(sd, b, level), sd, b)
+
+
+def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, ErrorSummary]:
+    """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread."""
+    sol = adpm(EpsilonProfile.from_tiers(levels, counts))
+    ct = np.asarray(counts, dtype=np.float64)
+    ssq = float(np.dot(ct, sol.weights * sol.weights))
+    zero = sol.outputs_zero or not math.isfinite(sol.noise_scale)
+    return sol, affine_errors(ssq, 0.0 if zero else sol.noise_scale, zero, menu)
+
+
+def menu_error(menu: Menu, metric: str = "rmse") -> float:
+    """ADPM's error for ``menu`` in real units: RMSE or 95% half-width (``metric``)."""
+    _check_metric(metric)
+    return profile_errors(menu.levels, menu.counts, menu)[1].get(metric)
+
+
+def _check_metric(metric: str) -> None:
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+
+
+@dataclass(frozen=True)
+class MenuReport:
+    """What a menu really gives (see :func:`evaluate_menu`); arrays are per tier.
+
+    ``granted``: privacy each tier's users get, min(eps, cap) with cap = ``worth_offering``;
+    ``saturated``: the tier asked for eps >= tau* and gets tau* instead; ``weight``: weight
+    of one user of the tier in the estimate; ``weight_share``: the tier's share of the
+    estimate (count * weight); ``errors``: ADPM, UNI and PropDPM in real units.
+    """
+
+    menu: Menu
+    counts: np.ndarray
+    granted: np.ndarray
+    saturated: np.ndarray
+    weight: np.ndarray
+    weight_share: np.ndarray
+    tau_star: float
+    worth_offering: float
+    errors: dict[str, ErrorSummary]
+    all_public: ErrorSummary
+
+    @property
+    def n_saturated(self) -> int:
+        """Users granted tau* instead of their looser level."""
+        return int(self.counts[self.saturated].sum())
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per tier for a table: asked and granted eps, users, weights."""
+        out = []
+        for j, t in enumerate(self.menu.tiers):
+            out.append({
+                "tier": t.name,
+                "eps asked": t.eps,
+                "share %": 100.0 * float(self.menu.shares[j]),
+                "users": int(self.counts[j]),
+                "eps granted": float(self.granted[j]),
+                "saturated": bool(self.saturated[j]),
+                "weight of one user": float(self.weight[j]),
+                "share of the estimate %": 100.0 * float(self.weight_share[j]),
+            })
+        return out
+
+
+def evaluate_menu(menu: Menu) -> MenuReport:
+    """Granted privacy per tier, tau*, the loosest level worth offering and the errors.
+
+    ADPM (Algorithm 1) on the tiers gives r_j = min(eps_j, tau*) (lem:sat). The loosest level
+    worth offering is c = (||r||_2^2 + 8)/||r||_1 = 4 f(r) ||r||_1: by Lemma lem:sat (B) a
+    new tier at any level >= c is granted exactly c, however many users pick it, and c = tau*
+    when some tier saturates. Errors: ADPM, UNI (everyone at the strictest level) and PropDPM
+    (weights proportional to eps), plus the reference of all users public (V / n).
+    """
+    counts = menu.counts
+    prof = menu.to_profile(counts)
+    sol, err = profile_errors(menu.levels, counts, menu)
+    lv = menu.levels
+    cf = counts.astype(np.float64)
+    r = sol.r
+    finite = np.isfinite(r) & (cf > 0)
+    if math.isfinite(sol.saturation_level):  # the same number ADPM capped with
+        worth = float(sol.saturation_level)
+    elif finite.any():
+        s1 = float(np.dot(cf[finite], r[finite]))
+        s2 = float(np.dot(cf[finite], r[finite] ** 2))
+        worth = (s2 + 8.0) / s1
+    else:  # every user public: no privacy to grant, nothing is capped
+        worth = math.inf
+    granted = np.minimum(lv, worth)
+    saturated = (lv >= worth) & math.isfinite(worth)
+    weight = np.asarray(sol.weights, dtype=np.float64)
+    errors = {"ADPM": err}
+    for name in ("UNI", "PropDPM"):
+        est = get_method(name, prof)
+        zero = bool(getattr(est, "outputs_zero", False))
+        errors[name] = affine_errors(est.sum_sq_weights(), est.noise_scale, zero, menu)
+    pub = affine_errors(1.0 / menu.n_users, 0.0, False, menu)
+    return MenuReport(menu, counts, granted, saturated, weight, cf * weight,
+                      sol.saturation_level, worth, errors, pub)
+
+
+# accuracy-first solvers ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class DesignAnswer:
+    """Answer of an accuracy-first question.
+
+    ``status``: "ok" (``value`` is the answer: it meets the target and ``below``, one step
+    less, does not), "already" (the menu meets the target as it is; ``value`` is the trivial
+    answer), "impossible" (no value in the allowed range meets it; ``value`` is None) or
+    "trivial" (the target is at least half the data range, met without any data).
+    ``error``: the error at ``value`` (or the best reachable one when impossible), real units;
+    ``error_below``: the error at ``below``. ``message``: one plain sentence.
+    """
+
+    status: str
+    value: float | int | None
+    below: float | int | None
+    error: float
+    error_below: float | None
+    message: str
+
+    @property
+    def possible(self) -> bool:
+        return self.status in ("ok", "already", "trivial")
+
+
+def _metric_words(metric: str) -> str:
+    return "RMSE" if metric == "rmse" else "95% error half-width"
+
+
+def _fmt_err(x: float, menu: Menu) -> str:
+    u = f" {menu.unit}" if menu.unit else ""
+    return f"{x:.4g}{u}"
+
+
+def _check_target(menu: Menu, target: float, metric: str) -> DesignAnswer | None:
+    """Validate the target; the 'trivial' answer when it is at least half the range."""
+    _check_metric(metric)
+    t = float(target)
+    if not (math.isfinite(t) and t > 0):
+        raise ValueError(f"the target error must be a positive number, got {target!r}")
+    if t >= menu.width / 2:
+        return DesignAnswer(
+            "trivial", None, None, menu.width / 2, None,
+            f"A target of {_fmt_err(t, menu)} is at least half the data range "
+            f"({_fmt_err(menu.width / 2, menu)}): reporting the middle of the range meets it "
+            "without any data. Choose a smaller target.",
+        )
+    return None
+
+
+def _bisect_int(meets, lo: int, hi: int) -> int:
+    """Smallest m in (lo, hi] with meets(m), given not meets(lo) and meets(hi), for a
+    monotone predicate (False ... False True ... True)."""
+    while hi - lo > 1:
+        mid = lo + (hi - lo) // 2
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
+    """The smallest total number of users for which ``menu`` (same shares) meets ``target``.
+
+    Integer bisection on n: users are apportioned by Webster's method (house monotone) and
+    adding a user never raises ADPM's worst-case MSE (Theorem 2: ADPM is the optimal affine
+    estimator, and the new user can get weight 0), so the error is non-increasing in n.
+    Impossible when even MAX_USERS users do not meet the target.
+    """
+    triv = _check_target(menu, target, metric)
+    if triv is not None:
+        return triv
+    t = float(target)
+
+    def err(n: int) -> float:
+        m = menu.with_n_users(n)
+        return profile_errors(m.levels, m.counts, m)[1].get(metric)
+
+    cache: dict[int, float] = {}
+
+    def meets(n: int) -> bool:
+        if n not in cache:
+            cache[n] = err(n)
+        return cache[n] <= t
+
+    words = _metric_words(metric)
+    if meets(1):
+        return DesignAnswer("ok", 1, None, cache[1], None,
+                            f"Even 1 user meets a {words} of {_fmt_err(t, menu)}.")
+    lo, hi = 1, 2
+    while not meets(hi):
+        if hi >= MAX_USERS:
+            return DesignAnswer(
+                "impossible", None, None, cache[hi], None,
+                f"Even {MAX_USERS:.0e} users give a {words} of {_fmt_err(cache[hi], menu)}, "
+                f"above the target {_fmt_err(t, menu)}.",
+            )
+        lo, hi = hi, min(hi * 2, MAX_USERS)
+    n = _bisect_int(meets, lo, hi)
+    below = n - 1
+    if below not in cache:
+        meets(below)
+    now = "already meets" if n <= menu.n_users else "needs more users to meet"
+    return DesignAnswer(
+        "ok", n, below, cache[n], cache[below],
+        f"This menu needs at least {n:,} users for a {words} of {_fmt_err(t, menu)} "
+        f"(one user fewer misses it). With {menu.n_users:,} users it {now} the target.",
+    )
+
+
+_REL_TOL = 1e-6
+
+
+def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") -> DesignAnswer:
+    """The smallest eps (most privacy) tier ``tier`` can have while the menu meets ``target``.
+
+    Loosening one tier's level never raises ADPM's worst-case MSE (the affine estimator's
+    constraint w_i <= eta eps_i only relaxes), and beyond the level where the tier saturates
+    nothing changes at all (lem:sat). Bisection on log eps in [EPS_MIN, public] to relative
+    precision 1e-6; ``below`` = value / (1 + 1e-6) misses the target. "already" when even
+    EPS_MIN meets it; "impossible" when even a public tier does not.
+    """
+    triv = _check_target(menu, target, metric)
+    if triv is not None:
+        return triv
+    if not 0 <= tier < menu.k:
+        raise ValueError(f"tier index {tier} is out of range (the menu has {menu.k} tiers)")
+    t = float(target)
+    counts = menu.counts
+    name = menu.tiers[tier].name
+    words = _metric_words(metric)
+
+    def err(e: float) -> float:
+        lv = menu.levels
+        lv[tier] = e
+        return profile_errors(lv, counts, menu)[1].get(metric)
+
+    e_pub = err(math.inf)
+    if e_pub > t:
+        return DesignAnswer(
+            "impossible", None, None, e_pub, None,
+            f"Even with {name} public (no privacy) the {words} is {_fmt_err(e_pub, menu)}, "
+            f"above the target {_fmt_err(t, menu)}: change another tier or add users.",
+        )
+    e_min = err(EPS_MIN)
+    if e_min <= t:
+        return DesignAnswer(
+            "already", EPS_MIN, None, e_min, None,
+            f"{name} can be as strict as eps = {EPS_MIN:g} (the strictest level offered "
+            f"here) and the {words} is still {_fmt_err(e_min, menu)}.",
+        )
+    # upper end of the bracket: the level at which the tier would saturate, else grow
+    lv = menu.levels
+    lv[tier] = math.inf
+    cap = adpm(EpsilonProfile.from_tiers(lv, counts)).saturation_level
+    hi = cap if math.isfinite(cap) and cap <= EPS_MAX else None
+    if hi is None or err(hi) > t:
+        hi = 1.0
+        while err(hi) > t:
+            if hi >= EPS_MAX:
+                return DesignAnswer(
+                    "ok", math.inf, EPS_MAX, e_pub, err(EPS_MAX),
+                    f"Only a public {name} tier meets a {words} of {_fmt_err(t, menu)} "
+                    f"(eps = {EPS_MAX:g} still gives {_fmt_err(err(EPS_MAX), menu)}).",
+                )
+            hi = min(hi * 4.0, EPS_MAX)
+    lo = EPS_MIN
+    llo, lhi = math.log(lo), math.log(hi)
+    while lhi - llo > _REL_TOL / 2:
+        mid = 0.5 * (llo + lhi)
+        if err(math.exp(mid)) <= t:
+            lhi = mid
+        else:
+            llo = mid
+    value = math.exp(lhi)
+    below = value / (1.0 + _REL_TOL)
+    ev, eb = err(value), err(below)
+    if ev > t:  # guard against rounding at the bracket's end
+        value = hi
+        ev = err(value)
+    return DesignAnswer(
+        "ok", value, below, ev, eb,
+        f"{name} can be as strict as eps = {value:.4g} for a {words} of {_fmt_err(t, menu)} "
+        f"(it is {_fmt_err(ev, menu)} there; any stricter level misses the target).",
+    )
+
+
+def share_to_move(menu: Menu, source: int, dest: int, target: float,
+                  metric: str = "rmse") -> DesignAnswer:
+    """The fewest users who must move from tier ``source`` to the looser tier ``dest``.
+
+    ``value`` is a number of users m (0 <= m <= users of ``source``); as a share of all users
+    it is m / n. Moving a user to a looser level never raises ADPM's worst-case MSE, so the
+    error is non-increasing in m: integer bisection. "already" when m = 0 meets the target,
+    "impossible" when moving every user of the source tier does not.
+    """
+    triv = _check_target(menu, target, metric)
+    if triv is not None:
+        return triv
+    if not (0 <= source < menu.k and 0 <= dest < menu.k):
+        raise ValueError("tier index out of range")
+    lv = menu.levels
+    if source == dest or not lv[dest] > lv[source]:
+        raise ValueError(
+            f"users must move to a looser tier: {menu.tiers[dest].name} "
+            f"(eps {format_eps(lv[dest])}) is not looser than {menu.tiers[source].name} "
+            f"(eps {format_eps(lv[source])})"
+        )
+    t = float(target)
+    base = menu.counts
+    words = _metric_words(metric)
+    src, dst = menu.tiers[source].name, menu.tiers[dest].name
+    cache: dict[int, float] = {}
+
+    def err(m: int) -> float:
+        if m not in cache:
+            ct = base.copy()
+            ct[source] -= m
+            ct[dest] += m
+            cache[m] = profile_errors(lv, ct, menu)[1].get(metric)
+        return cache[m]
+
+    total = int(base[source])
+    if err(0) <= t:
+        return DesignAnswer("already", 0, None, err(0), None,
+                            f"The menu already meets a {words} of {_fmt_err(t, menu)} "
+                            f"({_fmt_err(err(0), menu)}): nobody needs to move.")
+    if total == 0 or err(total) > t:
+        return DesignAnswer(
+            "impossible", None, None, err(total), None,
+            f"Even moving all {total:,} users of {src} to {dst} gives a {words} of "
+            f"{_fmt_err(err(total), menu)}, above the target {_fmt_err(t, menu)}.",
+        )
+    m = _bisect_int(lambda x: err(x) <= t, 0, total)
+    pct = 100.0 * m / menu.n_users
+    return DesignAnswer(
+        "ok", m, m - 1, err(m), err(m - 1),
+        f"{m:,} users ({pct:.4g}% of all users, {100.0 * m / total:.4g}% of {src}) must move "
+        f"from {src} to {dst} for a {words} of {_fmt_err(t, menu)} (one fewer misses it).",
+    )
+
+
+# what-if ------------------------------------------------------------------------------------
+def move_share(menu: Menu, a: int, b: int, share_a_percent: float) -> Menu:
+    """The menu with tier ``a`` at ``share_a_percent`` and tier ``b`` taking the difference
+    (their combined share stays the same); other tiers unchanged."""
+    if not (0 <= a < menu.k and 0 <= b < menu.k) or a == b:
+        raise ValueError("choose two different tiers")
+    p = menu._pcts()
+    both = p[a] + p[b]
+    x = min(max(float(share_a_percent), 0.0), both)
+    p[a], p[b] = x, both - x
+    return make_menu(menu.names, menu.levels, p, menu.n_users, menu.low, menu.high,
+                     menu.unit, menu.data_sd, normalise=True)
+
+
+@dataclass(frozen=True)
+class ShareSweep:
+    """Errors and tau* as tier ``a``'s share runs from 0 to the share of a and b together.
+
+    ``share_a``: percent of all users in tier a at each point; ``errors[m]``: RMSE and
+    ``half_widths[m]``: 95% half-width (real units) of method m; ``tau``: tau* (inf = none);
+    ``worth``: the loosest level worth offering.
+    """
+
+    a: int
+    b: int
+    share_a: np.ndarray
+    errors: dict[str, np.ndarray]
+    half_widths: dict[str, np.ndarray]
+    tau: np.ndarray
+    worth: np.ndarray
+
+    def values(self, metric: str) -> dict[str, np.ndarray]:
+        return self.errors if metric == "rmse" else self.half_widths
+
+
+def share_sweep(menu: Menu, a: int, b: int, points: int = 41) -> ShareSweep:
+    """Evaluate the menu at ``points`` shares of tier ``a`` (b takes the rest), exactly."""
+    p = menu._pcts()
+    both = p[a] + p[b]
+    xs = np.linspace(0.0, both, int(points))
+    meths = ("ADPM", "UNI", "PropDPM")
+    errs = {m: np.empty(xs.size) for m in meths}
+    hws = {m: np.empty(xs.size) for m in meths}
+    tau, worth = np.empty(xs.size), np.empty(xs.size)
+    for i, x in enumerate(xs):  # one loop per grid point; each point is O(k log k)
+        rep = evaluate_menu(move_share(menu, a, b, float(x)))
+        for m in meths:
+            errs[m][i] = rep.errors[m].rmse
+            hws[m][i] = rep.errors[m].half_width
+        tau[i], worth[i] = rep.tau_star, rep.worth_offering
+    return ShareSweep(a, b, xs, errs, hws, tau, worth)
+
+
+# JSON and links -----------------------------------------------------------------------------
+def _eps_json(x: float) -> float | str:
+    return "public" if math.isinf(x) else float(x)
+
+
+def menu_to_dict(menu: Menu) -> dict[str, Any]:
+    """The menu as a JSON-ready dict (public tiers as "public")."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "n_users": int(menu.n_users),
+        "data_range": {"low": menu.low, "high": menu.high, "unit": menu.unit},
+        "data_sd": menu.data_sd,
+        "tiers": [{"name": t.name, "eps": _eps_json(t.eps), "share_percent": t.share_percent}
+                  for t in menu.tiers],
+    }
+
+
+def _num_json(x: float) -> float | str | None:
+    if x is None:
+        return None
+    x = float(x)
+    if math.isinf(x):
+        return "inf"
+    if math.isnan(x):
+        return None
+    return x
+
+
+def report_to_dict(report: MenuReport) -> dict[str, Any]:
+    """The results of :func:`evaluate_menu` as a JSON-ready dict (inf as "inf")."""
+    errs = {}
+    for m, e in report.errors.items():
+        errs[m] = {"rmse": e.rmse, "half_width_95": e.half_width, "mse_on_unit_range": e.mse,
+                   "reports_middle_of_range": e.outputs_zero}
+    return {
+        "tiers": [
+            {"name": r["tier"], "users": r["users"], "eps_granted": _num_json(r["eps granted"]),
+             "saturated": r["saturated"], "weight_of_one_user": r["weight of one user"],
+             "share_of_estimate_percent": r["share of the estimate %"]}
+            for r in report.rows()
+        ],
+        "tau_star": _num_json(report.tau_star),
+        "loosest_level_worth_offering": _num_json(report.worth_offering),
+        "users_capped": report.n_saturated,
+        "errors": errs,
+        "all_public_rmse": report.all_public.rmse,
+        "data": "worst case (sd = half the range)" if report.menu.data_sd is None
+        else f"standard deviation {report.menu.data_sd:g}",
+        "unit": report.menu.unit,
+    }
+
+
+def menu_to_json(menu: Menu, report: MenuReport | None = None) -> str:
+    """The menu (and, if given, its results under "results") as indented JSON text."""
+    d = menu_to_dict(menu)
+    if report is not None:
+        d["results"] = report_to_dict(report)
+    return json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def report_to_csv(report: MenuReport) -> bytes:
+    """One row per tier: name, eps (asked; 'inf' = public), count, share, granted, saturated,
+    weights. The name/eps/count columns are what the Profile page reads as a tiered file."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["name", "eps", "count", "share_percent", "eps_granted", "saturated",
+                "weight_of_one_user", "share_of_estimate_percent"])
+    for r in report.rows():
+        w.writerow([r["tier"], repr(float(r["eps asked"])), r["users"], repr(r["share %"]),
+                    repr(r["eps granted"]), r["saturated"], repr(r["weight of one user"]),
+                    repr(r["share of the estimate %"])])
+    return buf.getvalue().encode()
+
+
+def _reject_constant(name: str) -> Any:
+    raise MenuError(f"{name} is not allowed in a menu file; write \"public\" for a public tier")
+
+
+def _parse_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise MenuError(f"the number {text[:30]} is too large; write \"public\" for a public "
+                        "tier")
+    return v
+
+
+def menu_from_dict(d: Any) -> Menu:
+    """A :class:`Menu` from a parsed JSON object, strictly validated (MenuError otherwise).
+
+    Required: "tiers" (1..MAX_TIERS objects with "name", "eps" (number or "public") and
+    "share_percent" adding up to 100) and "n_users". Optional: "data_range" {"low", "high",
+    "unit"} (default 0..1, no unit), "data_sd" (null = worst case), "format", "version",
+    "results" (ignored). Any other field is an error.
+    """
+    if not isinstance(d, Mapping):
+        raise MenuError(f"the menu must be a JSON object {{...}}, got {_show(d)}")
+    extra = sorted(set(map(str, d)) - _TOP_KEYS)
+    if extra:
+        raise MenuError(f"unknown field {extra[0]!r}; allowed: {', '.join(sorted(_TOP_KEYS))}")
+    if "format" in d and d["format"] != FORMAT:
+        raise MenuError(f"\"format\" is {_show(d['format'])}; expected {FORMAT!r}")
+    if "version" in d and (not _is_number(d["version"]) or d["version"] != VERSION):
+        raise MenuError(f"\"version\" is {_show(d['version'])}; this app reads version "
+                        f"{VERSION}")
+    if "results" in d and not isinstance(d["results"], Mapping):
+        raise MenuError("\"results\" must be an object (it is ignored when reading)")
+    if "tiers" not in d:
+        raise MenuError("the menu has no \"tiers\" field")
+    tiers = d["tiers"]
+    if not isinstance(tiers, list):
+        raise MenuError(f"\"tiers\" must be a list of tiers, got {_show(tiers)}")
+    if not tiers:
+        raise MenuError("\"tiers\" is empty: add at least one tier")
+    if len(tiers) > MAX_TIERS:
+        raise MenuError(f"the menu has {len(tiers)} tiers; at most {MAX_TIERS}")
+    names, eps, shares = [], [], []
+    for i, t in enumerate(tiers):
+        where = f"tier {i + 1}"
+        if not isinstance(t, Mapping):
+            raise MenuError(f"{where} must be an object with name, eps and share_percent, got "
+                            f"{_show(t)}")
+        bad = sorted(set(map(str, t)) - _TIER_KEYS)
+        if bad:
+            raise MenuError(f"{where}: unknown field {bad[0]!r}; a tier has name, eps and "
+                            "share_percent")
+        for f in ("name", "eps", "share_percent"):
+            if f not in t:
+                raise MenuError(f"{where} has no {f!r}")
+        names.append(t["name"])
+        eps.append(t["eps"])
+        shares.append(t["share_percent"])
+    if "n_users" not in d:
+        raise MenuError("the menu has no \"n_users\" field (total number of users)")
+    rng = d.get("data_range", {"low": 0.0, "high": 1.0, "unit": ""})
+    if not isinstance(rng, Mapping):
+        raise MenuError(f"\"data_range\" must be an object with low, high and unit, got "
+                        f"{_show(rng)}")
+    bad = sorted(set(map(str, rng)) - _RANGE_KEYS)
+    if bad:
+        raise MenuError(f"data_range: unknown field {bad[0]!r}; it has low, high and unit")
+    for f in ("low", "high"):
+        if f not in rng:
+            raise MenuError(f"data_range has no {f!r}")
+    return make_menu(names, eps, shares, d["n_users"], rng["low"], rng["high"],
+                     rng.get("unit", ""), d.get("data_sd"))
+
+
+def menu_from_json(content: bytes | str) -> Menu:
+    """A :class:`Menu` from JSON text or bytes (at most MAX_MENU_BYTES); MenuError otherwise."""
+    if isinstance(content, str):
+        raw = content.encode("utf-8", errors="surrogatepass")
+    elif isinstance(content, (bytes, bytearray, memoryview)):
+        raw = bytes(content)
+    else:
+        raise MenuError(f"expected JSON text, got {type(content).__name__}")
+    if len(raw) > MAX_MENU_BYTES:
+        raise MenuError(f"the file is {len(raw) / 1024:.0f} KB; a menu file is at most "
+                        f"{MAX_MENU_BYTES // 1024} KB")
+    if not raw.strip():
+        raise MenuError("the file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise MenuError(f"the file is not UTF-8 text (undecodable byte at position {e.start})"
+                        ) from None
+    try:
+        d = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+    except json.JSONDecodeError as e:
+        raise MenuError(f"the file is not valid JSON: {e.msg} at line {e.lineno}, column "
+                        f"{e.colno}") from None
+    except RecursionError:
+        raise MenuError("the file is nested too deeply to be a menu") from None
+    return menu_from_dict(d)
+
+
+def encode_link(menu: Menu) -> str:
+    """The menu as one URL-safe text (base64url of compact JSON, no padding) for ?menu=."""
+    d = menu_to_dict(menu)
+    d.pop("format")
+    text = json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_link(token: Any) -> Menu:
+    """The menu in a ?menu= value (see :func:`encode_link`); MenuError if it is malformed."""
+    if not isinstance(token, str):
+        raise MenuError("the link's menu is not text")
+    s = token.strip()
+    if not s:
+        raise MenuError("the link's menu is empty")
+    if len(s) > MAX_LINK_CHARS:
+        raise MenuError(f"the link's menu is {len(s):,} characters long; at most "
+                        f"{MAX_LINK_CHARS:,}")
+    if any(ch not in _B64 for ch in s):
+        raise MenuError("the link's menu contains characters a menu link never has (was it "
+                        "cut or edited?)")
+    try:
+        raw = base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+    except (binascii.Error, ValueError):
+        raise MenuError("the link's menu cannot be decoded (was it cut short?)") from None
+    try:
+        return menu_from_json(raw)
+    except MenuError as e:
+        raise MenuError(f"the link's menu is invalid: {e}") from None
+
+
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def menu_with(menu: Menu, **changes: Any) -> Menu:
+    """A copy of ``menu`` with fields changed and re-validated."""
+    m = replace(menu, **changes, _key="")
+    return make_menu(m.names, m.levels, m._pcts(), m.n_users, m.low, m.high, m.unit,
+                     m.data_sd, normalise=True)

@@ -1,0 +1,719 @@
+"""hdp_core.design: tier menus, what each tier gets, real-unit errors, the accuracy-first
+solvers, the what-if sweep, and JSON / link (de)serialisation.
+
+Oracles: the paper's two-group remark (saturation iff eps2 >= eps1 + 8/(n f eps1)) and the
+paper's 0.18 example, closed forms of f for one and two tiers, a convex solver (cvxpy) for the
+optimal affine estimator, brute-force scans for the solvers, a sequential Webster
+apportionment written independently, and Monte Carlo of the estimator itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import hdp_core as hdp
+from hdp_core import design as D
+from hdp_core.presets import product_menu
+from hdp_core.units import error_half_width
+
+INF = math.inf
+
+
+def menu2(c1: int, e1: float, c2: int, e2: float, low=0.0, high=1.0, sd=None) -> D.Menu:
+    """Two tiers with exactly c1 and c2 users (shares c/n apportion back exactly)."""
+    n = c1 + c2
+    return D.make_menu(["A", "B"], [e1, e2], [100 * c1 / n, 100 * c2 / n], n, low, high, "u",
+                       sd, normalise=True)
+
+
+# menus and validation ---------------------------------------------------------------------
+def test_make_menu_basic():
+    m = D.make_menu([" Strict ", "Open"], [0.1, "public"], [70, 30], 1000, 0, 500, "USD")
+    assert m.names == ("Strict", "Open")
+    assert m.levels[0] == 0.1 and math.isinf(m.levels[1])
+    assert list(m.counts) == [700, 300]
+    assert m.width == 500
+    prof = m.to_profile()
+    assert prof.is_tiered and prof.n == 1000 and prof.names == ("Strict", "Open")
+
+
+def test_shares_must_sum_to_100_unless_normalised():
+    with pytest.raises(D.MenuError, match="add up to 90"):
+        D.make_menu(["a", "b"], [0.1, 1], [60, 30], 100)
+    m = D.make_menu(["a", "b"], [0.1, 1], [60, 30], 90, normalise=True)
+    assert [t.share_percent for t in m.tiers] == pytest.approx([200 / 3, 100 / 3])
+    assert list(m.counts) == [60, 30]
+    assert D.shares_note([60, 30]) is not None and "90" in D.shares_note([60, 30])
+    assert D.shares_note([60, 40]) is None
+    # within the tolerance is accepted as is
+    D.make_menu(["a", "b", "c"], [0.1, 1, 2], [33.33, 33.33, 33.34], 10)
+    with pytest.raises(D.MenuError, match="all shares are 0"):
+        D.make_menu(["a"], [0.1], [0], 10, normalise=True)
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    (dict(names=[]), "no tiers"),
+    (dict(names=[f"t{i}" for i in range(11)], eps=[1] * 11, shares=[100 / 11] * 11),
+     "at most 10"),
+    (dict(names=["a", "A"]), "both called"),
+    (dict(names=["a", " "]), "no name"),
+    (dict(names=["a", "x" * 41]), "longer than 40"),
+    (dict(names=["a", "b\x07c"]), "control"),
+    (dict(names=["a", 3]), "must be text"),
+    (dict(eps=[0.1, -1]), "negative"),
+    (dict(eps=[0.1, 0]), "never used"),
+    (dict(eps=[0.1, math.nan]), "NaN"),
+    (dict(eps=[0.1, True]), "not a number"),
+    (dict(eps=[0.1, "lots"]), "public"),
+    (dict(eps=[1e-5, 1]), "below the smallest"),
+    (dict(eps=[0.1, 1e5]), "above"),
+    (dict(shares=[-10, 110]), "negative"),
+    (dict(shares=[150, -50]), "above 100"),
+    (dict(shares=[50, "50"]), "not a number"),
+    (dict(n=0), "at least 1"),
+    (dict(n=1.5), "whole number"),
+    (dict(n=10**16), "too many"),
+    (dict(n=10**400), "too many"),
+    (dict(n=True), "not a whole number"),
+    (dict(low=5, high=5), "low < high"),
+    (dict(low=0, high=math.inf), "finite"),
+    (dict(unit="x" * 21), "longer than 20"),
+    (dict(sd=-1), "negative"),
+    (dict(sd=0.51), "exceeds half the range"),
+    (dict(eps=[0.1]), "levels"),
+])
+def test_make_menu_rejects(kwargs, msg):
+    args = dict(names=["a", "b"], eps=[0.1, 1.0], shares=[50, 50], n=100, low=0.0, high=1.0,
+                unit="", sd=None)
+    args.update(kwargs)
+    if "names" in kwargs and "eps" not in kwargs and len(kwargs["names"]) != 2:
+        args["eps"] = [1.0] * len(kwargs["names"])
+        args["shares"] = [100.0 / max(len(kwargs["names"]), 1)] * len(kwargs["names"])
+    with pytest.raises(D.MenuError, match=msg):
+        D.make_menu(args["names"], args["eps"], args["shares"], args["n"], args["low"],
+                    args["high"], args["unit"], args["sd"])
+
+
+def webster_oracle(shares, n):
+    """Sequential Webster: hand out users one at a time to the tier with the largest
+    s_j / (c_j + 1/2), ties to the earlier tier (floats are fine at these sizes)."""
+    c = [0] * len(shares)
+    tot = sum(shares)
+    s = [x / tot for x in shares]
+    for _ in range(n):
+        j = max(range(len(c)), key=lambda i: (s[i] / (c[i] + 0.5), -i))
+        c[j] += 1
+    return c
+
+
+@given(st.lists(st.floats(0.5, 100), min_size=1, max_size=6), st.integers(0, 300))
+def test_apportion_matches_sequential_webster(shares, n):
+    assert list(D.apportion(shares, n)) == webster_oracle(shares, n)
+
+
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=8).filter(lambda s: sum(s) > 0),
+       st.integers(1, 10**12), st.integers(1, 1000))
+def test_apportion_house_monotone(shares, n, step):
+    """Raising the total never lowers any tier's count; the counts always sum to n; a tier with
+    share 0 gets nobody; each count is within one of its exact quota for two tiers."""
+    c1, c2 = D.apportion(shares, n), D.apportion(shares, n + step)
+    assert c1.sum() == n and c2.sum() == n + step
+    assert np.all(c2 >= c1)
+    assert np.all(c1[np.array(shares) == 0] == 0)
+    if len(shares) == 2:
+        q = np.array(shares) / sum(shares) * n
+        assert np.all(np.abs(c1 - q) <= 1)
+
+
+def test_templates():
+    for name in D.TEMPLATES:
+        m = D.template_menu(name)
+        assert m.n_users == 1_000_000 and m.counts.sum() == 1_000_000
+    pm = D.template_menu("product_menu")
+    p = product_menu(1_000_000)
+    assert pm.names == p.names
+    np.testing.assert_array_equal(pm.levels, p.levels)
+    np.testing.assert_array_equal(pm.counts, p.counts)
+    assert D.default_menu().names == ("Strict", "Balanced", "Open")
+    with pytest.raises(D.MenuError, match="unknown template"):
+        D.template_menu("nope")
+
+
+def test_huge_population_is_not_expanded():
+    m = D.default_menu().with_n_users(10**15)
+    rep = D.evaluate_menu(m)
+    assert rep.counts.sum() == 10**15
+    assert rep.tau_star == pytest.approx(0.1 + 8 / (0.6e15 * 0.1), rel=1e-12)
+
+
+# granted privacy and saturation -----------------------------------------------------------
+@given(st.integers(1, 10**9), st.floats(0.001, 5), st.integers(1, 10**9), st.floats(1.0, 100))
+def test_two_group_saturation_closed_form(c1, e1, c2, ratio):
+    """Remark (two groups): the looser tier saturates iff eps2 >= eps1 + 8/(n f eps1), with
+    n f = c1 users at eps1, and then gets exactly that level; otherwise its own eps2."""
+    e2 = e1 * ratio
+    thr = e1 + 8.0 / (c1 * e1)
+    assume(abs(e2 / thr - 1) > 1e-9)
+    assume(e2 <= D.EPS_MAX)
+    rep = D.evaluate_menu(menu2(c1, e1, c2, e2))
+    assert list(rep.counts) == [c1, c2]
+    assert not rep.saturated[0]
+    assert bool(rep.saturated[1]) == (e2 >= thr)
+    assert rep.granted[0] == pytest.approx(e1)
+    assert rep.granted[1] == pytest.approx(min(e2, thr), rel=1e-12)
+    if e2 >= thr:
+        assert rep.tau_star == pytest.approx(thr, rel=1e-12)
+        assert rep.worth_offering == pytest.approx(thr, rel=1e-12)
+        assert rep.n_saturated == c2
+    else:
+        assert math.isinf(rep.tau_star)
+        s1, s2 = c1 * e1 + c2 * e2, c1 * e1**2 + c2 * e2**2
+        assert rep.worth_offering == pytest.approx((s2 + 8) / s1, rel=1e-12)
+        assert rep.n_saturated == 0
+
+
+@given(st.integers(1, 10**9), st.floats(0.001, 5), st.integers(1, 10**9))
+def test_public_tier_always_saturates(c1, e1, c2):
+    rep = D.evaluate_menu(menu2(c1, e1, c2, INF))
+    assert rep.saturated[1]
+    assert rep.granted[1] == pytest.approx(e1 + 8 / (c1 * e1), rel=1e-12)
+
+
+def test_paper_example_018():
+    """1000 users at 0.1, the rest anywhere from 0.5 to public: the rest all get 0.18."""
+    counts = [1000, 100, 50, 50]
+    n = sum(counts)
+    m = D.make_menu(["Strict", "Mid", "Loose", "Public"], [0.1, 0.5, 5.0, INF],
+                    [100 * c / n for c in counts], n, normalise=True)
+    rep = D.evaluate_menu(m)
+    assert list(rep.counts) == counts
+    np.testing.assert_allclose(rep.granted, [0.1, 0.18, 0.18, 0.18], rtol=1e-12)
+    assert list(rep.saturated) == [False, True, True, True]
+    assert rep.tau_star == pytest.approx(0.18)
+
+
+@given(st.lists(st.floats(0.001, 20), min_size=1, max_size=5), st.data())
+def test_report_agrees_with_adpm(eps, data):
+    k = len(eps)
+    w = data.draw(st.lists(st.floats(0.01, 1), min_size=k, max_size=k))
+    n = data.draw(st.integers(1, 10**7))
+    if data.draw(st.booleans()):
+        eps = [*eps[:-1], INF]
+    m = D.make_menu([f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), n,
+                    normalise=True)
+    rep = D.evaluate_menu(m)
+    sol = hdp.adpm(hdp.EpsilonProfile.from_tiers(m.levels, rep.counts))
+    has = rep.counts > 0
+    np.testing.assert_allclose(rep.granted[has], sol.r[has], rtol=1e-12)
+    np.testing.assert_array_equal(rep.saturated[has], sol.saturated[has])
+    assert rep.weight_share.sum() == pytest.approx(1.0)
+    assert rep.errors["ADPM"].mse == pytest.approx(sol.worst_case_mse, rel=1e-10)
+
+
+@given(st.lists(st.floats(0.01, 2), min_size=1, max_size=4), st.integers(10, 10**6),
+       st.integers(1, 10**6), st.floats(1.0001, 100))
+def test_loosest_level_worth_offering(eps, n, extra, over):
+    """Lemma lem:sat (B): a new tier at any level >= c = (||r||^2 + 8)/||r||_1 is granted
+    exactly c, however many users pick it; a new tier just below c keeps its own level."""
+    k = len(eps)
+    m = D.make_menu([f"t{i}" for i in range(k)], eps, [100 / k] * k, n)
+    rep = D.evaluate_menu(m)
+    c = rep.worth_offering
+    assume(c * over <= 1e6)
+    for level in (c * over, INF):
+        sol = hdp.adpm(hdp.EpsilonProfile.from_tiers([*m.levels, level], [*rep.counts, extra]))
+        assert sol.r[-1] == pytest.approx(c, rel=1e-9)
+    if not math.isfinite(rep.tau_star):  # nothing capped yet: just below c is not capped
+        below = c * (1 - 1e-6)
+        sol = hdp.adpm(hdp.EpsilonProfile.from_tiers([*m.levels, below], [*rep.counts, 1]))
+        assert sol.r[-1] == pytest.approx(below, rel=1e-12)
+
+
+# errors in real units ----------------------------------------------------------------------
+def test_worst_case_rmse_two_group_closed_form():
+    """Unsaturated: f = (c1 e1^2 + c2 e2^2 + 8) / (4 (c1 e1 + c2 e2)^2); saturated: e2 -> thr.
+    RMSE = R sqrt(f) in real units, independent of where the range sits."""
+    for c1, e1, c2, e2 in [(1000, 0.1, 100, 0.15), (1000, 0.1, 100, 5.0), (50, 1.0, 500, 1.2)]:
+        thr = e1 + 8 / (c1 * e1)
+        r2 = min(e2, thr)
+        f = (c1 * e1**2 + c2 * r2**2 + 8) / (4 * (c1 * e1 + c2 * r2) ** 2)
+        for low, high in [(0, 1), (0, 500), (-1000, -700)]:
+            rep = D.evaluate_menu(menu2(c1, e1, c2, e2, low, high))
+            assert rep.errors["ADPM"].rmse == pytest.approx((high - low) * math.sqrt(f),
+                                                            rel=1e-12)
+            assert rep.errors["ADPM"].mse == pytest.approx(f, rel=1e-12)
+
+
+def test_adpm_error_is_the_convex_optimum():
+    """A convex solver finds the best affine estimator for the tiers (per-tier weights w_j,
+    Laplace scale s, w_j <= s eps_j): its worst-case MSE is ADPM's."""
+    cp = pytest.importorskip("cvxpy")
+    cases = [([0.05, 0.3, 2.0, INF], [400, 200, 100, 20]), ([0.2, 0.4], [30, 70]),
+             ([0.01, 0.02, 1.0], [1000, 50, 10])]
+    for eps, counts in cases:
+        n = sum(counts)
+        m = D.make_menu([f"t{i}" for i in range(len(eps))], eps, [100 * c / n for c in counts],
+                        n, 0, 250, normalise=True)
+        c = np.array(counts, dtype=float)
+        w = cp.Variable(len(eps), nonneg=True)
+        s = cp.Variable(nonneg=True)
+        cons = [c @ w == 1]
+        cons += [w[j] <= s * eps[j] for j in range(len(eps)) if math.isfinite(eps[j])]
+        prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(c, cp.square(w))) / 4
+                                      + 2 * cp.square(s)), cons)
+        prob.solve(solver=cp.CLARABEL)
+        rep = D.evaluate_menu(m)
+        assert rep.errors["ADPM"].mse == pytest.approx(prob.value, rel=1e-5)
+        assert rep.errors["ADPM"].rmse == pytest.approx(250 * math.sqrt(prob.value), rel=1e-5)
+
+
+def test_baselines_closed_forms():
+    c1, e1, c2, e2 = 600, 0.1, 300, 1.0
+    n = c1 + c2
+    rep = D.evaluate_menu(menu2(c1, e1, c2, e2, 0, 10))
+    uni = 1 / (4 * n) + 2 / (n * e1) ** 2
+    prop = (c1 * e1**2 + c2 * e2**2) / (4 * (c1 * e1 + c2 * e2) ** 2) + 2 / (c1 * e1 + c2 * e2) ** 2
+    assert rep.errors["UNI"].rmse == pytest.approx(10 * math.sqrt(uni), rel=1e-12)
+    assert rep.errors["PropDPM"].rmse == pytest.approx(10 * math.sqrt(prop), rel=1e-12)
+    # PropDPM with a public tier: all the weight on the public users, no noise
+    rep = D.evaluate_menu(menu2(999, 0.1, 1, INF, 0, 10))
+    assert rep.errors["PropDPM"].rmse == pytest.approx(10 * 0.5)
+    assert rep.errors["ADPM"].rmse < 10 * math.sqrt(5e-4)  # the paper's Remark: ~1e-4 MSE
+    assert rep.all_public.rmse == pytest.approx(10 * math.sqrt(1 / (4 * 1000)))
+    # ADPM is never worse than either baseline (it is the optimal affine estimator)
+    for r in (rep, D.evaluate_menu(D.default_menu())):
+        assert r.errors["ADPM"].mse <= r.errors["UNI"].mse * (1 + 1e-12)
+        assert r.errors["ADPM"].mse <= r.errors["PropDPM"].mse * (1 + 1e-12)
+        assert r.errors["ADPM"].mse >= r.all_public.mse
+
+
+def test_half_width_formula_and_scaling():
+    m = menu2(700, 0.2, 300, 3.0, 0, 1)
+    rep = D.evaluate_menu(m)
+    e = rep.errors["ADPM"]
+    sol = hdp.adpm(m.to_profile())
+    ssq = float(np.dot(rep.counts, sol.weights**2))
+    assert e.data_sd == pytest.approx(0.5 * math.sqrt(ssq))
+    assert e.noise_scale == pytest.approx(sol.noise_scale)
+    assert e.half_width == pytest.approx(error_half_width(e.data_sd, e.noise_scale))
+    wide = D.evaluate_menu(menu2(700, 0.2, 300, 3.0, 100, 600)).errors["ADPM"]
+    assert wide.half_width == pytest.approx(500 * e.half_width, rel=1e-9)
+    assert wide.rmse == pytest.approx(500 * e.rmse, rel=1e-12)
+
+
+def test_errors_monte_carlo():
+    """Simulate the estimator itself on worst-case data (each value at an end of the range):
+    error = sum_j w_j (B_j - c_j/2) R + Laplace(R b), B_j ~ Binomial(c_j, 1/2). With 400,000
+    trials the mean squared error has relative standard error sqrt(Var(e^2))/E[e^2]/sqrt(T)
+    < 0.5% (e is close to normal-plus-Laplace, kurtosis < 6), so 2.5% is 5 standard errors;
+    the coverage of ±h has standard error sqrt(.95 .05 / T) = 3.4e-4 and the tolerance is
+    2e-3 (the data part is a lattice, slightly non-normal at these sizes)."""
+    m = menu2(1500, 0.02, 500, 0.5, 0, 200)
+    rep = D.evaluate_menu(m)
+    sol = hdp.adpm(m.to_profile())
+    rng = np.random.default_rng(5)
+    t = 400_000
+    data = sum(sol.weights[j] * (rng.binomial(int(c), 0.5, t) - c / 2)
+               for j, c in enumerate(rep.counts))
+    err = 200 * (data + rng.laplace(0, sol.noise_scale, t))
+    e = rep.errors["ADPM"]
+    assert float(np.mean(err**2)) == pytest.approx(e.rmse**2, rel=0.025)
+    assert abs(float(np.mean(np.abs(err) <= e.half_width)) - 0.95) < 2e-3
+
+
+def test_data_sd_and_outputs_zero():
+    m = menu2(700, 0.2, 300, 3.0, 0, 10)
+    worst = D.evaluate_menu(m).errors["ADPM"]
+    same = D.evaluate_menu(menu2(700, 0.2, 300, 3.0, 0, 10, sd=5.0)).errors["ADPM"]
+    assert same.rmse == pytest.approx(worst.rmse, rel=1e-12)
+    calm = D.evaluate_menu(menu2(700, 0.2, 300, 3.0, 0, 10, sd=1.0)).errors["ADPM"]
+    sol = hdp.adpm(m.to_profile())
+    ssq = float(np.dot(m.counts, sol.weights**2))
+    assert calm.mse == pytest.approx((1 / 10) ** 2 * ssq + 2 * sol.noise_scale**2, rel=1e-12)
+    assert calm.rmse < worst.rmse and calm.half_width < worst.half_width
+    # a handful of very private users: f > 1/4, ADPM reports the middle of the range
+    tiny = D.evaluate_menu(D.make_menu(["a"], [0.01], [100], 3, 0, 10)).errors["ADPM"]
+    assert tiny.outputs_zero and tiny.rmse == 5.0 and tiny.half_width == 5.0
+
+
+# solvers ---------------------------------------------------------------------------------
+def _err(menu, metric):
+    return D.menu_error(menu, metric)
+
+
+@pytest.mark.parametrize("metric", ["rmse", "half_width"])
+def test_min_users_brute_force(metric):
+    """The answer is the first n of a full scan that meets the target, the scan is
+    non-increasing, and one user fewer misses the target."""
+    m = D.make_menu(["S", "M", "P"], [0.3, 1.0, INF], [50, 30, 20], 10, 0, 1)
+    summ = [D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1]
+            for n in range(1, 801)]
+    errs = [e.get(metric) for e in summ]
+    # non-increasing once ADPM stops reporting the middle of the range (f <= 1/4); before
+    # that the error is R/2, above every target a solver accepts
+    aff = np.array([not e.outputs_zero for e in summ])
+    assert aff[-1] and np.all(np.diff(aff.astype(int)) >= 0)
+    e_aff = np.asarray(errs)[aff]
+    assert np.all(np.diff(e_aff) <= 1e-12 * e_aff[1:])
+    assert np.all(np.asarray(errs)[~aff] == 0.5)
+    for target in [0.4, 0.1, 0.05, errs[-1] * 1.0001]:
+        ans = D.min_users(m, target, metric)
+        first = next(i + 1 for i, e in enumerate(errs) if e <= target)
+        assert ans.status == "ok" and ans.value == first
+        assert ans.error <= target
+        if first > 1:
+            assert ans.below == first - 1 and ans.error_below > target
+
+
+def test_min_users_one_tier_closed_form():
+    """One tier at eps, worst case: f(n) = 1/(4n) + 2/(n eps)^2 <= (T/R)^2 solved for n."""
+    for eps, T, R in [(0.1, 1.0, 500.0), (1.0, 0.01, 1.0), (0.01, 2.0, 100.0)]:
+        m = D.make_menu(["only"], [eps], [100], 1, 0, R)
+        a, b, c = 2 / eps**2, 0.25, -((T / R) ** 2)
+        u = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)  # largest 1/n allowed
+        expect = math.ceil(1 / u - 1e-9)
+        ans = D.min_users(m, T, "rmse")
+        assert ans.value == expect
+        assert _err(m.with_n_users(expect), "rmse") <= T < _err(m.with_n_users(expect - 1),
+                                                                 "rmse")
+
+
+def test_min_users_large_and_impossible():
+    m = D.default_menu()
+    for metric in D.METRICS:
+        ans = D.min_users(m, 0.05, metric)
+        n = ans.value
+        assert n > 10**6
+        assert _err(m.with_n_users(n), metric) <= 0.05 < _err(m.with_n_users(n - 1), metric)
+    # below what 10^15 users can give
+    ans = D.min_users(m, 1e-6, "rmse")
+    assert ans.status == "impossible" and ans.value is None and "1e+15" in ans.message
+    assert ans.error > 1e-6
+
+
+def test_targets_validated():
+    m = D.default_menu()
+    for bad in [0, -1, math.nan, math.inf]:
+        with pytest.raises(ValueError, match="positive"):
+            D.min_users(m, bad)
+    with pytest.raises(ValueError, match="metric"):
+        D.min_users(m, 1.0, "mae")
+    for f in (lambda t: D.min_users(m, t), lambda t: D.strictest_level(m, 0, t),
+              lambda t: D.share_to_move(m, 0, 1, t)):
+        ans = f(250.0)  # half the range of 0..500
+        assert ans.status == "trivial" and "half the data range" in ans.message
+
+
+def strictest_two_group(c1, e1, c2, T2):
+    """Real roots x of c1 e1^2 + c2 x^2 + 8 = 4 T2 (c1 e1 + c2 x)^2: the levels of the second
+    of two tiers (unsaturated regime, r = eps) at which the worst-case MSE f equals T2."""
+    a = c2 - 4 * T2 * c2**2
+    b = -8 * T2 * c1 * e1 * c2
+    c = c1 * e1**2 + 8 - 4 * T2 * (c1 * e1) ** 2
+    roots = np.roots([a, b, c])
+    roots = roots[np.isreal(roots)].real
+    return roots
+
+
+@pytest.mark.parametrize("metric", ["rmse", "half_width"])
+def test_strictest_level_meets_and_minimal(metric):
+    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [50, 40, 10], 20_000, 0, 100)
+    for tier in range(3):
+        for target in [0.8, 1.5, 3.0]:
+            ans = D.strictest_level(m, tier, target, metric)
+            if ans.status != "ok":
+                continue
+            assert _err(m.with_eps(tier, ans.value), metric) <= target
+            assert ans.below == pytest.approx(ans.value / (1 + 1e-6))
+            assert _err(m.with_eps(tier, ans.below), metric) > target
+            # monotone: errors along a grid of levels never go up
+            grid = np.geomspace(D.EPS_MIN, 100, 60)
+            errs = [_err(m.with_eps(tier, e), metric) for e in grid]
+            assert np.all(np.diff(errs) <= 1e-9 * np.asarray(errs[1:]))
+
+
+def test_strictest_level_two_group_closed_form():
+    """Tier B's strictest level for an RMSE target in the unsaturated regime is a root of
+    c1 e1^2 + c2 x^2 + 8 = 4 (T/R)^2 (c1 e1 + c2 x)^2."""
+    c1, e1, c2 = 4000, 0.05, 1000
+    m = menu2(c1, e1, c2, 0.2, 0, 1)
+    for x_true in [0.06, 0.09, 0.1]:  # unsaturated: below e1 + 8/(c1 e1) = 0.09
+        if x_true >= e1 + 8 / (c1 * e1):
+            continue
+        f = (c1 * e1**2 + c2 * x_true**2 + 8) / (4 * (c1 * e1 + c2 * x_true) ** 2)
+        T = math.sqrt(f)
+        ans = D.strictest_level(m, 1, T * (1 + 1e-12), "rmse")
+        roots = strictest_two_group(c1, e1, c2, f)
+        assert ans.value == pytest.approx(x_true, rel=1e-5)
+        assert min(abs(r - ans.value) for r in roots) < 1e-5 * x_true
+
+
+def test_strictest_level_already_and_impossible():
+    m = D.default_menu()  # a million users: the strict tier can be much stricter
+    ans = D.strictest_level(m, 0, 100.0, "half_width")
+    assert ans.status == "already" and ans.value == D.EPS_MIN
+    assert ans.error <= 100.0
+    small = D.make_menu(["S", "O"], [0.1, 1.0], [90, 10], 200, 0, 100)
+    best = _err(small.with_eps(1, INF), "rmse")
+    ans = D.strictest_level(small, 1, best * 0.9, "rmse")
+    assert ans.status == "impossible" and ans.value is None and "public" in ans.message
+    assert ans.error == pytest.approx(best)
+    # even all-public data cannot beat V/n: far below that is impossible whichever tier
+    rep = D.evaluate_menu(small)
+    for tier in range(2):
+        assert D.strictest_level(small, tier, rep.all_public.rmse * 0.99, "rmse").status == \
+            "impossible"
+
+
+@pytest.mark.parametrize("metric", ["rmse", "half_width"])
+def test_share_to_move_brute_force(metric):
+    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1)
+    ct = m.counts
+    errs = []
+    for k in range(int(ct[0]) + 1):
+        c = ct.copy()
+        c[0] -= k
+        c[1] += k
+        errs.append(D.profile_errors(m.levels, c, m)[1].get(metric))
+    assert np.all(np.diff(errs) <= 1e-9 * np.asarray(errs[1:]))
+    for target in np.linspace(errs[-1], errs[0], 7)[1:-1]:
+        ans = D.share_to_move(m, 0, 1, target, metric)
+        first = next(i for i, e in enumerate(errs) if e <= target)
+        assert ans.status == "ok" and ans.value == first
+        assert ans.error <= target < ans.error_below
+    assert D.share_to_move(m, 0, 1, errs[0] * 1.01, metric).status == "already"
+    ans = D.share_to_move(m, 0, 1, errs[-1] * 0.99, metric)
+    assert ans.status == "impossible" and "Even moving all" in ans.message
+
+
+def test_share_to_move_needs_a_looser_destination():
+    m = D.default_menu()
+    with pytest.raises(ValueError, match="looser"):
+        D.share_to_move(m, 1, 0, 0.3)
+    with pytest.raises(ValueError, match="looser"):
+        D.share_to_move(m, 1, 1, 0.3)
+
+
+@given(st.lists(st.floats(0.001, 20), min_size=2, max_size=4), st.data())
+def test_errors_monotone_random_menus(eps, data):
+    """Property behind every solver: the error never rises when a user is added (Webster
+    counts), when one tier's level is loosened, or when a user moves to a looser tier."""
+    k = len(eps)
+    eps = sorted(eps)
+    w = data.draw(st.lists(st.floats(0.05, 1), min_size=k, max_size=k))
+    n = data.draw(st.integers(5, 3000))
+    m = D.make_menu([f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), n,
+                    normalise=True)
+    metric = data.draw(st.sampled_from(D.METRICS))
+
+    def ok(a, b):  # b (looser) is not worse than a, unless a reports the middle of the range
+        return a.outputs_zero or b.get(metric) <= a.get(metric) * (1 + 1e-9)
+
+    e0 = D.profile_errors(m.levels, m.counts, m)[1]
+    e_more = D.profile_errors(m.levels, m.with_n_users(n + data.draw(st.integers(1, 50))).counts,
+                              m)[1]
+    assert ok(e0, e_more)
+    j = data.draw(st.integers(0, k - 1))
+    lv = m.levels
+    lv[j] *= data.draw(st.floats(1.0, 50.0))
+    assert ok(e0, D.profile_errors(lv, m.counts, m)[1])
+    ct = m.counts
+    if ct[0] > 0:
+        ct[0] -= 1
+        ct[-1] += 1
+        assert ok(e0, D.profile_errors(m.levels, ct, m)[1])
+
+
+# what-if -------------------------------------------------------------------------------------
+def test_move_share_and_sweep():
+    m = D.default_menu().with_n_users(5000)
+    moved = D.move_share(m, 0, 2, 50.0)
+    assert [t.share_percent for t in moved.tiers] == pytest.approx([50, 30, 20])
+    assert D.move_share(m, 0, 2, 1000.0).tiers[0].share_percent == pytest.approx(70)
+    sw = D.share_sweep(m, 0, 2, points=9)
+    assert sw.share_a[0] == 0 and sw.share_a[-1] == pytest.approx(70)
+    for i in (0, 4, 8):
+        rep = D.evaluate_menu(D.move_share(m, 0, 2, float(sw.share_a[i])))
+        assert sw.errors["ADPM"][i] == pytest.approx(rep.errors["ADPM"].rmse)
+        assert sw.half_widths["UNI"][i] == pytest.approx(rep.errors["UNI"].half_width)
+        assert sw.worth[i] == pytest.approx(rep.worth_offering)
+    # moving strict users to the public tier only helps ADPM
+    assert np.all(np.diff(sw.errors["ADPM"]) >= -1e-12)
+    with pytest.raises(ValueError):
+        D.move_share(m, 1, 1, 10)
+
+
+# JSON and links --------------------------------------------------------------------------------
+names_st = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)\
+    .map(str.strip).filter(bool)
+
+
+@given(st.lists(names_st, min_size=1, max_size=10, unique_by=str.casefold), st.data())
+def test_json_and_link_round_trip(names, data):
+    k = len(names)
+    eps = [data.draw(st.one_of(st.floats(D.EPS_MIN, D.EPS_MAX), st.just(INF))) for _ in names]
+    w = data.draw(st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k).filter(
+        lambda v: sum(v) > 0))
+    sh = list(100 * np.asarray(w) / sum(w))
+    lo = data.draw(st.floats(-1e6, 1e6))
+    hi = lo + data.draw(st.floats(1e-3, 1e6))
+    sd = data.draw(st.one_of(st.none(), st.floats(0, (hi - lo) / 2)))
+    m = D.make_menu(names, eps, sh, data.draw(st.integers(1, 10**15)), lo, hi,
+                    data.draw(st.text(st.characters(min_codepoint=32, max_codepoint=126),
+                                      max_size=20)), sd, normalise=True)
+    assert D.menu_from_json(D.menu_to_json(m)) == m
+    assert D.menu_from_json(D.menu_to_json(m).encode()) == m
+    assert D.decode_link(D.encode_link(m)) == m
+
+
+def test_json_with_results_round_trip():
+    m = D.default_menu()
+    rep = D.evaluate_menu(m)
+    text = D.menu_to_json(m, rep)
+    d = json.loads(text)
+    assert d["results"]["tau_star"] == pytest.approx(rep.tau_star)
+    assert d["results"]["errors"]["ADPM"]["rmse"] == pytest.approx(rep.errors["ADPM"].rmse)
+    assert d["tiers"][2]["eps"] == "public"
+    assert D.menu_from_json(text) == m
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_csv_reads_back_as_a_profile():
+    m = D.default_menu()
+    rep = D.evaluate_menu(m)
+    prof = hdp.EpsilonProfile.from_csv(D.report_to_csv(rep))
+    np.testing.assert_array_equal(prof.levels, m.levels)
+    np.testing.assert_array_equal(prof.counts, m.counts)
+    assert prof.names == m.names
+
+
+def _good() -> dict:
+    return json.loads(D.menu_to_json(D.default_menu()))
+
+
+def _with(path, value=None, delete=False):
+    d = _good()
+    obj = d
+    for p in path[:-1]:
+        obj = obj[p]
+    if delete:
+        del obj[path[-1]]
+    else:
+        obj[path[-1]] = value
+    return json.dumps(d)
+
+
+BAD_JSON = [
+    ('{"tiers": [', "not valid JSON"),
+    ("[1, 2]", "must be a JSON object"),
+    ("", "empty"),
+    ("   ", "empty"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    ("[" * 100_000 + "]" * 100_000, "KB"),
+    ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
+    (_with(["extra"], 1), "unknown field 'extra'"),
+    (_with(["tiers"], delete=True), "no \"tiers\""),
+    (_with(["tiers"], {"a": 1}), "must be a list"),
+    (_with(["tiers"], []), "empty"),
+    (_with(["tiers"], [{"name": f"t{i}", "eps": 1, "share_percent": 100 / 11}
+                       for i in range(11)]), "at most 10"),
+    (_with(["tiers", 0], "Strict"), "must be an object"),
+    (_with(["tiers", 0, "colour"], "red"), "unknown field 'colour'"),
+    (_with(["tiers", 0, "eps"], delete=True), "no 'eps'"),
+    (_with(["tiers", 0, "name"], delete=True), "no 'name'"),
+    (_with(["tiers", 0, "share_percent"], delete=True), "no 'share_percent'"),
+    (_with(["tiers", 0, "name"], 7), "must be text"),
+    (_with(["tiers", 0, "name"], ""), "no name"),
+    (_with(["tiers", 1, "name"], "strict"), "both called"),
+    (_with(["tiers", 0, "eps"], -0.1), "negative"),
+    (_with(["tiers", 0, "eps"], 0), "never used"),
+    (_with(["tiers", 0, "eps"], "high"), "give a number > 0 or \"public\""),
+    (_with(["tiers", 0, "eps"], True), "not a number"),
+    (_with(["tiers", 0, "eps"], None), "not a number"),
+    (_with(["tiers", 0, "eps"], [0.1]), "not a number"),
+    (_with(["tiers", 0, "eps"], 1e-9), "below the smallest"),
+    (_with(["tiers", 0, "eps"], 1e9), "above"),
+    (_with(["tiers", 0, "share_percent"], -5), "negative"),
+    (_with(["tiers", 0, "share_percent"], 160), "above 100"),
+    (_with(["tiers", 0, "share_percent"], "60"), "not a number"),
+    (_with(["tiers", 0, "share_percent"], 50), "add up to 90"),
+    (_with(["n_users"], delete=True), "no \"n_users\""),
+    (_with(["n_users"], 0), "at least 1"),
+    (_with(["n_users"], -3), "at least 1"),
+    (_with(["n_users"], 2.5), "whole number"),
+    (_with(["n_users"], "1000"), "not a whole number"),
+    (_with(["n_users"], 10**16), "too many"),
+    (_with(["data_range"], [0, 1]), "must be an object"),
+    (_with(["data_range", "low"], delete=True), "no 'low'"),
+    (_with(["data_range", "low"], 600), "low < high"),
+    (_with(["data_range", "high"], "lots"), "finite number"),
+    (_with(["data_range", "scale"], 2), "unknown field 'scale'"),
+    (_with(["data_range", "unit"], 5), "unit must be text"),
+    (_with(["data_sd"], -1), "negative"),
+    (_with(["data_sd"], 300), "exceeds half the range"),
+    (_with(["data_sd"], "big"), "standard deviation"),
+    (_with(["format"], "something else"), "format"),
+    (_with(["version"], 2), "version"),
+    (_with(["results"], [1]), "results"),
+]
+
+
+@pytest.mark.parametrize("text,msg", BAD_JSON, ids=[m for _, m in BAD_JSON])
+def test_malformed_json_names_the_problem(text, msg):
+    with pytest.raises(D.MenuError, match=msg.replace("(", r"\(").replace("+", r"\+")):
+        D.menu_from_json(text)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_json_non_finite_numbers_rejected(literal):
+    text = D.menu_to_json(D.default_menu()).replace('"public"', literal)
+    with pytest.raises(D.MenuError, match="public"):
+        D.menu_from_json(text)
+
+
+def test_malformed_json_errors_are_value_errors():
+    """Pages catch ProfileError / ValueError: a MenuError is both."""
+    with pytest.raises(hdp.ProfileError):
+        D.menu_from_json("{")
+    with pytest.raises(ValueError):
+        D.menu_from_json("{")
+
+
+def test_minimal_hand_written_json():
+    m = D.menu_from_json('{"n_users": 1e6, "tiers": [{"name": "A", "eps": 0.5, '
+                         '"share_percent": 100}]}')
+    assert m.n_users == 10**6 and m.low == 0 and m.high == 1 and m.data_sd is None
+
+
+@pytest.mark.parametrize("token,msg", [
+    ("", "empty"),
+    ("abc$%", "characters"),
+    ("A" * 5000, "at most"),
+    ("a", "cannot be decoded"),
+    ("bm90IGpzb24", "not valid JSON"),  # "not json"
+    (None, "not text"),
+])
+def test_malformed_links(token, msg):
+    with pytest.raises(D.MenuError, match=msg):
+        D.decode_link(token)
+
+
+def test_link_with_invalid_menu():
+    import base64
+
+    bad = base64.urlsafe_b64encode(b'{"n_users": 10, "tiers": []}').decode().rstrip("=")
+    with pytest.raises(D.MenuError, match=r"link.s menu is invalid.*empty"):
+        D.decode_link(bad)
+
+
+def test_menu_key_identifies_the_menu():
+    a, b = D.default_menu(), D.default_menu()
+    assert a.key == b.key and a == b
+    assert a.with_n_users(10).key != a.key
+    assert a.with_eps(0, 0.2).key != a.key
