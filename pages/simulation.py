@@ -36,6 +36,11 @@ def method_label(m: str) -> str:
     return METHOD_CLASSES[m].label if m in METHOD_CLASSES else m
 
 
+def short_label(m: str) -> str:
+    """Short name for selection chips; FME keeps its 'reconstructed' mark."""
+    return "FME (reconstructed)" if m == "FME" else m
+
+
 def dist_spec(kind: str, a: float, b: float, p: float) -> tuple:
     """A hashable description of the distribution (irrelevant parameters normalised)."""
     if kind == "beta":
@@ -208,7 +213,7 @@ def simulation_section() -> None:
             "Methods",
             list(hdp.METHODS),
             default=list(hdp.METHODS),
-            format_func=method_label,
+            format_func=short_label,
             key="sim_methods",
             bind="query-params",
             help="Which methods to show. All six are always simulated together on the same "
@@ -260,7 +265,7 @@ def simulation_section() -> None:
             f"({dist.label()}; variance {dist.variance:.4g}).",
         )
         if data_range is not None:
-            m2.metric("True mean (real units)", f"{report.real_value(dist.mean, lo, hi):.4g}",
+            m2.metric("Mean (real units)", f"{report.real_value(dist.mean, lo, hi):.4g}",
                       help=f"The same mean on your data range [{lo:g}, {hi:g}].")
 
     if plan.reduced:
@@ -340,7 +345,7 @@ def simulation_section() -> None:
         "Show the spread of the estimates of",
         list(hdp.METHODS),
         default=DEFAULT_HIST,
-        format_func=method_label,
+        format_func=short_label,
         key="sim_hist",
         help="Each simulated trial gives one answer per method; the histogram shows where "
         "they land around the true mean (black line). Narrow = reliable.",
