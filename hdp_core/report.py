@@ -18,7 +18,7 @@ import numpy as np
 from .bounds import two_group_threshold
 from .distributions import Beta, Distribution, TwoPoint, Uniform
 from .profile import EpsilonProfile, ProfileError, as_profile
-from .simulate import METHODS, SimResult, _layout
+from .simulate import METHODS, SimResult, _layout, get_method
 from .sweeps import log_grid
 from .units import range_width, rmse_real
 
@@ -27,6 +27,7 @@ __all__ = [
     "MIN_TRIALS",
     "TrialPlan",
     "distribution_code",
+    "exact_rows",
     "make_distribution",
     "plan_trials",
     "profile_code",
@@ -110,6 +111,11 @@ class TrialPlan:
         """Simulated data values in the run (trials x width)."""
         return self.trials * self.width
 
+    @property
+    def too_large(self) -> bool:
+        """Even MIN_TRIALS trials would exceed twice the budget: do not simulate."""
+        return self.width * min(self.requested, MIN_TRIALS) > 2 * self.budget
+
 
 def plan_trials(
     eps: Any, dist: Distribution, trials: int, budget: int | None = None
@@ -182,6 +188,23 @@ def simulation_rows(
             row["rmse_real_exact"] = rmse_real(r.exact, lo, hi)
         rows.append(row)
     return rows
+
+
+def exact_rows(
+    eps: Any, dist: Distribution, methods: Sequence[str] = METHODS, reference: str = "ADPM"
+) -> list[dict[str, Any]]:
+    """Exact MSE only (closed forms, no simulation), one row per method in METHODS order:
+    method, exact, ln_exact (None at 0) and ratio_exact (to the reference method's exact MSE;
+    None when that is 0). For profiles too large to simulate."""
+    prof = as_profile(eps)
+    names = [m for m in METHODS if m in methods or m == reference]
+    exact = {m: get_method(m, prof).exact_mse(dist) for m in names}
+    ref = exact.get(reference)
+    return [
+        {"method": m, "exact": exact[m], "ln_exact": _ln(exact[m]),
+         "ratio_exact": _ratio(exact[m], ref)}
+        for m in names if m in methods
+    ]
 
 
 # the group sweep ---------------------------------------------------------------------------

@@ -74,6 +74,12 @@ def run_table1(trials: int, seed: int) -> list[dict]:
     return experiments.table1(trials=trials, seed=seed, profile_seed=0)
 
 
+@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def exact_table(profile: EpsilonProfile, spec: tuple, methods: tuple) -> list[dict]:
+    """report.exact_rows: exact MSEs only, for profiles too large to simulate."""
+    return report.exact_rows(profile, report.make_distribution(*spec), methods)
+
+
 @st.cache_data(hash_funcs=_HASH, max_entries=8, show_spinner=False)
 def profile_csv(profile: EpsilonProfile) -> bytes:
     """The profile as CSV (for the reproducible script)."""
@@ -268,6 +274,28 @@ def simulation_section() -> None:
             m2.metric("Mean (real units)", f"{report.real_value(dist.mean, lo, hi):.4g}",
                       help=f"The same mean on your data range [{lo:g}, {hi:g}].")
 
+    if plan.too_large:
+        st.warning(
+            f"This profile needs {plan.width:,} random values per trial: too many to simulate "
+            "here (even a few trials would take minutes). Below are the exact MSEs (closed "
+            "forms); the script under 'Reproduce in Python' runs the simulation offline."
+        )
+        rows = exact_table(prof, spec, tuple(methods) or hdp.METHODS)
+        st.dataframe(
+            pd.DataFrame({
+                "Method": [method_label(r["method"]) for r in rows],
+                "Exact MSE": [r["exact"] for r in rows],
+                "ln MSE (exact)": [r["ln_exact"] for r in rows],
+                "× ADPM (exact)": [r["ratio_exact"] for r in rows],
+            }),
+            hide_index=True, column_config=TABLE_CONFIG, key="sim_exact_table",
+        )
+        sweep_section(spec, methods or list(hdp.METHODS), {
+            "profile": prof, "spec": st.session_state.get(PROFILE_SPEC), "dist": dist,
+            "methods": methods or list(hdp.METHODS), "trials": plan.requested,
+            "seed": int(seed),
+        })
+        return
     if plan.reduced:
         st.info(
             f"This profile needs {plan.width:,} random values per trial, so the run uses "

@@ -265,6 +265,19 @@ def test_large_profile_reduces_trials(app, monkeypatch):
     ]
 
 
+def test_profile_too_large_to_simulate_shows_exact_mse(app, monkeypatch):
+    monkeypatch.setattr(report, "MAX_SIM_CELLS", 10_000)
+    prof = hdp.EpsilonProfile.from_values(np.linspace(0.05, 2.0, 2_000))
+    at = open_sim(app, profile=prof, trials=5_000)
+    assert any("too many to simulate" in w.value for w in at.warning)
+    assert not [df for df in at.dataframe if "Simulated MSE" in df.value.columns]
+    (exact,) = [df.value for df in at.dataframe if "Exact MSE" in df.value.columns]
+    dist = hdp.Beta(2, 3)
+    for i, m in enumerate(hdp.METHODS):
+        assert exact["Exact MSE"][i] == pytest.approx(hdp.exact_mse(m, prof, dist), rel=1e-12)
+    assert chart(at, "sim_sweep_chart") and "simulate_mse" in at.code[0].value
+
+
 # the paper's experiment ---------------------------------------------------------------------
 def test_paper_experiment_button_and_loading_a_profile(app):
     at = open_sim(app, profile=WITH_PUBLIC)

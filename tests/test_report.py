@@ -162,6 +162,22 @@ def test_simulation_rows_against_closed_forms():
     assert by["PropDPM"]["ratio_exact"] > 1.5
 
 
+def test_exact_rows_against_closed_forms_and_too_large_plans():
+    dist = hdp.Uniform()
+    prof = hdp.EpsilonProfile.from_tiers([0.1, math.inf], [900, 100])
+    rows = report.exact_rows(prof, dist, ["UNI", "PropDPM"])
+    oracle = _two_group_oracle(900, 0.1, 100, dist)
+    assert [r["method"] for r in rows] == ["PropDPM", "UNI"]
+    for r in rows:
+        assert r["exact"] == pytest.approx(oracle[r["method"]], rel=1e-10)
+        assert r["ratio_exact"] == pytest.approx(oracle[r["method"]] / oracle["ADPM"], rel=1e-10)
+        assert r["ln_exact"] == pytest.approx(math.log(oracle[r["method"]]), rel=1e-12)
+    wide = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, 3000))
+    assert report.plan_trials(wide, dist, 500, budget=3000 * report.MIN_TRIALS // 3).too_large
+    assert not report.plan_trials(wide, dist, 500, budget=3000 * report.MIN_TRIALS).too_large
+    assert not report.plan_trials(wide, dist, 5, budget=3000 * 5).too_large
+
+
 def test_simulation_rows_zero_mse_and_missing_reference():
     # every user public and data constant: every method is exact, MSE 0
     prof = hdp.EpsilonProfile.from_values([math.inf] * 5)
