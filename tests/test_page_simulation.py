@@ -296,6 +296,11 @@ def test_paper_experiment_button_and_loading_a_profile(app):
             math.log(hdp.exact_mse(m, hdp.paper_profile("low"), hdp.Beta(2, 3)))
         )
     assert chart(at, "sim_paper_chart")
+    at.number_input(key="sim_paper_seed").set_value(1).run()
+    check(at)
+    (paper,) = [df.value for df in at.dataframe if "High: paper" in df.value.columns]
+    rows1 = experiments.table1(trials=200, seed=1, profile_seed=0)
+    assert list(paper["Low: ours (simulated)"]) == [r["sim_low"] for r in rows1]
     # showing the table did not change the current profile
     assert at.session_state[PROFILE].key == WITH_PUBLIC.key
     # the table stays while another control changes
