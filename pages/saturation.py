@@ -32,6 +32,12 @@ def _curve(profile: EpsilonProfile) -> sat.RCurve:
     return sat.r_curve(profile)
 
 
+@st.cache_resource(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def _curve_figure(profile: EpsilonProfile):
+    """The r-versus-eps figure, built once per profile and shared (never modified)."""
+    return r_curve_figure(_curve(profile))
+
+
 @st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
 def _free(profile: EpsilonProfile) -> tuple[sat.FreePrivacy, pd.DataFrame, bytes, str]:
     table = sat.free_privacy_table(profile)
@@ -85,7 +91,7 @@ def _metrics(fp: sat.FreePrivacy) -> None:
 def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
     st.subheader("Requested versus granted privacy")
     curve = _curve(prof)
-    st.plotly_chart(r_curve_figure(curve), key="sat_curve_chart")
+    st.plotly_chart(_curve_figure(prof), key="sat_curve_chart")
     if math.isfinite(fp.tau) and fp.n_saturated:
         st.markdown(
             f"Users 1 to {curve.k_unsaturated:,} (sorted by the eps they asked for) get exactly "

@@ -319,10 +319,11 @@ def test_regime_guides_with_public_and_excluded_users():
 
 def test_sweep_points():
     e = sat.SWEEP_EXPONENTS
-    assert e.size == 61 and e[30] == 0.0 and e[0] == -3.0 and e[-1] == 3.0
+    assert e.size == 31 and e[15] == 0.0 and e[0] == -3.0 and e[-1] == 3.0
+    np.testing.assert_allclose(np.diff(e), sat.SWEEP_STEP, rtol=1e-12)
     np.testing.assert_allclose(sat.sweep_points([1.0] * 20, "scale"), 10.0**e)
     ns = sat.sweep_points([1.0] * 20, "n")
-    assert ns[30] == 20 and ns[0] == 1 and ns[-1] == 20_000 and ns.dtype == np.int64
+    assert ns[15] == 20 and ns[0] == 1 and ns[-1] == 20_000 and ns.dtype == np.int64
     big = sat.sweep_points(hdp.EpsilonProfile.from_tiers([1.0], [10**14]), "n")
     assert big.max() == hdp.profile.MAX_TOTAL_USERS
     with pytest.raises(ValueError):

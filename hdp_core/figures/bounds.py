@@ -20,6 +20,7 @@ from . import (
     METHOD_DASH,
     REQUESTED_COLOR,
 )
+from .saturation import build, fast_layout, hline, vline
 
 __all__ = ["bounds_glance_figure", "scatter_figure", "sweep_figure"]
 
@@ -41,27 +42,25 @@ def sweep_figure(
     x = sweep.x
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = sweep.ratio  # NaN where f and H are both infinite (no data may be used)
-    fig = go.Figure()
-    fig.add_scatter(
-        x=x, y=sweep.lower, mode="lines", name="lower bound (H ∧ 1/4)/512 (Thm 3)",
-        line=dict(color=LOWER_BOUND_COLOR, dash="dash", width=2),
-        hovertemplate="x = %{x:.4g}<br>lower bound %{y:.3e}<extra></extra>",
-    )
-    fig.add_scatter(
-        x=x, y=sweep.upper, mode="lines", name="ADPM worst case f ∧ 1/4 (Thm 2)",
-        line=dict(color=METHOD_COLORS["ADPM"], width=3), fill="tonexty", fillcolor=BAND_FILL,
-        customdata=np.column_stack([ratio, sweep.tau]),
-        hovertemplate="x = %{x:.4g}<br>ADPM worst case %{y:.3e}<br>f/H = %{customdata[0]:.3g}"
-                      "<br>tau* = %{customdata[1]:.4g}<extra></extra>",
-    )
+    data = [
+        dict(type="scatter", x=x, y=sweep.lower, mode="lines",
+             name="lower bound (H ∧ 1/4)/512 (Thm 3)",
+             line=dict(color=LOWER_BOUND_COLOR, dash="dash", width=2),
+             hovertemplate="x = %{x:.4g}<br>lower bound %{y:.3e}<extra></extra>"),
+        dict(type="scatter", x=x, y=sweep.upper, mode="lines",
+             name="ADPM worst case f ∧ 1/4 (Thm 2)",
+             line=dict(color=METHOD_COLORS["ADPM"], width=3), fill="tonexty",
+             fillcolor=BAND_FILL, customdata=np.column_stack([ratio, sweep.tau]),
+             hovertemplate="x = %{x:.4g}<br>ADPM worst case %{y:.3e}<br>f/H = "
+                           "%{customdata[0]:.3g}<br>tau* = %{customdata[1]:.4g}<extra></extra>"),
+    ]
     for m in methods:
         if m == "ADPM" or m not in sweep.mse:
             continue
-        fig.add_scatter(
-            x=x, y=sweep.mse[m], mode="lines", name=f"{m} worst case",
+        data.append(dict(
+            type="scatter", x=x, y=sweep.mse[m], mode="lines", name=f"{m} worst case",
             line=dict(color=METHOD_COLORS[m], dash=METHOD_DASH[m], width=2),
-            hovertemplate=f"x = %{{x:.4g}}<br>{m} worst case %{{y:.3e}}<extra></extra>",
-        )
+            hovertemplate=f"x = %{{x:.4g}}<br>{m} worst case %{{y:.3e}}<extra></extra>"))
     if guides:
         shown = [sweep.upper, sweep.lower, *(sweep.mse[m] for m in methods if m in sweep.mse)]
         vals = np.concatenate([np.asarray(v, dtype=np.float64) for v in shown])
@@ -74,29 +73,29 @@ def sweep_figure(
             y = np.where((y >= y_lo) & (y <= y_hi), y, np.nan)  # keep the data's y range
             if not np.isfinite(y).any():
                 continue
-            fig.add_scatter(
-                x=x, y=y, mode="lines", name=labels.get(key, key),
-                line=dict(color=GUIDE_COLOR, dash="dot", width=1), hoverinfo="skip",
-            )
+            data.append(dict(type="scatter", x=x, y=y, mode="lines", name=labels.get(key, key),
+                             line=dict(color=GUIDE_COLOR, dash="dot", width=1),
+                             hoverinfo="skip"))
+    shapes = [hline(0.25, "#BBBBBB", "dot", 1)]
+    notes = [dict(x=1.0, xref="paper", y=math.log10(0.25), yref="y", xanchor="right",
+                  yanchor="bottom", showarrow=False, font=dict(color="#888888", size=11),
+                  text="1/4: the worst case of always answering the mid-range")]
     if marker is not None and 0 <= marker < x.size:
         xm = float(x[marker])
-        fig.add_vline(x=xm, line_color="#444444", line_width=1, line_dash="dot")
-        fig.add_scatter(
-            x=[xm, xm], y=[sweep.upper[marker], sweep.lower[marker]], mode="markers",
-            name="selected point", marker=dict(color="#000000", size=11, symbol="circle-open",
-                                                line=dict(width=2)),
-            hovertemplate="x = %{x:.4g}<br>%{y:.3e}<extra></extra>",
-        )
-    layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=70, r=20, t=110, b=50)
-    layout["legend"] = dict(LAYOUT_DEFAULTS["legend"], traceorder="normal")
-    fig.update_layout(
-        **layout, height=height,
-        xaxis=dict(title=x_title, type="log"),
-        yaxis=dict(title="worst-case MSE (data in [-0.5, 0.5]; log scale)", type="log",
-                   exponentformat="power"),
+        shapes.append(vline(xm, "#444444", "dot", 1))
+        data.append(dict(
+            type="scatter", x=[xm, xm], y=[sweep.upper[marker], sweep.lower[marker]],
+            mode="markers", name="selected point",
+            marker=dict(color="#000000", size=11, symbol="circle-open", line=dict(width=2)),
+            hovertemplate="x = %{x:.4g}<br>%{y:.3e}<extra></extra>"))
+    layout = fast_layout(
+        margin=dict(l=70, r=20, t=110, b=50), height=height, shapes=shapes, annotations=notes,
+        legend=dict(LAYOUT_DEFAULTS["legend"], traceorder="normal"),
+        xaxis=dict(title=dict(text=x_title), type="log"),
+        yaxis=dict(title=dict(text="worst-case MSE (data in [-0.5, 0.5]; log scale)"),
+                   type="log", exponentformat="power"),
     )
-    return fig
+    return build(data, layout)
 
 
 def bounds_glance_figure(
@@ -116,24 +115,19 @@ def bounds_glance_figure(
     labels = [r[0] for r in rows][::-1]
     vals = np.array([r[1] for r in rows], dtype=np.float64)[::-1]
     colors = [r[2] for r in rows][::-1]
-    fig = go.Figure()
-    fig.add_bar(
-        y=labels, x=vals, orientation="h", marker_color=colors,
-        text=[f"{v:.3g}" for v in vals], textposition="outside", cliponaxis=False,
-        hovertemplate="%{y}: %{x:.4g}<extra></extra>", showlegend=False,
-    )
     pos = vals[np.isfinite(vals) & (vals > 0)]
     lo = math.log10(float(pos.min())) - 0.5 if pos.size else -6
     hi = math.log10(float(pos.max())) + 0.8 if pos.size else 0
-    layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=20, r=20, t=20, b=50)
-    fig.update_layout(
-        **layout, height=height + 24 * max(len(rows) - 3, 0),
-        xaxis=dict(title="worst-case MSE (log scale)", type="log", range=[lo, hi],
+    data = [dict(type="bar", y=labels, x=vals, orientation="h", marker=dict(color=colors),
+                 text=[f"{v:.3g}" for v in vals], textposition="outside", cliponaxis=False,
+                 hovertemplate="%{y}: %{x:.4g}<extra></extra>", showlegend=False)]
+    layout = fast_layout(
+        margin=dict(l=20, r=20, t=20, b=50), height=height + 24 * max(len(rows) - 3, 0),
+        xaxis=dict(title=dict(text="worst-case MSE (log scale)"), type="log", range=[lo, hi],
                    exponentformat="power"),
         yaxis=dict(automargin=True),
     )
-    return fig
+    return build(data, layout)
 
 
 def scatter_figure(
@@ -149,19 +143,17 @@ def scatter_figure(
     c = 443 line), and ``current`` = (ln f, ln H) of the current profile."""
     ln_f = np.asarray(ln_f, dtype=np.float64)
     ln_h = np.asarray(ln_h, dtype=np.float64)
-    fig = go.Figure()
     custom = np.column_stack([
         n if n is not None else np.full(ln_f.size, np.nan), np.exp(ln_f - ln_h),
     ])
-    fig.add_scatter(
-        x=ln_f, y=ln_h, mode="markers", name="random unsaturated sequences",
-        marker=dict(color=REQUESTED_COLOR, size=6, opacity=0.6),
-        customdata=custom,
+    data = [dict(
+        type="scatter", x=ln_f, y=ln_h, mode="markers", name="random unsaturated sequences",
+        marker=dict(color=REQUESTED_COLOR, size=6, opacity=0.6), customdata=custom,
         hovertemplate="n = %{customdata[0]}<br>ln f = %{x:.3f}<br>ln H = %{y:.3f}"
-                      "<br>f/H = %{customdata[1]:.3g}<extra></extra>",
-    )
+                      "<br>f/H = %{customdata[1]:.3g}<extra></extra>")]
+    has_cur = current is not None and all(map(math.isfinite, current))
     xs = list(ln_f[np.isfinite(ln_f)])
-    if current is not None and all(map(math.isfinite, current)):
+    if has_cur:
         xs.append(current[0])
     x_lo, x_hi = (min(xs), max(xs)) if xs else (-10.0, 0.0)
     pad = 0.05 * (x_hi - x_lo) + 0.1
@@ -169,25 +161,21 @@ def scatter_figure(
     styles = {4.0: ("#444444", "dot"), 443.0: ("#999999", "dash")}
     for c in constants:
         color, dash = styles.get(c, ("#666666", "dashdot"))
-        fig.add_scatter(
-            x=line_x, y=line_x - math.log(c), mode="lines",
-            name=f"ln H = ln f − ln {c:g}  (f/H = {c:g})",
-            line=dict(color=color, dash=dash, width=2), hoverinfo="skip",
-        )
-    if current is not None and all(map(math.isfinite, current)):
-        fig.add_scatter(
-            x=[current[0]], y=[current[1]], mode="markers", name="current profile",
+        data.append(dict(type="scatter", x=line_x, y=line_x - math.log(c), mode="lines",
+                         name=f"ln H = ln f − ln {c:g}  (f/H = {c:g})",
+                         line=dict(color=color, dash=dash, width=2), hoverinfo="skip"))
+    if has_cur:
+        data.append(dict(
+            type="scatter", x=[current[0]], y=[current[1]], mode="markers",
+            name="current profile",
             marker=dict(color=GRANTED_COLOR, size=18, symbol="star",
                         line=dict(color="white", width=1)),
             hovertemplate=(f"current profile<br>ln f = {current[0]:.3f}<br>ln H = "
                            f"{current[1]:.3f}<br>f/H = {math.exp(current[0] - current[1]):.3g}"
-                           "<extra></extra>"),
-        )
-    layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=60, r=20, t=90, b=50)
-    fig.update_layout(
-        **layout, height=height,
-        xaxis=dict(title="ln f: ADPM's worst case (uncapped)", range=list(line_x)),
-        yaxis=dict(title="ln H: the lower bound's H(eps)"),
+                           "<extra></extra>")))
+    layout = fast_layout(
+        margin=dict(l=60, r=20, t=90, b=50), height=height,
+        xaxis=dict(title=dict(text="ln f: ADPM's worst case (uncapped)"), range=list(line_x)),
+        yaxis=dict(title=dict(text="ln H: the lower bound's H(eps)")),
     )
-    return fig
+    return build(data, layout)

@@ -19,7 +19,54 @@ from . import (
     SATURATION_COLOR,
 )
 
-__all__ = ["phase_figure", "r_curve_figure", "trace_figure"]
+__all__ = [
+    "LIGHT_TEMPLATE",
+    "build",
+    "fast_layout",
+    "hline",
+    "phase_figure",
+    "r_curve_figure",
+    "trace_figure",
+    "vline",
+]
+
+LIGHT_TEMPLATE = go.layout.Template(layout=dict(
+    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f"), hovermode="closest",
+    xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
+               automargin=True, zerolinewidth=2, title=dict(standoff=15)),
+    yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
+               automargin=True, zerolinewidth=2, title=dict(standoff=15)),
+))
+"""The layout part of plotly's 'plotly_white' look, as a small template: the named template
+carries defaults for every trace type and costs about 50 ms per figure to apply, which would
+eat most of a page's 300 ms budget for a slider move."""
+
+
+def fast_layout(**overrides) -> dict:
+    """LAYOUT_DEFAULTS with LIGHT_TEMPLATE instead of the 'plotly_white' name, plus overrides."""
+    out = dict(LAYOUT_DEFAULTS)
+    out["template"] = LIGHT_TEMPLATE
+    out.update(overrides)
+    return out
+
+
+def hline(y: float, color: str, dash: str = "dash", width: float = 2) -> dict:
+    """A horizontal line across the plot at data value ``y`` (a layout shape)."""
+    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
+                line=dict(color=color, dash=dash, width=width))
+
+
+def vline(x: float, color: str, dash: str = "dot", width: float = 2) -> dict:
+    """A vertical line across the plot at data value ``x`` (a layout shape)."""
+    return dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=x, x1=x,
+                line=dict(color=color, dash=dash, width=width))
+
+
+def build(data: list[dict], layout: dict) -> go.Figure:
+    """One go.Figure from trace dicts and a layout dict, validated once (adding traces, lines
+    and annotations one call at a time costs several times more)."""
+    return go.Figure(data=data, layout=layout)
+
 
 PUBLIC_EDGE = "#7a7000"
 UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they ask
@@ -39,7 +86,6 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
     tau* (dashed) and the saturation index (dotted) marked. Tiers are drawn as flat segments
     over their users; public users (eps = inf) sit on a labelled line at the top."""
     c = curve
-    fig = go.Figure()
     if c.per_tier:  # two points per tier: its first and last user
         x = np.column_stack([c.rank_start, c.rank_end]).ravel().astype(np.float64)
         rep = 2
@@ -54,63 +100,61 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
         np.where(np.isfinite(req), req, np.nan), np.where(np.isfinite(gra), gra, np.nan),
         np.repeat(c.weight, rep),
     ])
-    names = np.repeat(np.array(c.names if c.names else [""] * c.rank_start.size, dtype=object),
-                      rep)
+    names = (np.repeat(np.array(c.names, dtype=object), rep) if c.names
+             else None)
     who = ("%{text}<br>users %{customdata[0]:,} to %{customdata[1]:,}" if c.per_tier
            else "user %{customdata[0]:,} (sorted by eps)")
     hover = (who + "<br>asked eps = %{customdata[2]:.4g}<br>granted eps = %{customdata[3]:.4g}"
              "<br>weight of one user = %{customdata[4]:.3e}<extra></extra>")
     fin = np.isfinite(req)
-    mode = "lines" if (c.per_tier or x.size > 200) else "lines+markers"
-    fig.add_scatter(
-        x=np.where(fin, x, np.nan), y=np.where(fin, req, np.nan), mode=mode,
-        name="asked for (eps)", line=dict(color=REQUESTED_COLOR, width=3, dash="dot"),
-        marker=dict(size=5), customdata=custom, text=names, hovertemplate=hover,
-        connectgaps=False,
-    )
     gfin = np.isfinite(gra)
-    fig.add_scatter(
-        x=x[gfin], y=gra[gfin], mode=mode, name="granted by ADPM (r)",
-        line=dict(color=GRANTED_COLOR, width=3), marker=dict(size=5),
-        customdata=custom[gfin], text=names[gfin], hovertemplate=hover,
-    )
+    mode = "lines" if (c.per_tier or x.size > 200) else "lines+markers"
+    data = [
+        dict(type="scatter", x=x[fin], y=req[fin], mode=mode, name="asked for (eps)",
+             line=dict(color=REQUESTED_COLOR, width=3, dash="dot"), marker=dict(size=5),
+             customdata=custom[fin], hovertemplate=hover,
+             **({"text": names[fin]} if names is not None else {})),
+        dict(type="scatter", x=x[gfin], y=gra[gfin], mode=mode, name="granted by ADPM (r)",
+             line=dict(color=GRANTED_COLOR, width=3), marker=dict(size=5),
+             customdata=custom[gfin], hovertemplate=hover,
+             **({"text": names[gfin]} if names is not None else {})),
+    ]
     pub = ~fin
     if pub.any():
         pub_hover = (("%{text}<br>users %{customdata[0]:,} to %{customdata[1]:,}" if c.per_tier
                       else "user %{customdata[0]:,}")
                      + "<br>asked: public (∞)<br>granted eps = %{customdata[3]:.4g}"
                      "<br>weight of one user = %{customdata[4]:.3e}<extra></extra>")
-        fig.add_scatter(
-            x=x[pub], y=np.full(int(pub.sum()), top), mode="lines+markers",
+        data.append(dict(
+            type="scatter", x=x[pub], y=np.full(int(pub.sum()), top), mode="lines+markers",
             name="asked: public (∞), drawn at the top",
-            line=dict(color=PUBLIC_EDGE, width=2), marker=dict(color=PUBLIC_COLOR, size=8,
-                                                            line=dict(color=PUBLIC_EDGE, width=1)),
-            customdata=custom[pub], text=names[pub], hovertemplate=pub_hover,
-        )
+            line=dict(color=PUBLIC_EDGE, width=2),
+            marker=dict(color=PUBLIC_COLOR, size=8, line=dict(color=PUBLIC_EDGE, width=1)),
+            customdata=custom[pub], hovertemplate=pub_hover,
+            **({"text": names[pub]} if names is not None else {}),
+        ))
+    shapes, notes = [], []
     if math.isfinite(c.tau):
-        fig.add_hline(y=c.tau, line_dash="dash", line_color=SATURATION_COLOR, line_width=2)
-        fig.add_annotation(
-            x=0.0, xref="paper", y=math.log10(c.tau), yanchor="bottom", xanchor="left",
-            showarrow=False, text=f"τ* = {c.tau:.4g}", font=dict(color=SATURATION_COLOR),
-        )
+        shapes.append(hline(c.tau, SATURATION_COLOR, "dash"))
+        notes.append(dict(x=0.0, xref="paper", y=math.log10(c.tau), yref="y", yanchor="bottom",
+                          xanchor="left", showarrow=False, text=f"τ* = {c.tau:.4g}",
+                          font=dict(color=SATURATION_COLOR)))
         if c.n_usable > c.k_unsaturated:
             xv = c.k_unsaturated + 0.5
-            fig.add_vline(x=xv, line_dash="dot", line_color=SATURATION_COLOR, line_width=2)
-            fig.add_annotation(
-                x=xv, y=1.0, yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
-                text=f"saturation after user k = {c.k_unsaturated:,}",
-                font=dict(color=SATURATION_COLOR),
-            )
-    layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=60, r=20, t=80, b=50)
+            shapes.append(vline(xv, SATURATION_COLOR, "dot"))
+            notes.append(dict(x=xv, xref="x", y=1.0, yref="paper", yanchor="bottom",
+                              xanchor="left", showarrow=False,
+                              text=f"saturation after user k = {c.k_unsaturated:,}",
+                              font=dict(color=SATURATION_COLOR)))
     x_hi = float(c.rank_end[-1]) if c.rank_end.size else 1.0
-    fig.update_layout(
-        **layout, height=height,
-        xaxis=dict(title="users sorted by the eps they asked for (rank)",
+    layout = fast_layout(
+        margin=dict(l=60, r=20, t=80, b=50), height=height, shapes=shapes, annotations=notes,
+        xaxis=dict(title=dict(text="users sorted by the eps they asked for (rank)"),
                    range=[0.5 - 0.02 * x_hi, x_hi * 1.02 + 0.5]),
-        yaxis=dict(title="privacy level eps (log scale; smaller = more privacy)", type="log"),
+        yaxis=dict(title=dict(text="privacy level eps (log scale; smaller = more privacy)"),
+                   type="log"),
     )
-    return fig
+    return build(data, layout)
 
 
 def phase_figure(
@@ -127,45 +171,43 @@ def phase_figure(
     current profile (public eps2 drawn at the top edge)."""
     e1 = np.asarray(eps1, dtype=np.float64)
     b = np.minimum(np.asarray(boundary, dtype=np.float64), y_max)
-    lo = float(e1[0])
-    fig = go.Figure()
-    fig.add_scatter(x=e1, y=np.full(e1.size, lo), mode="lines", line=dict(width=0),
-                    hoverinfo="skip", showlegend=False)
-    fig.add_scatter(x=e1, y=e1, mode="lines", line=dict(color="#999999", width=1),
-                    fill="tonexty", fillcolor="rgba(200, 200, 200, 0.25)",
-                    name="eps2 = eps1 (equal groups)", hoverinfo="skip")
-    fig.add_scatter(
-        x=e1, y=b, mode="lines", fill="tonexty", fillcolor=UNSAT_FILL,
-        line=dict(color=SATURATION_COLOR, width=3),
-        name="boundary eps2 = eps1 + 8/(n f eps1)",
-        hovertemplate="eps1 = %{x:.4g}<br>looser group saturates from eps2 = %{y:.4g}"
-                      "<extra></extra>",
-    )
-    fig.add_scatter(x=e1, y=np.full(e1.size, y_max), mode="lines", fill="tonexty",
-                    fillcolor=SAT_FILL, line=dict(width=0), hoverinfo="skip", showlegend=False)
-    fig.add_annotation(
-        x=math.log10(float(e1[-1])), y=math.log10(y_max), xanchor="right", yanchor="top",
-        showarrow=False, align="right",
-        text="<b>saturated</b>: the looser group is capped<br>at eps1 + 8/(n f eps1), for free",
-        font=dict(color=SATURATION_COLOR),
-    )
+    lo, hi = float(e1[0]), float(e1[-1])
+    data = [
+        dict(type="scatter", x=e1, y=np.full(e1.size, lo), mode="lines", line=dict(width=0),
+             hoverinfo="skip", showlegend=False),
+        dict(type="scatter", x=e1, y=e1, mode="lines", line=dict(color="#999999", width=1),
+             fill="tonexty", fillcolor="rgba(200, 200, 200, 0.25)",
+             name="eps2 = eps1 (equal groups)", hoverinfo="skip"),
+        dict(type="scatter", x=e1, y=b, mode="lines", fill="tonexty", fillcolor=UNSAT_FILL,
+             line=dict(color=SATURATION_COLOR, width=3),
+             name="boundary eps2 = eps1 + 8/(n f eps1)",
+             hovertemplate="eps1 = %{x:.4g}<br>looser group saturates from eps2 = %{y:.4g}"
+                           "<extra></extra>"),
+        dict(type="scatter", x=e1, y=np.full(e1.size, y_max), mode="lines", fill="tonexty",
+             fillcolor=SAT_FILL, line=dict(width=0), hoverinfo="skip", showlegend=False),
+    ]
     i = max(e1.size // 12, 1)
-    fig.add_annotation(
-        x=math.log10(float(e1[i])), y=0.5 * (math.log10(float(e1[i])) + math.log10(float(b[i]))),
-        xanchor="left", yanchor="middle", showarrow=False, align="left",
-        text="<b>unsaturated</b>: everyone gets<br>what they asked (weights ∝ eps)",
-        font=dict(color=GRANTED_COLOR),
-    )
-    fig.add_annotation(
-        x=math.log10(float(e1[-1])), y=math.log10(lo), xanchor="right", yanchor="bottom",
-        showarrow=False, text="eps2 < eps1: swap the two groups", font=dict(color="#777777"),
-    )
+    notes = [
+        dict(x=math.log10(hi), y=math.log10(y_max), xanchor="right", yanchor="top",
+             showarrow=False, align="right",
+             text="<b>saturated</b>: the looser group is capped<br>at eps1 + 8/(n f eps1), "
+                  "for free",
+             font=dict(color=SATURATION_COLOR)),
+        dict(x=math.log10(float(e1[i])),
+             y=0.5 * (math.log10(float(e1[i])) + math.log10(float(b[i]))),
+             xanchor="left", yanchor="middle", showarrow=False, align="left",
+             text="<b>unsaturated</b>: everyone gets<br>what they asked (weights ∝ eps)",
+             font=dict(color=GRANTED_COLOR)),
+        dict(x=math.log10(hi), y=math.log10(lo), xanchor="right", yanchor="bottom",
+             showarrow=False, text="eps2 < eps1: swap the two groups",
+             font=dict(color="#777777")),
+    ]
     if point is not None:
         public = math.isinf(point.eps2)
         y = y_max if public else point.eps2
         state = "saturated" if point.saturated else "unsaturated"
-        fig.add_scatter(
-            x=[point.eps1], y=[y], mode="markers", name="current profile",
+        data.append(dict(
+            type="scatter", x=[point.eps1], y=[y], mode="markers", name="current profile",
             marker=dict(symbol="triangle-up" if public else "star", size=16, color="#000000",
                         line=dict(color="white", width=1)),
             hovertemplate=(
@@ -174,19 +216,17 @@ def phase_figure(
                 + ("public (∞)" if public else f"{point.eps2:.4g}")
                 + f"<br>its own boundary: eps2 = {point.threshold:.4g}<extra></extra>"
             ),
-        )
-    layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=60, r=20, t=70, b=50)
-    fig.update_layout(
-        **layout, height=height,
+        ))
+    layout = fast_layout(
+        margin=dict(l=60, r=20, t=70, b=50), height=height, annotations=notes,
         title=dict(text=f"Two groups: n = {n:,.0f} users, a share f = {frac:.3g} at eps1",
                    x=0, y=0.99, yanchor="top", font=dict(size=14)),
-        xaxis=dict(title="eps1: the stricter group's level (log scale)", type="log",
-                   range=[math.log10(lo), math.log10(float(e1[-1]))]),
-        yaxis=dict(title="eps2: the looser group's level (log scale)", type="log",
+        xaxis=dict(title=dict(text="eps1: the stricter group's level (log scale)"), type="log",
+                   range=[math.log10(lo), math.log10(hi)]),
+        yaxis=dict(title=dict(text="eps2: the looser group's level (log scale)"), type="log",
                    range=[math.log10(lo), math.log10(y_max)]),
     )
-    return fig
+    return build(data, layout)
 
 
 def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figure:
@@ -197,38 +237,33 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     k = np.arange(1, m + 1)
     top = _top(trace.eps, trace.r[:step])
     req = np.where(np.isfinite(trace.eps), trace.eps, top)
-    fig = go.Figure()
-    fig.add_scatter(
-        x=k, y=req, mode="markers", name="asked for (eps_k; public at the top)",
-        marker=dict(color=REQUESTED_COLOR, size=7, symbol="circle-open"),
-        hovertemplate="user %{x}<br>asked eps = %{customdata:.4g}<extra></extra>",
-        customdata=np.where(np.isfinite(trace.eps), trace.eps, np.nan),
-    )
     r = trace.r[:step]
     rf = np.where(np.isfinite(r), r, top)
-    fig.add_scatter(
-        x=k[:step], y=rf, mode="lines+markers", name="granted so far (r_k)",
-        line=dict(color=GRANTED_COLOR, width=2), marker=dict(size=7),
-        hovertemplate="user %{x}<br>granted r = %{y:.4g}<extra></extra>",
-    )
-    fig.add_scatter(
-        x=[step], y=[rf[-1]], mode="markers", name=f"step {step}",
-        marker=dict(color=SATURATION_COLOR if trace.saturated[step - 1] else GRANTED_COLOR,
-                    size=14, symbol="diamond", line=dict(color="white", width=1)),
-        hoverinfo="skip",
-    )
+    data = [
+        dict(type="scatter", x=k, y=req, mode="markers",
+             name="asked for (eps_k; public at the top)",
+             marker=dict(color=REQUESTED_COLOR, size=7, symbol="circle-open"),
+             customdata=np.where(np.isfinite(trace.eps), trace.eps, np.nan),
+             hovertemplate="user %{x}<br>asked eps = %{customdata:.4g}<extra></extra>"),
+        dict(type="scatter", x=k[:step], y=rf, mode="lines+markers",
+             name="granted so far (r_k)", line=dict(color=GRANTED_COLOR, width=2),
+             marker=dict(size=7),
+             hovertemplate="user %{x}<br>granted r = %{y:.4g}<extra></extra>"),
+        dict(type="scatter", x=[step], y=[rf[-1]], mode="markers", name=f"step {step}",
+             marker=dict(color=SATURATION_COLOR if trace.saturated[step - 1]
+                         else GRANTED_COLOR, size=14, symbol="diamond",
+                         line=dict(color="white", width=1)),
+             hoverinfo="skip"),
+    ]
     t = float(trace.tau[step - 1])
     if math.isfinite(t):
-        fig.add_scatter(
-            x=[0.5, m + 0.5], y=[t, t], mode="lines",
+        data.append(dict(
+            type="scatter", x=[0.5, m + 0.5], y=[t, t], mode="lines",
             name=f"cap for the next user, tau_{step} = {t:.4g}",
-            line=dict(color=SATURATION_COLOR, dash="dash", width=2), hoverinfo="skip",
-        )
-    layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=60, r=20, t=90, b=50)
-    fig.update_layout(
-        **layout, height=height,
-        xaxis=dict(title="user k (sorted by asked eps)", range=[0.5, m + 0.5]),
-        yaxis=dict(title="eps (log scale)", type="log"),
+            line=dict(color=SATURATION_COLOR, dash="dash", width=2), hoverinfo="skip"))
+    layout = fast_layout(
+        margin=dict(l=60, r=20, t=90, b=50), height=height,
+        xaxis=dict(title=dict(text="user k (sorted by asked eps)"), range=[0.5, m + 0.5]),
+        yaxis=dict(title=dict(text="eps (log scale)"), type="log"),
     )
-    return fig
+    return build(data, layout)
