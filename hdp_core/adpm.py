@@ -96,7 +96,7 @@ def _first_saturated_bracket(lv: np.ndarray):
     margin = 2 * math.isqrt(j) + 8
     lo = float(samp[j - margin]) if j > margin else 0.0
     hi = float(samp[j + margin]) if j + margin < samp.size else math.inf
-    cand = lv[lv < hi]  # the one pass over everything; usually a small share of users
+    cand = np.extract(lv < hi, lv)  # the one pass over everything; usually a small share
     n_above = n - cand.size  # levels >= hi (all public ones among them)
     below = cand < lo
     low = cand[below]

@@ -195,7 +195,8 @@ class EpsilonProfile:
             if not np.isfinite(d).all():
                 i = int(np.argmax(~np.isfinite(d)))
                 raise ProfileError(f"data value {i} (0-based) is {d[i]}; values must be finite")
-        return cls._make(levels, np.ones(levels.size, dtype=np.int64), False, None, d)
+        # every count is 1: a read-only zero-stride view, not n stored ones
+        return cls._make(levels, np.broadcast_to(np.int64(1), levels.shape), False, None, d)
 
     @classmethod
     def from_tiers(
@@ -219,7 +220,8 @@ class EpsilonProfile:
     @classmethod
     def _make(cls, levels, counts, tiered, names, data) -> EpsilonProfile:
         levels = np.ascontiguousarray(levels, dtype=np.float64)
-        counts = np.ascontiguousarray(counts, dtype=np.int64)
+        if tiered:
+            counts = np.ascontiguousarray(counts, dtype=np.int64)
         levels.setflags(write=False)
         counts.setflags(write=False)
         if data is not None:
@@ -238,7 +240,8 @@ class EpsilonProfile:
         h = hashlib.blake2b(digest_size=16)
         h.update(b"T" if self.is_tiered else b"V")
         h.update(self.levels)  # contiguous arrays: hashed in place, no copy
-        h.update(self.counts)
+        if self.is_tiered:  # per-user counts are all 1
+            h.update(self.counts)
         if self.names:
             h.update("\x1f".join(self.names).encode())
         if self.data is not None:
@@ -248,7 +251,7 @@ class EpsilonProfile:
     @property
     def n(self) -> int:
         """Number of users (sum of counts)."""
-        return int(self.counts.sum())
+        return int(self.counts.sum()) if self.is_tiered else self.levels.size
 
     @property
     def k(self) -> int:
