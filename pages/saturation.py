@@ -156,7 +156,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
     # the controls start from the current profile, and follow it whenever it changes
     if point is not None:
         seed = (int(point.n), float(min(max(round(point.frac, 2), 0.01), 1.0)),
-                float(point.eps1))
+                float(min(max(point.eps1, 1e-6), 1e6)))
     else:
         seed = (int(max(prof.n, 1)), 0.5, 0.1)
     changed = st.session_state.get(K_PHASE_FOR) != prof.key
@@ -214,8 +214,8 @@ def _trace_section(prof: EpsilonProfile) -> None:
     if small:
         use_example = st.toggle(
             "Use the 50-user teaching example instead of the current profile", key=K_EXAMPLE,
-            help="A 50-user example (levels 0.2 to 8 and three public users) in the spirit of "
-            "the paper's r-versus-eps figure.")
+            bind="query-params", help="A 50-user example (levels 0.2 to 8 and three public "
+            "users) in the spirit of the paper's r-versus-eps figure.")
     else:
         use_example = True
         st.caption(f"The walk-through is for profiles of at most {TRACE_MAX} users; the "
@@ -234,15 +234,16 @@ def _trace_section(prof: EpsilonProfile) -> None:
         "asked for, at or above it they get the cap, and from then on the cap stops moving."
     )
     if m > 1:
-        cur = st.session_state.get(K_STEP, 1)
-        st.session_state[K_STEP] = int(min(max(cur, 1), m))
+        if K_STEP in st.session_state:  # keep the step inside a (possibly smaller) profile
+            st.session_state[K_STEP] = int(min(max(st.session_state[K_STEP], 1), m))
         c1, c2, c3 = st.columns([1, 1, 6])
         c1.button("◀ Previous", key="sat_trace_prev", on_click=_step, args=(-1, m),
                   help="Go back one step.")
         c2.button("Next ▶", key="sat_trace_next", on_click=_step, args=(1, m),
                   help="Run the next step of the recursion.")
-        step = c3.slider("Step k", 1, m, key=K_STEP,
+        step = c3.slider("Step k", 1, m, key=K_STEP, bind="query-params",
                          help="How many users Algorithm 1 has processed so far.")
+        step = int(min(max(step, 1), m))
     else:
         step = 1
     st.info(sat.trace_step_text(trace, int(step)))

@@ -196,3 +196,13 @@ def test_large_profile_is_downsampled(app):
     assert any("of 30,000 users are drawn" in c.value for c in at.caption)
     spec = at.get("plotly_chart")[0].proto.spec
     assert len(spec) < 2_000_000  # thousands of points, not 30 000 per trace
+
+
+def test_a_link_opens_the_walk_through_at_a_step(app):
+    """The step (and the teaching-example toggle) are part of a shared link."""
+    app.query_params["sat_trace_step"] = "12"
+    app.switch_page("pages/saturation.py").run()  # the default profile: 1000 users
+    ok(app)
+    assert widget(app, "slider", "sat_trace_step").value == 12
+    assert any(i.value.startswith("Step 12:") for i in app.info)
+    assert len(app.dataframe[-1].value) == 12
