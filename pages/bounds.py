@@ -25,8 +25,8 @@ from pages.common import get_profile
 
 _HASH = {EpsilonProfile: lambda p: p.key}
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
+# sweep modes: the label (also the value of bnd_mode in a shared link) and the sweep kind
 MODES = {"Scale every eps": "scale", "Number of users": "n"}
-"""Sweep modes: the label (also the value in a shared link's bnd_mode) and the sweep kind."""
 
 K_MODE, K_SCALE, K_N = "bnd_mode", "bnd_scale", "bnd_n"
 K_BASELINES, K_GUIDES = "bnd_baselines", "bnd_guides"
@@ -220,16 +220,14 @@ def _units_section(prof: EpsilonProfile) -> None:
         "noise, combined exactly."))
     c3.metric("of which Laplace noise scale", _u(a.noise_scale), help=(
         "The scale of ADPM's Laplace noise in your units (its sd is √2 times this)."))
-    rows = []
-    for m, r in errs.items():
-        rows.append({"method": m, "worst-case RMSE": r.rmse, "95% error ±": r.half_width,
-                     "data part sd": r.data_sd, "Laplace noise scale": r.noise_scale})
-    df = pd.DataFrame(rows)
-    st.dataframe(
-        df, hide_index=True, key="bnd_units_table",
-        column_config={c: st.column_config.NumberColumn(c, format="%.4g")
-                       for c in df.columns[1:]},
-    )
+    df = pd.DataFrame({
+        "method": list(errs),
+        "worst-case RMSE": [_u(r.rmse) for r in errs.values()],
+        "95% error ±": [_u(r.half_width) for r in errs.values()],
+        "data part sd": [_u(r.data_sd) for r in errs.values()],
+        "Laplace noise scale": [_u(r.noise_scale) for r in errs.values()],
+    })
+    st.dataframe(df, hide_index=True, key="bnd_units_table")
     st.caption("LDPE and SM are not one weighted mean plus one Laplace noise, so only their "
                "RMSE is shown. The 95% half-widths treat the data part as normal (many users).")
 
