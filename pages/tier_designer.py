@@ -1,6 +1,582 @@
-"""Placeholder: this page is being built."""
+"""Tier designer: design a menu of privacy tiers and see what each tier really gets.
 
+For product managers: named tiers, shares of users, errors in real units. The page is thin:
+the menu lives in ``st.session_state["td_menu"]`` (a validated hdp_core.design.Menu); the
+widgets are seeded from it, every number comes from hdp_core.design, every chart from
+hdp_core.figures.design.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
 import streamlit as st
 
-st.title("tier_designer")
-st.info("This page is being built.")
+from hdp_core import design as D
+from hdp_core.figures import METHOD_COLORS
+from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
+from hdp_core.profile import ProfileError
+from pages.common import set_profile
+
+MENU = "td_menu"  # the current validated Menu (not a widget)
+NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced
+IMPORT_MSG = "td_import_msg"  # (kind, text) from the last import attempt
+EPS_OPTS = "td_eps_opts"  # options of the eps sliders (a log grid plus the menu's own levels)
+LINK_KEY = "menu"  # query-string parameter holding the encoded menu
+PAGE_PATH = "tier_designer"
+
+_HASH = {D.Menu: lambda m: m.key}
+# Levels offered by the eps sliders: about ten per decade from 0.001 to 1000, log spaced.
+# (A bare string here would be printed by Streamlit's "magic".)
+EPS_GRID = sorted({round(m * 10.0**e, 10) for e in range(-3, 3)
+                   for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)} | {1000.0})
+METRIC_LABELS = {"half_width": "95% error half-width", "rmse": "RMSE (root-mean-squared error)"}
+SPREAD_LABELS = {"worst": "Worst case (as spread out as the range allows)",
+                 "sd": "I know the data's standard deviation"}
+
+EPS_HELP = ("The privacy level this tier promises. Smaller eps = more privacy (0.1 is strict, "
+            "1 is moderate, 5 or more is loose); 'public' = no privacy at all. The scale is "
+            "logarithmic: each step multiplies eps by about 1.25.")
+SHARE_HELP = ("Percent of your users you expect to pick this tier. The shares should add up "
+              "to 100%; if they do not, they are scaled so that they do.")
+SAT_TEXT = ("A **saturated** tier is capped: every tier looser than tau* gets tau*, so "
+            "offering a looser tier adds no accuracy. ADPM (the paper's optimal estimator) "
+            "never gives a user more weight than a tau* user gets, because the extra weight "
+            "would cost more in noise for the strict users than it gains; the looser users "
+            "simply get more privacy than they asked for, for free.")
+WORST_TEXT = ("**Worst-case data** means data as spread out as the range allows: half the "
+              "users at the bottom of the range and half at the top (standard deviation = half "
+              "the range). The RMSE shown is then an upper bound for *any* data in the range. "
+              "The 95% half-width h means the estimate of the mean is within ±h of the true "
+              "mean 95% of the time (it treats the data's part of the error as normal, which "
+              "is accurate beyond a few dozen users, and the privacy noise exactly).")
+
+
+def fmt_eps(x: float) -> str:
+    return "public" if math.isinf(x) else f"{x:.4g}"
+
+
+def fmt_err(x: float, unit: str) -> str:
+    return f"{x:.3g} {unit}".strip()
+
+
+# ------------------------------------------------------------------------------------------
+# state: the menu, and the widgets seeded from it
+# ------------------------------------------------------------------------------------------
+def _eps_options(menu: D.Menu) -> list[float]:
+    extra = {float(t.eps) for t in menu.tiers if math.isfinite(t.eps)}
+    return [*sorted(set(EPS_GRID) | extra), math.inf]
+
+
+def _widget_values(menu: D.Menu) -> dict:
+    vals = {
+        "td_k": menu.k,
+        "td_n": int(menu.n_users),
+        "td_lo": float(menu.low),
+        "td_hi": float(menu.high),
+        "td_unit": menu.unit,
+        "td_spread": "worst" if menu.data_sd is None else "sd",
+        "td_sd": float(menu.data_sd) if menu.data_sd is not None else float(menu.width / 4),
+    }
+    for i, t in enumerate(menu.tiers):
+        vals[f"td_name_{i}"] = t.name
+        vals[f"td_eps_{i}"] = float(t.eps)
+        vals[f"td_share_{i}"] = min(float(t.share_percent), 100.0)
+    return vals
+
+
+def load_menu(menu: D.Menu, note: str | None = None) -> None:
+    """Make ``menu`` current and write it into every widget (call before widgets render)."""
+    ss = st.session_state
+    old_k = ss.get("td_k", 0)
+    ss[MENU] = menu
+    ss[EPS_OPTS] = _eps_options(menu)
+    for key, v in _widget_values(menu).items():
+        ss[key] = v
+    for i in range(menu.k, max(old_k, D.MAX_TIERS)):
+        for f in ("name", "eps", "share"):
+            ss.pop(f"td_{f}_{i}", None)
+    ss[NOTE] = note
+    ss.pop(IMPORT_MSG, None)
+
+
+def init_menu() -> None:
+    """First visit of the session: the ?menu= link's menu, else the default menu (with a
+    note when the link could not be read). Later visits re-seed widgets Streamlit dropped."""
+    ss = st.session_state
+    if MENU not in ss:
+        token = st.query_params.get(LINK_KEY)
+        if token:
+            try:
+                load_menu(D.decode_link(token), "Opened the menu from the link.")
+            except (ProfileError, ValueError) as e:
+                load_menu(D.default_menu(),
+                          f"The link's menu could not be used ({e}). Showing the default "
+                          "menu instead.")
+                ss[NOTE + "_kind"] = "warning"
+                return
+            ss[NOTE + "_kind"] = "info"
+        else:
+            load_menu(D.default_menu())
+        return
+    menu = ss[MENU]
+    if EPS_OPTS not in ss:
+        ss[EPS_OPTS] = _eps_options(menu)
+    for key, v in _widget_values(menu).items():
+        if key not in ss:
+            ss[key] = v
+
+
+def menu_from_widgets() -> tuple[D.Menu | None, str | None, str | None]:
+    """(menu, note, error) built from the widgets; menu is None when the input is invalid."""
+    ss = st.session_state
+    k = ss["td_k"]
+    names = [ss.get(f"td_name_{i}", "") for i in range(k)]
+    eps = [ss.get(f"td_eps_{i}", 1.0) for i in range(k)]
+    shares = [ss.get(f"td_share_{i}", 0.0) for i in range(k)]
+    sd = ss["td_sd"] if ss["td_spread"] == "sd" else None
+    note = D.shares_note(shares)
+    try:
+        menu = D.make_menu(names, eps, shares, ss["td_n"], ss["td_lo"], ss["td_hi"],
+                           ss["td_unit"] or "", sd, normalise=True)
+    except (ProfileError, ValueError) as e:
+        return None, None, str(e)
+    return menu, note, None
+
+
+# callbacks (run before the script, so they may rewrite widget values) ---------------------
+def _cb_template() -> None:
+    ss = st.session_state
+    cur = ss[MENU]
+    load_menu(D.template_menu(ss["td_template"], cur.n_users, cur.low, cur.high, cur.unit),
+              f"Loaded the template: {D.TEMPLATES[ss['td_template']]}.")
+    ss[NOTE + "_kind"] = "info"
+
+
+def _cb_add_tier() -> None:
+    ss = st.session_state
+    cur = ss[MENU]
+    if cur.k >= D.MAX_TIERS:
+        return
+    names = set(cur.names)
+    j = cur.k + 1
+    while f"Tier {j}" in names:
+        j += 1
+    tiers = [(t.name, t.eps, t.share_percent) for t in cur.tiers] + [(f"Tier {j}", 2.0, 0.0)]
+    load_menu(D.make_menu(*zip(*tiers), cur.n_users, cur.low, cur.high, cur.unit,
+                          cur.data_sd, normalise=True))
+
+
+def _cb_remove_tier(i: int) -> None:
+    ss = st.session_state
+    cur = ss[MENU]
+    if cur.k <= 1:
+        return
+    tiers = [(t.name, t.eps, t.share_percent) for j, t in enumerate(cur.tiers) if j != i]
+    if sum(s for _, _, s in tiers) <= 0:
+        tiers = [(a, b, 100.0 / len(tiers)) for a, b, _ in tiers]
+    load_menu(D.make_menu(*zip(*tiers), cur.n_users, cur.low, cur.high, cur.unit,
+                          cur.data_sd, normalise=True),
+              f"Removed the tier {cur.tiers[i].name}; the other shares were scaled to 100%.")
+    ss[NOTE + "_kind"] = "info"
+
+
+def _cb_import() -> None:
+    ss = st.session_state
+    up = ss.get("td_upload")
+    if up is None:
+        return
+    try:
+        if up.size > D.MAX_MENU_BYTES:
+            raise D.MenuError(f"the file is {up.size / 1024:.0f} KB; a menu file is at most "
+                              f"{D.MAX_MENU_BYTES // 1024} KB")
+        menu = D.menu_from_json(up.getvalue())
+    except (ProfileError, ValueError) as e:
+        ss[IMPORT_MSG] = ("error", f"Could not import {up.name}: {e}. The current menu is "
+                                   "unchanged.")
+        return
+    load_menu(menu, f"Imported the menu from {up.name}.")
+    ss[NOTE + "_kind"] = "info"
+    ss[IMPORT_MSG] = ("success", f"Imported {menu.k} tiers from {up.name}.")
+
+
+def _cb_apply(menu: D.Menu, note: str) -> None:
+    load_menu(menu, note)
+    st.session_state[NOTE + "_kind"] = "info"
+
+
+def _cb_use_profile(menu: D.Menu) -> None:
+    prof = menu.to_profile()
+    spec = {"kind": "tiers", "levels": [float(x) for x in prof.levels],
+            "counts": [int(c) for c in prof.counts], "names": list(prof.names)}
+    set_profile(prof, spec, f"Tier menu: {menu.k} tiers ({', '.join(menu.names)}), "
+                            f"{menu.n_users:,} users")
+    st.session_state["td_used"] = True
+
+
+# cached core calls --------------------------------------------------------------------------
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def cached_report(menu: D.Menu) -> D.MenuReport:
+    return D.evaluate_menu(menu)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def cached_solve(menu: D.Menu, question: str, target: float, metric: str,
+                 a: int, b: int) -> D.DesignAnswer:
+    if question == "users":
+        return D.min_users(menu, target, metric)
+    if question == "level":
+        return D.strictest_level(menu, a, target, metric)
+    return D.share_to_move(menu, a, b, target, metric)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+def cached_sweep(menu: D.Menu, a: int, b: int) -> D.ShareSweep:
+    return D.share_sweep(menu, a, b, points=41)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+def cached_figures(menu: D.Menu, metric: str):
+    """The two menu charts (plotly figures are slow to build: cache them per menu)."""
+    rep = cached_report(menu)
+    return tier_privacy_figure(rep), method_error_figure(rep, metric)
+
+
+# ------------------------------------------------------------------------------------------
+# the page
+# ------------------------------------------------------------------------------------------
+init_menu()
+ss = st.session_state
+
+st.title("🧭 Tier designer")
+st.markdown(
+    "Design the menu of privacy levels your product offers and see what each tier **really** "
+    "gets. Each tier promises a privacy level eps: *smaller eps = more privacy*, *public = no "
+    "privacy*. The mean of your users' data is then estimated with ADPM, the paper's optimal "
+    "method, and the page tells you how accurate it is in your data's own units."
+)
+if ss.get(NOTE):
+    kind = ss.get(NOTE + "_kind", "info")
+    (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
+
+# --- 1. the menu ---------------------------------------------------------------------------
+st.header("1. Your menu")
+c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+c1.selectbox(
+    "Start from a template", list(D.TEMPLATES), format_func=D.TEMPLATES.get, key="td_template",
+    help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
+    "range stay).",
+)
+c2.button("Load template", key="td_load_template", on_click=_cb_template,
+          help="Replace the tiers below by the chosen template.")
+
+opts = ss[EPS_OPTS]
+for i in range(ss["td_k"]):
+    cols = st.columns([2.2, 4, 1.6, 0.7], vertical_alignment="bottom")
+    cols[0].text_input(f"Tier {i + 1} name", key=f"td_name_{i}", max_chars=D.MAX_NAME_CHARS,
+                       help="What your users see, e.g. 'Strict' or 'Open'. Each tier needs "
+                       "its own name.")
+    if ss.get(f"td_eps_{i}") not in opts:  # a value Streamlit lost: fall back to the menu's
+        ss[f"td_eps_{i}"] = float(ss[MENU].tiers[i].eps) if i < ss[MENU].k else 1.0
+    cols[1].select_slider(f"eps of tier {i + 1}", options=opts, key=f"td_eps_{i}",
+                          format_func=fmt_eps, help=EPS_HELP)
+    cols[2].number_input(f"Share % of tier {i + 1}", min_value=0.0, max_value=100.0,
+                         step=1.0, format="%.2f", key=f"td_share_{i}", help=SHARE_HELP)
+    cols[3].button("🗑", key=f"td_remove_{i}", on_click=_cb_remove_tier, args=(i,),
+                   disabled=ss["td_k"] <= 1,
+                   help=f"Remove tier {i + 1} (the other shares are scaled to 100%).")
+st.button("➕ Add a tier", key="td_add", on_click=_cb_add_tier,
+          disabled=ss["td_k"] >= D.MAX_TIERS,
+          help=f"Add a tier (at most {D.MAX_TIERS}); it starts with 0% of the users.")
+
+c1, c2, c3, c4 = st.columns(4)
+c1.number_input("Total number of users", min_value=1, max_value=int(D.MAX_USERS), step=1000,
+                key="td_n", help="How many users will choose among the tiers (up to 10^15). "
+                "Tiers are never expanded user by user, so any size is instant.")
+c2.number_input("Data range: lowest value", key="td_lo", step=1.0, format="%g",
+                help="Smallest value a user's data can take, in real units (e.g. 0 dollars "
+                "of monthly spend). Errors are reported in these units.")
+c3.number_input("Data range: highest value", key="td_hi", step=1.0, format="%g",
+                help="Largest value a user's data can take (e.g. 500 dollars). Privacy "
+                "noise is proportional to the width of the range.")
+c4.text_input("Unit", key="td_unit", max_chars=D.MAX_UNIT_CHARS,
+              help="Label for the data's unit, e.g. USD, minutes, km.")
+c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+c1.radio("How spread out is the data?", list(SPREAD_LABELS), format_func=SPREAD_LABELS.get,
+         key="td_spread", horizontal=True,
+         help="Worst case is safe: the error shown is then the largest any data in the range "
+         "can have. If you know the typical standard deviation, the numbers get tighter.")
+c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%g",
+                disabled=ss["td_spread"] != "sd",
+                help="Standard deviation of one user's value, in real units; at most half "
+                "the range.")
+
+menu, shares_msg, input_error = menu_from_widgets()
+if input_error:
+    st.error(f"Please fix the menu: {input_error}. The results below are for the last valid "
+             "menu.", icon="🚫")
+    menu = ss[MENU]
+else:
+    if shares_msg:
+        st.warning(shares_msg, icon="⚖️")
+    if menu != ss[MENU]:
+        ss[MENU] = menu
+        ss[NOTE] = None
+        ss.pop(IMPORT_MSG, None)
+token = D.encode_link(menu)
+if st.query_params.get(LINK_KEY) != token:
+    st.query_params[LINK_KEY] = token
+
+report = cached_report(menu)
+unit = menu.unit
+adpm_err = report.errors["ADPM"]
+
+# --- 2. what each tier really gets ----------------------------------------------------------
+st.header("2. What each tier really gets")
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Error of the mean (95%)", f"± {fmt_err(adpm_err.half_width, unit)}",
+          help="With ADPM, the estimated mean is within this distance of the true mean 95% "
+          "of the time, for worst-case data (as spread out as the range allows) unless you "
+          "gave a standard deviation.")
+c2.metric("RMSE of the mean", fmt_err(adpm_err.rmse, unit),
+          help="Root-mean-squared error of ADPM's estimate of the mean, in real units, for "
+          "worst-case data (or the standard deviation you gave).")
+tau = report.tau_star
+c3.metric("Loosest tier worth offering (tau*)", fmt_eps(report.worth_offering),
+          help="Any tier looser than this is capped at it: its users get this privacy "
+          "instead, and offering it adds no accuracy. " + ("Some tiers are capped now."
+          if math.isfinite(tau) else "No tier is capped now: this is where a new looser "
+          "tier would be capped."))
+c4.metric("Users capped at tau*", f"{report.n_saturated:,}",
+          help="Users whose tier is looser than tau*: they get tau*, more privacy than "
+          "they asked for, at no cost in accuracy.")
+
+if math.isfinite(tau):
+    sat_names = [t.name for t, s in zip(menu.tiers, report.saturated) if s]
+    st.info(
+        f"**Saturated: {', '.join(sat_names)}.** Every tier looser than tau* = {tau:.4g} gets "
+        f"tau*: offering a looser tier adds no accuracy. Their users are granted eps = "
+        f"{tau:.4g} whatever they chose.", icon="🧢")
+else:
+    st.success(f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
+               f"tier looser than {report.worth_offering:.4g} would be capped at that level.",
+               icon="✅")
+with st.expander("What do 'saturated' and 'worst case' mean?"):
+    st.markdown(SAT_TEXT)
+    st.markdown(WORST_TEXT)
+
+rows = report.rows()
+table = pd.DataFrame({
+    "tier": [r["tier"] for r in rows],
+    "offers eps": [fmt_eps(r["eps asked"]) for r in rows],
+    "users": [f"{r['users']:,}" for r in rows],
+    "share %": [round(r["share %"], 4) for r in rows],
+    "granted eps": [fmt_eps(r["eps granted"]) for r in rows],
+    "saturated": ["yes, capped at tau*" if r["saturated"] else "no" for r in rows],
+    "share of the estimate %": [round(r["share of the estimate %"], 4) for r in rows],
+})
+st.dataframe(table, hide_index=True, width="stretch")
+
+st.subheader("Compared with simpler designs")
+metric_view = st.radio(
+    "Show errors as", list(METRIC_LABELS), format_func=METRIC_LABELS.get, key="td_view",
+    horizontal=True, help="The 95% half-width is the '±' people quote; the RMSE is the "
+    "typical size of the error.")
+c1, c2, c3 = st.columns(3)
+for col, m, label, hint in (
+    (c1, "ADPM", "ADPM (this page's numbers)", "The paper's optimal weights."),
+    (c2, "UNI", "Everyone at the strictest tier (UNI)",
+     "Simplest design: give every user the strictest tier's privacy and take the plain mean."),
+    (c3, "PropDPM", "Weights proportional to eps (PropDPM)",
+     "Weight each user by their eps; a few public users then take almost all the weight."),
+):
+    v = report.errors[m].get(metric_view)
+    ref = adpm_err.get(metric_view)
+    delta = None if m == "ADPM" or ref <= 0 else f"{100 * (v / ref - 1):+.3g}% vs ADPM"
+    col.metric(label, fmt_err(v, unit), delta=delta, delta_color="inverse",
+               help=f"{hint} Colour on every chart: {METHOD_COLORS[m]}.")
+st.caption(f"For reference, if every user were public the {METRIC_LABELS[metric_view]} would "
+           f"be {fmt_err(report.all_public.get(metric_view), unit)}: no menu can do better.")
+
+fig_tiers, fig_methods = cached_figures(menu, metric_view)
+c1, c2 = st.columns(2)
+c1.plotly_chart(fig_tiers, key="td_fig_tiers", width="stretch")
+c2.plotly_chart(fig_methods, key="td_fig_methods", width="stretch")
+
+# --- 3. accuracy first ----------------------------------------------------------------------
+st.header("3. Accuracy first: what does a target error take?")
+st.markdown("Set the error you need, in your data's units, and ask what it takes.")
+c1, c2 = st.columns(2)
+metric = c1.radio("Target measured as", list(METRIC_LABELS), format_func=METRIC_LABELS.get,
+                  key="td_metric", horizontal=True,
+                  help="95% half-width: the estimate is within ± this 95% of the time. RMSE: "
+                  "the typical size of the error.")
+if "td_target" not in ss:
+    ss["td_target"] = float(f"{adpm_err.half_width / 2:.2g}") or 1.0
+target = c2.number_input(f"Target error ({unit or 'data units'})", min_value=0.0,
+                         key="td_target", format="%g",
+                         help="The largest error of the mean you accept, in real units. It "
+                         "must be positive and less than half the data range.")
+QUESTIONS = {
+    "users": "How many users does this menu need?",
+    "level": "How strict can one tier be?",
+    "move": "How many users must move to a looser tier?",
+}
+question = st.radio("Question", list(QUESTIONS), format_func=QUESTIONS.get, key="td_question",
+                    help="Each answer is exact: a search on the exact error formulas, with a "
+                    "clear answer when the target cannot be met.")
+idx = list(range(menu.k))
+for key, default in (("td_solve_tier", 0), ("td_move_from", 0),
+                     ("td_move_to", int(menu.levels.argmax()))):
+    if ss.get(key) not in idx:
+        ss[key] = default
+
+
+def _tier_label(i: int) -> str:
+    return f"{menu.tiers[i].name} (eps {fmt_eps(menu.tiers[i].eps)})"
+
+
+a = b = 0
+if question == "level":
+    a = st.selectbox("Tier", idx, format_func=_tier_label, key="td_solve_tier",
+                     help="The tier whose level you want to make as strict as possible; the "
+                     "other tiers stay as they are.")
+elif question == "move":
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Move users from", idx, format_func=_tier_label, key="td_move_from",
+                     help="The stricter tier users would leave.")
+    b = c2.selectbox("to the looser tier", idx, format_func=_tier_label, key="td_move_to",
+                     help="The looser tier (larger eps or public) they would join.")
+
+answer = None
+if target <= 0:
+    st.info("Enter a positive target error to get an answer.")
+else:
+    try:
+        answer = cached_solve(menu, question, float(target), metric, int(a), int(b))
+    except (ProfileError, ValueError) as e:
+        st.error(str(e), icon="🚫")
+if answer is not None:
+    show = {"ok": st.success, "already": st.success, "impossible": st.error,
+            "trivial": st.warning}[answer.status]
+    show(answer.message)
+    c1, c2 = st.columns(2)
+    applied = None
+    if answer.status in ("ok", "already") and answer.value is not None:
+        if question == "users":
+            c1.metric("Minimum number of users", f"{int(answer.value):,}",
+                      delta=f"{int(answer.value) - menu.n_users:+,} vs now",
+                      delta_color="inverse", help="The fewest users for which this menu "
+                      "(same tiers and shares) meets the target.")
+            applied = (menu.with_n_users(int(answer.value)),
+                       f"Set the number of users to {int(answer.value):,}.")
+        elif question == "level":
+            c1.metric(f"Strictest eps for {menu.tiers[a].name}", fmt_eps(answer.value),
+                      help="Any smaller eps (more privacy) for this tier misses the target.")
+            if math.isinf(answer.value) or answer.value >= D.EPS_MIN:
+                applied = (menu.with_eps(a, float(answer.value)),
+                           f"Set {menu.tiers[a].name} to eps = {fmt_eps(answer.value)}.")
+        else:
+            m_users = int(answer.value)
+            c1.metric("Users who must move", f"{m_users:,}",
+                      delta=f"{100 * m_users / menu.n_users:.3g}% of all users",
+                      delta_color="off", help="The fewest users moving from the first tier "
+                      "to the second that meets the target.")
+            ct = menu.counts.copy()
+            ct[a] -= m_users
+            ct[b] += m_users
+            applied = (menu.with_counts(ct), f"Moved {m_users:,} users from "
+                       f"{menu.tiers[a].name} to {menu.tiers[b].name}.")
+        c2.metric("Error there", fmt_err(answer.error, unit),
+                  help="The error at the answer (it meets the target; one step less does "
+                  "not).")
+        if applied is not None and answer.status == "ok":
+            st.button("Apply this to the menu", key="td_apply", on_click=_cb_apply,
+                      args=applied, help="Change the menu above to this answer.")
+
+# --- 4. what-if -----------------------------------------------------------------------------
+st.header("4. What if users move between two tiers?")
+if menu.k < 2:
+    st.info("Add a second tier to explore moving users between tiers.")
+else:
+    if ss.get("td_wi_a") not in idx:
+        ss["td_wi_a"] = int(menu.levels.argmin())
+    if ss.get("td_wi_b") not in idx or ss["td_wi_b"] == ss["td_wi_a"]:
+        ss["td_wi_b"] = next(j for j in reversed(idx) if j != ss["td_wi_a"])
+    c1, c2 = st.columns(2)
+    wa = c1.selectbox("Tier A", idx, format_func=_tier_label, key="td_wi_a",
+                      help="The slider sets this tier's share of all users.")
+    wb = c2.selectbox("Tier B (takes the rest)", idx, format_func=_tier_label, key="td_wi_b",
+                      help="This tier gets what tier A gives up (their total stays the same).")
+    if wa == wb:
+        st.info("Choose two different tiers.")
+    else:
+        both = menu.tiers[wa].share_percent + menu.tiers[wb].share_percent
+        cur = menu.tiers[wa].share_percent
+        pair = (wa, wb, round(both, 9), menu.key)
+        v = ss.get("td_wi_share")
+        if ss.get("td_wi_pair") != pair or not isinstance(v, float) or not 0 <= v <= both:
+            ss["td_wi_share"] = float(round(cur, 1)) if round(cur, 1) <= both else float(cur)
+            ss["td_wi_pair"] = pair
+        chosen = st.slider(
+            f"Share of all users in {menu.tiers[wa].name} (%)", min_value=0.0,
+            max_value=float(both) if both > 0 else 1.0, step=0.1, key="td_wi_share",
+            disabled=both <= 0, format="%.1f%%",
+            help=f"Move users between {menu.tiers[wa].name} and {menu.tiers[wb].name}; the "
+            "chart marks this point (dashed line). The diamond is the menu as it is.")
+        sweep = cached_sweep(menu, wa, wb)
+        moved = cached_report(D.move_share(menu, wa, wb, chosen))
+        c1, c2, c3 = st.columns(3)
+        e_new, e_cur = moved.errors["ADPM"].get(metric_view), adpm_err.get(metric_view)
+        c1.metric(f"{METRIC_LABELS[metric_view].split(' (')[0]} at this point",
+                  fmt_err(e_new, unit),
+                  delta=(f"{e_new - e_cur:+.3g} {unit} vs now".replace("  ", " ")
+                         if e_new != e_cur else None), delta_color="inverse",
+                  help="ADPM's error of the mean with the shares set by the slider.")
+        c2.metric("tau* at this point", fmt_eps(moved.worth_offering),
+                  help="The loosest level worth offering with these shares.")
+        c3.metric(f"{menu.tiers[wa].name} / {menu.tiers[wb].name}",
+                  f"{chosen:.1f}% / {both - chosen:.1f}%",
+                  help="Shares of all users in the two tiers at the slider's point.")
+        st.plotly_chart(
+            whatif_figure(sweep, metric_view, (menu.tiers[wa].name, menu.tiers[wb].name), unit,
+                          cur, e_cur, chosen),
+            key="td_fig_whatif", width="stretch")
+
+# --- 5. save, share, use ----------------------------------------------------------------------
+st.header("5. Save, share and use the menu")
+c1, c2, c3 = st.columns(3)
+json_text = D.menu_to_json(menu, report)
+c1.download_button("⬇️ Menu and results (JSON)", json_text.encode(), "tier_menu.json",
+                   "application/json", key="td_dl_json",
+                   help="The menu and every number on this page; import it back below.")
+c2.download_button("⬇️ Per-tier results (CSV)", D.report_to_csv(report), "tier_menu.csv",
+                   "text/csv", key="td_dl_csv",
+                   help="One row per tier (name, eps, count, granted eps, ...); the Profile "
+                   "page can read it as a tiered profile.")
+c3.button("✅ Use this menu as the current profile", key="td_use", on_click=_cb_use_profile,
+          args=(menu,), type="primary",
+          help="Make these tiers (with their numbers of users) the profile every other page "
+          "shows.")
+if ss.pop("td_used", False):
+    st.success("This menu is now the current profile: the other pages show it.", icon="✅")
+
+base = st.context.url or ""
+base = base.split("?")[0] if base else f"/{PAGE_PATH}"
+st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")
+st.code(f"{base}?{LINK_KEY}={token}", language=None)
+with st.expander("Preview the JSON"):
+    st.code(json_text, language="json")
+
+st.file_uploader(
+    "Import a menu (JSON)", type=["json"], key="td_upload", on_change=_cb_import,
+    max_upload_size=1,
+    help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
+    f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "
+    f"{D.MAX_TIERS} tiers and {D.MAX_MENU_BYTES // 1024} KB. A bad file leaves the current "
+    "menu unchanged.",
+)
+msg = ss.get(IMPORT_MSG)
+if msg:
+    (st.error if msg[0] == "error" else st.success)(msg[1])

@@ -74,8 +74,10 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
         fig.add_hline(y=cap, line=dict(color=SATURATION_COLOR, dash="dash", width=2),
                       annotation_text=label, annotation_position="top left",
                       annotation_font_color=SATURATION_COLOR)
-    fig.update_layout(**LAYOUT_DEFAULTS, height=height, barmode="group",
-                      title="Privacy per tier: offered vs granted (smaller eps = more privacy)")
+    fig.update_layout(**LAYOUT_DEFAULTS, height=height, barmode="group")
+    fig.update_layout(title=dict(text="Privacy per tier: offered vs granted<br><sup>smaller "
+                                 "eps = more privacy</sup>", y=0.97),
+                      margin=dict(t=95), legend=dict(y=1.0, yanchor="bottom"))
     fig.update_yaxes(type="log", title="eps (log scale; top = public)")
     fig.update_xaxes(title="tier")
     return fig
@@ -101,10 +103,11 @@ def method_error_figure(report: MenuReport, metric: str = "half_width",
     ref = rep.all_public.get(metric)
     fig.add_vline(x=ref, line=dict(color=LOWER_BOUND_COLOR, dash="dot", width=2),
                   annotation_text=f"all users public: {ref:.3g}",
-                  annotation_position="bottom right",
+                  annotation_position="top right",
                   annotation_font_color=LOWER_BOUND_COLOR)
-    fig.update_layout(**LAYOUT_DEFAULTS, height=height,
-                      title=f"Accuracy of the mean: {word}{_unit(unit)}, smaller is better")
+    fig.update_layout(**LAYOUT_DEFAULTS, height=height)
+    fig.update_layout(title=dict(text=f"Error of the mean: {word}{_unit(unit)}<br><sup>"
+                                 "smaller is better</sup>", y=0.95), margin=dict(t=80))
     fig.update_xaxes(title=f"{word}{_unit(unit)}", rangemode="tozero")
     xmax = max(max(vals), ref)
     fig.update_xaxes(range=[0, 1.3 * xmax] if xmax > 0 else None)
@@ -146,7 +149,9 @@ def whatif_figure(sweep: ShareSweep, metric: str, names: tuple[str, str], unit: 
         fig.add_vline(x=chosen, line=dict(color="#444444", dash="dash", width=1.5),
                       row=row, col=1)
     fig.update_layout(**LAYOUT_DEFAULTS, height=height)
-    fig.update_layout(title=f"What if users move between {a_name} and {b_name}?")
+    fig.update_layout(title=dict(text=f"What if users move between {a_name} and {b_name}?",
+                                 y=0.98), margin=dict(t=120),
+                      legend=dict(y=1.09, yanchor="bottom"))
     fig.update_xaxes(title=f"share of all users in {a_name} (%); {b_name} takes the rest",
                      row=2, col=1)
     fig.update_yaxes(title=f"{word}{_unit(unit)}", rangemode="tozero", row=1, col=1)

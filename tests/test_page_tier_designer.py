@@ -1,0 +1,343 @@
+"""AppTest of the Tier designer page: every control, import/export, links, and the button
+that makes the menu the current profile.
+
+The page's numbers come from hdp_core.design (tested in test_design.py); here we check that
+each control changes the menu the way it says, that the numbers shown are the core's numbers
+for that menu, and that bad input shows an error without an exception or losing the menu.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import open_page
+
+from hdp_core import design as D
+
+MENU = "td_menu"
+
+
+@pytest.fixture
+def page(app):
+    at = open_page(app, "tier_designer")
+    assert not at.exception, at.exception
+    return at
+
+
+def menu_of(at) -> D.Menu:
+    return at.session_state[MENU]
+
+
+def metric(at, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric {label_start!r}: {[m.label for m in at.metric]}")
+
+
+def ok(at):
+    assert not at.exception, at.exception
+    return at
+
+
+def fmt(x, unit="USD"):
+    return f"{x:.3g} {unit}".strip()
+
+
+def test_default_page(page):
+    at = page
+    m = menu_of(at)
+    assert m == D.default_menu()
+    rep = D.evaluate_menu(m)
+    assert metric(at, "Error of the mean") == f"± {fmt(rep.errors['ADPM'].half_width)}"
+    assert metric(at, "RMSE of the mean") == fmt(rep.errors["ADPM"].rmse)
+    assert metric(at, "Loosest tier worth offering") == f"{rep.tau_star:.4g}"
+    assert metric(at, "Users capped") == f"{rep.n_saturated:,}"
+    assert metric(at, "Everyone at the strictest tier") == fmt(rep.errors["UNI"].half_width)
+    assert metric(at, "Weights proportional") == fmt(rep.errors["PropDPM"].half_width)
+    assert any("Saturated: Balanced, Open" in i.value and "adds no accuracy" in i.value
+               for i in at.info)
+    assert len(at.get("plotly_chart")) >= 3
+    # the URL holds the menu
+    assert D.decode_link(at.query_params["menu"]) == m
+    # every control has plain-language help
+    for kind in ("text_input", "select_slider", "number_input", "button", "radio", "selectbox",
+                 "slider", "download_button", "file_uploader"):
+        for w in at.get(kind):
+            assert w.help, (kind, w.key)
+    # the comparison switches between the 95% half-width and the RMSE
+    at.radio(key="td_view").set_value("rmse").run()
+    ok(at)
+    assert metric(at, "Everyone at the strictest tier") == fmt(rep.errors["UNI"].rmse)
+    assert metric(at, "ADPM (this page") == fmt(rep.errors["ADPM"].rmse)
+
+
+def test_tier_controls(page):
+    at = page
+    at.text_input(key="td_name_1").set_value("Medium").run()
+    at.select_slider(key="td_eps_1").set_value(0.15).run()
+    at.select_slider(key="td_eps_2").set_value(5.0).run()
+    at.number_input(key="td_share_0").set_value(50.0).run()
+    at.number_input(key="td_share_1").set_value(40.0).run()
+    ok(at)
+    m = menu_of(at)
+    assert m.names == ("Strict", "Medium", "Open")
+    assert list(m.levels) == [0.1, 0.15, 5.0]
+    assert [t.share_percent for t in m.tiers] == [50.0, 40.0, 10.0]
+    rep = D.evaluate_menu(m)
+    assert metric(at, "RMSE of the mean") == fmt(rep.errors["ADPM"].rmse)
+    # public is the last option of the eps slider
+    at.select_slider(key="td_eps_2").set_value(math.inf).run()
+    assert math.isinf(menu_of(ok(at)).levels[2])
+
+
+def test_shares_not_summing_are_scaled_with_a_note(page):
+    at = page
+    at.number_input(key="td_share_0").set_value(30.0).run()  # 30 + 30 + 10 = 70
+    ok(at)
+    assert any("add up to 70%" in w.value for w in at.warning)
+    assert [t.share_percent for t in menu_of(at).tiers] == pytest.approx(
+        [300 / 7, 300 / 7, 100 / 7])
+
+
+def test_bad_input_keeps_the_menu(page):
+    at = page
+    before = menu_of(at)
+    at.text_input(key="td_name_1").set_value("strict").run()  # duplicate name
+    ok(at)
+    assert any("both called" in e.value for e in at.error)
+    assert menu_of(at) == before
+    at.text_input(key="td_name_1").set_value("Balanced").run()
+    at.number_input(key="td_hi").set_value(-5.0).run()  # high below low
+    ok(at)
+    assert any("low < high" in e.value for e in at.error)
+    assert menu_of(at) == before
+    assert len(at.get("plotly_chart")) >= 3  # results of the last valid menu stay
+
+
+def test_users_range_unit_and_spread(page):
+    at = page
+    at.number_input(key="td_n").set_value(20_000).run()
+    at.number_input(key="td_lo").set_value(10.0).run()
+    at.number_input(key="td_hi").set_value(110.0).run()
+    at.text_input(key="td_unit").set_value("min").run()
+    ok(at)
+    m = menu_of(at)
+    assert (m.n_users, m.low, m.high, m.unit) == (20_000, 10.0, 110.0, "min")
+    rep = D.evaluate_menu(m)
+    assert metric(at, "RMSE of the mean") == fmt(rep.errors["ADPM"].rmse, "min")
+    at.radio(key="td_spread").set_value("sd").run()
+    at.number_input(key="td_sd").set_value(10.0).run()
+    ok(at)
+    assert menu_of(at).data_sd == 10.0
+    calm = D.evaluate_menu(menu_of(at))
+    assert calm.errors["ADPM"].rmse < rep.errors["ADPM"].rmse
+    assert metric(at, "RMSE of the mean") == fmt(calm.errors["ADPM"].rmse, "min")
+    at.number_input(key="td_sd").set_value(60.0).run()  # more than half the range
+    ok(at)
+    assert any("exceeds half the range" in e.value for e in at.error)
+    assert menu_of(at).data_sd == 10.0
+
+
+def test_add_remove_and_template(page):
+    at = page
+    at.button(key="td_add").click().run()
+    ok(at)
+    assert menu_of(at).k == 4 and menu_of(at).names[-1] == "Tier 4"
+    assert at.text_input(key="td_name_3").value == "Tier 4"
+    at.button(key="td_remove_0").click().run()
+    ok(at)
+    m = menu_of(at)
+    assert m.names == ("Balanced", "Open", "Tier 4")
+    assert [t.share_percent for t in m.tiers] == pytest.approx([75.0, 25.0, 0.0])
+    assert at.text_input(key="td_name_0").value == "Balanced"
+    at.selectbox(key="td_template").set_value("product_menu").run()
+    at.button(key="td_load_template").click().run()
+    ok(at)
+    m = menu_of(at)
+    assert m.names == ("Strict", "Balanced", "Relaxed", "Public")
+    assert m.n_users == 1_000_000
+    assert len(at.get("select_slider")) == 4
+
+
+def test_accuracy_first_min_users_and_apply(page):
+    at = page
+    at.radio(key="td_metric").set_value("rmse").run()
+    at.number_input(key="td_target").set_value(0.5).run()
+    at.radio(key="td_question").set_value("users").run()
+    ok(at)
+    ans = D.min_users(D.default_menu(), 0.5, "rmse")
+    assert metric(at, "Minimum number of users") == f"{ans.value:,}"
+    assert any("needs at least" in s.value for s in at.success)
+    at.button(key="td_apply").click().run()
+    ok(at)
+    assert menu_of(at).n_users == ans.value
+    assert at.number_input(key="td_n").value == ans.value
+
+
+def test_accuracy_first_strictest_level(page):
+    at = page
+    at.number_input(key="td_n").set_value(20_000).run()
+    at.radio(key="td_metric").set_value("half_width").run()
+    at.number_input(key="td_target").set_value(5.0).run()
+    at.radio(key="td_question").set_value("level").run()
+    at.selectbox(key="td_solve_tier").set_value(0).run()
+    ok(at)
+    ans = D.strictest_level(menu_of(at), 0, 5.0, "half_width")
+    assert ans.status == "ok"
+    assert metric(at, "Strictest eps for Strict") == f"{ans.value:.4g}"
+    at.button(key="td_apply").click().run()
+    ok(at)
+    assert menu_of(at).levels[0] == pytest.approx(ans.value)
+    # impossible: below what even public data gives
+    at.number_input(key="td_target").set_value(0.01).run()
+    ok(at)
+    assert any("Even with" in e.value for e in at.error)
+
+
+def test_accuracy_first_move_users(page):
+    at = page
+    at.number_input(key="td_n").set_value(2_000).run()
+    at.radio(key="td_metric").set_value("rmse").run()
+    at.radio(key="td_question").set_value("move").run()
+    at.selectbox(key="td_move_from").set_value(0).run()
+    at.selectbox(key="td_move_to").set_value(2).run()
+    m = menu_of(at)
+    target = 0.9 * D.menu_error(m, "rmse")
+    at.number_input(key="td_target").set_value(target).run()
+    ok(at)
+    ans = D.share_to_move(m, 0, 2, target, "rmse")
+    assert ans.status == "ok"
+    assert metric(at, "Users who must move") == f"{ans.value:,}"
+    at.button(key="td_apply").click().run()
+    ok(at)
+    assert list(menu_of(at).counts) == [m.counts[0] - ans.value, m.counts[1],
+                                        m.counts[2] + ans.value]
+    # a stricter destination is refused with a message, not an exception
+    at.selectbox(key="td_move_to").set_value(0).run()
+    ok(at)
+    assert any("looser" in e.value for e in at.error)
+
+
+def test_what_if_slider(page):
+    at = page
+    at.number_input(key="td_n").set_value(5_000).run()
+    at.selectbox(key="td_wi_a").set_value(0).run()
+    at.selectbox(key="td_wi_b").set_value(2).run()
+    at.slider(key="td_wi_share").set_value(30.0).run()
+    ok(at)
+    moved = D.evaluate_menu(D.move_share(menu_of(at), 0, 2, 30.0))
+    assert metric(at, "95% error half-width at this point") == fmt(
+        moved.errors["ADPM"].half_width)
+    assert metric(at, "tau* at this point") == f"{moved.worth_offering:.4g}"
+    assert metric(at, "Strict / Open") == "30.0% / 40.0%"
+    assert len(at.get("plotly_chart")) == 3
+    # the menu itself does not change
+    assert menu_of(at).tiers[0].share_percent == 60.0
+
+
+def test_export_import_round_trip(page):
+    at = page
+    at.selectbox(key="td_template").set_value("product_menu").run()
+    at.button(key="td_load_template").click().run()
+    at.number_input(key="td_n").set_value(123_457).run()
+    ok(at)
+    exported = menu_of(at)
+    text = next(c.value for c in at.code if c.language == "json")
+    assert json.loads(text)["results"]["tau_star"] == pytest.approx(
+        D.evaluate_menu(exported).tau_star)
+    assert {b.key for b in at.get("download_button")} == {"td_dl_json", "td_dl_csv"}
+    # change the menu, then import the exported file back
+    at.selectbox(key="td_template").set_value("two").run()
+    at.button(key="td_load_template").click().run()
+    assert menu_of(at) != exported
+    at.get("file_uploader")[0].upload("tier_menu.json", text.encode(), "application/json").run()
+    ok(at)
+    assert menu_of(at) == exported
+    assert at.number_input(key="td_n").value == 123_457
+    assert at.text_input(key="td_name_3").value == "Public"
+    assert any("Imported" in s.value for s in at.success)
+
+
+BAD_FILES = [
+    (b'{"tiers": [', "not valid JSON"),
+    (b'{"n_users": 10, "tiers": [{"name": "A", "eps": -1, "share_percent": 100}]}',
+     "negative"),
+    (b'{"n_users": 10, "tiers": [{"name": "A", "eps": 1, "share_percent": 60}]}',
+     "add up to 60"),
+    (b'{"n_users": "ten", "tiers": [{"name": "A", "eps": 1, "share_percent": 100}]}',
+     "not a whole number"),
+    (b'{"n_users": 10, "tiers": [' + b",".join(
+        b'{"name": "t%d", "eps": 1, "share_percent": 9.0909090909}' % i for i in range(11))
+     + b"]}", "at most 10"),
+    (b" " * (D.MAX_MENU_BYTES + 1), "KB"),
+]
+
+
+def test_malformed_import_keeps_the_menu(page):
+    """Each bad file: an error naming the problem, no exception, the menu and its widgets
+    unchanged (the files are uploaded one after the other into the same session)."""
+    at = page
+    at.number_input(key="td_n").set_value(12_345).run()
+    before = menu_of(at)
+    for i, (content, msg) in enumerate(BAD_FILES):
+        up = at.get("file_uploader")[0]
+        up.set_value((f"bad{i}.json", content, "application/json")).run()
+        ok(at)
+        errs = [e.value for e in at.error]
+        assert any(f"Could not import bad{i}.json" in e and msg in e for e in errs), errs
+        assert menu_of(at) == before
+        assert at.text_input(key="td_name_0").value == "Strict"
+        assert at.number_input(key="td_n").value == 12_345
+
+
+def test_good_link_opens_the_menu(app):
+    m = D.template_menu("product_menu", 7_777, 0, 60, "min")
+    app.query_params["menu"] = D.encode_link(m)
+    at = ok(open_page(app, "tier_designer"))
+    assert menu_of(at) == m
+    assert at.number_input(key="td_n").value == 7_777
+    assert at.text_input(key="td_name_2").value == "Relaxed"
+    assert any("Opened the menu from the link" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("token", ["not-a-menu!", "e30"])  # bad characters; "{}"
+def test_malformed_link_falls_back_with_a_note(app, token):
+    app.query_params["menu"] = token
+    at = ok(open_page(app, "tier_designer"))
+    assert menu_of(at) == D.default_menu()
+    assert any("could not be used" in w.value and "default menu" in w.value
+               for w in at.warning)
+    # and the URL now describes the menu on screen
+    assert D.decode_link(at.query_params["menu"]) == D.default_menu()
+
+
+def test_use_as_current_profile(page):
+    at = page
+    at.number_input(key="td_n").set_value(4_321).run()
+    at.button(key="td_use").click().run()
+    ok(at)
+    m = menu_of(at)
+    prof = at.session_state["profile"]
+    assert prof.is_tiered and prof.n == 4_321
+    assert list(prof.counts) == list(m.counts)
+    assert prof.names == m.names
+    assert at.session_state["profile_spec"]["kind"] == "tiers"
+    assert "Tier menu" in at.session_state["profile_label"]
+    assert any("now the current profile" in s.value for s in at.success)
+    # another page now sees it
+    at.switch_page("pages/saturation.py").run()
+    ok(at)
+    assert at.session_state["profile"].key == prof.key
+
+
+def test_menu_survives_a_page_switch(page):
+    at = page
+    at.number_input(key="td_n").set_value(31_415).run()
+    at.switch_page("pages/bounds.py").run()
+    at.switch_page("pages/tier_designer.py").run()
+    ok(at)
+    assert menu_of(at).n_users == 31_415
+    assert at.number_input(key="td_n").value == 31_415
