@@ -252,6 +252,15 @@ sat.method_errors_real(prof, lo=0, hi=100_000)["ADPM"]      # RMSE and 95% half-
         )
 
 
+def _guarded(section, *args) -> None:
+    """Run one section of the page; bad input shows a message there instead of a traceback,
+    and the rest of the page (and the current profile) stays."""
+    try:
+        section(*args)
+    except (ProfileError, ValueError) as exc:
+        st.error(f"This part of the page could not be computed: {exc}")
+
+
 # ----------------------------------------------------------------------------- page
 st.title("Bounds: how close to the best possible?")
 st.markdown(
@@ -269,9 +278,7 @@ else:
         st.warning("Every user has eps = 0: no data may be used, so every method outputs a "
                    "constant and the worst-case MSE is 1/4. Change the profile on the Profile "
                    "page.")
-    _headline(b)
-    _glance(b)
-    _sweep_section(prof)
-    _scatter_section(b)
-    _units_section(prof)
+    for section, arg in ((_headline, b), (_glance, b), (_sweep_section, prof),
+                         (_scatter_section, b), (_units_section, prof)):
+        _guarded(section, arg)
     _reproduce(MODES.get(st.session_state.get(K_MODE), "scale"))

@@ -280,6 +280,15 @@ sat.trace_step_text(trace, 10)""",
         )
 
 
+def _guarded(section, *args) -> None:
+    """Run one section of the page; bad input shows a message there instead of a traceback,
+    and the rest of the page (and the current profile) stays."""
+    try:
+        section(*args)
+    except (ProfileError, ValueError) as exc:
+        st.error(f"This part of the page could not be computed: {exc}")
+
+
 # ----------------------------------------------------------------------------- page
 st.title("Saturation: privacy for free")
 st.markdown(
@@ -304,11 +313,11 @@ else:
                 "ADPM's worst-case error bound f(r) exceeds 1/4 for this profile, so ADPM "
                 "outputs 0 instead of using the data; the levels below are what its weights "
                 "would grant.")
-        _metrics(fp)
-        _curve_section(prof, fp)
-        _table_section(df, csv, grouping, fp)
-    _phase_section(prof)
-    _trace_section(prof)
+        _guarded(_metrics, fp)
+        _guarded(_curve_section, prof, fp)
+        _guarded(_table_section, df, csv, grouping, fp)
+    _guarded(_phase_section, prof)
+    _guarded(_trace_section, prof)
     _reproduce(prof)
     if fp.n_excluded:
         st.caption(f"{fp.n_excluded:,} users with eps = 0 ({format_eps(0.0)}) are excluded.")
