@@ -238,17 +238,43 @@ def test_what_if_slider(page):
     assert menu_of(at).tiers[0].share_percent == 60.0
 
 
-def test_export_import_round_trip(page):
+@pytest.fixture
+def downloads(monkeypatch):
+    """What the download buttons serve: file name -> bytes (recorded as Streamlit stores
+    each button's data in its media file storage)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    got: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        if filename and isinstance(path_or_data, (bytes, bytearray)):
+            got[filename] = bytes(path_or_data)
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return got
+
+
+def test_export_import_round_trip(page, downloads):
     at = page
     at.selectbox(key="td_template").set_value("product_menu").run()
     at.button(key="td_load_template").click().run()
     at.number_input(key="td_n").set_value(123_457).run()
     ok(at)
     exported = menu_of(at)
-    text = next(c.value for c in at.code if c.language == "json")
+    text = downloads["tier_menu.json"].decode()
     assert json.loads(text)["results"]["tau_star"] == pytest.approx(
         D.evaluate_menu(exported).tau_star)
-    assert {b.key for b in at.get("download_button")} == {"td_dl_json", "td_dl_csv"}
+    assert next(c.value for c in at.code if c.language == "json") == text  # the preview
+    csv = downloads["tier_menu.csv"].decode().splitlines()
+    assert csv[0].startswith("name,eps,count") and len(csv) == 5
+    assert csv[4].startswith("Public,inf,")
+    for key in ("td_dl_json", "td_dl_csv"):  # clicking a download does not disturb the page
+        at.get("download_button")[[b.key for b in at.get("download_button")].index(key)] \
+            .click().run()
+        ok(at)
+    assert menu_of(at) == exported
     # change the menu, then import the exported file back
     at.selectbox(key="td_template").set_value("two").run()
     at.button(key="td_load_template").click().run()
