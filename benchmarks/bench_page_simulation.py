@@ -55,13 +55,6 @@ def main(argv: list[str] | None = None) -> None:
     dist = hdp.Beta(2.0, 3.0)
     seeds = iter(range(100, 10_000))
 
-    bare = _median_time(
-        lambda: hdp.simulate_mse(
-            hdp.METHODS, prof, dist, trials=args.trials, seed=next(seeds), return_estimates=True
-        ),
-        args.repeats,
-    )
-
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.query_params["sim_trials"] = str(args.trials)
@@ -71,15 +64,28 @@ def main(argv: list[str] | None = None) -> None:
     first = time.perf_counter() - t
     assert not at.exception, at.exception
 
+    def timed(fn) -> float:
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
+
     def rerun_seed(seed: int) -> None:
         at.number_input(key="sim_seed").set_value(seed).run()
         assert not at.exception, at.exception
 
-    uncached_seeds = [next(seeds) for _ in range(args.repeats)]
-    it = iter(uncached_seeds)
-    uncached = _median_time(lambda: rerun_seed(next(it)), args.repeats)
-    cached_cycle = iter(uncached_seeds * 2)
-    cached = _median_time(lambda: rerun_seed(next(cached_cycle)), args.repeats)
+    # interleaved, so that a busy machine slows every kind of run alike
+    bare, uncached, cached, overhead = [], [], [], []
+    for _ in range(args.repeats):
+        s_new, s_old = next(seeds), next(seeds)
+        b = timed(lambda s=s_new: hdp.simulate_mse(
+            hdp.METHODS, prof, dist, trials=args.trials, seed=s, return_estimates=True))
+        rerun_seed(s_old)  # fill the cache for s_old
+        u = timed(lambda s=s_new: rerun_seed(s))  # s_new is not cached in the app
+        c = timed(lambda s=s_old: rerun_seed(s))
+        bare.append(b)
+        uncached.append(u)
+        cached.append(c)
+        overhead.append(u - b)
 
     n1 = iter(range(500, 900))
 
@@ -96,18 +102,26 @@ def main(argv: list[str] | None = None) -> None:
 
     hist = _median_time(hist_change, args.repeats)
 
+    med = statistics.median
     cells = args.trials * prof.n
     print(f"Simulation page, n = {prof.n:,} per-user levels, {args.trials:,} trials "
           f"({cells:.1e} simulated values), six methods, median of {args.repeats}")
-    print(f"  bare simulate_mse (six methods, with estimates)  {bare:7.3f} s")
+    print(f"  bare simulate_mse (six methods, with estimates)  {med(bare):7.3f} s")
     print(f"  page: first open (simulate + sweep + draw)       {first:7.3f} s")
-    print(f"  page rerun, seed changed (uncached)              {uncached:7.3f} s"
-          f"   = {uncached / bare:5.2f} x bare")
-    print(f"  page rerun, seed changed back (cached)           {cached:7.3f} s"
-          f"   = {cached / bare:5.2f} x bare")
+    print(f"  page rerun, seed changed (uncached)              {med(uncached):7.3f} s"
+          f"   = {med(uncached) / med(bare):5.2f} x bare")
+    print(f"  page rerun, seed changed back (cached)           {med(cached):7.3f} s"
+          f"   = {med(cached) / med(bare):5.2f} x bare")
     print(f"  page rerun, sweep control changed (cached sim)   {sweep:7.3f} s")
     print(f"  page rerun, histogram methods changed            {hist:7.3f} s")
-    print(f"  page overhead on an uncached rerun               {uncached - bare:7.3f} s")
+    print(f"  uncached rerun minus bare call (paired)          {med(overhead):7.3f} s")
+    try:
+        import os
+
+        print(f"  (load average during the run: {os.getloadavg()[0]:.2f} on "
+              f"{os.cpu_count()} cores)")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

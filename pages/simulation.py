@@ -7,6 +7,7 @@ experiments.table1, report), draws figures from hdp_core.figures.simulation, exp
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -78,6 +79,15 @@ def run_table1(trials: int, seed: int) -> list[dict]:
 def exact_table(profile: EpsilonProfile, spec: tuple, methods: tuple) -> list[dict]:
     """report.exact_rows: exact MSEs only, for profiles too large to simulate."""
     return report.exact_rows(profile, report.make_distribution(*spec), methods)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+def reproduce_code(profile, spec_json: str, dist, methods: tuple, trials: int, seed: int,
+                   sweep: tuple | None) -> str:
+    """report.reproduce_code, cached (rebuilding a preset to check it costs a little)."""
+    spec = json.loads(spec_json)
+    return report.reproduce_code(profile, spec, dist, methods, trials, seed,
+                                 sweep=None if sweep is None else dict(sweep))
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=8, show_spinner=False)
@@ -422,9 +432,10 @@ def sweep_section(spec: tuple, methods: list[str], repro: dict | None) -> None:
 def reproduce_expander(repro: dict, sweep: dict | None) -> None:
     """The exact hdp_core calls for the current settings (and profile.csv if needed)."""
     with st.expander("Reproduce in Python"):
-        code = report.reproduce_code(
-            repro["profile"], repro["spec"], repro["dist"], repro["methods"], repro["trials"],
-            repro["seed"], sweep=sweep,
+        code = reproduce_code(
+            repro["profile"], json.dumps(repro["spec"], sort_keys=True, default=str),
+            repro["dist"], tuple(repro["methods"]), repro["trials"], repro["seed"],
+            None if sweep is None else tuple(sorted(sweep.items())),
         )
         st.code(code, language="python")
         if "profile.csv" in code:
