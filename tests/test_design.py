@@ -281,6 +281,10 @@ def test_baselines_closed_forms():
     prop = (c1 * e1**2 + c2 * e2**2) / (4 * (c1 * e1 + c2 * e2) ** 2) + 2 / (c1 * e1 + c2 * e2) ** 2
     assert rep.errors["UNI"].rmse == pytest.approx(10 * math.sqrt(uni), rel=1e-12)
     assert rep.errors["PropDPM"].rmse == pytest.approx(10 * math.sqrt(prop), rel=1e-12)
+    prof = menu2(c1, e1, c2, e2).to_profile()
+    for name in ("UNI", "PropDPM"):  # and the estimators' own worst case agrees
+        assert rep.errors[name].mse == pytest.approx(hdp.get_method(name, prof).worst_case_mse,
+                                                     rel=1e-12)
     # PropDPM with a public tier: all the weight on the public users, no noise
     rep = D.evaluate_menu(menu2(999, 0.1, 1, INF, 0, 10))
     assert rep.errors["PropDPM"].rmse == pytest.approx(10 * 0.5)
