@@ -85,27 +85,21 @@ def _state_from_link() -> dict:
 def _leave_pages_folder_mode() -> None:
     """Make sure app.py (and so st.navigation, the sidebar and the URL) runs.
 
-    Because our pages live in a folder called ``pages/``, Streamlit starts each process in
-    its legacy multipage mode and only leaves it once ``st.navigation`` has run. A session
-    that opens a deep link (``/saturation?...``) on a fresh server would run that page on
-    its own: legacy navigation listing every file, no sidebar summary, no URL sync. AppTest
-    resets the mode before every run, so there every run after the first skipped app.py.
-    When the legacy flag is on, switch it off and rerun: the rerun goes through app.py.
+    Because our pages live in a folder called ``pages/``, Streamlit starts each server
+    process in its legacy multipage mode and leaves it only once ``st.navigation`` has run.
+    A session that opens a deep link (``/saturation?...``) on a fresh server would run that
+    page on its own: legacy navigation listing every file, no sidebar summary, no URL sync,
+    and it would stay so until someone opened the root URL. Every page imports this module,
+    so its first import in a process switches the legacy flag off and reruns; the rerun goes
+    through app.py. (tests/conftest.py keeps AppTest out of the legacy mode the same way.)
     """
     try:
         from streamlit.runtime.pages_manager import PagesManager
-        from streamlit.runtime.scriptrunner_utils.script_run_context import (
-            RunLocation,
-            ThreadState,
-        )
     except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
         return
-    if not getattr(PagesManager, "uses_pages_directory", None):
-        return
-    if ThreadState.get().run_location == RunLocation.CALLBACK:
-        return  # a rerun would abort the callback; the script body switches right after
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+    if getattr(PagesManager, "uses_pages_directory", None):
+        PagesManager.uses_pages_directory = False
+        st.rerun()  # no-op outside a script run
 
 
 def init_state() -> None:
@@ -114,7 +108,6 @@ def init_state() -> None:
     The first call of a session reads the URL's query string: a valid profile link opens that
     profile; a malformed one falls back to the default with a visible note.
     """
-    _leave_pages_folder_mode()
     if PROFILE not in st.session_state:
         for k, v in _state_from_link().items():
             st.session_state[k] = v
@@ -231,6 +224,16 @@ def _short(x: float) -> str:
     return format_eps(x).split(" ")[0]
 
 
+def compact_count(n: int) -> str:
+    """A user count that fits a narrow metric: 12,345, 500k, 1.2M, 3B, 1T (3 digits)."""
+    if n < 100_000:
+        return f"{n:,}"
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.3g}{suffix}"
+    return f"{n:,}"  # pragma: no cover
+
+
 def render_sidebar(where=None) -> None:
     """The current profile at a glance, on every page (into container ``where``)."""
     prof = get_profile()
@@ -240,7 +243,7 @@ def render_sidebar(where=None) -> None:
         st.markdown("#### Current profile")
         st.caption(st.session_state.get(PROFILE_LABEL) or "")
         c1, c2 = st.columns(2)
-        c1.metric("Users n", f"{n:,}", help="How many users the profile describes.")
+        c1.metric("Users n", compact_count(n), help=f"{n:,} users in the profile.")
         c2.metric("Distinct levels", f"{s['distinct']:,}",
                   help="How many different privacy levels the users ask for.")
         c1.metric("min eps", _short(s["min"]), help="The strictest level asked for "
@@ -254,13 +257,13 @@ def render_sidebar(where=None) -> None:
         tau = s["tau"]
         if math.isfinite(tau):
             c1.metric(
-                "tau*", f"{tau:.3g}",
+                "tau*", f"{tau:.4g}",
                 help="Saturation level: ADPM grants every user who asked for eps ≥ tau* "
                 "exactly tau*, more privacy than they asked for, at no cost in accuracy.",
             )
-            c2.metric("Users capped", f"{s['n_saturated']:,}",
-                      help=f"{100 * s['n_saturated'] / n:.3g}% of users are granted tau* "
-                      "instead of their looser level.")
+            c2.metric("Users capped", compact_count(s["n_saturated"]),
+                      help=f"{s['n_saturated']:,} users ({100 * s['n_saturated'] / n:.3g}%) "
+                      "are granted tau* instead of their looser level.")
         else:
             c1.metric("tau*", "none", help="No user is capped: the levels are close enough "
                       "that weights proportional to eps are optimal.")
@@ -268,3 +271,7 @@ def render_sidebar(where=None) -> None:
         if s["n_excluded"]:
             st.caption(f"{s['n_excluded']:,} users with eps = 0 are excluded (data not used).")
         st.caption("Smaller eps = more privacy · ∞ = public data · 0 = data not used.")
+
+
+# The first import in a server process (see _leave_pages_folder_mode).
+_leave_pages_folder_mode()

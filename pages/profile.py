@@ -26,6 +26,7 @@ from hdp_core.tables import example_csv
 from pages.common import (
     PROFILE,
     cached_adpm,
+    compact_count,
     get_profile,
     get_spec,
     link_params,
@@ -357,15 +358,14 @@ def _tiers_controls(ui: dict) -> dict | None:
         "One row per tier. **eps**: a number like 0.5, or `public` for ∞; smaller eps = "
         "more privacy; 0 = the data is not used. Add or delete rows at the table's edge."
     )
-    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    ui["prof_tiers_units"] = c1.radio(
+    ui["prof_tiers_units"] = st.radio(
         "Tier sizes as", ["count", "share"], key="prof_tiers_units", horizontal=True,
         format_func={"count": "numbers of users", "share": "shares of n (%)"}.get,
         on_change=_on_units,
     )
     units = ui["prof_tiers_units"]
     if units == "share":
-        ui["prof_tiers_total"] = c2.number_input(
+        ui["prof_tiers_total"] = st.number_input(
             "Total users n", min_value=1, max_value=share.TIER_MAX_USERS, step=1000,
             **_kw("prof_tiers_total"), help="Shares are turned into whole users adding up to n.",
         )
@@ -419,10 +419,10 @@ def _upload_controls() -> None:
         help="Your file is read in this session only.",
     )
     c1, c2 = st.columns(2)
-    c1.download_button("Example: one row per user", example_csv("values"),
+    c1.download_button("Example: per user", example_csv("values"),
                        file_name="example_users.csv", mime="text/csv",
                        key="prof_example_values", on_click="ignore", width="stretch")
-    c2.download_button("Example: tiers with counts", example_csv("tiers"),
+    c2.download_button("Example: tiers", example_csv("tiers"),
                        file_name="example_tiers.csv", mime="text/csv",
                        key="prof_example_tiers", on_click="ignore", width="stretch")
     if f is not None and f.file_id != up["file_id"]:
@@ -490,12 +490,12 @@ tau = sol.saturation_level
 
 with right:
     m1, m2, m3 = st.columns(3)
-    m1.metric("tau*", "none" if math.isinf(tau) else f"{tau:.3g}",
+    m1.metric("tau*", "none" if math.isinf(tau) else f"{tau:.4g}",
               help="Saturation level: every user who asked for eps ≥ tau* is granted tau* "
               "(more privacy than asked) at no cost in accuracy.")
-    m2.metric("Users capped", f"{sol.n_saturated:,}",
-              help=f"{100 * sol.n_saturated / prof.n:.3g}% of the users are granted tau* "
-              "instead of their looser level.")
+    m2.metric("Users capped", compact_count(sol.n_saturated),
+              help=f"{sol.n_saturated:,} users ({100 * sol.n_saturated / prof.n:.3g}%) are "
+              "granted tau* instead of their looser level.")
     m3.metric("Worst-case MSE", f"{sol.worst_case_mse:.2e}",
               help="ADPM's worst-case mean squared error for the mean of data in "
               f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.")
@@ -503,8 +503,8 @@ with right:
                     config={"displaylogo": False})
     if math.isfinite(tau) and sol.n_saturated:
         st.caption(
-            f"The {sol.n_saturated:,} users who asked for eps ≥ {tau:.3g} (shaded) are all "
-            f"granted τ* = {tau:.3g}: more privacy than they asked for. Giving them more weight "
+            f"The {sol.n_saturated:,} users who asked for eps ≥ {tau:.4g} (shaded) are all "
+            f"granted τ* = {tau:.4g}: more privacy than they asked for. Giving them more weight "
             "would add more noise than it removes (the saturation lemma)."
         )
     else:

@@ -49,7 +49,7 @@ def test_default_profile_chart_metrics_and_link(started):
     assert _key(at) == hdp.preset("paper_high").key
     assert _url_spec(at) == {"kind": "preset", "name": "paper_high", "seed": 0}
     tau = hdp.adpm(hdp.preset("paper_high")).saturation_level
-    assert f"{tau:.3g}" in [m.value for m in at.metric if m.label == "tau*"]
+    assert f"{tau:.4g}" in [m.value for m in at.metric if m.label == "tau*"]
     assert any("profile=preset" in c.value for c in at.code)  # the shareable link
     assert at.get("download_button")
     assert not at.warning
@@ -341,3 +341,12 @@ def test_profile_changed_elsewhere_moves_the_controls(started):
     assert _key(at) == prof.key
     assert at.radio(key="prof_mode").value == "Tiers"
     assert list(at.data_editor[0].value["eps"]) == ["0.3", "3"]
+
+
+@pytest.mark.parametrize(("n", "text"), [(0, "0"), (99_999, "99,999"), (100_000, "100k"),
+                                         (1_000_000, "1M"), (1_234_567, "1.23M"),
+                                         (10**9, "1B"), (2 * 10**12, "2T")])
+def test_compact_counts_fit_the_sidebar(n, text):
+    from pages.common import compact_count
+
+    assert compact_count(n) == text

@@ -78,14 +78,14 @@ def eps_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
 
 
 def _y_top(fig: go.Figure) -> float:
-    """Room above the tallest bar for its label and the tau* note (22%)."""
+    """Room above the tallest bar for its label and the tau* note (30%)."""
     heights: dict[float, float] = {}  # bars at one x are stacked
     for tr in fig.data:
         if tr.type == "bar" and tr.x is not None:
             for x, y in zip(tr.x, tr.y):
                 if x is not None and y is not None:
                     heights[x] = heights.get(x, 0.0) + float(y)
-    return 1.22 * max(heights.values(), default=1.0) or 1.0
+    return 1.3 * max(heights.values(), default=1.0) or 1.0
 
 
 def profile_figure(
@@ -135,8 +135,10 @@ def profile_figure(
                 width=w,
                 name=names[j],
                 marker_color=REQUESTED_COLOR,
-                text=[f"{int(ct[j]):,}<br>({100 * share:.3g}%)"],
+                text=[f"{int(ct[j]):,} ({100 * share:.3g}%)"],
                 textposition="outside",
+                textfont_size=12,
+                constraintext="none",
                 cliponaxis=False,
                 hovertemplate=(
                     f"<b>{names[j]}</b><br>eps = {_fmt_eps(lv[j])}<br>"
@@ -175,8 +177,10 @@ def profile_figure(
             marker_color=PUBLIC_COLOR,
             marker_line_color="#7a7000",
             marker_line_width=1,
-            text=[f"{n_pub:,}<br>({100 * n_pub / n:.3g}%)"],
+            text=[f"{n_pub:,} ({100 * n_pub / n:.3g}%)"],
             textposition="outside",
+            textfont_size=12,
+            constraintext="none",
             cliponaxis=False,
             hovertemplate=(
                 (f"<b>{pub_name}</b><br>" if pub_name else "")
@@ -192,6 +196,8 @@ def profile_figure(
             marker_color=EXCLUDED_COLOR,
             text=[f"{n_zero:,}"],
             textposition="outside",
+            textfont_size=12,
+            constraintext="none",
             cliponaxis=False,
             hovertemplate=f"eps = 0 (data not used)<br>{n_zero:,} users<extra></extra>",
         )
@@ -208,7 +214,7 @@ def profile_figure(
         fig.add_vline(x=xt, line_dash="dash", line_color=SATURATION_COLOR, line_width=2)
         fig.add_annotation(
             x=xt, y=0.99, yref="paper", yanchor="top", xanchor="left", showarrow=False,
-            text=f" τ* = {tau:.3g}{capped}", font=dict(color=SATURATION_COLOR),
+            text=f" τ* = {tau:.4g}{capped}", font=dict(color=SATURATION_COLOR),
             bgcolor="rgba(255,255,255,0.8)",
         )
         fig.add_scatter(  # legend entry for the line
