@@ -8,8 +8,9 @@ each such tier into kept and dropped users, which re-draws the shared data). Wor
 vectorised over users and trials and chunked so memory stays bounded.
 
 Large tiers (more than EXPAND_MAX users; for TwoPoint data any tier of more than one user) are
-never simulated user by user: their data sums are drawn in aggregate, exactly for TwoPoint (binomial) and from the normal approximation for
-other distributions, in which case the result is marked ``approximate``.
+never simulated user by user: their data sums are drawn in aggregate, exactly for TwoPoint
+(binomial) and from the normal approximation for other distributions, in which case the result
+is marked ``approximate``.
 """
 
 from __future__ import annotations

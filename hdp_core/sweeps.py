@@ -45,8 +45,10 @@ class Sweep:
 
     @property
     def ratio(self) -> np.ndarray:
-        """f/H at each point (Theorem 4 proves it is at most 443)."""
-        return self.f / self.H
+        """f/H at each point (Theorem 4 proves it is at most 443; NaN where both are
+        infinite, i.e. every user has eps = 0)."""
+        with np.errstate(invalid="ignore"):
+            return self.f / self.H
 
 
 def _grouped(prof: EpsilonProfile) -> EpsilonProfile:

@@ -6,6 +6,8 @@ colour everywhere, from the Okabe-Ito colour-blind-safe palette.
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
+
 METHOD_COLORS: dict[str, str] = {
     "ADPM": "#0072B2",  # blue
     "PropDPM": "#E69F00",  # orange
@@ -32,8 +34,24 @@ METHOD_DASH: dict[str, str] = {
 }
 """Line style per method, so lines stay distinguishable in greyscale too."""
 
+LIGHT_TEMPLATE = go.layout.Template(
+    layout=dict(
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        font=dict(color="#2a3f5f"),
+        hovermode="closest",
+        xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
+                   automargin=True, zerolinewidth=2, title=dict(standoff=15)),
+        yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
+                   automargin=True, zerolinewidth=2, title=dict(standoff=15)),
+    )
+)
+"""The layout part of plotly's 'plotly_white' look as a small template: applying the named
+template (defaults for every trace type) costs about 50 ms per figure, most of a page's budget
+for a slider move."""
+
 LAYOUT_DEFAULTS = dict(
-    template="plotly_white",
+    template=LIGHT_TEMPLATE,
     margin=dict(l=60, r=20, t=50, b=50),
     legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
     hoverlabel=dict(namelength=-1),
