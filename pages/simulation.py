@@ -24,7 +24,9 @@ from pages.common import PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
 _HASH = {EpsilonProfile: lambda p: p.key}
 
-DIST_LABELS = {"beta": "Beta(a, b)", "uniform": "Uniform", "twopoint": "Two-point"}
+DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
+"""Distribution radio options (also their text in the URL) -> report.make_distribution kind."""
+SWEEP_DATA = ["As chosen above", "Worst case"]
 SWEEP_POINTS = 60
 DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
 LOADED_NOTE = "sim_loaded_note"
@@ -149,16 +151,17 @@ paper reports. It saturates too, but at a fixed level that ignores the profile.
 # the live simulation ---------------------------------------------------------------------
 def distribution_controls() -> tuple:
     """Distribution radio and its parameters; returns the distribution spec."""
-    kind = st.radio(
+    choice = st.radio(
         "Data distribution",
-        list(DIST_LABELS),
-        format_func=DIST_LABELS.get,
+        list(DIST_KINDS),
         key="sim_dist",
         horizontal=True,
         bind="query-params",
         help="Where the users' values come from (scaled to [−0.5, 0.5]). The paper uses "
-        "Beta(2, 3). Two-point with p = 0.5 is the worst case: the largest spread possible.",
+        "Beta(2, 3) (Beta(a, b) shifted to [−0.5, 0.5]). Two-point: every value is −0.5 or "
+        "+0.5; with p = 0.5 it is the worst case, the largest spread possible.",
     )
+    kind = DIST_KINDS.get(choice, "beta")
     a, b, p = 2.0, 3.0, 0.5
     if kind == "beta":
         ca, cb = st.columns(2)
@@ -477,14 +480,13 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         help="Add the point where the varying group's data are public (eps = ∞).",
     )
     data = st.radio(
-        "Data for the sweep", ["chosen", "worst"], horizontal=True, key="sim_sw_data",
+        "Data for the sweep", SWEEP_DATA, horizontal=True, key="sim_sw_data",
         bind="query-params",
-        format_func={"chosen": "the distribution chosen above",
-                     "worst": "worst case (two-point, p = 0.5)"}.get,
-        help="ADPM is built for the worst case: data spread as much as possible. With gentler "
-        "data another weighting can be slightly better over some range.",
+        help="'Worst case' uses two-point data with p = 0.5 (every value ±0.5, the largest "
+        "spread possible), the case ADPM is built for. With gentler data another weighting "
+        "can be slightly better over some range.",
     )
-    if data == "worst":
+    if data == SWEEP_DATA[1]:
         spec = dist_spec("twopoint", 2.0, 3.0, 0.5)
     try:
         sat = report.saturation_point(int(n_fixed), float(eps_fixed))

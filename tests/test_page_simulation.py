@@ -33,7 +33,7 @@ def open_sim(at, profile=None, trials: int = TRIALS, **params):
     """Open the app with query parameters, make ``profile`` current, go to the page."""
     at.query_params["sim_trials"] = str(trials)
     for k, v in params.items():
-        at.query_params[k] = str(v)
+        at.query_params[k] = v if isinstance(v, list) else str(v)
     at.run()
     if profile is not None:
         at.session_state[PROFILE] = profile
@@ -127,14 +127,14 @@ def test_distribution_choice_and_parameters(app):
     exact = hdp.exact_mse("UNI", PER_USER, hdp.Beta(5, 1))
     assert df["Exact MSE"][5] == pytest.approx(exact, rel=1e-12)
 
-    at.radio(key="sim_dist").set_value("uniform").run()
+    at.radio(key="sim_dist").set_value("Uniform").run()
     check(at)
     assert metric(at, "True mean") == "0.0000"
     assert not [n for n in at.number_input if n.key in ("sim_a", "sim_b")]
     core = hdp.simulate_mse(hdp.METHODS, PER_USER, hdp.Uniform(), trials=TRIALS, seed=0)
     assert table(at)["Simulated MSE"][0] == core["ADPM"].mse
 
-    at.radio(key="sim_dist").set_value("twopoint").run()
+    at.radio(key="sim_dist").set_value("Two-point").run()
     at.slider(key="sim_p").set_value(0.3).run()
     check(at)
     assert metric(at, "True mean") == "-0.2000"
@@ -162,6 +162,16 @@ def test_real_units(app):
     hist = chart(at, "sim_hist_chart")
     x = arr(hist["data"][0]["x"])
     assert x.min() >= 18 - 1 and x.max() <= 90 + 1 and x.max() - x.min() > 1
+
+
+def test_a_link_opens_the_same_settings(app):
+    at = open_sim(app, sim_dist="Two-point", sim_p="0.25", sim_seed="4",
+                  sim_methods=["ADPM", "UNI"], sim_sw_data="Worst case", sim_sw_n2="20")
+    assert metric(at, "True mean") == "-0.2500"
+    df = table(at)
+    core = hdp.simulate_mse(hdp.METHODS, PER_USER, hdp.TwoPoint(0.25), trials=TRIALS, seed=4)
+    assert list(df["Simulated MSE"]) == [core["ADPM"].mse, core["UNI"].mse]
+    assert metric(at, "PropDPM MSE at eps = ∞") == f"{0.25 / 20:.3e}"
 
 
 # methods, trials, seed, histogram ----------------------------------------------------------
@@ -213,7 +223,7 @@ def test_sweep_controls(app):
     at.number_input(key="sim_sw_n2").set_value(50).run()
     check(at)
     assert metric(at, "Saturation point") == f"{0.2 + 8 / (400 * 0.2):.4g}"
-    at.radio(key="sim_sw_data").set_value("worst").run()
+    at.radio(key="sim_sw_data").set_value("Worst case").run()
     check(at)
     # worst case, group public: PropDPM = plain mean of the 50 public users, 1/4 / 50
     assert metric(at, "PropDPM MSE at eps = ∞") == f"{0.25 / 50:.3e}"
@@ -238,7 +248,7 @@ def test_tiered_profile_with_huge_counts(app):
     assert list(df["Simulated MSE"]) == [core[m].mse for m in hdp.METHODS]
     assert "from_tiers(" in at.code[0].value
     # two-point sums are exact binomials: no approximation note
-    at.radio(key="sim_dist").set_value("twopoint").run()
+    at.radio(key="sim_dist").set_value("Two-point").run()
     check(at)
     assert not any("normal approximation" in i.value for i in at.info)
 
