@@ -237,6 +237,15 @@ def cached_sweep(menu: D.Menu, a: int, b: int) -> D.ShareSweep:
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: float):
+    """The what-if chart for tiers a and b with the slider at ``chosen`` (cached)."""
+    cur = menu.tiers[a].share_percent
+    e_cur = cached_report(menu).errors["ADPM"].get(metric)
+    return whatif_figure(cached_sweep(menu, a, b), metric,
+                         (menu.tiers[a].name, menu.tiers[b].name), menu.unit, cur, e_cur, chosen)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
 def cached_figures(menu: D.Menu, metric: str):
     """The two menu charts (plotly figures are slow to build: cache them per menu)."""
     rep = cached_report(menu)
@@ -525,7 +534,6 @@ else:
             disabled=both <= 0, format="%.1f%%",
             help=f"Move users between {menu.tiers[wa].name} and {menu.tiers[wb].name}; the "
             "chart marks this point (dashed line). The diamond is the menu as it is.")
-        sweep = cached_sweep(menu, wa, wb)
         moved = cached_report(D.move_share(menu, wa, wb, chosen))
         c1, c2, c3 = st.columns(3)
         e_new, e_cur = moved.errors["ADPM"].get(metric_view), adpm_err.get(metric_view)
@@ -539,10 +547,8 @@ else:
         c3.metric(f"{menu.tiers[wa].name} / {menu.tiers[wb].name}",
                   f"{chosen:.1f}% / {both - chosen:.1f}%",
                   help="Shares of all users in the two tiers at the slider's point.")
-        st.plotly_chart(
-            whatif_figure(sweep, metric_view, (menu.tiers[wa].name, menu.tiers[wb].name), unit,
-                          cur, e_cur, chosen),
-            key="td_fig_whatif", width="stretch")
+        st.plotly_chart(cached_whatif_figure(menu, wa, wb, metric_view, float(chosen)),
+                        key="td_fig_whatif", width="stretch")
 
 # --- 5. save, share, use ----------------------------------------------------------------------
 st.header("5. Save, share and use the menu")
