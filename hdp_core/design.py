@@ -39,7 +39,7 @@ import json
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -84,6 +84,7 @@ __all__ = [
     "move_share",
     "profile_errors",
     "report_to_csv",
+    "report_to_dict",
     "share_sweep",
     "share_to_move",
     "shares_note",
@@ -1129,9 +1130,3 @@ def decode_link(token: Any) -> Menu:
 
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
-
-def menu_with(menu: Menu, **changes: Any) -> Menu:
-    """A copy of ``menu`` with fields changed and re-validated."""
-    m = replace(menu, **changes, _key="")
-    return make_menu(m.names, m.levels, m._pcts(), m.n_users, m.low, m.high, m.unit,
-                     m.data_sd, normalise=True)
