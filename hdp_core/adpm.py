@@ -27,46 +27,77 @@ _SELECT_MIN = 1 << 15  # below this size a plain sort is as fast as selection
 TRACE_MAX_USERS = 10_000
 
 
-def _first_saturated_sorted(lv: np.ndarray, ct: np.ndarray, s1: float = 0.0, s2: float = 0.0):
-    """For ascending finite levels ``lv`` with counts ``ct`` (after a prefix with sums s1, s2),
-    return (tau, saturated): tau_k at the first saturated entry, else the closing value
-    (||r||_2^2 + 8)/||r||_1 over everything, with saturated=False."""
+_G_SAT = 8.0 * (1.0 - 1e-12)
+"""A user saturates when G(eps) >= 8 (the paper's test eps_{k+1} >= tau_k). G is compared
+with 8 less a relative 1e-12 so that a level exactly at the threshold (e.g. eps1 +
+8/(n f eps1) from :func:`two_group_threshold`) counts as saturated whichever way the last bit
+of G rounds; a level that close to the threshold gets the same r either way."""
+
+
+def _g_sorted(lv: np.ndarray, p1: np.ndarray, g0: float) -> np.ndarray:
+    """G(lv_j) = sum over users below lv_j of eps (lv_j - eps), for ascending ``lv`` whose
+    prefix sums of r are ``p1`` (length lv.size + 1) and with G(lv_0) = ``g0``.
+
+    Built from the nonnegative increments G(lv_j) - G(lv_{j-1}) = (lv_j - lv_{j-1}) p1_j, not
+    as lv_j p1_j - p2_j: that difference cancels catastrophically for large levels, and its
+    rounding noise alone can pass 8 for tied users (ties add exactly 0 here)."""
+    inc = np.diff(lv) * p1[1:-1]
+    return g0 + np.concatenate(([0.0], np.cumsum(inc)))
+
+
+def _first_saturated_sorted(
+    lv: np.ndarray,
+    ct: np.ndarray,
+    s1: float = 0.0,
+    s2: float = 0.0,
+    g_top: float = 0.0,
+    top: float = 0.0,
+):
+    """For ascending finite levels ``lv`` with counts ``ct`` (after a prefix of users with
+    sums s1, s2, largest level ``top`` <= lv_0 and G(top) = ``g_top``), return
+    (tau, saturated, cut): tau_k and the level of the first saturated entry, else the closing
+    value (||r||_2^2 + 8)/||r||_1 over everything, False and math.inf."""
     w1 = ct * lv
     p1 = s1 + np.concatenate(([0.0], np.cumsum(w1)))
     p2 = s2 + np.concatenate(([0.0], np.cumsum(w1 * lv)))
-    g = lv * p1[:-1] - p2[:-1]  # G at each level, using the users strictly before it
-    hit = g >= 8.0
-    if hit.any():
-        j = int(np.argmax(hit))
-        return (p2[j] + 8.0) / p1[j], True
-    return (p2[-1] + 8.0) / p1[-1], False
+    g = _g_sorted(lv, p1, g_top + (lv[0] - top) * s1 if s1 > 0 else 0.0)
+    hit = np.flatnonzero(g >= _G_SAT)
+    if hit.size:
+        j = int(hit[0])
+        return (p2[j] + 8.0) / p1[j], True, float(lv[j])
+    return (p2[-1] + 8.0) / p1[-1], False, math.inf
 
 
 def _first_saturated_select(a: np.ndarray):
     """Same as :func:`_first_saturated_sorted` for per-user finite positive levels ``a``,
     by quickselect on the median: expected O(n) work, no full sort."""
     s1 = s2 = 0.0
-    known_sat = False  # True once some discarded pivot is known to saturate
+    top = g_top = 0.0  # largest level taken as unsaturated so far, and G there
+    cut = math.inf  # smallest level known to saturate so far
     while a.size > _SELECT_MIN:
         m = a.size // 2
         a = np.partition(a, m)
         lower = a[:m]
         pivot = float(a[m])
-        t1 = s1 + float(lower.sum())
-        t2 = s2 + float(np.dot(lower, lower))
-        if pivot * t1 - t2 >= 8.0:  # G(pivot) >= 8: saturation starts at or below the pivot
+        # G(pivot) as a sum of nonnegative terms (see _g_sorted)
+        g = g_top + (pivot - top) * s1 + float(np.dot(lower, pivot - lower))
+        if g >= _G_SAT:  # G(pivot) >= 8: saturation starts at or below the pivot
             a = lower
-            known_sat = True
+            cut = pivot
         else:  # the lower half and the pivot are all unsaturated
-            s1, s2 = t1 + pivot, t2 + pivot * pivot
+            s1 += float(lower.sum()) + pivot
+            s2 += float(np.dot(lower, lower)) + pivot * pivot
+            top, g_top = pivot, g
             a = a[m + 1 :]
     if a.size == 0:
-        return (s2 + 8.0) / s1, known_sat
+        return (s2 + 8.0) / s1, math.isfinite(cut), cut
     a = np.sort(a)
-    tau, sat = _first_saturated_sorted(a, np.ones(a.size), s1, s2)
-    # if nothing left saturates but a discarded pivot did, tau (the closing value over
+    tau, sat, cut_left = _first_saturated_sorted(a, np.ones(a.size), s1, s2, g_top, top)
+    if sat:
+        return tau, True, cut_left
+    # nothing left saturates but a discarded pivot did: tau (the closing value over
     # everything kept) is exactly tau at that pivot
-    return tau, sat or known_sat
+    return tau, math.isfinite(cut), cut
 
 
 _BRACKET_MIN = 1 << 17  # per-user profiles above this size use a sampled bracket first
@@ -74,8 +105,9 @@ _SAMPLE = 1 << 14
 
 
 def _first_saturated_bracket(lv: np.ndarray):
-    """(tau, saturated, s1, s2) for per-user levels ``lv`` (0 and inf allowed, any order), with
-    public users counted as saturated and s1 = ||r||_1, s2 = ||r||_2^2 of the solution
+    """(tau, saturated, cut, s1, s2) for per-user levels ``lv`` (0 and inf allowed, any
+    order), with public users counted as saturated, ``cut`` a level such that exactly the
+    users with eps >= cut saturate, and s1 = ||r||_1, s2 = ||r||_2^2 of the solution
     r = min(lv, tau); None when the guess below misses (the caller then selects).
 
     A random sample (fixed seed) estimates where G crosses 8; the levels below hi are taken
@@ -90,9 +122,8 @@ def _first_saturated_bracket(lv: np.ndarray):
     if samp.size < 2:
         return None
     c1 = np.cumsum(samp)
-    c2 = np.cumsum(samp * samp)
-    hit = (samp[1:] * c1[:-1] - c2[:-1]) * (n / _SAMPLE) >= 8.0
-    j = int(np.argmax(hit)) + 1 if hit.any() else samp.size
+    hit = _g_sorted(samp, np.concatenate(([0.0], c1)), 0.0) * (n / _SAMPLE) >= _G_SAT
+    j = int(np.argmax(hit)) if hit.any() else samp.size
     margin = 2 * math.isqrt(j) + 8
     lo = float(samp[j - margin]) if j > margin else 0.0
     hi = float(samp[j + margin]) if j + margin < samp.size else math.inf
@@ -102,7 +133,7 @@ def _first_saturated_bracket(lv: np.ndarray):
     low = cand[below]
     s1 = float(low.sum())
     s2 = float(np.dot(low, low))
-    if lo * s1 - s2 >= 8.0:  # saturation starts below lo: the guess missed
+    if float(np.dot(low, lo - low)) >= _G_SAT:  # G(lo) >= 8: saturation starts below lo
         return None
     mid = cand[~below]
     mid = np.sort(mid[mid > 0])
@@ -112,39 +143,52 @@ def _first_saturated_bracket(lv: np.ndarray):
     p2 = s2 + np.concatenate(([0.0], np.cumsum(mid * mid)))
     if p1[-1] <= 0:
         return None
-    g = mid * p1[:-1] - p2[:-1]  # G at each level, using the users before it
-    first = np.flatnonzero(g >= 8.0)
+    g = _g_sorted(mid, p1, float(np.dot(low, mid[0] - low)))
+    first = np.flatnonzero(g >= _G_SAT)
     if first.size:
         k = int(first[0])
+        cut = float(mid[k])
     elif n_above == 0:  # nobody saturates
-        return math.inf, False, float(p1[-1]), float(p2[-1])
-    elif math.isinf(hi) or hi * p1[-1] - p2[-1] >= 8.0:  # the first level >= hi saturates
-        k = mid.size
+        return math.inf, False, math.inf, float(p1[-1]), float(p2[-1])
+    elif math.isinf(hi) or g[-1] + (hi - mid[-1]) * p1[-1] >= _G_SAT:  # G(hi) >= 8
+        k, cut = mid.size, hi
     else:
         return None
     tau = (p2[k] + 8.0) / p1[k]
     n_sat = n_above + (mid.size - k)
-    return float(tau), True, float(p1[k] + tau * n_sat), float(p2[k] + tau * tau * n_sat)
+    return float(tau), True, cut, float(p1[k] + tau * n_sat), float(p2[k] + tau * tau * n_sat)
 
 
-def _solve_per_user(lv: np.ndarray) -> tuple[float, float | None, float | None] | None:
-    """(tau*, s1, s2) for per-user levels (0 and inf allowed): tau* = math.inf when nothing
-    saturates; s1 = ||r||_1 and s2 = ||r||_2^2 when already known, else None. Returns None
-    when no user has 0 < eps < inf."""
+def _solve_per_user(lv: np.ndarray):
+    """(tau*, cut, s1, s2) for per-user levels (0 and inf allowed): tau* = math.inf when
+    nothing saturates; exactly the users with eps >= cut saturate; s1 = ||r||_1 and
+    s2 = ||r||_2^2 when already known, else None. None when no user has 0 < eps < inf."""
     if lv.size > _BRACKET_MIN:
         res = _first_saturated_bracket(lv)
         if res is not None:
-            return res[0], res[2], res[3]
+            tau, sat, cut, s1, s2 = res
+            return (tau if sat else math.inf), cut, s1, s2
     a = lv[(lv > 0) & (lv < math.inf)]
     if a.size == 0:
         return None
     has_public = bool(np.isinf(lv).any())
     if a.size <= _SELECT_MIN:
-        a = np.sort(a)  # ties need no grouping: a tie adds 0 to G
-        tau, sat = _first_saturated_sorted(a, np.ones(a.size))
+        a = np.sort(a)  # ties need no grouping: a tie adds exactly 0 to G (see _g_sorted)
+        tau, sat, cut = _first_saturated_sorted(a, np.ones(a.size))
     else:
-        tau, sat = _first_saturated_select(a)
-    return (float(tau) if (sat or has_public) else math.inf), None, None
+        tau, sat, cut = _first_saturated_select(a)
+    return (float(tau) if (sat or has_public) else math.inf), cut, None, None
+
+
+def _solve_tiers(lv: np.ndarray, ct: np.ndarray) -> tuple[float, float] | None:
+    """(tau*, cut) for tiers (see :func:`_solve_per_user`); None without usable finite tiers."""
+    finite = np.isfinite(lv) & (lv > 0) & (ct > 0)
+    if not finite.any():
+        return None
+    g_lv, g_ct = _group_sorted(lv[finite], ct[finite])
+    tau, sat, cut = _first_saturated_sorted(g_lv, g_ct.astype(np.float64))
+    has_public = bool((np.isinf(lv) & (ct > 0)).any())
+    return (float(tau) if (sat or has_public) else math.inf), cut
 
 
 def saturation_level(eps: Any) -> float:
@@ -155,19 +199,8 @@ def saturation_level(eps: Any) -> float:
     """
     prof = as_profile(eps)
     lv, ct = prof.levels, prof.counts
-    if not prof.is_tiered:
-        res = _solve_per_user(lv)
-        return math.inf if res is None else res[0]
-    finite = np.isfinite(lv) & (lv > 0) & (ct > 0)
-    n_public = int(ct[np.isinf(lv)].sum())
-    if not finite.any():
-        return math.inf
-    if prof.is_tiered or lv.size <= _SELECT_MIN:
-        g_lv, g_ct = _group_sorted(lv[finite], ct[finite])
-        tau, sat = _first_saturated_sorted(g_lv, g_ct.astype(np.float64))
-    else:
-        tau, sat = _first_saturated_select(lv[finite])
-    return float(tau) if (sat or n_public > 0) else math.inf
+    res = _solve_per_user(lv) if not prof.is_tiered else _solve_tiers(lv, ct)
+    return math.inf if res is None else res[0]
 
 
 def _group_sorted(lv: np.ndarray, ct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,13 +291,13 @@ def adpm(eps: Any) -> ADPMSolution:
     if not prof.is_tiered:  # one user per entry: no counts to weigh, no inactive entries
         res = _solve_per_user(lv)
         if res is not None:
-            tau, s1, s2 = res
+            tau, cut, s1, s2 = res
             r = np.minimum(lv, tau)
             if s1 is None or s2 is None:
                 s1, s2 = float(r.sum()), float(np.dot(r, r))
-            saturated = lv >= tau if math.isfinite(tau) else np.zeros(lv.size, dtype=bool)
+            # saturated: decided by the G test (cut), not by comparing eps with a rounded tau
             return ADPMSolution(prof, r, r * (1.0 / s1), 1.0 / s1, tau,
-                                (s2 + 8.0) / s1 / s1 / 4.0, saturated)
+                                (s2 + 8.0) / s1 / s1 / 4.0, lv >= cut)
     active = ct > 0
     public = np.isinf(lv) & active
     n_public = int(ct[public].sum())
@@ -280,7 +313,7 @@ def adpm(eps: Any) -> ADPMSolution:
         return ADPMSolution(prof, r, np.zeros(lv.size), math.inf, math.inf, math.inf,
                             np.zeros(lv.size, dtype=bool))
 
-    tau = saturation_level(prof)
+    tau, cut = _solve_tiers(lv, ct)
     r = np.minimum(lv, tau)
     r[~active] = 0.0
     cf = ct.astype(np.float64)
@@ -288,7 +321,7 @@ def adpm(eps: Any) -> ADPMSolution:
     s2 = float(np.dot(cf, r * r))
     w = r / s1
     objective = (s2 + 8.0) / s1 / s1 / 4.0
-    saturated = active & (lv >= tau) & math.isfinite(tau)
+    saturated = active & (lv >= cut)
     return ADPMSolution(prof, r, w, 1.0 / s1, tau, objective, saturated)
 
 

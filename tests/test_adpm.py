@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import cvxpy as cp
 import numpy as np
@@ -223,7 +224,10 @@ def test_privacy_holds_for_every_user(eps):
     np.testing.assert_allclose(granted, sol.r, rtol=1e-12)
     unsat = (eps > 0) & (eps < sol.saturation_level)
     np.testing.assert_allclose(granted[unsat], eps[unsat], rtol=1e-12)
-    assert (sol.saturated == ((eps >= sol.saturation_level) & (eps > 0))).all()
+    # saturated = asked for at least tau* (away from ties with tau* at rounding level)
+    tau = sol.saturation_level
+    assert sol.saturated[eps >= tau * (1 + 1e-12)].all()
+    assert not sol.saturated[(eps <= tau * (1 - 1e-12)) | (eps == 0)].any()
     np.testing.assert_allclose(granted[sol.saturated], sol.saturation_level, rtol=1e-12)
     assert sol.n_saturated == int(sol.saturated.sum())
 
@@ -349,8 +353,9 @@ def _assert_same(a: hdp.ADPMSolution, b: hdp.ADPMSolution) -> None:
     st.integers(_BRACKET_MIN + 1, 2 * _BRACKET_MIN),
     st.sampled_from(["loguniform", "few", "tight", "public", "zeros", "sorted", "rare"]),
     st.integers(0, 2**32 - 1),
+    st.sampled_from([1e-12, 1e-6, 1.0, 1e6, 1e10]),
 )
-def test_bracket_path_matches_the_sorted_path(n, kind, seed):
+def test_bracket_path_matches_the_sorted_path(n, kind, seed, scale):
     rng = np.random.default_rng(seed)
     eps = np.exp(rng.uniform(-4, 2, n))
     if kind == "few":
@@ -366,8 +371,15 @@ def test_bracket_path_matches_the_sorted_path(n, kind, seed):
     elif kind == "rare":  # saturation decided by a handful of users the sample rarely sees
         eps = np.full(n, 1e6)
         eps[rng.integers(0, n, 10)] = 5.0
-    _assert_same(hdp.adpm(eps), _sorted_path(eps))
-    assert hdp.saturation_level(eps) == hdp.adpm(eps).saturation_level
+    eps = eps * scale  # inf and 0 stay as they are
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="raise"):
+            sol = hdp.adpm(eps)
+            tau = hdp.saturation_level(eps)
+    _assert_same(sol, _sorted_path(eps))
+    assert tau == sol.saturation_level
+    assert math.fsum(sol.weights) == pytest.approx(1.0, rel=1e-12)
 
 
 def test_bracket_is_used_and_falls_back_when_the_sample_misses():
@@ -384,6 +396,23 @@ def test_bracket_is_used_and_falls_back_when_the_sample_misses():
     sol = hdp.adpm(rare)
     assert sol.saturation_level == pytest.approx((10 * 25 + 8) / 50, rel=1e-12)
     assert sol.n_saturated == n - 10
+
+
+@pytest.mark.parametrize("n", [1000, 3 * _SELECT_MIN, 3 * _BRACKET_MIN])
+@pytest.mark.parametrize("level", [1e-3, 1.0, 6.3e7, 1e12])
+def test_ties_never_saturate_among_themselves(n, level):
+    # all users at one level: tau_k = level + 8/(k level) > level, so nobody saturates (and
+    # the rounding noise of summing tied users must not say otherwise), on every code path
+    eps = np.full(n, level)
+    for sol in (hdp.adpm(eps), _sorted_path(eps)):
+        assert math.isinf(sol.saturation_level) and sol.n_saturated == 0
+        assert sol.objective == pytest.approx((n * level**2 + 8) / (4 * n**2 * level**2))
+    # and one looser user on top saturates iff it reaches level + 8/(n level)
+    thr = level + 8 / (n * level)
+    if thr > level * (1 + 1e-12):
+        above = hdp.adpm(np.append(eps, thr * 1.5))
+        assert above.saturation_level == pytest.approx(thr, rel=1e-12)
+        assert above.n_saturated == 1
 
 
 def test_large_two_level_profile_saturates():
@@ -460,6 +489,32 @@ def test_two_groups_saturation_boundary(n, frac, eps1):
         else:
             assert math.isinf(sol.saturation_level)
             assert sol.r[1] == eps2
+
+
+@pytest.mark.parametrize("n", [10, 1000, 10**6, 10**12])
+@pytest.mark.parametrize("eps1", [1e-3, 0.1, 0.37, 2.0])
+def test_two_groups_at_the_threshold_exact_arithmetic(n, eps1):
+    """At and next to the float threshold two_group_threshold() returns, the looser group
+    saturates iff G = n1 eps1 (eps2 - eps1) >= 8 evaluated exactly (rationals) on the float
+    inputs; only levels within 1e-12 (relative, in G) of the boundary may go either way."""
+    for frac in (0.1, 0.5, 0.9):
+        n1 = round(n * frac)
+        thr = hdp.two_group_threshold(n, n1 / n, eps1)
+        for eps2 in (thr, math.nextafter(thr, INF), math.nextafter(thr, 0.0),
+                     thr * (1 + 1e-9), thr * (1 - 1e-9)):
+            if eps2 < eps1:
+                continue
+            g = n1 * Fraction(eps1) * (Fraction(eps2) - Fraction(eps1))
+            sol = hdp.adpm(hdp.EpsilonProfile.from_tiers([eps1, eps2], [n1, n - n1]))
+            if abs(g / 8 - 1) > Fraction(1, 10**12):
+                assert bool(sol.saturated[1]) is (g >= 8), (n, frac, eps1, eps2, float(g))
+            if sol.saturated[1]:
+                assert sol.saturation_level == pytest.approx(thr, rel=1e-8)
+        # the level itself: saturated unless it lies below the threshold beyond the tie rule
+        g_thr = n1 * Fraction(eps1) * (Fraction(thr) - Fraction(eps1))
+        sol = hdp.adpm(hdp.EpsilonProfile.from_tiers([eps1, thr], [n1, n - n1]))
+        if g_thr >= 8 * (1 - Fraction(1, 10**12)):
+            assert sol.saturated[1]
 
 
 def test_two_groups_boundary_with_the_literal_loop():

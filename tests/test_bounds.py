@@ -254,7 +254,7 @@ def test_H_sanity_bounds(eps):
     if math.isfinite(emin) and n0 == 0:
         # max over real u in [0, n] of 1/((u emin)^2 + n - u)
         u = min(max(1.0 / (2 * emin * emin), 0.0), n)
-        assert h <= 1.0 / ((u * emin) ** 2 + n - u) * (1 + 1e-12)
+        assert h <= 1.0 / ((u * emin) ** 2 + (n - u)) * (1 + 1e-12)
 
 
 @given(profiles(), st.floats(1.0, 100.0), st.integers(0, 2**32 - 1))
