@@ -205,6 +205,11 @@ def _set(key: str, value: Any) -> None:
 
 def _on_mode() -> None:
     _keep("prof_mode")
+    up = st.session_state[UPLOAD]
+    if st.session_state["prof_mode"] == "Upload" and up.get("profile") is not None:
+        if up["profile"].key != st.session_state[PROFILE].key:  # back to the last good file
+            set_profile(up["profile"], up["spec"], up["label"])
+            st.session_state[SEEN] = profile_version()
     if st.session_state["prof_mode"] == "Tiers":
         rows = _rows_from_profile(st.session_state[PROFILE])
         if rows is not None:  # a profile with few levels: edit its tiers
@@ -428,17 +433,18 @@ def _upload_controls() -> None:
     if f is not None and f.file_id != up["file_id"]:
         up.update(file_id=f.file_id, name=f.name, error=None)
         try:
-            prof = EpsilonProfile.from_csv(f.getvalue())
+            with st.spinner(f"Reading {f.name}…"):
+                prof = EpsilonProfile.from_csv(f.getvalue())
         except (ProfileError, ValueError) as e:
             up["error"] = str(e)
         else:
             try:
                 spec = share.spec_from_profile(prof)
                 share.encode(spec)
-                label = f"File {f.name}: {prof.n:,} users"
             except share.ShareError as e:
                 spec = {"kind": "upload", "name": f.name, "reason": str(e)}
-                label = f"File {f.name}: {prof.n:,} users"
+            label = f"File {f.name}: {prof.n:,} users"
+            up.update(profile=prof, spec=spec, label=label, good_name=f.name)
             set_profile(prof, spec, label)
             st.session_state[SEEN] = profile_version()
     if f is not None and up["error"]:
@@ -448,6 +454,8 @@ def _upload_controls() -> None:
         )
     elif f is not None:
         st.success(f"Using **{up['name']}**.", icon="✅")
+    elif up.get("profile") is not None and up["profile"].key == get_profile().key:
+        st.success(f"Using **{up['good_name']}** (uploaded earlier).", icon="✅")
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None

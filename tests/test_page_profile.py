@@ -213,6 +213,17 @@ def test_bad_upload_names_the_problem_and_keeps_the_profile(started, name, data,
     assert dict(at.query_params) == url_before
 
 
+def test_back_to_upload_restores_the_last_good_file(started):
+    at = _upload(started, "tiers.csv", example_csv("tiers"))
+    want = _key(at)
+    at.radio(key="prof_mode").set_value("Preset").run()
+    assert _key(at) == hdp.preset("paper_high").key
+    at.radio(key="prof_mode").set_value("Upload").run()
+    _ok(at)
+    assert _key(at) == want
+    assert any("uploaded earlier" in s.value for s in at.success)
+
+
 def test_a_good_file_after_a_bad_one(started):
     at = _upload(started, "bad.csv", b"eps\nx\n")
     assert _errors(at)
