@@ -40,32 +40,40 @@ def _g_sorted(lv: np.ndarray, p1: np.ndarray, g0: float) -> np.ndarray:
 
     Built from the nonnegative increments G(lv_j) - G(lv_{j-1}) = (lv_j - lv_{j-1}) p1_j, not
     as lv_j p1_j - p2_j: that difference cancels catastrophically for large levels, and its
-    rounding noise alone can pass 8 for tied users (ties add exactly 0 here)."""
-    inc = np.diff(lv) * p1[1:-1]
-    return g0 + np.concatenate(([0.0], np.cumsum(inc)))
+    rounding noise alone can pass 8 for tied users (ties add exactly 0 here). The result is
+    nondecreasing, so the first saturated entry can be found by bisection."""
+    g = np.empty(lv.size)
+    g[0] = 0.0
+    np.cumsum(np.diff(lv) * p1[1:-1], out=g[1:])
+    if g0:
+        g += g0
+    return g
 
 
 def _first_saturated_sorted(
     lv: np.ndarray,
-    ct: np.ndarray,
+    ct: np.ndarray | None = None,
     s1: float = 0.0,
     s2: float = 0.0,
     g_top: float = 0.0,
     top: float = 0.0,
 ):
-    """For ascending finite levels ``lv`` with counts ``ct`` (after a prefix of users with
-    sums s1, s2, largest level ``top`` <= lv_0 and G(top) = ``g_top``), return
-    (tau, saturated, cut): tau_k and the level of the first saturated entry, else the closing
-    value (||r||_2^2 + 8)/||r||_1 over everything, False and math.inf."""
-    w1 = ct * lv
-    p1 = s1 + np.concatenate(([0.0], np.cumsum(w1)))
-    p2 = s2 + np.concatenate(([0.0], np.cumsum(w1 * lv)))
+    """For ascending finite levels ``lv`` with counts ``ct`` (None: one user each), after a
+    prefix of users with sums s1, s2, largest level ``top`` <= lv_0 and G(top) = ``g_top``,
+    return (tau, saturated, cut): tau_k and the level of the first saturated entry, else the
+    closing value (||r||_2^2 + 8)/||r||_1 over everything, False and math.inf."""
+    w1 = lv if ct is None else ct * lv
+    p1 = np.empty(lv.size + 1)
+    p1[0] = s1
+    np.cumsum(w1, out=p1[1:])
+    if s1:
+        p1[1:] += s1
     g = _g_sorted(lv, p1, g_top + (lv[0] - top) * s1 if s1 > 0 else 0.0)
-    hit = np.flatnonzero(g >= _G_SAT)
-    if hit.size:
-        j = int(hit[0])
-        return (p2[j] + 8.0) / p1[j], True, float(lv[j])
-    return (p2[-1] + 8.0) / p1[-1], False, math.inf
+    j = int(np.searchsorted(g, _G_SAT))  # first entry with G >= 8, or lv.size
+    q2 = s2 + float(np.dot(w1[:j], lv[:j]))  # ||r||_2^2 of the users before it
+    if j < lv.size:
+        return (q2 + 8.0) / p1[j], True, float(lv[j])
+    return (q2 + 8.0) / p1[-1], False, math.inf
 
 
 def _first_saturated_select(a: np.ndarray):
@@ -92,7 +100,7 @@ def _first_saturated_select(a: np.ndarray):
     if a.size == 0:
         return (s2 + 8.0) / s1, math.isfinite(cut), cut
     a = np.sort(a)
-    tau, sat, cut_left = _first_saturated_sorted(a, np.ones(a.size), s1, s2, g_top, top)
+    tau, sat, cut_left = _first_saturated_sorted(a, None, s1, s2, g_top, top)
     if sat:
         return tau, True, cut_left
     # nothing left saturates but a discarded pivot did: tau (the closing value over
@@ -100,8 +108,9 @@ def _first_saturated_select(a: np.ndarray):
     return tau, math.isfinite(cut), cut
 
 
-_BRACKET_MIN = 1 << 17  # per-user profiles above this size use a sampled bracket first
-_SAMPLE = 1 << 14
+_BRACKET_MIN = 1 << 12  # per-user profiles above this size use a sampled bracket first
+_SAMPLE = 1 << 14  # sample size (n/16 for smaller profiles)
+_RANDOM_SAMPLE_MIN = 1 << 17  # below this a strided sample (no generator to set up)
 
 
 def _first_saturated_bracket(lv: np.ndarray):
@@ -116,13 +125,17 @@ def _first_saturated_bracket(lv: np.ndarray):
     level lies inside it, or nothing lies above it, or G(hi) >= 8, or everything above is
     public: then the answer is exact whatever the sample was."""
     n = lv.size
-    rng = np.random.default_rng(n)
-    samp = lv[rng.integers(0, n, _SAMPLE)]
+    if n >= _RANDOM_SAMPLE_MIN:
+        samp = lv[np.random.default_rng(n).integers(0, n, _SAMPLE)]
+    else:
+        step = max(1, n // min(_SAMPLE, max(n // 16, 2)))
+        samp = lv[step // 2 :: step]
+    weight = n / samp.size
     samp = np.sort(samp[np.isfinite(samp)])
     if samp.size < 2:
         return None
     c1 = np.cumsum(samp)
-    hit = _g_sorted(samp, np.concatenate(([0.0], c1)), 0.0) * (n / _SAMPLE) >= _G_SAT
+    hit = _g_sorted(samp, np.concatenate(([0.0], c1)), 0.0) * weight >= _G_SAT
     j = int(np.argmax(hit)) if hit.any() else samp.size
     margin = 2 * math.isqrt(j) + 8
     lo = float(samp[j - margin]) if j > margin else 0.0
@@ -140,23 +153,22 @@ def _first_saturated_bracket(lv: np.ndarray):
     if mid.size == 0:
         return None
     p1 = s1 + np.concatenate(([0.0], np.cumsum(mid)))
-    p2 = s2 + np.concatenate(([0.0], np.cumsum(mid * mid)))
     if p1[-1] <= 0:
         return None
     g = _g_sorted(mid, p1, float(np.dot(low, mid[0] - low)))
-    first = np.flatnonzero(g >= _G_SAT)
-    if first.size:
-        k = int(first[0])
+    k = int(np.searchsorted(g, _G_SAT))  # first level with G >= 8, or mid.size
+    if k < mid.size:
         cut = float(mid[k])
     elif n_above == 0:  # nobody saturates
-        return math.inf, False, math.inf, float(p1[-1]), float(p2[-1])
+        return math.inf, False, math.inf, float(p1[-1]), s2 + float(np.dot(mid, mid))
     elif math.isinf(hi) or g[-1] + (hi - mid[-1]) * p1[-1] >= _G_SAT:  # G(hi) >= 8
-        k, cut = mid.size, hi
+        cut = hi
     else:
         return None
-    tau = (p2[k] + 8.0) / p1[k]
+    p2k = s2 + float(np.dot(mid[:k], mid[:k]))
+    tau = (p2k + 8.0) / p1[k]
     n_sat = n_above + (mid.size - k)
-    return float(tau), True, cut, float(p1[k] + tau * n_sat), float(p2[k] + tau * tau * n_sat)
+    return float(tau), True, cut, float(p1[k] + tau * n_sat), float(p2k + tau * tau * n_sat)
 
 
 def _solve_per_user(lv: np.ndarray):
@@ -174,7 +186,7 @@ def _solve_per_user(lv: np.ndarray):
     has_public = bool(np.isinf(lv).any())
     if a.size <= _SELECT_MIN:
         a = np.sort(a)  # ties need no grouping: a tie adds exactly 0 to G (see _g_sorted)
-        tau, sat, cut = _first_saturated_sorted(a, np.ones(a.size))
+        tau, sat, cut = _first_saturated_sorted(a)
     else:
         tau, sat, cut = _first_saturated_select(a)
     return (float(tau) if (sat or has_public) else math.inf), cut, None, None

@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hdp_core as hdp
-from hdp_core.adpm import _BRACKET_MIN, _SAMPLE, _SELECT_MIN, _first_saturated_bracket
+from hdp_core.adpm import (
+    _BRACKET_MIN,
+    _RANDOM_SAMPLE_MIN,
+    _SAMPLE,
+    _SELECT_MIN,
+    _first_saturated_bracket,
+)
 
 INF = math.inf
 
@@ -348,9 +354,12 @@ def _assert_same(a: hdp.ADPMSolution, b: hdp.ADPMSolution) -> None:
     np.testing.assert_allclose(a.r, b.r, rtol=1e-9)
 
 
-@settings(max_examples=10)
+@settings(max_examples=16)
 @given(
-    st.integers(_BRACKET_MIN + 1, 2 * _BRACKET_MIN),
+    st.one_of(  # strided sample, random sample
+        st.integers(_BRACKET_MIN + 1, 8 * _BRACKET_MIN),
+        st.integers(_RANDOM_SAMPLE_MIN, 2 * _RANDOM_SAMPLE_MIN),
+    ),
     st.sampled_from(["loguniform", "few", "tight", "public", "zeros", "sorted", "rare"]),
     st.integers(0, 2**32 - 1),
     st.sampled_from([1e-12, 1e-6, 1.0, 1e6, 1e10]),
@@ -384,9 +393,9 @@ def test_bracket_path_matches_the_sorted_path(n, kind, seed, scale):
 
 def test_bracket_is_used_and_falls_back_when_the_sample_misses():
     rng = np.random.default_rng(5)
-    n = 3 * _BRACKET_MIN
-    eps = np.exp(rng.uniform(-4, 2, n))
-    assert _first_saturated_bracket(eps) is not None  # the fast path really runs
+    for m in (10_000, _RANDOM_SAMPLE_MIN + 1):
+        assert _first_saturated_bracket(np.exp(rng.uniform(-4, 2, m))) is not None  # it runs
+    n = 3 * _RANDOM_SAMPLE_MIN
     # white box: put the 10 decisive users where the fixed-seed sample does not look
     sampled = np.random.default_rng(n).integers(0, n, _SAMPLE)
     unseen = np.setdiff1d(np.arange(n), sampled)
@@ -396,9 +405,18 @@ def test_bracket_is_used_and_falls_back_when_the_sample_misses():
     sol = hdp.adpm(rare)
     assert sol.saturation_level == pytest.approx((10 * 25 + 8) / 50, rel=1e-12)
     assert sol.n_saturated == n - 10
+    # the strided sample of mid-sized profiles, defeated by a periodic pattern
+    m = 10_000
+    periodic = np.full(m, 1e6)
+    periodic[np.arange(m) % 16 == 3] = 5.0  # the sample looks at positions 8, 24, 40, ...
+    assert _first_saturated_bracket(periodic) is None
+    k = int(np.sum(periodic == 5.0))
+    sol = hdp.adpm(periodic)
+    assert sol.saturation_level == pytest.approx((k * 25 + 8) / (k * 5), rel=1e-12)
+    _assert_same(sol, _sorted_path(periodic))
 
 
-@pytest.mark.parametrize("n", [1000, 3 * _SELECT_MIN, 3 * _BRACKET_MIN])
+@pytest.mark.parametrize("n", [1000, 3 * _BRACKET_MIN, 3 * _SELECT_MIN, 3 * _RANDOM_SAMPLE_MIN])
 @pytest.mark.parametrize("level", [1e-3, 1.0, 6.3e7, 1e12])
 def test_ties_never_saturate_among_themselves(n, level):
     # all users at one level: tau_k = level + 8/(k level) > level, so nobody saturates (and
