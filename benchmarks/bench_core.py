@@ -139,7 +139,7 @@ def main() -> int:
 
     # 2. adpm vs cvxpy + Clarabel, n = 1e4 -------------------------------------------------
     e4 = paper_levels(10**4, 1)
-    t_adpm4 = best_of(lambda: hdp.adpm(e4), 50)
+    t_adpm4 = best_of(lambda: hdp.adpm(e4), 200)  # used for both n = 1e4 speed-ups
     cv_times, cv_solver = [], []
     for _ in range(2):
         t0 = time.perf_counter()
@@ -169,11 +169,10 @@ def main() -> int:
     t0 = time.perf_counter()
     f_enum = enumeration(e4)
     t_enum = time.perf_counter() - t0
-    t_adpm4b = best_of(lambda: hdp.adpm(e4), 50)
-    sp = t_enum / t_adpm4b
+    sp = t_enum / t_adpm4
     row(
         "speed-up vs O(n^2) enumeration, n=1e4",
-        f"{sp:,.0f}x  ({t_enum * 1e3:.0f} ms vs {t_adpm4b * 1e3:.3f} ms)",
+        f"{sp:,.0f}x  ({t_enum * 1e3:.0f} ms vs {t_adpm4 * 1e3:.3f} ms)",
         "must >= 1000x",
         sp >= 1000,
     )
