@@ -83,6 +83,13 @@ def _default_ui() -> dict[str, Any]:
     }
 
 
+@st.cache_data(hash_funcs={EpsilonProfile: lambda p: p.key}, max_entries=16,
+               show_spinner=False)
+def _figure(profile: EpsilonProfile, tau: float, n_saturated: int):
+    """The profile chart (hdp_core.figures.profile), cached on the profile."""
+    return profile_figure(profile, tau, n_saturated)
+
+
 def _fmt_level(x: float) -> str:
     return "public" if math.isinf(x) else f"{x:g}"
 
@@ -507,7 +514,7 @@ with right:
     m3.metric("Worst-case MSE", f"{sol.worst_case_mse:.2e}",
               help="ADPM's worst-case mean squared error for the mean of data in "
               f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.")
-    st.plotly_chart(profile_figure(prof, tau, sol.n_saturated), key="prof_chart",
+    st.plotly_chart(_figure(prof, tau, sol.n_saturated), key="prof_chart",
                     config={"displaylogo": False})
     if math.isfinite(tau) and sol.n_saturated:
         st.caption(
