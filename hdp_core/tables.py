@@ -93,10 +93,15 @@ def _parse_numbers(
         low = text.str.lower()
         # a writable copy: pandas may hand out a read-only view (copy-on-write)
         out = np.array(pd.to_numeric(text, errors="coerce"), dtype=np.float64)
-        if allow_inf:
-            out[low.isin(list(_PUBLIC_WORDS)).to_numpy()] = math.inf
-        else:
-            out[low.isin(list(_PUBLIC_WORDS)).to_numpy()] = math.nan
+        public = low.isin(list(_PUBLIC_WORDS)).to_numpy()
+        overflow = (out == math.inf) & ~public  # e.g. "1e400": not a deliberate "inf"
+        if overflow.any():
+            i = int(np.argmax(overflow))
+            raise ProfileError(
+                f"{_where(i + 1, col, header_lines)}: {text.iloc[i][:40]!r} is too large to be "
+                "a number" + ("; write 'inf' or 'public' for a public user" if allow_inf else "")
+            )
+        out[public] = math.inf if allow_inf else math.nan
     bad = np.isnan(out)
     if bad.any():
         i = int(np.argmax(bad))

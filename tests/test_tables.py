@@ -193,3 +193,11 @@ def test_round_trip_is_exact(levels):
     back = EP.from_csv(prof.to_csv())
     assert back.levels.tolist() == prof.levels.tolist()
     assert back.key == prof.key
+
+
+def test_overflowing_number_is_not_read_as_public():
+    """'1e400' overflows float64 to inf; only the words inf/public mean a public user."""
+    with pytest.raises(hdp.ProfileError, match=r"row 2 \(line 3.*'1e400' is too large"):
+        hdp.EpsilonProfile.from_csv(b"eps\n0.5\n1e400\n")
+    with pytest.raises(hdp.ProfileError, match=r"column 'count'.*too large to be a number$"):
+        hdp.EpsilonProfile.from_csv(b"eps,count\n1,1e400\n")
