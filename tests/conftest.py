@@ -46,7 +46,10 @@ def _apptest_without_legacy_pages_mode(monkeypatch):
     run, so without this every run after the first executed the page alone: no app.py, so no
     sidebar summary and no URL sync (the "sidebar missing after switch_page" quirk).
     """
-    from streamlit.runtime.pages_manager import PagesManager
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without the legacy mode: nothing to do
+        return
 
     original = PagesManager.__init__
 
