@@ -16,6 +16,8 @@ is marked ``approximate``.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,8 +52,10 @@ METHODS: tuple[str, ...] = tuple(METHOD_CLASSES)
 
 EXPAND_MAX = 2_000
 """Tiers with at most this many users are simulated user by user (exactly)."""
-CHUNK_CELLS = 1 << 21
+CHUNK_CELLS = 1 << 20
 """Trials are processed in chunks of about this many simulated values (bounds memory)."""
+_WORKERS = max(1, min(2, os.cpu_count() or 1))
+"""Threads simulating chunks at the same time (each holds one chunk in memory)."""
 
 
 def get_method(name: str, eps: Any) -> Estimator:
@@ -164,35 +168,46 @@ def simulate_mse(
         if kp is not None:
             keep_p = kp
     mu = dist.mean
-    data_rng = np.random.default_rng([seed, 1_000_003])
-    rngs = {m: np.random.default_rng([seed, METHODS.index(m)]) for m in names}
     width = max(1, cols.size + big.size)
     step = max(1, min(trials, CHUNK_CELLS // width))
-    sq_sum = dict.fromkeys(names, 0.0)
-    sq_sq = dict.fromkeys(names, 0.0)
+    starts = range(0, trials, step)
     raw = {m: np.empty(trials) for m in names} if return_estimates else None
-    approximate = False
     affine = [m for m in names if ests[m].weights is not None]
     w_cols = np.column_stack([ests[m].weights[cols] for m in affine]) if affine else None
     w_big = np.column_stack([ests[m].weights[big] for m in affine]) if affine else None
-    done = 0
-    while done < trials:
+    method_ids = {m: METHODS.index(m) for m in names}
+
+    def run_chunk(ci: int) -> tuple[dict[str, tuple[float, float]], bool]:
+        """Squared-error sums of chunk ``ci``: its own streams (seed, stream, chunk), so the
+        result does not depend on how chunks are spread over threads."""
+        done = starts[ci]
         t = min(step, trials - done)
+        data_rng = np.random.default_rng([seed, 1_000_003, ci])
         chunk, approx = _draw_chunk(dist, data_rng, t, cols, big, prof.counts, keep_p)
-        approximate |= approx
         lin = chunk.x @ w_cols + chunk.sums @ w_big if affine else None
+        sums = {}
         for m in names:
-            e = ests[m]
+            e, rng = ests[m], np.random.default_rng([seed, method_ids[m], ci])
             if e.weights is not None:
-                est = e.finish(lin[:, affine.index(m)], chunk, rngs[m])
+                est = e.finish(lin[:, affine.index(m)], chunk, rng)
             else:
-                est = e.simulate_chunk(chunk, rngs[m])
+                est = e.simulate_chunk(chunk, rng)
             err2 = (est - mu) ** 2
-            sq_sum[m] += float(err2.sum())
-            sq_sq[m] += float(np.dot(err2, err2))
+            sums[m] = (float(err2.sum()), float(np.dot(err2, err2)))
             if raw is not None:
                 raw[m][done : done + t] = est
-        done += t
+        return sums, approx
+
+    # numpy's generators and array kernels release the GIL, so chunks run in parallel threads
+    workers = min(len(starts), _WORKERS)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(run_chunk, range(len(starts))))
+    else:
+        parts = [run_chunk(ci) for ci in range(len(starts))]
+    approximate = any(a for _, a in parts)
+    sq_sum = {m: math.fsum(p[m][0] for p, _ in parts) for m in names}
+    sq_sq = {m: math.fsum(p[m][1] for p, _ in parts) for m in names}
     out = {}
     for m in names:
         mean = sq_sum[m] / trials
