@@ -21,7 +21,7 @@ from hdp_core import sweeps
 from hdp_core.experiments import optimality_scatter
 from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_core.profile import EpsilonProfile, ProfileError
-from pages.common import get_profile
+from pages.common import get_profile, guarded
 
 _HASH = {EpsilonProfile: lambda p: p.key}
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
@@ -252,15 +252,6 @@ sat.method_errors_real(prof, lo=0, hi=100_000)["ADPM"]      # RMSE and 95% half-
         )
 
 
-def _guarded(section, *args) -> None:
-    """Run one section of the page; bad input shows a message there instead of a traceback,
-    and the rest of the page (and the current profile) stays."""
-    try:
-        section(*args)
-    except (ProfileError, ValueError) as exc:
-        st.error(f"This part of the page could not be computed: {exc}")
-
-
 # ----------------------------------------------------------------------------- page
 st.title("Bounds: how close to the best possible?")
 st.markdown(
@@ -280,5 +271,5 @@ else:
                    "page.")
     for section, arg in ((_headline, b), (_glance, b), (_sweep_section, prof),
                          (_scatter_section, b), (_units_section, prof)):
-        _guarded(section, arg)
+        guarded(section, arg)
     _reproduce(MODES.get(st.session_state.get(K_MODE), "scale"))

@@ -275,3 +275,12 @@ def render_sidebar(where=None) -> None:
 
 # The first import in a server process (see _leave_pages_folder_mode).
 _leave_pages_folder_mode()
+
+
+def guarded(section, *args) -> None:
+    """Run one section of a page; bad input shows a message there instead of a traceback,
+    and the rest of the page (and the current profile) stays."""
+    try:
+        section(*args)
+    except (hdp.ProfileError, ValueError) as exc:
+        st.error(f"This part of the page could not be computed: {exc}")

@@ -16,7 +16,7 @@ import hdp_core as hdp
 from hdp_core import saturation as sat
 from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
 from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
-from pages.common import cached_adpm, get_profile
+from pages.common import cached_adpm, get_profile, guarded
 
 _HASH = {EpsilonProfile: lambda p: p.key}
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
@@ -280,15 +280,6 @@ sat.trace_step_text(trace, 10)""",
         )
 
 
-def _guarded(section, *args) -> None:
-    """Run one section of the page; bad input shows a message there instead of a traceback,
-    and the rest of the page (and the current profile) stays."""
-    try:
-        section(*args)
-    except (ProfileError, ValueError) as exc:
-        st.error(f"This part of the page could not be computed: {exc}")
-
-
 # ----------------------------------------------------------------------------- page
 st.title("Saturation: privacy for free")
 st.markdown(
@@ -313,11 +304,11 @@ else:
                 "ADPM's worst-case error bound f(r) exceeds 1/4 for this profile, so ADPM "
                 "outputs 0 instead of using the data; the levels below are what its weights "
                 "would grant.")
-        _guarded(_metrics, fp)
-        _guarded(_curve_section, prof, fp)
-        _guarded(_table_section, df, csv, grouping, fp)
-    _guarded(_phase_section, prof)
-    _guarded(_trace_section, prof)
+        guarded(_metrics, fp)
+        guarded(_curve_section, prof, fp)
+        guarded(_table_section, df, csv, grouping, fp)
+    guarded(_phase_section, prof)
+    guarded(_trace_section, prof)
     _reproduce(prof)
     if fp.n_excluded:
         st.caption(f"{fp.n_excluded:,} users with eps = 0 ({format_eps(0.0)}) are excluded.")

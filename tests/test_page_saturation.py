@@ -7,49 +7,21 @@ import math
 
 import numpy as np
 import pytest
+from conftest import PROFILE_KINDS, metric, ok, widget
+from conftest import show as _show
 
 import hdp_core as hdp
 from hdp_core import saturation as sat
-from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
+from pages.common import PROFILE
 
 INF = math.inf
 
-PROFILES = {
-    "per_user": lambda: hdp.paper_profile("high", 400, seed=1),
-    "tiered_huge": lambda: hdp.EpsilonProfile.from_tiers(
-        [0.1, 1.0, INF], [10**12, 10**11, 10**6], ["Strict", "Relaxed", "Public"]),
-    "two_groups": lambda: hdp.preset("two_groups"),
-    "all_public": lambda: hdp.EpsilonProfile.from_values([INF] * 20),
-    "with_zeros": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.05, 0.2, 1.0, 5.0, INF]),
-    "all_zero": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.0]),
-}
+PROFILES = PROFILE_KINDS
 
 
 def show(app, prof, page="saturation"):
     """Run the app, make ``prof`` current through session state, open ``page``."""
-    app.run()
-    app.session_state[PROFILE] = prof
-    app.session_state[PROFILE_SPEC] = None
-    app.session_state[PROFILE_LABEL] = "test profile"
-    app.switch_page(f"pages/{page}.py").run()
-    return app
-
-
-def ok(at):
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-
-
-def metric(at, label):
-    found = [m.value for m in at.metric if m.label == label]
-    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
-    return found[0]
-
-
-def widget(at, kind, key):
-    found = [w for w in at.get(kind) if w.key == key]
-    assert found, f"no {kind} {key!r}"
-    return found[0]
+    return _show(app, prof, page)
 
 
 @pytest.mark.parametrize("kind", list(PROFILES))
