@@ -24,8 +24,8 @@ from pages.common import PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
 _HASH = {EpsilonProfile: lambda p: p.key}
 
+# Distribution radio options (also their text in the URL) -> report.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
-"""Distribution radio options (also their text in the URL) -> report.make_distribution kind."""
 SWEEP_DATA = ["As chosen above", "Worst case"]
 SWEEP_POINTS = 60
 DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
