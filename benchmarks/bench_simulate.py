@@ -64,18 +64,34 @@ def main(argv=None) -> int:
         for s in range(0, TRIALS, chunk_rows):
             rng.beta(2.0, 3.0, (min(chunk_rows, TRIALS - s), N))
 
+    def beta_threads():
+        """The same chunks on the simulator's threads (its own parallelism, no methods)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(ci):
+            s = ci * chunk_rows
+            np.random.default_rng([0, ci]).beta(2.0, 3.0, (min(chunk_rows, TRIALS - s), N))
+
+        with ThreadPoolExecutor(max_workers=sim._WORKERS) as pool:
+            list(pool.map(one, range(-(-TRIALS // chunk_rows))))
+
     def paper():
         hdp.simulate_mse(hdp.METHODS, prof, dist, trials=TRIALS, seed=0)
 
     paper()  # warm-up (imports, caches)
-    t = best_of({"sim": paper, "beta": beta_once, "beta_chunked": beta_chunked}, args.repeat)
+    t = best_of({"sim": paper, "beta": beta_once, "beta_chunked": beta_chunked,
+                 "beta_threads": beta_threads}, args.repeat)
     print(f"1. Paper experiment: n = {N}, {TRIALS:,} trials, 6 methods, Beta(2, 3)")
     print(f"   simulate_mse (all six methods)          {t['sim']:7.3f} s")
     print(f"   rng.beta once, {TRIALS}x{N}             {t['beta']:7.3f} s")
     print(f"   rng.beta in the simulator's chunks      {t['beta_chunked']:7.3f} s "
           f"({chunk_rows} rows each)")
     print(f"   ratio simulate / beta once:    {t['sim'] / t['beta']:.2f}x  (target <= 1.5x)")
+    print(f"   rng.beta chunks on {sim._WORKERS} threads like the simulator "
+          f"{t['beta_threads']:7.3f} s")
     print(f"   ratio simulate / beta chunked: {t['sim'] / t['beta_chunked']:.2f}x")
+    print(f"   ratio simulate / beta chunked on the same threads: "
+          f"{t['sim'] / t['beta_threads']:.2f}x")
 
     if not args.quick:
         alone = best_of(

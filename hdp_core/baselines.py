@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .distributions import Distribution
-from .estimators import AffineEstimator, Estimator, TrialChunk
+from .estimators import AffineEstimator, Estimator, TrialChunk, wsum
 
 __all__ = [
     "FME",
@@ -154,11 +154,11 @@ class LDPE(Estimator):
         live = cc > 0
         if live.any():
             e = rng.standard_exponential((t, int(live.sum())))
-            var += e @ cc[live]
+            var += wsum(e, cc[live])
         cb = coef[chunk.big_entry]
         if cb.size and (cb > 0).any():
             g = rng.standard_gamma(self._cf[chunk.big_entry], (t, cb.size))
-            var += g @ cb
+            var += wsum(g, cb)
         return lin + np.sqrt(var) * rng.standard_normal(t)
 
 

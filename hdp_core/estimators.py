@@ -23,6 +23,15 @@ from .profile import EpsilonProfile, ProfileError
 __all__ = ["ADPMEstimator", "AffineEstimator", "Estimator", "TrialChunk"]
 
 
+def wsum(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """a @ w for a (trials, users) block, by einsum rather than BLAS: OpenBLAS's own threads
+    spin after each call and starve the simulator's worker threads (measured 1.2 s against
+    0.85 s for the paper's experiment on 2 cores)."""
+    if a.shape[1] == 0:
+        return np.zeros(a.shape[0])
+    return np.einsum("ij,j->i", a, w)
+
+
 @dataclass
 class TrialChunk:
     """Data for a block of simulated trials, shared by every method (common random numbers).
@@ -108,7 +117,9 @@ class Estimator:
 
     def simulate_chunk(self, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
         """Estimates for every trial of ``chunk`` (vectorised; no loop over users or trials)."""
-        lin = chunk.x @ self.weights[chunk.col_entry] + chunk.sums @ self.weights[chunk.big_entry]
+        lin = wsum(chunk.x, self.weights[chunk.col_entry]) + wsum(
+            chunk.sums, self.weights[chunk.big_entry]
+        )
         return self.finish(lin, chunk, rng)
 
     def finish(self, lin: np.ndarray, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .baselines import FME, LDPE, SM, UNI, PropDPM
 from .distributions import Distribution
-from .estimators import ADPMEstimator, Estimator, TrialChunk
+from .estimators import ADPMEstimator, Estimator, TrialChunk, wsum
 from .profile import EpsilonProfile, ProfileError, as_profile
 
 __all__ = [
@@ -184,7 +184,12 @@ def simulate_mse(
         t = min(step, trials - done)
         data_rng = np.random.default_rng([seed, 1_000_003, ci])
         chunk, approx = _draw_chunk(dist, data_rng, t, cols, big, prof.counts, keep_p)
-        lin = chunk.x @ w_cols + chunk.sums @ w_big if affine else None
+        lin = None
+        if affine:  # column by column without BLAS (see estimators.wsum)
+            lin = np.column_stack([
+                wsum(chunk.x, w_cols[:, j]) + wsum(chunk.sums, w_big[:, j])
+                for j in range(len(affine))
+            ])
         sums = {}
         for m in names:
             e, rng = ests[m], np.random.default_rng([seed, method_ids[m], ci])
@@ -193,7 +198,7 @@ def simulate_mse(
             else:
                 est = e.simulate_chunk(chunk, rng)
             err2 = (est - mu) ** 2
-            sums[m] = (float(err2.sum()), float(np.dot(err2, err2)))
+            sums[m] = (float(err2.sum()), float(np.einsum("i,i->", err2, err2)))
             if raw is not None:
                 raw[m][done : done + t] = est
         return sums, approx
