@@ -98,6 +98,19 @@ class SimResult:
         return math.log(self.mse) if self.mse > 0 else -math.inf
 
 
+def _combine(parts: list[tuple[int, float, float]]) -> tuple[float, float]:
+    """Mean and sum of squared deviations of the union of chunks given as (count, mean, M2)
+    (Chan et al.'s pairwise update: no cancellation, exactly 0 for constant errors)."""
+    n, mean, m2 = 0, 0.0, 0.0
+    for nb, mb, m2b in parts:
+        tot = n + nb
+        delta = mb - mean
+        mean += delta * nb / tot
+        m2 += m2b + delta * delta * n * nb / tot
+        n = tot
+    return mean, m2
+
+
 def _layout(prof: EpsilonProfile, dist: Distribution) -> tuple[np.ndarray, np.ndarray]:
     """(column entry index per simulated user, entries drawn in aggregate)."""
     ct = prof.counts
@@ -177,9 +190,9 @@ def simulate_mse(
     w_big = np.column_stack([ests[m].weights[big] for m in affine]) if affine else None
     method_ids = {m: METHODS.index(m) for m in names}
 
-    def run_chunk(ci: int) -> tuple[dict[str, tuple[float, float]], bool]:
-        """Squared-error sums of chunk ``ci``: its own streams (seed, stream, chunk), so the
-        result does not depend on how chunks are spread over threads."""
+    def run_chunk(ci: int) -> tuple[dict[str, tuple[int, float, float]], bool]:
+        """(count, mean, M2) of the squared errors of chunk ``ci``, drawn from its own streams
+        (seed, stream, chunk), so the result does not depend on how chunks meet threads."""
         done = starts[ci]
         t = min(step, trials - done)
         data_rng = np.random.default_rng([seed, 1_000_003, ci])
@@ -198,7 +211,9 @@ def simulate_mse(
             else:
                 est = e.simulate_chunk(chunk, rng)
             err2 = (est - mu) ** 2
-            sums[m] = (float(err2.sum()), float(np.einsum("i,i->", err2, err2)))
+            c_mean = float(err2.mean())
+            dev = err2 - c_mean
+            sums[m] = (t, c_mean, float(np.einsum("i,i->", dev, dev)))
             if raw is not None:
                 raw[m][done : done + t] = est
         return sums, approx
@@ -211,12 +226,11 @@ def simulate_mse(
     else:
         parts = [run_chunk(ci) for ci in range(len(starts))]
     approximate = any(a for _, a in parts)
-    sq_sum = {m: math.fsum(p[m][0] for p, _ in parts) for m in names}
-    sq_sq = {m: math.fsum(p[m][1] for p, _ in parts) for m in names}
+    moments = {m: _combine([p[m] for p, _ in parts]) for m in names}
     out = {}
     for m in names:
-        mean = sq_sum[m] / trials
-        var = max(sq_sq[m] / trials - mean * mean, 0.0) * trials / (trials - 1)
+        mean, m2 = moments[m]
+        var = m2 / (trials - 1)
         se = math.sqrt(var / trials)
         out[m] = SimResult(
             method=m,
