@@ -411,11 +411,43 @@ def _tiers_controls(ui: dict) -> dict | None:
         },
     )
     t["rows"] = edited.to_dict("records")
+    _tier_log_slider(t)
     try:
         return share.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
     except (ProfileError, ValueError) as e:
         st.error(f"{e}. The profile was not changed.", icon="🚫")
         return None
+
+
+def _on_tier_slider(i: int, key: str) -> None:
+    """Write a tier's level chosen on the log slider into the table (and redraw the table)."""
+    t = st.session_state[TIERS]
+    rows = [dict(r) for r in t["rows"]]
+    if i < len(rows):
+        rows[i]["eps"] = _fmt_level(st.session_state[key])
+        _rebase_tiers(rows)
+
+
+def _tier_log_slider(t: dict) -> None:
+    """A log-scale slider (far right = public) for one tier's eps, next to the table."""
+    rows = t["rows"]
+    if not rows:
+        return
+    labels = [f"{i + 1}. {r.get('name') or f'Tier {i + 1}'}" for i, r in enumerate(rows)]
+    c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+    i = c1.selectbox("Tier to slide", range(len(rows)), format_func=labels.__getitem__,
+                     key="prof_tier_pick", help="Pick a tier to set its eps on a log scale.")
+    i = min(int(i or 0), len(rows) - 1)
+    try:
+        cur = share.parse_level(rows[i].get("eps"))
+    except (ProfileError, ValueError):
+        cur = 1.0
+    key = f"prof_tier_eps_{t['gen']}_{i}"
+    c2.select_slider(
+        "Its eps on a log scale (far right = public)", options=_options(cur, public=True),
+        value=cur, key=key, format_func=_fmt_level,
+        on_change=_on_tier_slider, args=(i, key), help=LEVEL_HELP,
+    )
 
 
 def _upload_controls() -> None:

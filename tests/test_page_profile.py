@@ -143,6 +143,25 @@ def test_tiers_editor_edits_apply_and_bad_cells_keep_the_profile(started):
     assert _key(at) == want.key  # unchanged
 
 
+def test_tier_log_slider_sets_a_tiers_eps(started):
+    """The log-scale slider under the table moves one tier's eps (far right = public) and the
+    table and the profile follow."""
+    at = started
+    at.radio(key="prof_mode").set_value("Tiers").run()
+    at.selectbox(key="prof_tier_pick").set_value(1).run()  # tier 2, "Balanced", eps 1
+    slider_key = f"prof_tier_eps_{at.session_state['prof_tiers']['gen']}_1"
+    assert at.select_slider(key=slider_key).value == 1.0
+    at.select_slider(key=slider_key).set_value(0.2).run()
+    _ok(at)
+    assert _key(at) == hdp.EpsilonProfile.from_tiers(
+        [0.1, 0.2, math.inf], [600, 300, 100], ["Strict", "Balanced", "Public"]).key
+    assert at.session_state["prof_tiers"]["rows"][1]["eps"] == "0.2"
+    slider_key = f"prof_tier_eps_{at.session_state['prof_tiers']['gen']}_1"
+    at.select_slider(key=slider_key).set_value(math.inf).run()
+    _ok(at)
+    assert list(at.session_state["profile"].levels) == [0.1, math.inf, math.inf]
+
+
 def test_tiers_as_shares_of_n(started):
     at = started
     at.radio(key="prof_mode").set_value("Tiers").run()
