@@ -13,7 +13,7 @@ from pages.common import init_state, render_note, render_sidebar, sync_url
 
 st.set_page_config(
     page_title="hdp-explorer",
-    page_icon="🔐",
+    page_icon=":material/lock:",
     layout="wide",
     initial_sidebar_state="expanded",
 )
@@ -21,11 +21,11 @@ st.set_page_config(
 init_state()
 
 PAGES = [
-    st.Page("pages/profile.py", title="Profile", icon="🎚️", default=True),
-    st.Page("pages/saturation.py", title="Saturation", icon="📈"),
-    st.Page("pages/bounds.py", title="Bounds", icon="📐"),
-    st.Page("pages/simulation.py", title="Simulation", icon="🎲"),
-    st.Page("pages/tier_designer.py", title="Tier designer", icon="🧭"),
+    st.Page("pages/profile.py", title="Profile", icon=":material/tune:", default=True),
+    st.Page("pages/saturation.py", title="Saturation", icon=":material/show_chart:"),
+    st.Page("pages/bounds.py", title="Bounds", icon=":material/straighten:"),
+    st.Page("pages/simulation.py", title="Simulation", icon=":material/casino:"),
+    st.Page("pages/tier_designer.py", title="Tier designer", icon=":material/explore:"),
 ]
 
 nav = st.navigation(PAGES)

@@ -198,7 +198,7 @@ def render_note(where=None) -> None:
     changed clears it); it stays until the profile changes."""
     note = st.session_state.get(PROFILE_NOTE)
     if note:
-        (where if where is not None else st).warning(note, icon="⚠️")
+        (where if where is not None else st).warning(note, icon=":material/warning:")
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)

@@ -187,7 +187,7 @@ def _apply(spec: dict) -> None:
             pass
         prof = profile_from_spec(s)
     except (ProfileError, ValueError) as e:
-        st.error(f"{e}. The profile was not changed.", icon="🚫")
+        st.error(f"{e}. The profile was not changed.", icon=":material/block:")
         return
     set_profile(prof, s, share.spec_label(s))
     st.session_state[SEEN] = profile_version()
@@ -277,7 +277,7 @@ def _preset_controls(ui: dict) -> dict:
         help="Which random draw (same seed = same profile)." if random
         else "This preset is not random.",
     )
-    c2.button("🎲 New draw", key="prof_preset_draw", on_click=_new_draw,
+    c2.button(":material/casino: New draw", key="prof_preset_draw", on_click=_new_draw,
               args=("prof_preset_seed",), disabled=not random, width="stretch")
     return {"kind": "preset", "name": ui["prof_preset"],
             "seed": int(ui["prof_preset_seed"]) if random else 0}
@@ -289,7 +289,7 @@ def _seed_input(ui: dict, key: str) -> None:
         "Seed", min_value=0, max_value=share.SEED_MAX, step=1, **_kw(key),
         help="Which random draw (same seed = same profile).",
     )
-    c2.button("🎲 New draw", key=key + "_draw", on_click=_new_draw, args=(key,),
+    c2.button(":material/casino: New draw", key=key + "_draw", on_click=_new_draw, args=(key,),
               width="stretch")
 
 
@@ -415,7 +415,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     try:
         return share.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
     except (ProfileError, ValueError) as e:
-        st.error(f"{e}. The profile was not changed.", icon="🚫")
+        st.error(f"{e}. The profile was not changed.", icon=":material/block:")
         return None
 
 
@@ -489,12 +489,12 @@ def _upload_controls() -> None:
     if f is not None and up["error"]:
         st.error(
             f"Could not use **{up['name']}**: {up['error']}. The previous profile is kept.",
-            icon="🚫",
+            icon=":material/block:",
         )
     elif f is not None:
-        st.success(f"Using **{up['name']}**.", icon="✅")
+        st.success(f"Using **{up['name']}**.", icon=":material/check_circle:")
     elif up.get("profile") is not None and up["profile"].key == get_profile().key:
-        st.success(f"Using **{up['good_name']}** (uploaded earlier).", icon="✅")
+        st.success(f"Using **{up['good_name']}** (uploaded earlier).", icon=":material/check_circle:")
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None
@@ -568,7 +568,7 @@ with s1:
         st.info(
             f"This profile can't be put in a link: {e}. Download it as CSV instead and share "
             "the file; it can be uploaded on this page.",
-            icon="📎",
+            icon=":material/attach_file:",
         )
     else:
         base_url = st.context.url or ""

@@ -258,7 +258,7 @@ def cached_figures(menu: D.Menu, metric: str):
 init_menu()
 ss = st.session_state
 
-st.title("🧭 Tier designer")
+st.title("Tier designer")
 st.markdown(
     "Design the menu of privacy levels your product offers and see what each tier **really** "
     "gets. Each tier promises a privacy level eps: *smaller eps = more privacy*, *public = no "
@@ -292,10 +292,10 @@ for i in range(ss["td_k"]):
                           format_func=fmt_eps, help=EPS_HELP)
     cols[2].number_input(f"Share % of tier {i + 1}", min_value=0.0, max_value=100.0,
                          step=1.0, format="%.2f", key=f"td_share_{i}", help=SHARE_HELP)
-    cols[3].button("🗑", key=f"td_remove_{i}", on_click=_cb_remove_tier, args=(i,),
+    cols[3].button(":material/delete:", key=f"td_remove_{i}", on_click=_cb_remove_tier, args=(i,),
                    disabled=ss["td_k"] <= 1,
                    help=f"Remove tier {i + 1} (the other shares are scaled to 100%).")
-st.button("➕ Add a tier", key="td_add", on_click=_cb_add_tier,
+st.button(":material/add: Add a tier", key="td_add", on_click=_cb_add_tier,
           disabled=ss["td_k"] >= D.MAX_TIERS,
           help=f"Add a tier (at most {D.MAX_TIERS}); it starts with 0% of the users.")
 
@@ -324,11 +324,11 @@ c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%
 menu, shares_msg, input_error = menu_from_widgets()
 if input_error:
     st.error(f"Please fix the menu: {input_error}. The results below are for the last valid "
-             "menu.", icon="🚫")
+             "menu.", icon=":material/block:")
     menu = ss[MENU]
 else:
     if shares_msg:
-        st.warning(shares_msg, icon="⚖️")
+        st.warning(shares_msg, icon=":material/balance:")
     if menu != ss[MENU]:
         ss[MENU] = menu
         ss[NOTE] = None
@@ -366,11 +366,11 @@ if math.isfinite(tau):
     st.info(
         f"**Saturated: {', '.join(sat_names)}.** Every tier looser than tau* = {tau:.4g} gets "
         f"tau*: offering a looser tier adds no accuracy. Their users are granted eps = "
-        f"{tau:.4g} whatever they chose.", icon="🧢")
+        f"{tau:.4g} whatever they chose.", icon=":material/info:")
 else:
     st.success(f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
                f"tier looser than {report.worth_offering:.4g} would be capped at that level.",
-               icon="✅")
+               icon=":material/check_circle:")
 with st.expander("What do 'saturated' and 'worst case' mean?"):
     st.markdown(SAT_TEXT)
     st.markdown(WORST_TEXT)
@@ -465,7 +465,7 @@ else:
     try:
         answer = cached_solve(menu, question, float(target), metric, int(a), int(b))
     except (ProfileError, ValueError) as e:
-        st.error(str(e), icon="🚫")
+        st.error(str(e), icon=":material/block:")
 if answer is not None:
     show = {"ok": st.success, "already": st.success, "impossible": st.error,
             "trivial": st.warning}[answer.status]
@@ -561,12 +561,12 @@ c2.download_button("⬇️ Per-tier results (CSV)", D.report_to_csv(report), "ti
                    "text/csv", key="td_dl_csv",
                    help="One row per tier (name, eps, count, granted eps, ...); the Profile "
                    "page can read it as a tiered profile.")
-c3.button("✅ Use this menu as the current profile", key="td_use", on_click=_cb_use_profile,
+c3.button(":material/check: Use this menu as the current profile", key="td_use", on_click=_cb_use_profile,
           args=(menu,), type="primary",
           help="Make these tiers (with their numbers of users) the profile every other page "
           "shows.")
 if ss.pop("td_used", False):
-    st.success("This menu is now the current profile: the other pages show it.", icon="✅")
+    st.success("This menu is now the current profile: the other pages show it.", icon=":material/check_circle:")
 
 base = st.context.url or ""
 base = base.split("?")[0] if base else f"/{PAGE_PATH}"
