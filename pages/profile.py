@@ -434,7 +434,7 @@ def _tier_log_slider(t: dict) -> None:
     if not rows:
         return
     labels = [f"{i + 1}. {r.get('name') or f'Tier {i + 1}'}" for i, r in enumerate(rows)]
-    c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+    c1, c2 = st.columns([2, 3], vertical_alignment="bottom")
     i = c1.selectbox("Tier to slide", range(len(rows)), format_func=labels.__getitem__,
                      key="prof_tier_pick", help="Pick a tier to set its eps on a log scale.")
     i = min(int(i or 0), len(rows) - 1)
