@@ -48,7 +48,7 @@ import numpy as np
 from .adpm import ADPMSolution, adpm
 from .profile import MAX_TOTAL_USERS, EpsilonProfile, ProfileError, format_eps
 from .simulate import get_method
-from .units import error_half_width, range_width
+from .units import affine_error
 
 __all__ = [
     "EPS_MAX",
@@ -512,14 +512,9 @@ def affine_errors(sum_sq_weights: float, noise_scale: float, outputs_zero: bool,
     half-width comes from error_half_width(R sqrt(V) ||w||_2, R b). A method that reports the
     middle of the range is off by at most R/2 (worst case |mean - middle| = R/2).
     """
-    R = range_width(menu.low, menu.high)
-    if outputs_zero:
-        return ErrorSummary(0.25, R / 2, R / 2, 0.0, 0.0, True)
-    V = _variance(menu)
-    mse = V * sum_sq_weights + 2.0 * noise_scale**2
-    sd = R * math.sqrt(V * sum_sq_weights)
-    b = R * noise_scale
-    return ErrorSummary(mse, R * math.sqrt(mse), error_half_width(sd, b, level), sd, b)
+    e = affine_error(sum_sq_weights, noise_scale, menu.low, menu.high, _variance(menu), level,
+                     outputs_zero)
+    return ErrorSummary(e.mse, e.rmse, e.half_width, e.data_sd, e.noise_scale, outputs_zero)
 
 
 def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, ErrorSummary]:

@@ -26,7 +26,7 @@ import numpy as np
 from .adpm import ADPMSolution, AlgorithmTrace, adpm
 from .profile import MAX_TOTAL_USERS, EpsilonProfile, as_profile, format_eps
 from .simulate import METHODS, get_method
-from .units import error_half_width, range_width
+from .units import affine_error, range_width
 
 __all__ = [
     "DOWNSAMPLE_ABOVE",
@@ -528,21 +528,11 @@ def affine_error_real(
     f(r) > 1/4) the error is the distance from the mean to mid-range: at most R/2, which is
     reported for both numbers (the worst case).
     """
-    width = range_width(lo, hi)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    if outputs_zero:
-        return RealError(0.5 * width, 0.5 * width, 0.0, 0.0, level)
     w = np.asarray(weights, dtype=np.float64)
     c = np.ones(w.size) if counts is None else np.asarray(counts, dtype=np.float64)
-    ssq = float(np.dot(c, w * w))
-    b = float(noise_scale)
-    if not (math.isfinite(b) and b >= 0):
-        raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
-    mse = variance * ssq + 2.0 * b * b
-    sd = math.sqrt(variance * ssq) * width
-    return RealError(math.sqrt(mse) * width, error_half_width(sd, b * width, level), sd,
-                     b * width, level)
+    e = affine_error(float(np.dot(c, w * w)), noise_scale, lo, hi, variance, level,
+                     outputs_zero)
+    return RealError(e.rmse, e.half_width, e.data_sd, e.noise_scale, level)
 
 
 def method_errors_real(

@@ -14,11 +14,14 @@ R the Mills ratio (1 - Phi(t))/phi(t) (Reed's normal-Laplace law).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
+    "AffineError",
     "abs_error_cdf",
+    "affine_error",
     "error_half_width",
     "range_width",
     "rmse_real",
@@ -103,3 +106,51 @@ def error_half_width(data_sd: float, noise_scale: float, level: float = 0.95) ->
 
 error_half_width_vec = np.vectorize(error_half_width, otypes=[float])
 """error_half_width over arrays (for sweeps of a few hundred points)."""
+
+
+@dataclass(frozen=True)
+class AffineError:
+    """Error of one affine estimate sum_i w_i x_i + Laplace(b) for data in [lo, hi].
+
+    ``mse`` on data rescaled to [-0.5, 0.5]; ``rmse``, ``half_width`` (at the chosen level),
+    ``data_sd`` (sd of the data part) and ``noise_scale`` (Laplace scale) in the data's units.
+    """
+
+    mse: float
+    rmse: float
+    half_width: float
+    data_sd: float
+    noise_scale: float
+
+
+def affine_error(
+    sum_sq_weights: float,
+    noise_scale: float,
+    lo: float,
+    hi: float,
+    variance: float = 0.25,
+    level: float = 0.95,
+    outputs_zero: bool = False,
+) -> AffineError:
+    """Errors of sum_i w_i x_i + Laplace(b) with ||w||_2^2 = ``sum_sq_weights`` and b =
+    ``noise_scale`` (both for data in [-0.5, 0.5]) when the data lie in [lo, hi].
+
+    MSE = V ||w||_2^2 + 2 b^2 (unbiased weights; the appendix's Laplace-mechanism lemma; for
+    ADPM with V = 1/4 this is f(r), Theorem 2), V the data variance on [-0.5, 0.5] (1/4 is the
+    worst case). The data part is taken as normal (central limit theorem) and the half-width is
+    the exact normal-Laplace quantile; everything but the MSE scales by R = hi - lo. A method
+    that outputs the constant mid-range (ADPM when f(r) > 1/4) is off by at most R/2, reported
+    for both RMSE and half-width (the worst case).
+    """
+    width = range_width(lo, hi)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if outputs_zero:
+        return AffineError(0.25, 0.5 * width, 0.5 * width, 0.0, 0.0)
+    b = float(noise_scale)
+    if not (math.isfinite(b) and b >= 0):
+        raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
+    mse = variance * float(sum_sq_weights) + 2.0 * b * b
+    sd = math.sqrt(variance * float(sum_sq_weights)) * width
+    return AffineError(mse, math.sqrt(mse) * width, error_half_width(sd, b * width, level), sd,
+                       b * width)
