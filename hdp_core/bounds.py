@@ -23,6 +23,7 @@ __all__ = [
     "OPTIMALITY_CONSTANT",
     "lower_bound",
     "lower_bound_H",
+    "lower_bound_from_H",
     "optimality_ratio",
     "two_group_threshold",
     "upper_bound",
@@ -87,9 +88,14 @@ def lower_bound_H(eps: Any) -> float:
     return _h_grouped(lv, ct.astype(np.float64))
 
 
+def lower_bound_from_H(h: Any) -> Any:
+    """(H ∧ 1/4) / 512, Theorem 3's lower bound in MSE units, from H (a number or an array)."""
+    return np.minimum(h, 0.25) / LOWER_BOUND_CONSTANT
+
+
 def lower_bound(eps: Any) -> float:
     """The minimax lower bound (H(eps) ∧ 1/4) / 512 of Theorem 3, in MSE units."""
-    return min(lower_bound_H(eps), 0.25) / LOWER_BOUND_CONSTANT
+    return float(lower_bound_from_H(lower_bound_H(eps)))
 
 
 def optimality_ratio(eps: Any) -> float:
@@ -97,12 +103,13 @@ def optimality_ratio(eps: Any) -> float:
     return adpm(eps).objective / lower_bound_H(eps)
 
 
-def two_group_threshold(n: float, frac: float, eps1: float) -> float:
+def two_group_threshold(n: float, frac: float, eps1: Any) -> Any:
     """The level eps2 at which the looser of two groups saturates: eps1 + 8/(n f eps1).
 
     Remark (two groups): with a fraction ``frac`` of ``n`` users at eps1 and the rest at
     eps2 >= eps1, the looser group is capped (saturates) iff eps2 >= eps1 + 8/(n frac eps1).
+    ``eps1`` may be an array (the boundary of the phase diagram).
     """
-    if not (n > 0 and 0 < frac <= 1 and eps1 > 0):
+    if not (n > 0 and 0 < frac <= 1 and np.all(np.asarray(eps1) > 0)):
         raise ValueError("need n > 0, 0 < frac <= 1 and eps1 > 0")
     return eps1 + 8.0 / (n * frac * eps1)

@@ -522,7 +522,7 @@ def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, 
     sol = adpm(EpsilonProfile.from_tiers(levels, counts))
     ct = np.asarray(counts, dtype=np.float64)
     ssq = float(np.dot(ct, sol.weights * sol.weights))
-    zero = sol.outputs_zero or not math.isfinite(sol.noise_scale)
+    zero = sol.outputs_zero  # also when no user is usable (f = inf, noise_scale = inf)
     return sol, affine_errors(ssq, 0.0 if zero else sol.noise_scale, zero, menu)
 
 

@@ -189,7 +189,7 @@ class ADPMEstimator(AffineEstimator):
         s = self.solution
         noise = 0.0 if not math.isfinite(s.noise_scale) else s.noise_scale
         super().__init__(s.profile, s.weights, noise)
-        self.outputs_zero = s.outputs_zero or not math.isfinite(s.noise_scale)
+        self.outputs_zero = s.outputs_zero  # f = inf (no usable user) counts too
 
     @property
     def granted_eps(self) -> np.ndarray:

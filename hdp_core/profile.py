@@ -275,10 +275,7 @@ class EpsilonProfile:
 
     def quantile(self, q: float) -> float:
         """Privacy level at quantile ``q`` of the users (lower value at ties); inf allowed."""
-        lv, ct = self.grouped()
-        cum = np.cumsum(ct)
-        pos = min(math.floor(q * (cum[-1] - 1)), int(cum[-1]) - 1)
-        return float(lv[int(np.searchsorted(cum, pos, side="right"))])
+        return weighted_quantile(*self.grouped(), q)
 
     def grouped(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct levels in ascending order and how many users hold each (counts > 0).
@@ -398,6 +395,14 @@ class EpsilonProfile:
     def __repr__(self) -> str:
         kind = "tiers" if self.is_tiered else "values"
         return f"EpsilonProfile({kind}, n={self.n}, k={self.k})"
+
+
+def weighted_quantile(levels: np.ndarray, counts: np.ndarray, q: float) -> float:
+    """The level at quantile ``q`` of users holding ascending ``levels`` with ``counts`` (the
+    lower value at ties: the user at position floor(q (n - 1)))."""
+    cum = np.cumsum(counts)
+    pos = min(math.floor(q * (cum[-1] - 1)), int(cum[-1]) - 1)
+    return float(levels[int(np.searchsorted(cum, pos, side="right"))])
 
 
 def as_profile(eps: Any) -> EpsilonProfile:

@@ -18,7 +18,7 @@ import numpy as np
 from .bounds import two_group_threshold
 from .distributions import Beta, Distribution, TwoPoint, Uniform
 from .profile import EpsilonProfile, ProfileError, as_profile
-from .simulate import METHODS, SimResult, _layout, get_method
+from .simulate import METHODS, SimResult, get_method, simulated_width
 from .sweeps import log_grid
 from .units import range_width, rmse_real
 
@@ -82,17 +82,6 @@ def real_value(x: float, lo: float, hi: float) -> float:
 
 
 # trial budget ----------------------------------------------------------------------------
-def simulated_width(eps: Any, dist: Distribution) -> int:
-    """Random data values simulate_mse draws per trial for this profile and distribution.
-
-    Users of small tiers (and every user of a per-user profile) are drawn one by one; large
-    tiers are drawn as one aggregate sum each (all tiers with more than one user for TwoPoint).
-    The work of a run is about trials x this width.
-    """
-    cols, big = _layout(as_profile(eps), dist)
-    return int(cols.size + big.size)
-
-
 @dataclass(frozen=True)
 class TrialPlan:
     """How many trials a run uses: ``trials`` <= ``requested``; ``reduced`` when capped."""

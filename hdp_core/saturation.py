@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from .adpm import ADPMSolution, AlgorithmTrace, adpm
-from .profile import MAX_TOTAL_USERS, EpsilonProfile, as_profile, format_eps
+from .bounds import two_group_threshold
+from .profile import MAX_TOTAL_USERS, EpsilonProfile, as_profile, format_eps, weighted_quantile
 from .simulate import METHODS, get_method
 from .units import affine_error, range_width
 
@@ -191,12 +192,6 @@ class FreePrivacy:
         return self.n_saturated / self.n if self.n else 0.0
 
 
-def _weighted_quantile_sorted(levels: np.ndarray, counts: np.ndarray, q: float) -> float:
-    cum = np.cumsum(counts)
-    pos = min(math.floor(q * (cum[-1] - 1)), int(cum[-1]) - 1)
-    return float(levels[int(np.searchsorted(cum, pos, side="right"))])
-
-
 def free_privacy(eps: Any) -> FreePrivacy:
     """Summary of saturation for a profile or an ADPM solution (see :class:`FreePrivacy`)."""
     sol = _solution(eps)
@@ -210,7 +205,7 @@ def free_privacy(eps: Any) -> FreePrivacy:
         o = np.argsort(s_lv, kind="stable")
         s_lv, s_ct = s_lv[o], ct[sat][o]
         req_min = float(s_lv[0])
-        req_med = _weighted_quantile_sorted(s_lv, s_ct, 0.5)
+        req_med = weighted_quantile(s_lv, s_ct, 0.5)
         gain = req_med / tau
         share = float(np.dot(ct[sat].astype(np.float64), sol.weights[sat]))
     else:
@@ -361,7 +356,7 @@ def phase_boundary(
         e1 = np.asarray(eps1, dtype=np.float64)
         if not (e1 > 0).all():
             raise ValueError("eps1 must be positive")
-    return e1, e1 + 8.0 / (n * frac * e1)
+    return e1, two_group_threshold(n, frac, e1)
 
 
 @dataclass(frozen=True)
@@ -391,7 +386,7 @@ def two_level_point(eps: Any) -> TwoLevelPoint | None:
     e1, e2 = float(lv[0]), float(lv[1])
     first2 = np.flatnonzero((prof.levels == e2) & (prof.counts > 0))[0]
     return TwoLevelPoint(
-        n=n, frac=frac, eps1=e1, eps2=e2, threshold=e1 + 8.0 / (n * frac * e1),
+        n=n, frac=frac, eps1=e1, eps2=e2, threshold=float(two_group_threshold(n, frac, e1)),
         saturated=bool(sol.saturated[first2]),
     )
 

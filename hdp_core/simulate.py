@@ -37,6 +37,7 @@ __all__ = [
     "exact_mse",
     "get_method",
     "simulate_mse",
+    "simulated_width",
 ]
 
 METHOD_CLASSES: dict[str, type[Estimator]] = {
@@ -121,6 +122,17 @@ def _layout(prof: EpsilonProfile, dist: Distribution) -> tuple[np.ndarray, np.nd
     small = np.flatnonzero(~agg & (ct > 0))
     cols = np.repeat(small, ct[small])
     return cols, np.flatnonzero(agg)
+
+
+def simulated_width(eps: Any, dist: Distribution) -> int:
+    """Random data values simulate_mse draws per trial for this profile and distribution.
+
+    Users of small tiers (and every user of a per-user profile) are drawn one by one; large
+    tiers are drawn as one aggregate sum each (all tiers with more than one user for TwoPoint).
+    The work of a run is about trials x this width.
+    """
+    cols, big = _layout(as_profile(eps), dist)
+    return int(cols.size + big.size)
 
 
 def _draw_chunk(

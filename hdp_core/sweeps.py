@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .adpm import adpm
-from .bounds import _h_grouped
+from .bounds import _h_grouped, lower_bound_from_H
 from .distributions import Distribution
 from .profile import EpsilonProfile, as_profile
 from .simulate import METHODS, get_method
@@ -63,7 +63,7 @@ def _evaluate(
     dist: Distribution | None,
 ) -> Sweep:
     k = len(profiles)
-    up, lo, f, h, tau = (np.empty(k) for _ in range(5))
+    up, f, h, tau = (np.empty(k) for _ in range(4))
     mse = {m: np.empty(k) for m in methods}
     for i, p in enumerate(profiles):  # one loop per sweep point; each point is vectorised
         sol = adpm(p)
@@ -71,11 +71,11 @@ def _evaluate(
         h[i] = _h_grouped(lv, ct.astype(np.float64))
         f[i] = sol.objective
         up[i] = sol.worst_case_mse
-        lo[i] = min(h[i], 0.25) / 512.0
         tau[i] = sol.saturation_level
         for m in methods:
             est = get_method(m, p)
             mse[m][i] = est.worst_case_mse if dist is None else est.exact_mse(dist)
+    lo = lower_bound_from_H(h)
     return Sweep(np.asarray(x, dtype=np.float64), up, lo, f, h, tau, mse)
 
 

@@ -18,12 +18,12 @@ import streamlit as st
 import hdp_core as hdp
 from hdp_core import saturation as sat
 from hdp_core import sweeps
+from hdp_core.bounds import lower_bound_from_H
 from hdp_core.experiments import optimality_scatter
 from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_core.profile import EpsilonProfile, ProfileError
-from pages.common import get_profile, guarded
+from pages.common import PROFILE_HASH, get_profile, guarded
 
-_HASH = {EpsilonProfile: lambda p: p.key}
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
 # sweep modes: the label (also the value of bnd_mode in a shared link) and the sweep kind
 MODES = {"Scale every eps": "scale", "Number of users": "n"}
@@ -33,16 +33,16 @@ K_BASELINES, K_GUIDES = "bnd_baselines", "bnd_guides"
 K_LO, K_HI = "bnd_lo", "bnd_hi"
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _bounds(profile: EpsilonProfile) -> dict:
     sol = hdp.adpm(profile)
     h = hdp.lower_bound_H(profile)
     worst = {m: hdp.get_method(m, profile).worst_case_mse for m in BASELINES}
     return {"upper": sol.worst_case_mse, "f": sol.objective, "H": h,
-            "lower": min(h, 0.25) / 512.0, "worst": worst}
+            "lower": float(lower_bound_from_H(h)), "worst": worst}
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _sweep(profile: EpsilonProfile, mode: str) -> sweeps.Sweep:
     x = sat.sweep_points(profile, mode)
     if mode == "scale":
@@ -50,7 +50,7 @@ def _sweep(profile: EpsilonProfile, mode: str) -> sweeps.Sweep:
     return sweeps.n_sweep(profile, x, methods=BASELINES)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _guides(profile: EpsilonProfile, mode: str) -> dict:
     return sat.regime_guides(profile, sat.sweep_points(profile, mode), mode)
 
@@ -60,7 +60,7 @@ def _scatter() -> dict:
     return optimality_scatter(sequences=500, seed=0, max_n=200)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=32, show_spinner=False)
 def _errors(profile: EpsilonProfile, lo: float, hi: float) -> dict:
     return sat.method_errors_real(profile, lo, hi, 0.95)
 

@@ -29,7 +29,8 @@ PROFILE_LABEL = "profile_label"  # one line describing it
 PROFILE_NOTE = "profile_note"  # a message shown above the page until the profile changes
 PROFILE_VERSION = "profile_version"  # bumped by set_profile, so pages can see a change
 
-_HASH = {EpsilonProfile: lambda p: p.key}
+PROFILE_HASH = {EpsilonProfile: lambda p: p.key}
+"""hash_funcs for st.cache_data: a profile is hashed by its key (its levels and counts)."""
 
 
 def _spec_key(spec: dict) -> str:
@@ -201,13 +202,13 @@ def render_note(where=None) -> None:
         (where if where is not None else st).warning(note, icon=":material/warning:")
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=64, show_spinner=False)
 def cached_adpm(profile: EpsilonProfile) -> hdp.ADPMSolution:
     """hdp.adpm(profile), cached on the profile's key."""
     return hdp.adpm(profile)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=64, show_spinner=False)
 def cached_summary(profile: EpsilonProfile) -> dict:
     """Profile summary plus ADPM's tau*, capped users and worst case, cached."""
     s = profile.summary()

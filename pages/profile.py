@@ -19,12 +19,14 @@ import pandas as pd
 import streamlit as st
 
 from hdp_core import share
+from hdp_core.bounds import two_group_threshold
 from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
 from hdp_core.tables import example_csv
 from pages.common import (
     PROFILE,
+    PROFILE_HASH,
     cached_adpm,
     compact_count,
     get_profile,
@@ -83,7 +85,7 @@ def _default_ui() -> dict[str, Any]:
     }
 
 
-@st.cache_data(hash_funcs={EpsilonProfile: lambda p: p.key}, max_entries=16,
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16,
                show_spinner=False)
 def _figure(profile: EpsilonProfile, tau: float, n_saturated: int):
     """The profile chart (hdp_core.figures.profile), cached on the profile."""
@@ -342,7 +344,7 @@ def _generator_controls(ui: dict) -> dict:
                 "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
         n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
         if 0 < f < 1 and e2 >= e1:
-            thr = e1 + 8.0 / (n * f * e1)  # the paper's two-group remark
+            thr = two_group_threshold(n, f, e1)  # the paper's two-group remark
             verdict = "so it **is capped**" if e2 >= thr else "so it is **not** capped"
             st.caption(
                 f"Group 2 saturates when its eps ≥ eps1 + 8/(n·f·eps1) = **{thr:.3g}**; it "
@@ -494,7 +496,8 @@ def _upload_controls() -> None:
     elif f is not None:
         st.success(f"Using **{up['name']}**.", icon=":material/check_circle:")
     elif up.get("profile") is not None and up["profile"].key == get_profile().key:
-        st.success(f"Using **{up['good_name']}** (uploaded earlier).", icon=":material/check_circle:")
+        st.success(f"Using **{up['good_name']}** (uploaded earlier).",
+                   icon=":material/check_circle:")
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None

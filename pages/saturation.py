@@ -16,9 +16,8 @@ import hdp_core as hdp
 from hdp_core import saturation as sat
 from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
 from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
-from pages.common import cached_adpm, get_profile, guarded
+from pages.common import PROFILE_HASH, cached_adpm, get_profile, guarded
 
-_HASH = {EpsilonProfile: lambda p: p.key}
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
 
 # widget keys (prefix sat_)
@@ -27,25 +26,25 @@ K_PHASE_FOR = "sat_phase_for"  # the profile the phase controls were last set fr
 K_STEP, K_EXAMPLE = "sat_trace_step", "sat_trace_example"
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _curve(profile: EpsilonProfile) -> sat.RCurve:
     return sat.r_curve(profile)
 
 
-@st.cache_resource(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_resource(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _curve_figure(profile: EpsilonProfile):
     """The r-versus-eps figure, built once per profile and shared (never modified)."""
     return r_curve_figure(_curve(profile))
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _free(profile: EpsilonProfile) -> tuple[sat.FreePrivacy, pd.DataFrame, bytes, str]:
     table = sat.free_privacy_table(profile)
     df = pd.DataFrame(table.columns)
     return sat.free_privacy(profile), df, df.to_csv(index=False).encode(), table.grouping
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _trace(profile: EpsilonProfile) -> hdp.AlgorithmTrace:
     return hdp.adpm_trace(profile)
 

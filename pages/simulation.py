@@ -20,9 +20,7 @@ from hdp_core.profile import EpsilonProfile
 from hdp_core.simulate import METHOD_CLASSES
 from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
-from pages.common import PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
-
-_HASH = {EpsilonProfile: lambda p: p.key}
+from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
 # Distribution radio options (also their text in the URL) -> report.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
@@ -54,7 +52,7 @@ def dist_spec(kind: str, a: float, b: float, p: float) -> tuple:
 
 
 # cached core calls ------------------------------------------------------------------------
-@st.cache_data(hash_funcs=_HASH, max_entries=24, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=24, show_spinner=False)
 def run_simulation(profile: EpsilonProfile, spec: tuple, trials: int, seed: int) -> dict:
     """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs."""
     return hdp.simulate_mse(
@@ -77,13 +75,13 @@ def run_table1(trials: int, seed: int) -> list[dict]:
     return experiments.table1(trials=trials, seed=seed, profile_seed=0)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def exact_table(profile: EpsilonProfile, spec: tuple, methods: tuple) -> list[dict]:
     """report.exact_rows: exact MSEs only, for profiles too large to simulate."""
     return report.exact_rows(profile, report.make_distribution(*spec), methods)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def reproduce_code(profile, spec_json: str, dist, methods: tuple, trials: int, seed: int,
                    sweep: tuple | None) -> str:
     """report.reproduce_code, cached (rebuilding a preset to check it costs a little)."""
@@ -92,13 +90,13 @@ def reproduce_code(profile, spec_json: str, dist, methods: tuple, trials: int, s
                                  sweep=None if sweep is None else dict(sweep))
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=8, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=8, show_spinner=False)
 def profile_csv(profile: EpsilonProfile) -> bytes:
     """The profile as CSV (for the reproducible script)."""
     return profile.to_csv()
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=16, show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def trial_plan(profile: EpsilonProfile, spec: tuple, trials: int) -> report.TrialPlan:
     """report.plan_trials: the trials actually run (capped for very large profiles)."""
     return report.plan_trials(profile, report.make_distribution(*spec), trials)

@@ -561,12 +561,13 @@ c2.download_button("⬇️ Per-tier results (CSV)", D.report_to_csv(report), "ti
                    "text/csv", key="td_dl_csv",
                    help="One row per tier (name, eps, count, granted eps, ...); the Profile "
                    "page can read it as a tiered profile.")
-c3.button(":material/check: Use this menu as the current profile", key="td_use", on_click=_cb_use_profile,
-          args=(menu,), type="primary",
+c3.button(":material/check: Use this menu as the current profile", key="td_use",
+          on_click=_cb_use_profile, args=(menu,), type="primary",
           help="Make these tiers (with their numbers of users) the profile every other page "
           "shows.")
 if ss.pop("td_used", False):
-    st.success("This menu is now the current profile: the other pages show it.", icon=":material/check_circle:")
+    st.success("This menu is now the current profile: the other pages show it.",
+               icon=":material/check_circle:")
 
 base = st.context.url or ""
 base = base.split("?")[0] if base else f"/{PAGE_PATH}"

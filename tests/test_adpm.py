@@ -328,15 +328,7 @@ def test_large_per_user_profiles_match_the_sorted_path(n, n_levels, seed, scale)
     eps = levels[rng.integers(0, n_levels, n)]  # heavy ties: pivots land on tied levels
     if seed % 3 == 0:
         eps[rng.integers(0, n, 5)] = INF
-    a = hdp.adpm(eps)
-    b = hdp.adpm(hdp.EpsilonProfile.from_tiers(eps, np.ones(n, dtype=np.int64)))  # sort path
-    if math.isinf(b.saturation_level):
-        assert math.isinf(a.saturation_level)
-    else:
-        assert a.saturation_level == pytest.approx(b.saturation_level, rel=1e-9)
-    assert a.objective == pytest.approx(b.objective, rel=1e-9)
-    assert (a.saturated == b.saturated).all()
-    np.testing.assert_allclose(a.r, b.r, rtol=1e-9)
+    _assert_same(hdp.adpm(eps), _sorted_path(eps))
 
 
 def _sorted_path(eps: np.ndarray) -> hdp.ADPMSolution:
