@@ -2,7 +2,8 @@
 
 The numerical core of hdp-explorer, after "Mean Estimation Under Heterogeneous Privacy
 Demands" (Chaudhuri, Miagkov, Courtade). Pure numpy (pandas only to read tables, plotly only
-in hdp_core.figures); usable from a notebook::
+in hdp_core.figures); usable from a notebook. The package itself holds the mathematics;
+``hdp_core.views`` the pages' numbers and sentences; ``hdp_core.figures`` the plotly figures::
 
     import hdp_core as hdp
     sol = hdp.adpm([0.1] * 1000 + [5.0] * 10)
@@ -11,7 +12,7 @@ in hdp_core.figures); usable from a notebook::
 """
 
 from .adpm import ADPMSolution, AlgorithmTrace, adpm, adpm_trace, saturation_level
-from .baselines import FME, LDPE, SM, UNI, PropDPM
+from .baselines import FME, LDPE, SM, UNI, PropDPM  # registers the five baselines
 from .bounds import (
     lower_bound,
     lower_bound_H,
@@ -20,14 +21,30 @@ from .bounds import (
     upper_bound,
 )
 from .distributions import WORST_CASE, Beta, Distribution, TwoPoint, Uniform
-from .estimators import ADPMEstimator, AffineEstimator, Estimator
+from .errors import HdpError, LinkError, MenuError, NotShareable, ProfileError, UnknownMethod
+from .estimators import (
+    METHOD_CLASSES,
+    METHODS,
+    ADPMEstimator,
+    AffineEstimator,
+    Estimator,
+    estimate,
+    exact_mse,
+    get_method,
+    register,
+)
 from .presets import PRESETS, paper_profile, preset
-from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
-from .simulate import METHODS, SimResult, estimate, exact_mse, get_method, simulate_mse
+from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile
+from .simulate import SimResult, simulate_mse
+from .tables import profile_from_csv, profile_from_frame
+from .validate import LEVEL_MAX, LEVEL_MIN
 
 __all__ = [
     "FME",
     "LDPE",
+    "LEVEL_MAX",
+    "LEVEL_MIN",
+    "METHOD_CLASSES",
     "MAX_ROWS",
     "MAX_UPLOAD_BYTES",
     "METHODS",
@@ -43,10 +60,15 @@ __all__ = [
     "Distribution",
     "EpsilonProfile",
     "Estimator",
+    "HdpError",
+    "LinkError",
+    "MenuError",
+    "NotShareable",
     "ProfileError",
     "PropDPM",
     "SimResult",
     "TwoPoint",
+    "UnknownMethod",
     "Uniform",
     "adpm",
     "adpm_trace",
@@ -58,6 +80,9 @@ __all__ = [
     "optimality_ratio",
     "paper_profile",
     "preset",
+    "profile_from_csv",
+    "profile_from_frame",
+    "register",
     "saturation_level",
     "simulate_mse",
     "two_group_threshold",

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .profile import EpsilonProfile, ProfileError, as_profile
+from .errors import ProfileError
+from .profile import EpsilonProfile, as_profile
 
 __all__ = ["ADPMSolution", "AlgorithmTrace", "adpm", "adpm_trace", "saturation_level"]
 

@@ -40,7 +40,7 @@ def upper_bound(eps: Any) -> float:
     return adpm(eps).worst_case_mse
 
 
-def _h_grouped(lv: np.ndarray, ct: np.ndarray) -> float:
+def h_of_tiers(lv: np.ndarray, ct: np.ndarray) -> float:
     """H for ascending distinct levels ``lv`` with user counts ``ct`` (float64), in O(k).
 
     D(i) = ||eps_1^i||_1^2 + n - i has increments eps_i(2||eps_1^{i-1}||_1 + eps_i) - 1 that
@@ -85,7 +85,7 @@ def lower_bound_H(eps: Any) -> float:
         best = min(float(n), float(d.min()))
         return math.inf if best <= 0 else 1.0 / best
     lv, ct = prof.grouped()
-    return _h_grouped(lv, ct.astype(np.float64))
+    return h_of_tiers(lv, ct.astype(np.float64))
 
 
 def lower_bound_from_H(h: Any) -> Any:

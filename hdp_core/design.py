@@ -12,8 +12,8 @@ units. Everything here is exact and cheap for any number of users: tiers are nev
   Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
   and returns a :class:`DesignAnswer` that says plainly when the target cannot be met.
 * :func:`share_sweep`: the what-if curve when share moves between two tiers.
-* JSON files and links: :func:`menu_to_json`, :func:`menu_from_json`, :func:`encode_link`,
-  :func:`decode_link` (strict validation, :class:`MenuError` naming what is wrong).
+* Invalid menus raise :class:`hdp_core.errors.MenuError` naming the field. Files and links
+  for menus are in :mod:`hdp_core.views.menu_io` and :mod:`hdp_core.views.links`.
 
 Units. hdp_core's data lives in [-0.5, 0.5]; data in [low, high] is mapped there by an affine
 map, so errors scale by R = high - low (hdp_core.units). "Worst-case data" is data as spread
@@ -32,13 +32,11 @@ a user from one tier to another when the total grows: the Alabama paradox.)
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -46,16 +44,16 @@ from typing import Any
 import numpy as np
 
 from .adpm import ADPMSolution, adpm
-from .profile import MAX_TOTAL_USERS, EpsilonProfile, ProfileError, format_eps
-from .simulate import get_method
-from .units import affine_error
+from .errors import MenuError
+from .estimators import get_method
+from .profile import MAX_TOTAL_USERS, EpsilonProfile
+from .units import Accuracy, affine_error
+from .validate import as_float, describe, format_eps, is_real_number, parse_level
 
 __all__ = [
     "EPS_MAX",
     "EPS_MIN",
     "LEVEL",
-    "MAX_LINK_CHARS",
-    "MAX_MENU_BYTES",
     "MAX_NAME_CHARS",
     "MAX_TIERS",
     "MAX_USERS",
@@ -63,28 +61,20 @@ __all__ = [
     "SHARE_TOLERANCE",
     "TEMPLATES",
     "DesignAnswer",
-    "ErrorSummary",
     "Menu",
     "MenuError",
     "MenuReport",
     "ShareSweep",
     "Tier",
     "apportion",
-    "decode_link",
     "default_menu",
-    "encode_link",
     "evaluate_menu",
     "make_menu",
     "menu_error",
-    "menu_from_dict",
-    "menu_from_json",
     "menu_to_dict",
-    "menu_to_json",
     "min_users",
     "move_share",
     "profile_errors",
-    "report_to_csv",
-    "report_to_dict",
     "share_sweep",
     "share_to_move",
     "shares_note",
@@ -102,10 +92,6 @@ MAX_USERS = MAX_TOTAL_USERS
 """Largest total number of users (10^15)."""
 MAX_NAME_CHARS = 40
 MAX_UNIT_CHARS = 20
-MAX_MENU_BYTES = 64 * 1024
-"""Largest JSON menu file accepted."""
-MAX_LINK_CHARS = 4000
-"""Longest ``menu`` link parameter accepted."""
 SHARE_TOLERANCE = 0.01
 """Shares in a file must add up to 100 within this many percentage points."""
 LEVEL = 0.95
@@ -115,13 +101,6 @@ METRICS = ("rmse", "half_width")
 FORMAT = "hdp-explorer tier menu"
 VERSION = 1
 
-_TOP_KEYS = {"format", "version", "n_users", "data_range", "data_sd", "tiers", "results"}
-_TIER_KEYS = {"name", "eps", "share_percent"}
-_RANGE_KEYS = {"low", "high", "unit"}
-
-
-class MenuError(ProfileError):
-    """Invalid tier menu; the message says which field is wrong and why."""
 
 
 # menus --------------------------------------------------------------------------------------
@@ -257,7 +236,7 @@ def apportion(shares: Sequence[float], n: int) -> np.ndarray:
 
 def _check_name(x: Any, where: str) -> str:
     if not isinstance(x, str):
-        raise MenuError(f"{where}: the name must be text, got {_show(x)}")
+        raise MenuError(f"{where}: the name must be text, got {describe(x)}")
     s = x.strip()
     if not s:
         raise MenuError(f"{where} has no name")
@@ -269,57 +248,16 @@ def _check_name(x: Any, where: str) -> str:
     return s
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
-
-
-def _show(x: Any) -> str:
-    if isinstance(x, str):
-        return repr(x[:30])
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if x is None:
-        return "null"
-    if isinstance(x, (list, tuple)):
-        return "a list"
-    if isinstance(x, Mapping):
-        return "an object"
-    return repr(x)[:30]
-
-
 def _check_eps(x: Any, where: str) -> float:
-    """A tier level: a number in [EPS_MIN, EPS_MAX], or public (inf / 'public' / 'inf')."""
-    if isinstance(x, str):
-        if x.strip().lower() in {"public", "inf", "∞"}:
-            return math.inf
-        raise MenuError(f"{where}: eps is {_show(x)}; give a number > 0 or \"public\"")
-    if not _is_number(x):
-        raise MenuError(f"{where}: eps is {_show(x)}, not a number; give a number > 0 or "
-                        "\"public\"")
-    v = _float(x)
-    if math.isnan(v):
-        raise MenuError(f"{where}: eps is NaN; give a number > 0 or \"public\"")
-    if v == math.inf:
-        return math.inf
-    if v < 0:
-        raise MenuError(f"{where}: eps = {v:g} is negative; privacy levels are > 0 "
-                        "(smaller = more privacy)")
-    if v == 0:
-        raise MenuError(f"{where}: eps = 0 would mean the data is never used; offer a "
-                        f"level of at least {EPS_MIN:g}")
-    if v < EPS_MIN:
-        raise MenuError(f"{where}: eps = {v:g} is below the smallest level offered here "
-                        f"({EPS_MIN:g})")
-    if v > EPS_MAX:
-        raise MenuError(f"{where}: eps = {v:g} is above {EPS_MAX:g}; use \"public\" for no "
-                        "privacy")
-    return v
+    """A tier level: a number in [EPS_MIN, EPS_MAX], or public (hdp_core.validate's words)."""
+    return parse_level(x, f"{where}: eps", error=MenuError, allow_zero=False, lo=EPS_MIN,
+                       hi=EPS_MAX)
 
 
 def _check_share(x: Any, where: str) -> float:
-    if not _is_number(x):
-        raise MenuError(f"{where}: the share is {_show(x)}, not a number (percent of users)")
-    v = _float(x)
+    if not is_real_number(x):
+        raise MenuError(f"{where}: the share is {describe(x)}, not a number (percent of users)")
+    v = as_float(x)
     if not math.isfinite(v):
         raise MenuError(f"{where}: the share must be a finite number of percent")
     if v < 0:
@@ -329,18 +267,10 @@ def _check_share(x: Any, where: str) -> float:
     return v
 
 
-def _float(x: Any) -> float:
-    """float(x), with integers too large for a float mapped to ±inf (no OverflowError)."""
-    try:
-        return float(x)
-    except OverflowError:
-        return math.inf if x > 0 else -math.inf
-
-
 def _check_n(x: Any) -> int:
-    if not _is_number(x):
-        raise MenuError(f"the number of users is {_show(x)}, not a whole number")
-    v = _float(x)
+    if not is_real_number(x):
+        raise MenuError(f"the number of users is {describe(x)}, not a whole number")
+    v = as_float(x)
     if v > MAX_USERS:
         raise MenuError(f"{v:.3g} users is too many; at most {MAX_USERS:.0e}")
     if not math.isfinite(v) or v != math.floor(v):
@@ -352,15 +282,15 @@ def _check_n(x: Any) -> int:
 
 def _check_range(low: Any, high: Any, unit: Any) -> tuple[float, float, str]:
     for name, v in (("low", low), ("high", high)):
-        if not _is_number(v) or not math.isfinite(_float(v)):
-            raise MenuError(f"the data range's {name} end is {_show(v)}; give a finite number")
+        if not is_real_number(v) or not math.isfinite(as_float(v)):
+            raise MenuError(f"the data range's {name} end is {describe(v)}; give a finite number")
     lo, hi = float(low), float(high)
     if not hi > lo:
         raise MenuError(f"the data range needs low < high, got low = {lo:g}, high = {hi:g}")
     if not math.isfinite(hi - lo):
         raise MenuError("the data range is too wide")
     if not isinstance(unit, str):
-        raise MenuError(f"the unit must be text, got {_show(unit)}")
+        raise MenuError(f"the unit must be text, got {describe(unit)}")
     u = unit.strip()
     if len(u) > MAX_UNIT_CHARS:
         raise MenuError(f"the unit {u[:10]!r}… is longer than {MAX_UNIT_CHARS} characters")
@@ -372,8 +302,8 @@ def _check_range(low: Any, high: Any, unit: Any) -> tuple[float, float, str]:
 def _check_sd(x: Any, lo: float, hi: float) -> float | None:
     if x is None:
         return None
-    if not _is_number(x) or not math.isfinite(_float(x)):
-        raise MenuError(f"the data's standard deviation is {_show(x)}; give a number or null "
+    if not is_real_number(x) or not math.isfinite(as_float(x)):
+        raise MenuError(f"the data's standard deviation is {describe(x)}; give a number or null "
                         "(null = worst case)")
     v = float(x)
     if v < 0:
@@ -476,27 +406,6 @@ def default_menu() -> Menu:
 
 
 # errors in real units -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class ErrorSummary:
-    """Error of one estimate of the mean, in the data's real units.
-
-    ``mse``: on data rescaled to [-0.5, 0.5]; ``rmse`` and ``half_width`` (95%): real units;
-    ``data_sd``/``noise_scale``: real-unit sd of the data part and Laplace scale of the noise;
-    ``outputs_zero``: the method reports the middle of the range (ADPM when f(r) > 1/4).
-    """
-
-    mse: float
-    rmse: float
-    half_width: float
-    data_sd: float
-    noise_scale: float
-    outputs_zero: bool = False
-
-    def get(self, metric: str) -> float:
-        """The RMSE or the 95% half-width (``metric`` in METRICS)."""
-        return self.rmse if metric == "rmse" else self.half_width
-
-
 def _variance(menu: Menu) -> float:
     """Data variance on the [-0.5, 0.5] scale: 1/4 (worst case) or (data_sd / R)^2."""
     if menu.data_sd is None:
@@ -505,19 +414,18 @@ def _variance(menu: Menu) -> float:
 
 
 def affine_errors(sum_sq_weights: float, noise_scale: float, outputs_zero: bool,
-                  menu: Menu, level: float = LEVEL) -> ErrorSummary:
+                  menu: Menu, level: float = LEVEL) -> Accuracy:
     """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (affine estimator, baselines.md).
 
     MSE = V ||w||_2^2 + 2 b^2 on [-0.5, 0.5] (V = 1/4 worst case); RMSE = R sqrt(MSE); the
     half-width comes from error_half_width(R sqrt(V) ||w||_2, R b). A method that reports the
     middle of the range is off by at most R/2 (worst case |mean - middle| = R/2).
     """
-    e = affine_error(sum_sq_weights, noise_scale, menu.low, menu.high, _variance(menu), level,
-                     outputs_zero)
-    return ErrorSummary(e.mse, e.rmse, e.half_width, e.data_sd, e.noise_scale, outputs_zero)
+    return affine_error(sum_sq_weights, noise_scale, menu.low, menu.high, _variance(menu), level,
+                        outputs_zero)
 
 
-def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, ErrorSummary]:
+def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, Accuracy]:
     """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread."""
     sol = adpm(EpsilonProfile.from_tiers(levels, counts))
     ct = np.asarray(counts, dtype=np.float64)
@@ -555,8 +463,8 @@ class MenuReport:
     weight_share: np.ndarray
     tau_star: float
     worth_offering: float
-    errors: dict[str, ErrorSummary]
-    all_public: ErrorSummary
+    errors: dict[str, Accuracy]
+    all_public: Accuracy
 
     @property
     def n_saturated(self) -> int:
@@ -913,7 +821,7 @@ def share_sweep(menu: Menu, a: int, b: int, points: int = 41) -> ShareSweep:
     return ShareSweep(a, b, xs, errs, hws, tau, worth)
 
 
-# JSON and links -----------------------------------------------------------------------------
+# the menu as data ---------------------------------------------------------------------------
 def _eps_json(x: float) -> float | str:
     return "public" if math.isinf(x) else float(x)
 
@@ -929,199 +837,3 @@ def menu_to_dict(menu: Menu) -> dict[str, Any]:
         "tiers": [{"name": t.name, "eps": _eps_json(t.eps), "share_percent": t.share_percent}
                   for t in menu.tiers],
     }
-
-
-def _num_json(x: float) -> float | str | None:
-    if x is None:
-        return None
-    x = float(x)
-    if math.isinf(x):
-        return "inf"
-    if math.isnan(x):
-        return None
-    return x
-
-
-def report_to_dict(report: MenuReport) -> dict[str, Any]:
-    """The results of :func:`evaluate_menu` as a JSON-ready dict (inf as "inf")."""
-    errs = {}
-    for m, e in report.errors.items():
-        errs[m] = {"rmse": e.rmse, "half_width_95": e.half_width, "mse_on_unit_range": e.mse,
-                   "reports_middle_of_range": e.outputs_zero}
-    return {
-        "tiers": [
-            {"name": r["tier"], "users": r["users"], "eps_granted": _num_json(r["eps granted"]),
-             "saturated": r["saturated"], "weight_of_one_user": r["weight of one user"],
-             "share_of_estimate_percent": r["share of the estimate %"]}
-            for r in report.rows()
-        ],
-        "tau_star": _num_json(report.tau_star),
-        "loosest_level_worth_offering": _num_json(report.worth_offering),
-        "users_capped": report.n_saturated,
-        "errors": errs,
-        "all_public_rmse": report.all_public.rmse,
-        "data": "worst case (sd = half the range)" if report.menu.data_sd is None
-        else f"standard deviation {report.menu.data_sd:g}",
-        "unit": report.menu.unit,
-    }
-
-
-def menu_to_json(menu: Menu, report: MenuReport | None = None) -> str:
-    """The menu (and, if given, its results under "results") as indented JSON text."""
-    d = menu_to_dict(menu)
-    if report is not None:
-        d["results"] = report_to_dict(report)
-    return json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False)
-
-
-def report_to_csv(report: MenuReport) -> bytes:
-    """One row per tier: name, eps (asked; 'inf' = public), count, share, granted, saturated,
-    weights. The name/eps/count columns are what the Profile page reads as a tiered file."""
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["name", "eps", "count", "share_percent", "eps_granted", "saturated",
-                "weight_of_one_user", "share_of_estimate_percent"])
-    for r in report.rows():
-        w.writerow([r["tier"], repr(float(r["eps asked"])), r["users"], repr(r["share %"]),
-                    repr(r["eps granted"]), r["saturated"], repr(r["weight of one user"]),
-                    repr(r["share of the estimate %"])])
-    return buf.getvalue().encode()
-
-
-def _reject_constant(name: str) -> Any:
-    raise MenuError(f"{name} is not allowed in a menu file; write \"public\" for a public tier")
-
-
-def _parse_float(text: str) -> float:
-    v = float(text)
-    if not math.isfinite(v):
-        raise MenuError(f"the number {text[:30]} is too large; write \"public\" for a public "
-                        "tier")
-    return v
-
-
-def menu_from_dict(d: Any) -> Menu:
-    """A :class:`Menu` from a parsed JSON object, strictly validated (MenuError otherwise).
-
-    Required: "tiers" (1..MAX_TIERS objects with "name", "eps" (number or "public") and
-    "share_percent" adding up to 100) and "n_users". Optional: "data_range" {"low", "high",
-    "unit"} (default 0..1, no unit), "data_sd" (null = worst case), "format", "version",
-    "results" (ignored). Any other field is an error.
-    """
-    if not isinstance(d, Mapping):
-        raise MenuError(f"the menu must be a JSON object {{...}}, got {_show(d)}")
-    extra = sorted(set(map(str, d)) - _TOP_KEYS)
-    if extra:
-        raise MenuError(f"unknown field {extra[0]!r}; allowed: {', '.join(sorted(_TOP_KEYS))}")
-    if "format" in d and d["format"] != FORMAT:
-        raise MenuError(f"\"format\" is {_show(d['format'])}; expected {FORMAT!r}")
-    if "version" in d and (not _is_number(d["version"]) or d["version"] != VERSION):
-        raise MenuError(f"\"version\" is {_show(d['version'])}; this app reads version "
-                        f"{VERSION}")
-    if "results" in d and not isinstance(d["results"], Mapping):
-        raise MenuError("\"results\" must be an object (it is ignored when reading)")
-    if "tiers" not in d:
-        raise MenuError("the menu has no \"tiers\" field")
-    tiers = d["tiers"]
-    if not isinstance(tiers, list):
-        raise MenuError(f"\"tiers\" must be a list of tiers, got {_show(tiers)}")
-    if not tiers:
-        raise MenuError("\"tiers\" is empty: add at least one tier")
-    if len(tiers) > MAX_TIERS:
-        raise MenuError(f"the menu has {len(tiers)} tiers; at most {MAX_TIERS}")
-    names, eps, shares = [], [], []
-    for i, t in enumerate(tiers):
-        where = f"tier {i + 1}"
-        if not isinstance(t, Mapping):
-            raise MenuError(f"{where} must be an object with name, eps and share_percent, got "
-                            f"{_show(t)}")
-        bad = sorted(set(map(str, t)) - _TIER_KEYS)
-        if bad:
-            raise MenuError(f"{where}: unknown field {bad[0]!r}; a tier has name, eps and "
-                            "share_percent")
-        for f in ("name", "eps", "share_percent"):
-            if f not in t:
-                raise MenuError(f"{where} has no {f!r}")
-        names.append(t["name"])
-        eps.append(t["eps"])
-        shares.append(t["share_percent"])
-    if "n_users" not in d:
-        raise MenuError("the menu has no \"n_users\" field (total number of users)")
-    rng = d.get("data_range", {"low": 0.0, "high": 1.0, "unit": ""})
-    if not isinstance(rng, Mapping):
-        raise MenuError(f"\"data_range\" must be an object with low, high and unit, got "
-                        f"{_show(rng)}")
-    bad = sorted(set(map(str, rng)) - _RANGE_KEYS)
-    if bad:
-        raise MenuError(f"data_range: unknown field {bad[0]!r}; it has low, high and unit")
-    for f in ("low", "high"):
-        if f not in rng:
-            raise MenuError(f"data_range has no {f!r}")
-    return make_menu(names, eps, shares, d["n_users"], rng["low"], rng["high"],
-                     rng.get("unit", ""), d.get("data_sd"))
-
-
-def menu_from_json(content: bytes | str) -> Menu:
-    """A :class:`Menu` from JSON text or bytes (at most MAX_MENU_BYTES); MenuError otherwise."""
-    if isinstance(content, str):
-        raw = content.encode("utf-8", errors="surrogatepass")
-    elif isinstance(content, (bytes, bytearray, memoryview)):
-        raw = bytes(content)
-    else:
-        raise MenuError(f"expected JSON text, got {type(content).__name__}")
-    if len(raw) > MAX_MENU_BYTES:
-        raise MenuError(f"the file is {len(raw) / 1024:.0f} KB; a menu file is at most "
-                        f"{MAX_MENU_BYTES // 1024} KB")
-    if not raw.strip():
-        raise MenuError("the file is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise MenuError(f"the file is not UTF-8 text (undecodable byte at position {e.start})"
-                        ) from None
-    try:
-        d = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
-    except json.JSONDecodeError as e:
-        raise MenuError(f"the file is not valid JSON: {e.msg} at line {e.lineno}, column "
-                        f"{e.colno}") from None
-    except RecursionError:
-        raise MenuError("the file is nested too deeply to be a menu") from None
-    return menu_from_dict(d)
-
-
-def encode_link(menu: Menu) -> str:
-    """The menu as one URL-safe text (base64url of compact JSON, no padding) for ?menu=."""
-    d = menu_to_dict(menu)
-    d.pop("format")
-    text = json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def decode_link(token: Any) -> Menu:
-    """The menu in a ?menu= value (see :func:`encode_link`); MenuError if it is malformed."""
-    if not isinstance(token, str):
-        raise MenuError("the link's menu is not text")
-    s = token.strip()
-    if not s:
-        raise MenuError("the link's menu is empty")
-    if len(s) > MAX_LINK_CHARS:
-        raise MenuError(f"the link's menu is {len(s):,} characters long; at most "
-                        f"{MAX_LINK_CHARS:,}")
-    if any(ch not in _B64 for ch in s):
-        raise MenuError("the link's menu contains characters a menu link never has (was it "
-                        "cut or edited?)")
-    try:
-        raw = base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
-    except (binascii.Error, ValueError):
-        raise MenuError("the link's menu cannot be decoded (was it cut short?)") from None
-    try:
-        return menu_from_json(raw)
-    except MenuError as e:
-        raise MenuError(f"the link's menu is invalid: {e}") from None
-
-
-_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-

@@ -1,8 +1,10 @@
-"""One small interface for every mean estimator (ADPM and the five baselines).
+"""One small interface for every mean estimator (ADPM and the five baselines), and the registry
+of methods by name.
 
 Like diffprivlib's mechanisms, each estimator built for a profile knows its weights and noise,
 the privacy it grants each user, its exact MSE under a data distribution, and how to draw one
-estimate; pages and the simulator loop over estimators instead of special-casing them.
+estimate; pages and the simulator loop over estimators instead of special-casing them. A
+method class joins the registry with :func:`register`; :func:`get_method` builds one by name.
 
 Conventions: data in [-0.5, 0.5]; arrays are per profile entry (a user, or a tier, where the
 value is that of one user of the tier); MSE is E[(estimate - population mean)^2].
@@ -10,57 +12,86 @@ value is that of one user of the tier); MSE is E[(estimate - population mean)^2]
 
 from __future__ import annotations
 
+import abc
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from ._trials import TrialChunk, wsum
 from .adpm import ADPMSolution, adpm
 from .distributions import WORST_CASE, Distribution, TwoPoint
-from .profile import EpsilonProfile, ProfileError
+from .errors import ProfileError, UnknownMethod
+from .profile import EpsilonProfile, as_profile
 
-__all__ = ["ADPMEstimator", "AffineEstimator", "Estimator", "TrialChunk"]
+__all__ = [
+    "METHODS",
+    "METHOD_CLASSES",
+    "ADPMEstimator",
+    "AffineEstimator",
+    "Estimator",
+    "estimate",
+    "exact_mse",
+    "get_method",
+    "register",
+]
+
+METHODS: tuple[str, ...] = ("ADPM", "PropDPM", "LDPE", "SM", "FME", "UNI")
+"""The paper's six methods, in the order of its Table 1."""
+
+METHOD_CLASSES: dict[str, type[Estimator]] = {}
+"""Every registered method class by name (the six of METHODS, and any added with register)."""
+
+_E = TypeVar("_E", bound="type[Estimator]")
 
 
-def wsum(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """a @ w for a (trials, users) block, by einsum rather than BLAS: OpenBLAS's own threads
-    spin after each call and starve the simulator's worker threads (measured 1.2 s against
-    0.85 s for the paper's experiment on 2 cores)."""
-    if a.shape[1] == 0:
-        return np.zeros(a.shape[0])
-    return np.einsum("ij,j->i", a, w)
+def register(cls: _E) -> _E:
+    """Class decorator: add an Estimator subclass to the registry under ``cls.name``."""
+    if not cls.name:
+        raise TypeError(f"{cls.__name__} has no name to register under")
+    METHOD_CLASSES[cls.name] = cls
+    return cls
 
 
-@dataclass
-class TrialChunk:
-    """Data for a block of simulated trials, shared by every method (common random numbers).
+def get_method(name: str, eps: Any, **params: Any) -> Estimator:
+    """The estimator called ``name`` built for profile ``eps`` (``params`` go to its class).
 
-    ``x``: (T, m) values of the users simulated one by one; ``col_entry[c]`` is the profile
-    entry of column c. ``sums``: (T, kb) sums of the data of the large tiers ``big_entry``
-    (drawn in aggregate). For the sampling mechanism, ``kept_counts``/``kept_sums`` split each
-    large tier into the users it keeps and their data sum (None when not requested).
+    Raises :class:`hdp_core.errors.UnknownMethod` (a ValueError) listing the known names.
     """
-
-    x: np.ndarray
-    col_entry: np.ndarray
-    sums: np.ndarray
-    big_entry: np.ndarray
-    kept_counts: np.ndarray | None = None
-    kept_sums: np.ndarray | None = None
-
-    @property
-    def trials(self) -> int:
-        return self.x.shape[0]
+    cls = METHOD_CLASSES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise UnknownMethod(
+            f"unknown method {str(name)[:40]!r}; choose from {', '.join(METHOD_CLASSES)}"
+        )
+    return cls(as_profile(eps), **params)
 
 
-class Estimator:
-    """Common interface: build with ``Cls(profile)``; see module docstring for units."""
+def exact_mse(method: str | Estimator, eps: Any, dist: Distribution) -> float:
+    """Exact MSE (data in [-0.5, 0.5]) of ``method`` on profile ``eps`` under ``dist``."""
+    est = method if isinstance(method, Estimator) else get_method(method, eps)
+    return est.exact_mse(dist)
+
+
+def estimate(method: str, x: Any, eps: Any, rng: np.random.Generator | None = None) -> float:
+    """One private estimate of mean(x) by ``method`` for users with privacy ``eps`` (numpy
+    noise: for simulation and teaching only; a real release uses hdp_core.release)."""
+    return get_method(method, eps).estimate(x, rng)
+
+
+class Estimator(abc.ABC):
+    """Common interface: build with ``Cls(profile)``; see module docstring for units.
+
+    Subclasses give ``granted_eps``, ``exact_mse`` and ``estimate``; ``_finish`` (or
+    ``_simulate_chunk``) is the simulator's hook that turns a block of trials into estimates.
+    """
 
     name: str = ""
     label: str = ""
     note: str = ""
     affine: bool = True
+    outputs_zero: bool = False
+    """True when the method answers the constant 0 (the middle of the range) whatever the data
+    (ADPM when f(r) > 1/4, any method when no user's data may be used)."""
 
     def __init__(self, eps: Any):
         self.profile: EpsilonProfile = (
@@ -80,13 +111,13 @@ class Estimator:
     """Scale of the central Laplace noise (None for methods without one)."""
 
     @property
+    @abc.abstractmethod
     def granted_eps(self) -> np.ndarray:
         """Privacy each user gets (per entry; inf = none; 0 = data unused)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def exact_mse(self, dist: Distribution) -> float:
         """Exact MSE of one estimate under i.i.d. data from ``dist`` (closed form)."""
-        raise NotImplementedError
 
     @property
     def worst_case_mse(self) -> float:
@@ -98,8 +129,15 @@ class Estimator:
         """
         return max(self.exact_mse(WORST_CASE), self.exact_mse(TwoPoint(1.0)))
 
+    @abc.abstractmethod
     def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
         """One private estimate of the mean from per-user data ``x`` (tiers expanded)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.profile!r})"
+
+    def _estimate_once(self, x: Any, rng: np.random.Generator | None) -> float:
+        """One estimate through the simulator's hook (one trial of the user's own data)."""
         rng = np.random.default_rng() if rng is None else rng
         x = self._user_data(x)
         chunk = TrialChunk(
@@ -108,23 +146,24 @@ class Estimator:
             sums=np.zeros((1, 0)),
             big_entry=np.zeros(0, dtype=np.int64),
         )
-        return float(self.simulate_chunk(chunk, rng)[0])
+        return float(self._simulate_chunk(chunk, rng)[0])
 
-    # simulation hooks ---------------------------------------------------------------------------
-    def keep_probabilities(self) -> np.ndarray | None:
+    # the simulator's hooks (not part of the interface) -------------------------------------
+    def _keep_probabilities(self) -> np.ndarray | None:
         """Per-entry probability that a user is sampled (only the sampling mechanism)."""
         return None
 
-    def simulate_chunk(self, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
+    def _simulate_chunk(self, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
         """Estimates for every trial of ``chunk`` (vectorised; no loop over users or trials)."""
+        assert self.weights is not None
         lin = wsum(chunk.x, self.weights[chunk.col_entry]) + wsum(
             chunk.sums, self.weights[chunk.big_entry]
         )
-        return self.finish(lin, chunk, rng)
+        return self._finish(lin, chunk, rng)
 
-    def finish(self, lin: np.ndarray, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
+    def _finish(self, lin: np.ndarray, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
         """Add this method's noise to the weighted sums ``lin`` (one per trial)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} simulates whole chunks")
 
     # helpers ------------------------------------------------------------------------------------
     def _user_entries(self) -> np.ndarray:
@@ -141,16 +180,17 @@ class Estimator:
 
     def sum_sq_weights(self) -> float:
         """||w||_2^2 over all users (sum of count * weight^2)."""
+        if self.weights is None:
+            raise TypeError(f"{self.name} is not a weighted mean")
         return float(np.dot(self._cf, self.weights * self.weights))
 
 
 class AffineEstimator(Estimator):
-    """sum_i w_i x_i + Laplace(b): user i gets privacy w_i / b (appendix, lem:eps-af).
+    """sum_i w_i x_i + Laplace(b): user i gets privacy w_i / b (the appendix's lemma on the
+    Laplace mechanism for affine estimators).
 
     MSE under variance V is V ||w||_2^2 + 2 b^2 (unbiased since the weights sum to 1).
     """
-
-    outputs_zero: bool = False
 
     def __init__(self, eps: Any, weights: np.ndarray, noise_scale: float):
         super().__init__(eps)
@@ -169,7 +209,10 @@ class AffineEstimator(Estimator):
             return dist.mean**2
         return dist.variance * self.sum_sq_weights() + 2.0 * self.noise_scale**2
 
-    def finish(self, lin, chunk, rng):
+    def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
+        return self._estimate_once(x, rng)
+
+    def _finish(self, lin, chunk, rng):
         if self.outputs_zero:
             return np.zeros(lin.shape[0])
         if self.noise_scale > 0:
@@ -177,6 +220,7 @@ class AffineEstimator(Estimator):
         return lin
 
 
+@register
 class ADPMEstimator(AffineEstimator):
     """ADPM (Algorithm 1): optimal affine weights r/||r||_1 with Laplace(1/||r||_1) noise."""
 

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from .distributions import Beta
+from .errors import ProfileError
+from .estimators import METHODS, exact_mse, get_method
 from .presets import paper_profile
-from .profile import ProfileError
-from .simulate import METHODS, exact_mse, get_method, simulate_mse
+from .simulate import simulate_mse
 
 __all__ = [
     "PAPER_N",

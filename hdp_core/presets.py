@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from .profile import EpsilonProfile, ProfileError
+from .errors import ProfileError
+from .profile import EpsilonProfile
 
 __all__ = [
     "PAPER_LOG_RANGES",

@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import ProfileError
+from .validate import parse_level
+
 __all__ = [
     "MAX_EXPAND",
     "MAX_ROWS",
@@ -31,15 +34,15 @@ __all__ = [
     "EpsilonProfile",
     "ProfileError",
     "as_profile",
-    "format_eps",
     "parse_eps_text",
+    "weighted_quantile",
 ]
 
 MAX_ROWS = 1_000_000
 """Largest number of data rows accepted from a table or CSV file."""
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-"""Largest CSV accepted by :meth:`EpsilonProfile.from_csv` (matches .streamlit/config.toml)."""
+"""Largest CSV accepted by :func:`hdp_core.tables.profile_from_csv` (as in .streamlit/config.toml)."""
 
 MAX_TOTAL_USERS = 10**15
 """Largest total number of users (sum of tier counts); integers stay exact in float64."""
@@ -47,51 +50,15 @@ MAX_TOTAL_USERS = 10**15
 MAX_EXPAND = 20_000_000
 """Largest profile :meth:`EpsilonProfile.expand` will turn into one level per user."""
 
-_PUBLIC_WORDS = {"inf", "+inf", "infinity", "+infinity", "public", "∞"}
+_TINY = 5e-324  # the smallest positive float: parse_eps_text itself sets no range
 
-
-class ProfileError(ValueError):
-    """Invalid privacy profile; the message says which entry is wrong and why."""
-
-
-def format_eps(x: float) -> str:
-    """Short human form of a privacy level: 'public' for +inf, 3 significant digits else."""
-    if math.isinf(x):
-        return "public (∞)"
-    if x == 0:
-        return "0 (excluded)"
-    return f"{x:.3g}"
 
 
 def parse_eps_text(text: str, where: str = "value") -> float:
-    """Parse one privacy level typed by a person or read from a file.
-
-    Accepts decimal numbers and 'inf'/'infinity'/'public' (case-insensitive) for +inf.
-    Returns the level as a float; raises :class:`ProfileError` naming ``where`` otherwise.
-    """
-    s = str(text).strip()
-    if s == "" or s.lower() in {"nan", "na", "n/a", "none", "null"}:
-        raise ProfileError(f"{where} is empty or NaN; give a number ≥ 0 or 'inf' for public")
-    if s.lower() in _PUBLIC_WORDS:
-        return math.inf
-    try:
-        x = float(s)
-    except ValueError:
-        raise ProfileError(f"{where} = {s[:40]!r} is not a number") from None
-    _check_level(x, where)
-    return x
-
-
-def _check_level(x: float, where: str) -> None:
-    if math.isnan(x):
-        raise ProfileError(f"{where} is NaN; give a number ≥ 0 or 'inf' for public")
-    if x < 0:
-        raise ProfileError(
-            f"{where} = {x:g} is negative; privacy levels must be ≥ 0 "
-            "(0 = data not used, inf = public)"
-        )
-    if x == -math.inf:
-        raise ProfileError(f"{where} = -inf is not a privacy level")
+    """One privacy level typed by a person or read from a file (hdp_core.validate.parse_level:
+    a number ≥ 0, or a word for public such as 'inf' or 'public'). Returns it as a float;
+    raises :class:`ProfileError` naming ``where`` otherwise."""
+    return parse_level(str(text), where, error=ProfileError, lo=_TINY, hi=math.inf)
 
 
 def _levels_array(values: Any, what: str = "level") -> np.ndarray:
@@ -367,30 +334,11 @@ class EpsilonProfile:
         return pd.DataFrame(cols)
 
     def to_csv(self) -> bytes:
-        """The profile as UTF-8 CSV bytes that :meth:`from_csv` reads back (inf as 'inf')."""
+        """The profile as UTF-8 CSV bytes that :func:`hdp_core.tables.profile_from_csv` reads
+        back (inf as 'inf')."""
         buf = io.StringIO()
         self.to_frame().to_csv(buf, index=False, float_format="%.17g")
         return buf.getvalue().encode()
-
-    @classmethod
-    def from_frame(cls, df: Any, max_rows: int = MAX_ROWS) -> EpsilonProfile:
-        """Profile from a DataFrame with a column eps/epsilon, optional count, optional value.
-
-        Column names are matched case-insensitively (surrounding spaces ignored). Errors name
-        the data row (1-based) and the offending value.
-        """
-        from .tables import profile_from_frame
-
-        return profile_from_frame(df, max_rows=max_rows)
-
-    @classmethod
-    def from_csv(
-        cls, content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
-    ) -> EpsilonProfile:
-        """Profile from CSV text or bytes (see :meth:`from_frame` for the columns)."""
-        from .tables import profile_from_csv
-
-        return profile_from_csv(content, max_rows=max_rows, max_bytes=max_bytes)
 
     def __repr__(self) -> str:
         kind = "tiers" if self.is_tiered else "values"

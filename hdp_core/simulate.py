@@ -23,33 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from .baselines import FME, LDPE, SM, UNI, PropDPM
+from ._trials import TrialChunk, wsum
 from .distributions import Distribution
-from .estimators import ADPMEstimator, Estimator, TrialChunk, wsum
-from .profile import EpsilonProfile, ProfileError, as_profile
+from .errors import ProfileError
+from .estimators import METHODS, get_method
+from .profile import EpsilonProfile, as_profile
 
-__all__ = [
-    "EXPAND_MAX",
-    "METHODS",
-    "METHOD_CLASSES",
-    "SimResult",
-    "estimate",
-    "exact_mse",
-    "get_method",
-    "simulate_mse",
-    "simulated_width",
-]
-
-METHOD_CLASSES: dict[str, type[Estimator]] = {
-    "ADPM": ADPMEstimator,
-    "PropDPM": PropDPM,
-    "LDPE": LDPE,
-    "SM": SM,
-    "FME": FME,
-    "UNI": UNI,
-}
-METHODS: tuple[str, ...] = tuple(METHOD_CLASSES)
-"""The six methods in the order of the paper's Table 1."""
+__all__ = ["EXPAND_MAX", "SimResult", "simulate_mse", "simulated_width"]
 
 EXPAND_MAX = 2_000
 """Tiers with at most this many users are simulated user by user (exactly)."""
@@ -57,26 +37,6 @@ CHUNK_CELLS = 1 << 20
 """Trials are processed in chunks of about this many simulated values (bounds memory)."""
 _WORKERS = max(1, min(2, os.cpu_count() or 1))
 """Threads simulating chunks at the same time (each holds one chunk in memory)."""
-
-
-def get_method(name: str, eps: Any) -> Estimator:
-    """The estimator called ``name`` (one of METHODS) built for profile ``eps``."""
-    try:
-        cls = METHOD_CLASSES[name]
-    except KeyError:
-        raise ProfileError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
-    return cls(as_profile(eps))
-
-
-def exact_mse(method: str | Estimator, eps: Any, dist: Distribution) -> float:
-    """Exact MSE (data in [-0.5, 0.5]) of ``method`` on profile ``eps`` under ``dist``."""
-    est = method if isinstance(method, Estimator) else get_method(method, eps)
-    return est.exact_mse(dist)
-
-
-def estimate(method: str, x: Any, eps: Any, rng: np.random.Generator | None = None) -> float:
-    """One private estimate of mean(x) by ``method`` for users with privacy ``eps``."""
-    return get_method(method, eps).estimate(x, rng)
 
 
 @dataclass
@@ -189,7 +149,7 @@ def simulate_mse(
     cols, big = _layout(prof, dist)
     keep_p = None
     for e in ests.values():
-        kp = e.keep_probabilities()
+        kp = e._keep_probabilities()
         if kp is not None:
             keep_p = kp
     mu = dist.mean
@@ -219,9 +179,9 @@ def simulate_mse(
         for m in names:
             e, rng = ests[m], np.random.default_rng([seed, method_ids[m], ci])
             if e.weights is not None:
-                est = e.finish(lin[:, affine.index(m)], chunk, rng)
+                est = e._finish(lin[:, affine.index(m)], chunk, rng)
             else:
-                est = e.simulate_chunk(chunk, rng)
+                est = e._simulate_chunk(chunk, rng)
             err2 = (est - mu) ** 2
             c_mean = float(err2.mean())
             dev = err2 - c_mean

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from .adpm import adpm
-from .bounds import _h_grouped, lower_bound_from_H
+from .bounds import h_of_tiers, lower_bound_from_H
 from .distributions import Distribution
+from .estimators import METHODS, get_method
 from .profile import EpsilonProfile, as_profile
-from .simulate import METHODS, get_method
 
 __all__ = ["Sweep", "group_sweep", "log_grid", "n_sweep", "scale_sweep"]
 
@@ -68,7 +68,7 @@ def _evaluate(
     for i, p in enumerate(profiles):  # one loop per sweep point; each point is vectorised
         sol = adpm(p)
         lv, ct = p.grouped()
-        h[i] = _h_grouped(lv, ct.astype(np.float64))
+        h[i] = h_of_tiers(lv, ct.astype(np.float64))
         f[i] = sol.objective
         up[i] = sol.worst_case_mse
         tau[i] = sol.saturation_level

@@ -22,14 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .profile import (
-    _PUBLIC_WORDS,
-    MAX_ROWS,
-    MAX_TOTAL_USERS,
-    MAX_UPLOAD_BYTES,
-    EpsilonProfile,
-    ProfileError,
-)
+from .errors import ProfileError
+from .profile import MAX_ROWS, MAX_TOTAL_USERS, MAX_UPLOAD_BYTES, EpsilonProfile
+from .validate import EMPTY_WORDS, PUBLIC_WORDS
 
 __all__ = ["example_csv", "profile_from_csv", "profile_from_frame"]
 
@@ -37,7 +32,6 @@ _EPS_NAMES = ("eps", "epsilon", "ε")
 _COUNT_NAMES = ("count", "counts", "n_users", "users")
 _VALUE_NAMES = ("value", "values", "x", "data")
 _NAME_NAMES = ("name", "tier")
-_EMPTY_WORDS = {"", "nan", "na", "n/a", "none", "null"}
 
 
 def example_csv(kind: str = "values") -> bytes:
@@ -93,7 +87,7 @@ def _parse_numbers(
         low = text.str.lower()
         # a writable copy: pandas may hand out a read-only view (copy-on-write)
         out = np.array(pd.to_numeric(text, errors="coerce"), dtype=np.float64)
-        public = low.isin(list(_PUBLIC_WORDS)).to_numpy()
+        public = low.isin(list(PUBLIC_WORDS)).to_numpy()
         overflow = (out == math.inf) & ~public  # e.g. "1e400": not a deliberate "inf"
         if overflow.any():
             i = int(np.argmax(overflow))
@@ -107,7 +101,7 @@ def _parse_numbers(
         i = int(np.argmax(bad))
         raw = "" if text is None else text.iloc[i]
         where = _where(i + 1, col, header_lines)
-        if raw.lower() in _EMPTY_WORDS:
+        if raw.lower() in EMPTY_WORDS:
             raise ProfileError(f"{where} is empty or NaN; every row needs a number")
         if allow_inf:
             raise ProfileError(f"{where}: {raw[:40]!r} is not a number (use 'inf' for public)")

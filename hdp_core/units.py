@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "AffineError",
+    "Accuracy",
     "abs_error_cdf",
     "affine_error",
     "error_half_width",
@@ -109,11 +109,14 @@ error_half_width_vec = np.vectorize(error_half_width, otypes=[float])
 
 
 @dataclass(frozen=True)
-class AffineError:
-    """Error of one affine estimate sum_i w_i x_i + Laplace(b) for data in [lo, hi].
+class Accuracy:
+    """How far one estimate of the mean can be off, in the data's own units (range [lo, hi]).
 
-    ``mse`` on data rescaled to [-0.5, 0.5]; ``rmse``, ``half_width`` (at the chosen level),
-    ``data_sd`` (sd of the data part) and ``noise_scale`` (Laplace scale) in the data's units.
+    ``mse``: on data rescaled to [-0.5, 0.5]; ``rmse``: root-mean-squared error; ``half_width``:
+    h with P(|error| <= h) = ``level`` (NaN when the error is not one normal plus one Laplace,
+    e.g. for LDPE and SM); ``data_sd``: sd of the data part; ``noise_scale``: Laplace scale of
+    the noise; ``outputs_zero``: the method answers the middle of the range (ADPM when
+    f(r) > 1/4), so it is off by at most half the range.
     """
 
     mse: float
@@ -121,6 +124,16 @@ class AffineError:
     half_width: float
     data_sd: float
     noise_scale: float
+    level: float = 0.95
+    outputs_zero: bool = False
+
+    def get(self, metric: str) -> float:
+        """The RMSE (``metric`` 'rmse') or the error half-width ('half_width')."""
+        if metric == "rmse":
+            return self.rmse
+        if metric == "half_width":
+            return self.half_width
+        raise ValueError(f"metric must be 'rmse' or 'half_width', got {metric!r}")
 
 
 def affine_error(
@@ -131,7 +144,7 @@ def affine_error(
     variance: float = 0.25,
     level: float = 0.95,
     outputs_zero: bool = False,
-) -> AffineError:
+) -> Accuracy:
     """Errors of sum_i w_i x_i + Laplace(b) with ||w||_2^2 = ``sum_sq_weights`` and b =
     ``noise_scale`` (both for data in [-0.5, 0.5]) when the data lie in [lo, hi].
 
@@ -146,11 +159,11 @@ def affine_error(
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
     if outputs_zero:
-        return AffineError(0.25, 0.5 * width, 0.5 * width, 0.0, 0.0)
+        return Accuracy(0.25, 0.5 * width, 0.5 * width, 0.0, 0.0, level, True)
     b = float(noise_scale)
     if not (math.isfinite(b) and b >= 0):
         raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
     mse = variance * float(sum_sq_weights) + 2.0 * b * b
     sd = math.sqrt(variance * float(sum_sq_weights)) * width
-    return AffineError(mse, math.sqrt(mse) * width, error_half_width(sd, b * width, level), sd,
-                       b * width)
+    return Accuracy(mse, math.sqrt(mse) * width, error_half_width(sd, b * width, level), sd,
+                    b * width, level, False)

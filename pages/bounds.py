@@ -16,12 +16,13 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_core import saturation as sat
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
+from hdp_core.errors import ProfileError
 from hdp_core.experiments import optimality_scatter
 from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
-from hdp_core.profile import EpsilonProfile, ProfileError
+from hdp_core.profile import EpsilonProfile
+from hdp_core.views import bounds as bviews
 from pages.common import PROFILE_HASH, get_profile, guarded
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
@@ -44,7 +45,7 @@ def _bounds(profile: EpsilonProfile) -> dict:
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _sweep(profile: EpsilonProfile, mode: str) -> sweeps.Sweep:
-    x = sat.sweep_points(profile, mode)
+    x = bviews.sweep_points(profile, mode)
     if mode == "scale":
         return sweeps.scale_sweep(profile, x, methods=BASELINES)
     return sweeps.n_sweep(profile, x, methods=BASELINES)
@@ -52,7 +53,7 @@ def _sweep(profile: EpsilonProfile, mode: str) -> sweeps.Sweep:
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _guides(profile: EpsilonProfile, mode: str) -> dict:
-    return sat.regime_guides(profile, sat.sweep_points(profile, mode), mode)
+    return bviews.regime_guides(profile, bviews.sweep_points(profile, mode), mode)
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
@@ -62,7 +63,7 @@ def _scatter() -> dict:
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=32, show_spinner=False)
 def _errors(profile: EpsilonProfile, lo: float, hi: float) -> dict:
-    return sat.method_errors_real(profile, lo, hi, 0.95)
+    return bviews.method_errors_real(profile, lo, hi, 0.95)
 
 
 def _g(x: float) -> str:
@@ -121,14 +122,14 @@ def _sweep_section(prof: EpsilonProfile) -> None:
     mode = MODES[label]
     c1, c2, c3 = st.columns([4, 1, 1])
     if mode == "scale":
-        e = c1.slider("Scale factor c (log10)", -3.0, 3.0, 0.0, sat.SWEEP_STEP, format="10^%.1f",
+        e = c1.slider("Scale factor c (log10)", -3.0, 3.0, 0.0, bviews.SWEEP_STEP, format="10^%.1f",
                       key=K_SCALE, bind="query-params", help=(
                           "Every eps is multiplied by c = 10^x. Left: stricter privacy "
                           "(smaller eps); right: looser. 10^0 is the current profile."))
         x_title = "scale factor c on every eps (log scale; 1 = current profile)"
     else:
         e = c1.slider("Number of users (log10 of the factor on n)", -3.0, 3.0, 0.0,
-                      sat.SWEEP_STEP, format="10^%.1f", key=K_N, bind="query-params", help=(
+                      bviews.SWEEP_STEP, format="10^%.1f", key=K_N, bind="query-params", help=(
                           "n is multiplied by 10^x, keeping each level's share of users. "
                           "10^0 is the current profile."))
         x_title = "number of users n (log scale)"
@@ -140,7 +141,7 @@ def _sweep_section(prof: EpsilonProfile) -> None:
     with st.spinner("Computing the sweep (once per profile)…"):
         sw = _sweep(prof, mode)
         guides = _guides(prof, mode) if show_guides else None
-    idx = int(np.clip(round((float(e) - sat.SWEEP_EXPONENTS[0]) / sat.SWEEP_STEP), 0,
+    idx = int(np.clip(round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP), 0,
                       sw.x.size - 1))
     fig = sweep_figure(sw, x_title, idx, BASELINES if show_base else (), guides)
     st.plotly_chart(fig, key="bnd_sweep_chart")
@@ -244,10 +245,10 @@ prof = hdp.preset("paper_high")        # or your profile
 hdp.upper_bound(prof)                  # ADPM's worst case f ∧ 1/4 (Theorem 2)
 hdp.lower_bound(prof)                  # (H ∧ 1/4)/512 (Theorem 3)
 hdp.optimality_ratio(prof)             # f/H <= 443 (Theorem 4)
-sw = sweeps.{fn}(prof, sat.sweep_points(prof, "{mode}"))
+sw = sweeps.{fn}(prof, bviews.sweep_points(prof, "{mode}"))
 sw.x, sw.upper, sw.lower, sw.ratio, sw.mse["PropDPM"]
 sc = optimality_scatter(sequences=500, seed=0, max_n=200)   # sc["ln_f"], sc["ln_H"]
-sat.method_errors_real(prof, lo=0, hi=100_000)["ADPM"]      # RMSE and 95% half-width""",
+bviews.method_errors_real(prof, lo=0, hi=100_000)["ADPM"]      # RMSE and 95% half-width""",
             language="python",
         )
 

@@ -4,7 +4,7 @@ Pages import from here; hdp_core never imports streamlit. The current profile li
 ``st.session_state`` under the keys below, initialised once per session in ``init_state``
 (called by app.py before any page), which is also the one place the link's query string is
 read. After every run app.py calls ``sync_url`` so that the URL always describes the current
-profile (hdp_core.share encodes it) and ``render_sidebar`` so that the summary shows the
+profile (hdp_core.views.links encodes it) and ``render_sidebar`` so that the summary shows the
 profile the page may just have changed.
 """
 
@@ -17,8 +17,10 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 import hdp_core as hdp
-from hdp_core import share
-from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
+from hdp_core.errors import ProfileError
+from hdp_core.profile import EpsilonProfile
+from hdp_core.validate import format_eps
+from hdp_core.views import links
 
 DEFAULT_PRESET = "paper_high"
 DEFAULT_SPEC = {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0}
@@ -35,16 +37,16 @@ PROFILE_HASH = {EpsilonProfile: lambda p: p.key}
 
 def _spec_key(spec: dict) -> str:
     """A canonical text key of a valid spec (for caching)."""
-    return json.dumps(share.normalize_spec(spec), sort_keys=True)
+    return json.dumps(links.normalize_spec(spec), sort_keys=True)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _profile_from_key(key: str) -> EpsilonProfile:
-    return share.profile_from_spec(json.loads(key))
+    return links.profile_from_spec(json.loads(key))
 
 
 def profile_from_spec(spec: dict) -> EpsilonProfile:
-    """hdp_core.share.profile_from_spec, cached on the spec; raises ShareError/ProfileError."""
+    """hdp_core.views.links.profile_from_spec, cached on the spec; raises LinkError/ProfileError."""
     return _profile_from_key(_spec_key(spec))
 
 
@@ -69,7 +71,7 @@ def _state_from_link() -> dict:
     (with a note saying why, when the link held a profile that could not be used)."""
     state = default_state()
     try:
-        spec = share.decode(_query_dict())
+        spec = links.decode(_query_dict())
         if spec is None:
             return state
         prof = profile_from_spec(spec)
@@ -79,7 +81,7 @@ def _state_from_link() -> dict:
             f"instead: {state[PROFILE_LABEL]}."
         )
         return state
-    state.update({PROFILE: prof, PROFILE_SPEC: spec, PROFILE_LABEL: share.spec_label(spec)})
+    state.update({PROFILE: prof, PROFILE_SPEC: spec, PROFILE_LABEL: links.spec_label(spec)})
     return state
 
 
@@ -128,7 +130,7 @@ def get_profile() -> EpsilonProfile:
 
 
 def get_spec() -> dict | None:
-    """How the current profile was made (see hdp_core.share), or None if unknown."""
+    """How the current profile was made (see hdp_core.views.links), or None if unknown."""
     init_state()
     return st.session_state.get(PROFILE_SPEC)
 
@@ -140,7 +142,7 @@ def profile_version() -> int:
 
 
 def set_profile(profile: EpsilonProfile, spec: dict | None, label: str) -> None:
-    """Make ``profile`` current; ``spec`` says how to rebuild it (hdp_core.share; put in the
+    """Make ``profile`` current; ``spec`` says how to rebuild it (hdp_core.views.links; put in the
     URL when it can be; None or another dict if it cannot), ``label`` describes it."""
     init_state()
     st.session_state[PROFILE] = profile
@@ -152,23 +154,23 @@ def set_profile(profile: EpsilonProfile, spec: dict | None, label: str) -> None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _encode_key(key: str) -> dict:
-    return share.encode(json.loads(key))
+    return links.encode(json.loads(key))
 
 
 def link_params(spec: dict | None = None) -> dict[str, str | list[str]]:
     """The query parameters of the current profile (or of ``spec``).
 
-    Raises share.NotShareable (with a reason a person can read) when it cannot be linked.
+    Raises hdp.NotShareable (with a reason a person can read) when it cannot be linked.
     """
     spec = get_spec() if spec is None else spec
-    if not isinstance(spec, dict) or spec.get("kind") not in share.KINDS:
-        raise share.NotShareable("this profile was not made from a preset, generator or tiers")
+    if not isinstance(spec, dict) or spec.get("kind") not in links.KINDS:
+        raise hdp.NotShareable("this profile was not made from a preset, generator or tiers")
     try:
         return _encode_key(_spec_key(spec))
-    except share.NotShareable:
+    except hdp.NotShareable:
         raise
     except (ProfileError, ValueError) as e:
-        raise share.NotShareable(str(e)) from None
+        raise hdp.NotShareable(str(e)) from None
 
 
 def sync_url() -> None:
@@ -177,11 +179,11 @@ def sync_url() -> None:
     different profile than the one on screen."""
     try:
         want = link_params()
-    except share.NotShareable:
+    except hdp.NotShareable:
         want = {}
     want_l = {k: list(v) if isinstance(v, list) else [v] for k, v in want.items()}
     qp = st.query_params
-    have = {k: qp.get_all(k) for k in list(qp.keys()) if k in share.QUERY_KEYS}
+    have = {k: qp.get_all(k) for k in list(qp.keys()) if k in links.QUERY_KEYS}
     if have == want_l and list(have) == list(want_l):
         return
     try:

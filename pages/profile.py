@@ -18,12 +18,15 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from hdp_core import share
+import hdp_core as hdp
 from hdp_core.bounds import two_group_threshold
+from hdp_core.errors import ProfileError
 from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
-from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
-from hdp_core.tables import example_csv
+from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
+from hdp_core.tables import example_csv, profile_from_csv
+from hdp_core.validate import parse_level
+from hdp_core.views import links
 from pages.common import (
     PROFILE,
     PROFILE_HASH,
@@ -105,7 +108,7 @@ def _options(*extra: float, public: bool = False) -> list[float]:
 
 def _rows_from_profile(prof: EpsilonProfile) -> list[dict] | None:
     """Editor rows for a profile with few levels (tiers, or a per-user list), else None."""
-    if prof.is_tiered and prof.k <= share.MAX_TIERS:
+    if prof.is_tiered and prof.k <= links.MAX_TIERS:
         lv, ct = prof.levels, prof.counts
         names = list(prof.names) if prof.names else [""] * prof.k
     elif not prof.is_tiered and prof.n_distinct <= 10:
@@ -124,7 +127,7 @@ def _ui_from_spec(spec: Any, prof: EpsilonProfile) -> dict[str, Any]:
     """Control values that describe ``spec`` (the mode too); {} leaves the controls as they
     are and selects Upload (a profile from a file or from elsewhere)."""
     try:
-        s = share.normalize_spec(spec)
+        s = links.normalize_spec(spec)
     except (ProfileError, ValueError):
         return {"prof_mode": "Upload"}
     k = s["kind"]
@@ -180,10 +183,10 @@ def _init_page_state() -> dict[str, Any]:
 def _apply(spec: dict) -> None:
     """Make the profile of ``spec`` current unless it already is; errors shown, old kept."""
     try:
-        s = share.normalize_spec(spec)
+        s = links.normalize_spec(spec)
         cur = get_spec()
         try:
-            if cur is not None and share.normalize_spec(cur) == s:
+            if cur is not None and links.normalize_spec(cur) == s:
                 return
         except (ProfileError, ValueError):
             pass
@@ -191,7 +194,7 @@ def _apply(spec: dict) -> None:
     except (ProfileError, ValueError) as e:
         st.error(f"{e}. The profile was not changed.", icon=":material/block:")
         return
-    set_profile(prof, s, share.spec_label(s))
+    set_profile(prof, s, links.spec_label(s))
     st.session_state[SEEN] = profile_version()
 
 
@@ -228,7 +231,7 @@ def _on_mode() -> None:
 
 
 def _new_draw(seed_key: str) -> None:
-    _set(seed_key, (int(st.session_state[UI][seed_key]) + 1) % (share.SEED_MAX + 1))
+    _set(seed_key, (int(st.session_state[UI][seed_key]) + 1) % (links.SEED_MAX + 1))
 
 
 def _on_units() -> None:
@@ -243,12 +246,12 @@ def _on_units() -> None:
         for r, c in zip(rows, counts):
             r["share"] = 100.0 * c / total if total > 0 else None
         if total >= 1:
-            _set("prof_tiers_total", int(min(total, share.TIER_MAX_USERS)))
+            _set("prof_tiers_total", int(min(total, links.TIER_MAX_USERS)))
     else:
         shares = [_num_or_none(r.get("share")) or 0.0 for r in rows]
         total = int(st.session_state[UI]["prof_tiers_total"])
         try:
-            counts = share.counts_from_shares(shares, total)
+            counts = links.counts_from_shares(shares, total)
         except ProfileError:
             counts = [None] * len(rows)
         for r, c in zip(rows, counts):
@@ -271,10 +274,10 @@ def _preset_controls(ui: dict) -> dict:
         help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
         "levels at random (log eps uniform), so the seed picks the draw.",
     )
-    random = ui["prof_preset"] in share.RANDOM_PRESETS
+    random = ui["prof_preset"] in links.RANDOM_PRESETS
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui["prof_preset_seed"] = c1.number_input(
-        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, **_kw("prof_preset_seed"),
+        "Seed", min_value=0, max_value=links.SEED_MAX, step=1, **_kw("prof_preset_seed"),
         disabled=not random,
         help="Which random draw (same seed = same profile)." if random
         else "This preset is not random.",
@@ -288,7 +291,7 @@ def _preset_controls(ui: dict) -> dict:
 def _seed_input(ui: dict, key: str) -> None:
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui[key] = c1.number_input(
-        "Seed", min_value=0, max_value=share.SEED_MAX, step=1, **_kw(key),
+        "Seed", min_value=0, max_value=links.SEED_MAX, step=1, **_kw(key),
         help="Which random draw (same seed = same profile).",
     )
     c2.button(":material/casino: New draw", key=key + "_draw", on_click=_new_draw, args=(key,),
@@ -314,8 +317,8 @@ def _generator_controls(ui: dict) -> dict:
     d = ui["prof_dist"]
     if d == "log_uniform":
         ui["prof_lu_n"] = st.number_input(
-            "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, **_kw("prof_lu_n"),
-            help=f"How many users (1 to {share.GEN_MAX_N:,}); each draws its own level.",
+            "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_lu_n"),
+            help=f"How many users (1 to {links.GEN_MAX_N:,}); each draws its own level.",
         )
         _range_slider(ui, "prof_lu_range")
         _seed_input(ui, "prof_lu_seed")
@@ -324,7 +327,7 @@ def _generator_controls(ui: dict) -> dict:
                 "seed": int(ui["prof_lu_seed"])}
     if d == "two_groups":
         ui["prof_tg_n"] = st.number_input(
-            "Users n", min_value=1, max_value=share.TIER_MAX_USERS, step=100,
+            "Users n", min_value=1, max_value=links.TIER_MAX_USERS, step=100,
             **_kw("prof_tg_n"), help="Total users in both groups (tiers: n can be huge).",
         )
         ui["prof_tg_frac"] = st.slider(
@@ -352,8 +355,8 @@ def _generator_controls(ui: dict) -> dict:
             )
         return spec
     ui["prof_mx_n"] = st.number_input(
-        "Users n", min_value=1, max_value=share.GEN_MAX_N, step=100, **_kw("prof_mx_n"),
-        help=f"How many users (1 to {share.GEN_MAX_N:,}).",
+        "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_mx_n"),
+        help=f"How many users (1 to {links.GEN_MAX_N:,}).",
     )
     _range_slider(ui, "prof_mx_range")
     ui["prof_mx_public"] = st.slider(
@@ -380,7 +383,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     units = ui["prof_tiers_units"]
     if units == "share":
         ui["prof_tiers_total"] = st.number_input(
-            "Total users n", min_value=1, max_value=share.TIER_MAX_USERS, step=1000,
+            "Total users n", min_value=1, max_value=links.TIER_MAX_USERS, step=1000,
             **_kw("prof_tiers_total"), help="Shares are turned into whole users adding up to n.",
         )
     t = st.session_state[TIERS]
@@ -405,7 +408,7 @@ def _tiers_controls(ui: dict) -> dict | None:
                 required=True, max_chars=30),
             "count": st.column_config.NumberColumn(
                 "Users", help="How many users choose this tier.", min_value=0,
-                max_value=share.TIER_MAX_USERS, step=1, format="%d"),
+                max_value=links.TIER_MAX_USERS, step=1, format="%d"),
             "share": st.column_config.NumberColumn(
                 "Share (%)", help="Share of the n users in this tier (shares are "
                 "rescaled to add up to 100%).", min_value=0.0, max_value=100.0,
@@ -415,7 +418,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     t["rows"] = edited.to_dict("records")
     _tier_log_slider(t)
     try:
-        return share.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
+        return links.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
     except (ProfileError, ValueError) as e:
         st.error(f"{e}. The profile was not changed.", icon=":material/block:")
         return None
@@ -441,7 +444,7 @@ def _tier_log_slider(t: dict) -> None:
                      key="prof_tier_pick", help="Pick a tier to set its eps on a log scale.")
     i = min(int(i or 0), len(rows) - 1)
     try:
-        cur = share.parse_level(rows[i].get("eps"))
+        cur = parse_level(rows[i].get("eps"))
     except (ProfileError, ValueError):
         cur = 1.0
     key = f"prof_tier_eps_{t['gen']}_{i}"
@@ -475,14 +478,14 @@ def _upload_controls() -> None:
         up.update(file_id=f.file_id, name=f.name, error=None)
         try:
             with st.spinner(f"Reading {f.name}…"):
-                prof = EpsilonProfile.from_csv(f.getvalue())
+                prof = profile_from_csv(f.getvalue())
         except (ProfileError, ValueError) as e:
             up["error"] = str(e)
         else:
             try:
-                spec = share.spec_from_profile(prof)
-                share.encode(spec)
-            except share.ShareError as e:
+                spec = links.spec_from_profile(prof)
+                links.encode(spec)
+            except hdp.LinkError as e:
                 spec = {"kind": "upload", "name": f.name, "reason": str(e)}
             label = f"File {f.name}: {prof.n:,} users"
             up.update(profile=prof, spec=spec, label=label, good_name=f.name)
@@ -567,7 +570,7 @@ s1, s2 = st.columns([7, 3], vertical_alignment="top")
 with s1:
     try:
         qs = urlencode(link_params(), doseq=True)
-    except share.NotShareable as e:
+    except hdp.NotShareable as e:
         st.info(
             f"This profile can't be put in a link: {e}. Download it as CSV instead and share "
             "the file; it can be uploaded on this page.",

@@ -13,9 +13,11 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_core import saturation as sat
+from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
-from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
+from hdp_core.profile import EpsilonProfile
+from hdp_core.validate import format_eps
+from hdp_core.views import saturation as sat
 from pages.common import PROFILE_HASH, cached_adpm, get_profile, guarded
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
@@ -263,7 +265,7 @@ def _reproduce(prof: EpsilonProfile) -> None:
                else "hdp.EpsilonProfile.from_values(eps)")
         st.code(
             f"""import hdp_core as hdp
-from hdp_core import saturation as sat
+from hdp_core.views import saturation as sat
 
 prof = {src}   # or hdp.preset("two_groups")
 sol = hdp.adpm(prof)

@@ -14,15 +14,17 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_core import experiments, report
+from hdp_core import experiments
+from hdp_core.estimators import METHOD_CLASSES
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
-from hdp_core.simulate import METHOD_CLASSES
 from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
+from hdp_core.views import codegen
+from hdp_core.views import simulation as simview
 from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
-# Distribution radio options (also their text in the URL) -> report.make_distribution kind.
+# Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
 SWEEP_DATA = ["As chosen above", "Worst case"]
 SWEEP_POINTS = 60
@@ -56,7 +58,7 @@ def dist_spec(kind: str, a: float, b: float, p: float) -> tuple:
 def run_simulation(profile: EpsilonProfile, spec: tuple, trials: int, seed: int) -> dict:
     """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs."""
     return hdp.simulate_mse(
-        hdp.METHODS, profile, report.make_distribution(*spec), trials=trials, seed=seed,
+        hdp.METHODS, profile, simview.make_distribution(*spec), trials=trials, seed=seed,
         return_estimates=True,
     )
 
@@ -65,7 +67,7 @@ def run_simulation(profile: EpsilonProfile, spec: tuple, trials: int, seed: int)
 def run_sweep(n_fixed: int, eps_fixed: float, n_var: int, values: tuple, spec: tuple):
     """hdp_core.sweeps.group_sweep of all six methods (exact MSE under the distribution)."""
     return group_sweep(
-        n_fixed, eps_fixed, n_var, list(values), hdp.METHODS, report.make_distribution(*spec)
+        n_fixed, eps_fixed, n_var, list(values), hdp.METHODS, simview.make_distribution(*spec)
     )
 
 
@@ -77,16 +79,16 @@ def run_table1(trials: int, seed: int) -> list[dict]:
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def exact_table(profile: EpsilonProfile, spec: tuple, methods: tuple) -> list[dict]:
-    """report.exact_rows: exact MSEs only, for profiles too large to simulate."""
-    return report.exact_rows(profile, report.make_distribution(*spec), methods)
+    """simview.exact_rows: exact MSEs only, for profiles too large to simulate."""
+    return simview.exact_rows(profile, simview.make_distribution(*spec), methods)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def reproduce_code(profile, spec_json: str, dist, methods: tuple, trials: int, seed: int,
                    sweep: tuple | None) -> str:
-    """report.reproduce_code, cached (rebuilding a preset to check it costs a little)."""
+    """codegen.reproduce_code, cached (rebuilding a preset to check it costs a little)."""
     spec = json.loads(spec_json)
-    return report.reproduce_code(profile, spec, dist, methods, trials, seed,
+    return codegen.reproduce_code(profile, spec, dist, methods, trials, seed,
                                  sweep=None if sweep is None else dict(sweep))
 
 
@@ -97,9 +99,9 @@ def profile_csv(profile: EpsilonProfile) -> bytes:
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
-def trial_plan(profile: EpsilonProfile, spec: tuple, trials: int) -> report.TrialPlan:
-    """report.plan_trials: the trials actually run (capped for very large profiles)."""
-    return report.plan_trials(profile, report.make_distribution(*spec), trials)
+def trial_plan(profile: EpsilonProfile, spec: tuple, trials: int) -> simview.TrialPlan:
+    """simview.plan_trials: the trials actually run (capped for very large profiles)."""
+    return simview.plan_trials(profile, simview.make_distribution(*spec), trials)
 
 
 # text -------------------------------------------------------------------------------------
@@ -264,7 +266,7 @@ def simulation_section() -> None:
         metric_slot = st.container()
 
     try:
-        dist = report.make_distribution(*spec)
+        dist = simview.make_distribution(*spec)
         data_range = None
         if real:
             range_width(lo, hi)
@@ -282,7 +284,7 @@ def simulation_section() -> None:
             f"({dist.label()}; variance {dist.variance:.4g}).",
         )
         if data_range is not None:
-            m2.metric("Mean (real units)", f"{report.real_value(dist.mean, lo, hi):.4g}",
+            m2.metric("Mean (real units)", f"{simview.real_value(dist.mean, lo, hi):.4g}",
                       help=f"The same mean on your data range [{lo:g}, {hi:g}].")
 
     if plan.too_large:
@@ -311,7 +313,7 @@ def simulation_section() -> None:
         st.info(
             f"This profile needs {plan.width:,} random values per trial, so the run uses "
             f"**{plan.trials:,} trials instead of {plan.requested:,}** (at most "
-            f"{report.MAX_SIM_CELLS:.0e} values in total, to stay quick). Confidence intervals "
+            f"{simview.MAX_SIM_CELLS:.0e} values in total, to stay quick). Confidence intervals "
             "are wider accordingly."
         )
     try:
@@ -336,8 +338,8 @@ def simulation_section() -> None:
         sweep_section(spec, list(hdp.METHODS), None)
         return
 
-    rows = report.simulation_rows(results, methods, data_range=data_range)
-    adpm_all = report.simulation_rows(results, ["ADPM"])[0]
+    rows = simview.simulation_rows(results, methods, data_range=data_range)
+    adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
     k1, k2, k3 = st.columns(3)
     k1.metric(
         "ADPM simulated MSE", f"{adpm_all['mse']:.3e}",
@@ -394,7 +396,7 @@ def simulation_section() -> None:
         mu, unit = dist.mean, "data in [−0.5, 0.5]"
         if data_range is not None:
             ests = {m: lo + (v + 0.5) * (hi - lo) for m, v in ests.items()}
-            mu, unit = report.real_value(dist.mean, lo, hi), "real units"
+            mu, unit = simview.real_value(dist.mean, lo, hi), "real units"
         st.plotly_chart(figs.estimates_figure(ests, mu, unit=unit), key="sim_hist_chart")
 
     table = results_table(rows, data_range is not None)
@@ -487,8 +489,8 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     if data == SWEEP_DATA[1]:
         spec = dist_spec("twopoint", 2.0, 3.0, 0.5)
     try:
-        sat = report.saturation_point(int(n_fixed), float(eps_fixed))
-        values = report.sweep_eps_values(float(lo), float(hi), SWEEP_POINTS, public, [sat])
+        sat = simview.saturation_point(int(n_fixed), float(eps_fixed))
+        values = simview.sweep_eps_values(float(lo), float(hi), SWEEP_POINTS, public, [sat])
         sw = run_sweep(int(n_fixed), float(eps_fixed), int(n_var), tuple(values), spec)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(str(exc))
@@ -519,7 +521,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     st.caption(
         f"Exact MSE (closed forms, no simulation), so it is instant; data "
-        f"{report.make_distribution(*spec).label()}."
+        f"{simview.make_distribution(*spec).label()}."
     )
     beats = [m for m in shown if m != "ADPM" and (sw.mse[m] < sw.mse["ADPM"] * (1 - 1e-9)).any()]
     if beats:

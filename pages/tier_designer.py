@@ -13,10 +13,12 @@ import math
 import pandas as pd
 import streamlit as st
 
+import hdp_core as hdp
 from hdp_core import design as D
-from hdp_core.figures import METHOD_COLORS
+from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
-from hdp_core.profile import ProfileError
+from hdp_core.figures.style import METHOD_COLORS
+from hdp_core.views import links, menu_io
 from pages.common import set_profile
 
 MENU = "td_menu"  # the current validated Menu (not a widget)
@@ -109,7 +111,7 @@ def init_menu() -> None:
         token = st.query_params.get(LINK_KEY)
         if token:
             try:
-                load_menu(D.decode_link(token), "Opened the menu from the link.")
+                load_menu(links.decode_menu_link(token), "Opened the menu from the link.")
             except (ProfileError, ValueError) as e:
                 load_menu(D.default_menu(),
                           f"The link's menu could not be used ({e}). Showing the default "
@@ -188,10 +190,10 @@ def _cb_import() -> None:
     if up is None:
         return
     try:
-        if up.size > D.MAX_MENU_BYTES:
-            raise D.MenuError(f"the file is {up.size / 1024:.0f} KB; a menu file is at most "
-                              f"{D.MAX_MENU_BYTES // 1024} KB")
-        menu = D.menu_from_json(up.getvalue())
+        if up.size > menu_io.MAX_MENU_BYTES:
+            raise hdp.MenuError(f"the file is {up.size / 1024:.0f} KB; a menu file is at most "
+                              f"{menu_io.MAX_MENU_BYTES // 1024} KB")
+        menu = menu_io.menu_from_json(up.getvalue())
     except (ProfileError, ValueError) as e:
         ss[IMPORT_MSG] = ("error", f"Could not import {up.name}: {e}. The current menu is "
                                    "unchanged.")
@@ -333,7 +335,7 @@ else:
         ss[MENU] = menu
         ss[NOTE] = None
         ss.pop(IMPORT_MSG, None)
-token = D.encode_link(menu)
+token = links.encode_menu_link(menu)
 if st.query_params.get(LINK_KEY) != token:
     st.query_params[LINK_KEY] = token
 
@@ -553,11 +555,11 @@ else:
 # --- 5. save, share, use ----------------------------------------------------------------------
 st.header("5. Save, share and use the menu")
 c1, c2, c3 = st.columns(3)
-json_text = D.menu_to_json(menu, report)
+json_text = menu_io.menu_to_json(menu, report)
 c1.download_button("⬇️ Menu and results (JSON)", json_text.encode(), "tier_menu.json",
                    "application/json", key="td_dl_json",
                    help="The menu and every number on this page; import it back below.")
-c2.download_button("⬇️ Per-tier results (CSV)", D.report_to_csv(report), "tier_menu.csv",
+c2.download_button("⬇️ Per-tier results (CSV)", menu_io.report_to_csv(report), "tier_menu.csv",
                    "text/csv", key="td_dl_csv",
                    help="One row per tier (name, eps, count, granted eps, ...); the Profile "
                    "page can read it as a tiered profile.")
@@ -581,7 +583,7 @@ st.file_uploader(
     max_upload_size=1,
     help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
     f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "
-    f"{D.MAX_TIERS} tiers and {D.MAX_MENU_BYTES // 1024} KB. A bad file leaves the current "
+    f"{D.MAX_TIERS} tiers and {menu_io.MAX_MENU_BYTES // 1024} KB. A bad file leaves the current "
     "menu unchanged.",
 )
 msg = ss.get(IMPORT_MSG)

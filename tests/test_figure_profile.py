@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
-from hdp_core.figures import PUBLIC_COLOR, SATURATION_COLOR
 from hdp_core.figures.profile import eps_ticks, level_histogram, profile_figure
+from hdp_core.figures.style import PUBLIC_COLOR, SATURATION_COLOR
 
 
 def _bars(fig, name=None):

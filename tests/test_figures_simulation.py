@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
-from hdp_core import experiments, report
-from hdp_core.figures import METHOD_COLORS, METHOD_DASH
+from hdp_core import experiments
 from hdp_core.figures import simulation as figs
+from hdp_core.figures.style import METHOD_COLORS, METHOD_DASH
 from hdp_core.sweeps import group_sweep
+from hdp_core.views import simulation as simview
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def results():
 
 
 def test_mse_figure_points_error_bars_and_colours(results):
-    rows = report.simulation_rows(results, ["UNI", "ADPM", "SM"])
+    rows = simview.simulation_rows(results, ["UNI", "ADPM", "SM"])
     fig = figs.mse_figure(rows)
     dots = fig.data[:3]
     assert [t.name for t in dots] == ["ADPM", "SM", "UNI"]
@@ -67,8 +68,8 @@ def test_estimates_figure_marks_the_true_mean(results):
 
 
 def test_sweep_figure_public_point_and_saturation_line():
-    sat = report.saturation_point(900, 0.1)
-    vals = report.sweep_eps_values(0.1, 100.0, 20, public=True, include=[sat])
+    sat = simview.saturation_point(900, 0.1)
+    vals = simview.sweep_eps_values(0.1, 100.0, 20, public=True, include=[sat])
     sw = group_sweep(900, 0.1, 100, vals, hdp.METHODS, hdp.TwoPoint(0.5))
     fig = figs.sweep_figure(sw, ["ADPM", "PropDPM", "LDPE"], sat, 900, 0.1, 100)
     lines = [t for t in fig.data if t.showlegend is not False]

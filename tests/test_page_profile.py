@@ -2,7 +2,7 @@
 
 Oracles: the profile the core builds directly (hdp.preset, hdp_core.presets generators,
 EpsilonProfile.from_tiers / from_csv) compared by key; the query string decoded by
-hdp_core.share; the error text naming the row.
+hdp_core.views.links; the error text naming the row.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import math
 import pytest
 
 import hdp_core as hdp
-from hdp_core import presets, share
+from hdp_core import presets
 from hdp_core.tables import example_csv
+from hdp_core.views import links
 
 
 def _key(at) -> str:
@@ -21,7 +22,7 @@ def _key(at) -> str:
 
 
 def _url_spec(at):
-    return share.decode(at.query_params)
+    return links.decode(at.query_params)
 
 
 def _ok(at):
@@ -61,7 +62,7 @@ def test_every_preset(started, name):
     at.selectbox(key="prof_preset").set_value(name).run()
     _ok(at)
     assert _key(at) == hdp.preset(name).key
-    assert share.profile_from_spec(_url_spec(at)).key == hdp.preset(name).key
+    assert links.profile_from_spec(_url_spec(at)).key == hdp.preset(name).key
     assert at.session_state["profile_label"].startswith(hdp.PRESETS[name][:20])
 
 
@@ -195,7 +196,7 @@ def test_good_upload(started, kind):
     at = _upload(started, f"{kind}.csv", example_csv(kind))
     _ok(at)
     assert not _errors(at)
-    assert _key(at) == hdp.EpsilonProfile.from_csv(example_csv(kind)).key
+    assert _key(at) == hdp.profile_from_csv(example_csv(kind)).key
     if kind == "tiers":  # three tiers fit in a link
         assert _url_spec(at)["counts"] == [600, 300, 100]
     else:  # per-user data values cannot go in a link: the page says so, the CSV is offered
@@ -276,7 +277,7 @@ def test_link_opens_its_profile_and_sets_the_controls(app, params, mode, want):
     assert _key(app) == want.key
     assert app.radio(key="prof_mode").value == mode
     assert not app.warning
-    assert share.profile_from_spec(_url_spec(app)).key == want.key
+    assert links.profile_from_spec(_url_spec(app)).key == want.key
     if mode == "Generator":  # the controls show the link's exact values
         assert app.number_input(key="prof_lu_n").value == 250
         assert app.select_slider(key="prof_lu_range").value == (0.0183, 7.39)
@@ -363,7 +364,7 @@ def test_profile_changed_elsewhere_moves_the_controls(started):
     at.switch_page("pages/bounds.py").run()
     prof = hdp.EpsilonProfile.from_tiers([0.3, 3.0], [70, 30], ["Low", "High"])
     at.session_state["profile"] = prof
-    at.session_state["profile_spec"] = share.spec_from_profile(prof)
+    at.session_state["profile_spec"] = links.spec_from_profile(prof)
     at.session_state["profile_label"] = "from elsewhere"
     at.session_state["profile_version"] = at.session_state["profile_version"] + 1
     at.switch_page("pages/profile.py").run()

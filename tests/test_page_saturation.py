@@ -11,7 +11,7 @@ from conftest import PROFILE_KINDS, metric, ok, widget
 from conftest import show as _show
 
 import hdp_core as hdp
-from hdp_core import saturation as sat
+from hdp_core.views import saturation as sat
 from pages.common import PROFILE
 
 INF = math.inf

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
-from hdp_core import experiments, report
+from hdp_core.figures.style import METHOD_COLORS
+from hdp_core import experiments
+from hdp_core.views import simulation as simview
 from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 
 PAGE = "pages/simulation.py"
@@ -78,7 +80,7 @@ def arr(v):
 
 
 def labels(methods):
-    return [hdp.simulate.METHOD_CLASSES[m].label for m in methods]
+    return [hdp.METHOD_CLASSES[m].label for m in methods]
 
 
 # defaults, numbers and the reproducible script ---------------------------------------------
@@ -102,7 +104,7 @@ def test_defaults_match_hdp_core_and_the_script(app):
     names = [t["name"] for t in mse_chart["data"]]
     assert names == [*hdp.METHODS, "exact MSE"]
     colors = {t["name"]: t["marker"]["color"] for t in mse_chart["data"][:6]}
-    assert colors == {m: hdp.figures.METHOD_COLORS[m] for m in hdp.METHODS}
+    assert colors == {m: METHOD_COLORS[m] for m in hdp.METHODS}
     assert mse_chart["layout"]["yaxis"]["type"] == "log"
     assert "Download results (CSV)" in [d.label for d in at.get("download_button")]
     # the "Reproduce in Python" script prints the numbers the page shows
@@ -214,7 +216,7 @@ def test_sweep_controls(app):
     assert metric(at, "Saturation point") == f"{0.1 + 8 / 90:.4g}"
     sw = chart(at, "sim_sweep_chart")
     assert "public (∞)" in sw["layout"]["xaxis"]["ticktext"]
-    v = report.sweep_eps_values(0.1, 100.0, 60, True, [report.saturation_point(900, 0.1)])
+    v = simview.sweep_eps_values(0.1, 100.0, 60, True, [simview.saturation_point(900, 0.1)])
     exact = hdp.sweeps.group_sweep(900, 0.1, 100, v, hdp.METHODS, hdp.Beta(2, 3))
     assert metric(at, "ADPM MSE at eps = ∞") == f"{exact.mse['ADPM'][-1]:.3e}"
 
@@ -264,7 +266,7 @@ def test_profile_with_public_users(app):
 
 
 def test_large_profile_reduces_trials(app, monkeypatch):
-    monkeypatch.setattr(report, "MAX_SIM_CELLS", 100_000)
+    monkeypatch.setattr(simview, "MAX_SIM_CELLS", 100_000)
     prof = hdp.EpsilonProfile.from_values(np.linspace(0.05, 2.0, 2_000))
     at = open_sim(app, profile=prof, trials=5_000)
     assert any("50 trials instead of 5,000" in i.value for i in at.info)
@@ -276,7 +278,7 @@ def test_large_profile_reduces_trials(app, monkeypatch):
 
 
 def test_profile_too_large_to_simulate_shows_exact_mse(app, monkeypatch):
-    monkeypatch.setattr(report, "MAX_SIM_CELLS", 10_000)
+    monkeypatch.setattr(simview, "MAX_SIM_CELLS", 10_000)
     prof = hdp.EpsilonProfile.from_values(np.linspace(0.05, 2.0, 2_000))
     at = open_sim(app, profile=prof, trials=5_000)
     assert any("too many to simulate" in w.value for w in at.warning)

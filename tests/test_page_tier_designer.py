@@ -15,6 +15,7 @@ import pytest
 from conftest import open_page
 
 from hdp_core import design as D
+from hdp_core.views import links, menu_io
 
 MENU = "td_menu"
 
@@ -61,7 +62,7 @@ def test_default_page(page):
                for i in at.info)
     assert len(at.get("plotly_chart")) >= 3
     # the URL holds the menu
-    assert D.decode_link(at.query_params["menu"]) == m
+    assert links.decode_menu_link(at.query_params["menu"]) == m
     # every control has plain-language help
     for kind in ("text_input", "select_slider", "number_input", "button", "radio", "selectbox",
                  "slider", "download_button", "file_uploader"):
@@ -298,7 +299,7 @@ BAD_FILES = [
     (b'{"n_users": 10, "tiers": [' + b",".join(
         b'{"name": "t%d", "eps": 1, "share_percent": 9.0909090909}' % i for i in range(11))
      + b"]}", "at most 10"),
-    (b" " * (D.MAX_MENU_BYTES + 1), "KB"),
+    (b" " * (menu_io.MAX_MENU_BYTES + 1), "KB"),
 ]
 
 
@@ -321,7 +322,7 @@ def test_malformed_import_keeps_the_menu(page):
 
 def test_good_link_opens_the_menu(app):
     m = D.template_menu("product_menu", 7_777, 0, 60, "min")
-    app.query_params["menu"] = D.encode_link(m)
+    app.query_params["menu"] = links.encode_menu_link(m)
     at = ok(open_page(app, "tier_designer"))
     assert menu_of(at) == m
     assert at.number_input(key="td_n").value == 7_777
@@ -337,7 +338,7 @@ def test_malformed_link_falls_back_with_a_note(app, token):
     assert any("could not be used" in w.value and "default menu" in w.value
                for w in at.warning)
     # and the URL now describes the menu on screen
-    assert D.decode_link(at.query_params["menu"]) == D.default_menu()
+    assert links.decode_menu_link(at.query_params["menu"]) == D.default_menu()
 
 
 def test_use_as_current_profile(page):

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hdp_core as hdp
-from hdp_core.profile import MAX_EXPAND, MAX_TOTAL_USERS, format_eps, parse_eps_text
+from hdp_core.profile import MAX_EXPAND, MAX_TOTAL_USERS, parse_eps_text
+from hdp_core.validate import format_eps
 
 INF = math.inf
 EP = hdp.EpsilonProfile

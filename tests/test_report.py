@@ -1,4 +1,4 @@
-"""hdp_core.report: trial budget, result rows, group-sweep grid, reproducible code.
+"""hdp_core.views.simulation: trial budget, result rows, group-sweep grid, reproducible code.
 
 Oracles: closed forms written out here from shared/baselines.md and the paper's two-group
 Remark, a recording distribution that counts what simulate_mse really draws, direct calls of
@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
-from hdp_core import report
 from hdp_core.simulate import EXPAND_MAX
 from hdp_core.sweeps import group_sweep
+from hdp_core.views import codegen
+from hdp_core.views import simulation as simview
 
 
 # distributions ---------------------------------------------------------------------------
@@ -30,7 +31,7 @@ from hdp_core.sweeps import group_sweep
     ],
 )
 def test_make_distribution_moments(kind, args, mean, var):
-    d = report.make_distribution(kind, *args)
+    d = simview.make_distribution(kind, *args)
     assert d.mean == pytest.approx(mean, abs=1e-15)
     assert d.variance == pytest.approx(var, rel=1e-12)
 
@@ -41,20 +42,20 @@ def test_make_distribution_moments(kind, args, mean, var):
 )
 def test_make_distribution_rejects_bad_input(kind, args):
     with pytest.raises(ValueError):
-        report.make_distribution(kind, *args)
+        simview.make_distribution(kind, *args)
 
 
 @pytest.mark.parametrize("dist", [hdp.Beta(2.5, 0.7), hdp.Uniform(), hdp.TwoPoint(0.25)])
 def test_distribution_code_round_trips(dist):
-    assert eval(report.distribution_code(dist), {"hdp": hdp}) == dist
+    assert eval(codegen.distribution_code(dist), {"hdp": hdp}) == dist
 
 
 def test_real_value_maps_the_unit_range():
-    assert report.real_value(-0.5, 18, 90) == 18
-    assert report.real_value(0.5, 18, 90) == 90
-    assert report.real_value(0.0, 18, 90) == 54
+    assert simview.real_value(-0.5, 18, 90) == 18
+    assert simview.real_value(0.5, 18, 90) == 90
+    assert simview.real_value(0.0, 18, 90) == 54
     with pytest.raises(ValueError):
-        report.real_value(0.0, 5, 5)
+        simview.real_value(0.0, 5, 5)
 
 
 # trial budget ----------------------------------------------------------------------------
@@ -92,35 +93,35 @@ def test_simulated_width_counts_what_simulate_mse_draws(profile):
     per_user = sum(size[1] for what, size in d.drawn if what == "users" and len(size) == 2
                    and size[0] == 5)
     sums = max((size[-1] for what, size in d.drawn if what == "sums"), default=0)
-    assert report.simulated_width(profile, d) == per_user + sums
+    assert simview.simulated_width(profile, d) == per_user + sums
 
 
 def test_simulated_width_rule_by_hand():
     prof = hdp.EpsilonProfile.from_tiers([0.1, 1.0, math.inf, 3.0], [10**12, 5, 1, 0])
     # Beta: tiers up to EXPAND_MAX users are drawn user by user, bigger ones as one sum
-    assert report.simulated_width(prof, hdp.Beta(2, 3)) == 1 + 5 + 1
+    assert simview.simulated_width(prof, hdp.Beta(2, 3)) == 1 + 5 + 1
     # TwoPoint: every tier with more than one user is one exact binomial sum
-    assert report.simulated_width(prof, hdp.TwoPoint(0.5)) == 1 + 1 + 1
-    assert report.simulated_width(np.full(1000, 0.3), hdp.Uniform()) == 1000
+    assert simview.simulated_width(prof, hdp.TwoPoint(0.5)) == 1 + 1 + 1
+    assert simview.simulated_width(np.full(1000, 0.3), hdp.Uniform()) == 1000
 
 
 def test_plan_trials_caps_and_floors():
     d = hdp.Beta(2, 3)
     small = hdp.paper_profile("high")
-    plan = report.plan_trials(small, d, 20_000)
+    plan = simview.plan_trials(small, d, 20_000)
     assert (plan.trials, plan.width, plan.reduced) == (20_000, 1000, False)
-    assert plan.cells == 20_000_000 <= report.MAX_SIM_CELLS
+    assert plan.cells == 20_000_000 <= simview.MAX_SIM_CELLS
     big = hdp.EpsilonProfile.from_values(np.linspace(0.01, 1.0, 400_000))
-    plan = report.plan_trials(big, d, 20_000)
-    assert plan.reduced and plan.trials == report.MAX_SIM_CELLS // 400_000 == 125
-    assert plan.trials * plan.width <= report.MAX_SIM_CELLS
-    floor = report.plan_trials(small, d, 20_000, budget=5_000)
-    assert floor.trials == report.MIN_TRIALS and floor.reduced
-    assert report.plan_trials(small, d, 7).trials == 7  # never above the request
+    plan = simview.plan_trials(big, d, 20_000)
+    assert plan.reduced and plan.trials == simview.MAX_SIM_CELLS // 400_000 == 125
+    assert plan.trials * plan.width <= simview.MAX_SIM_CELLS
+    floor = simview.plan_trials(small, d, 20_000, budget=5_000)
+    assert floor.trials == simview.MIN_TRIALS and floor.reduced
+    assert simview.plan_trials(small, d, 7).trials == 7  # never above the request
     tiers = hdp.EpsilonProfile.from_tiers([0.1, 0.5, math.inf], [10**12, 10**11, 10**9])
-    assert not report.plan_trials(tiers, d, 200_000).reduced
+    assert not simview.plan_trials(tiers, d, 200_000).reduced
     with pytest.raises(ValueError):
-        report.plan_trials(small, d, 1)
+        simview.plan_trials(small, d, 1)
 
 
 # result rows -----------------------------------------------------------------------------
@@ -141,7 +142,7 @@ def test_simulation_rows_against_closed_forms():
     dist = hdp.Beta(2, 3)
     prof = hdp.EpsilonProfile.from_tiers([0.1, math.inf], [900, 100])
     res = hdp.simulate_mse(hdp.METHODS, prof, dist, trials=3000, seed=4)
-    rows = report.simulation_rows(res, ["UNI", "ADPM", "PropDPM"], data_range=(18.0, 90.0))
+    rows = simview.simulation_rows(res, ["UNI", "ADPM", "PropDPM"], data_range=(18.0, 90.0))
     assert [r["method"] for r in rows] == ["ADPM", "PropDPM", "UNI"]  # the paper's order
     oracle = _two_group_oracle(900, 0.1, 100, dist)
     by = {r["method"]: r for r in rows}
@@ -165,7 +166,7 @@ def test_simulation_rows_against_closed_forms():
 def test_exact_rows_against_closed_forms_and_too_large_plans():
     dist = hdp.Uniform()
     prof = hdp.EpsilonProfile.from_tiers([0.1, math.inf], [900, 100])
-    rows = report.exact_rows(prof, dist, ["UNI", "PropDPM"])
+    rows = simview.exact_rows(prof, dist, ["UNI", "PropDPM"])
     oracle = _two_group_oracle(900, 0.1, 100, dist)
     assert [r["method"] for r in rows] == ["PropDPM", "UNI"]
     for r in rows:
@@ -173,39 +174,39 @@ def test_exact_rows_against_closed_forms_and_too_large_plans():
         assert r["ratio_exact"] == pytest.approx(oracle[r["method"]] / oracle["ADPM"], rel=1e-10)
         assert r["ln_exact"] == pytest.approx(math.log(oracle[r["method"]]), rel=1e-12)
     wide = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, 3000))
-    assert report.plan_trials(wide, dist, 500, budget=3000 * report.MIN_TRIALS // 3).too_large
-    assert not report.plan_trials(wide, dist, 500, budget=3000 * report.MIN_TRIALS).too_large
-    assert not report.plan_trials(wide, dist, 5, budget=3000 * 5).too_large
+    assert simview.plan_trials(wide, dist, 500, budget=3000 * simview.MIN_TRIALS // 3).too_large
+    assert not simview.plan_trials(wide, dist, 500, budget=3000 * simview.MIN_TRIALS).too_large
+    assert not simview.plan_trials(wide, dist, 5, budget=3000 * 5).too_large
 
 
 def test_simulation_rows_zero_mse_and_missing_reference():
     # every user public and data constant: every method is exact, MSE 0
     prof = hdp.EpsilonProfile.from_values([math.inf] * 5)
     res = hdp.simulate_mse(["ADPM", "PropDPM"], prof, hdp.TwoPoint(1.0), trials=10, seed=0)
-    rows = report.simulation_rows(res)
+    rows = simview.simulation_rows(res)
     for r in rows:
         assert r["mse"] == 0.0 and r["ln_mse"] is None and r["ratio"] is None
     res = hdp.simulate_mse(["UNI"], np.full(10, 0.5), hdp.Uniform(), trials=10, seed=0)
-    (row,) = report.simulation_rows(res)
+    (row,) = simview.simulation_rows(res)
     assert row["ratio"] is None and "rmse_real" not in row
 
 
 # the group sweep -------------------------------------------------------------------------
 def test_saturation_point_is_where_adpm_starts_capping():
-    sat = report.saturation_point(900, 0.1)
+    sat = simview.saturation_point(900, 0.1)
     assert sat == pytest.approx(0.1 + 8.0 / 90.0, rel=1e-14)
     below = hdp.adpm(hdp.EpsilonProfile.from_tiers([0.1, sat * (1 - 1e-9)], [900, 100]))
     above = hdp.adpm(hdp.EpsilonProfile.from_tiers([0.1, sat * (1 + 1e-9)], [900, 100]))
     assert below.n_saturated == 0 and math.isinf(below.saturation_level)
     assert above.n_saturated == 100 and above.saturation_level == pytest.approx(sat)
-    assert math.isinf(report.saturation_point(0, 0.1))
+    assert math.isinf(simview.saturation_point(0, 0.1))
     with pytest.raises(ValueError):
-        report.saturation_point(10, 0.0)
+        simview.saturation_point(10, 0.0)
 
 
 def test_sweep_values_and_adpm_flat_after_saturation():
-    sat = report.saturation_point(900, 0.1)
-    vals = report.sweep_eps_values(0.1, 100.0, 40, public=True, include=[sat, 1e6, -1])
+    sat = simview.saturation_point(900, 0.1)
+    vals = simview.sweep_eps_values(0.1, 100.0, 40, public=True, include=[sat, 1e6, -1])
     assert vals[0] == pytest.approx(0.1) and vals[-2] == pytest.approx(100.0)
     assert math.isinf(vals[-1]) and sat in vals and 1e6 not in vals
     assert np.all(np.diff(vals[:-1]) > 0) and vals.size == 40 + 1 + 1
@@ -220,10 +221,10 @@ def test_sweep_values_and_adpm_flat_after_saturation():
     assert sw.mse["PropDPM"][-1] == pytest.approx(0.25 / 100)
     assert sw.mse["PropDPM"][-1] > 5 * adpm[-1]
     with pytest.raises(ValueError):
-        report.sweep_eps_values(1.0, 1.0)
+        simview.sweep_eps_values(1.0, 1.0)
     with pytest.raises(ValueError):
-        report.sweep_eps_values(0.0, 1.0)
-    assert not np.isinf(report.sweep_eps_values(0.5, 2.0, 5, public=False)).any()
+        simview.sweep_eps_values(0.0, 1.0)
+    assert not np.isinf(simview.sweep_eps_values(0.5, 2.0, 5, public=False)).any()
 
 
 # reproducible code -----------------------------------------------------------------------
@@ -253,7 +254,7 @@ def test_reproduce_code_gives_the_same_numbers(profile, spec, expect, tmp_path, 
     methods = ["ADPM", "SM", "UNI"]
     sweep = {"n_fixed": 50, "eps_fixed": 0.2, "n_var": 10, "lo": 0.2, "hi": 20.0,
              "points": 8, "public": True}
-    code = report.reproduce_code(profile, spec, dist, methods, 300, 5, sweep=sweep)
+    code = codegen.reproduce_code(profile, spec, dist, methods, 300, 5, sweep=sweep)
     assert expect in code
     (tmp_path / "profile.csv").write_bytes(profile.to_csv())
     cwd = os.getcwd()
@@ -269,8 +270,8 @@ def test_reproduce_code_gives_the_same_numbers(profile, spec, expect, tmp_path, 
         assert ns["res"][m].ci_high == direct[m].ci_high
     printed = capsys.readouterr().out
     assert [ln.split()[0] for ln in printed.splitlines()[:3]] == methods
-    sat = report.saturation_point(50, 0.2)
-    vals = report.sweep_eps_values(0.2, 20.0, 8, public=True, include=[sat])
+    sat = simview.saturation_point(50, 0.2)
+    vals = simview.sweep_eps_values(0.2, 20.0, 8, public=True, include=[sat])
     sw = group_sweep(50, 0.2, 10, vals, hdp.METHODS, dist)
     assert np.array_equal(ns["sw"].x, sw.x)
     for m in methods:
@@ -278,9 +279,9 @@ def test_reproduce_code_gives_the_same_numbers(profile, spec, expect, tmp_path, 
 
 
 def test_profile_code_small_profile_inline_large_from_csv():
-    big = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, report.INLINE_MAX_ENTRIES + 1))
-    assert "from_csv" in report.profile_code(big, None)
-    small = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, report.INLINE_MAX_ENTRIES))
-    assert eval(report.profile_code(small, {"kind": "nonsense"})[7:], {"hdp": hdp,
+    big = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, codegen.INLINE_MAX_ENTRIES + 1))
+    assert "from_csv" in codegen.profile_code(big, None)
+    small = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, codegen.INLINE_MAX_ENTRIES))
+    assert eval(codegen.profile_code(small, {"kind": "nonsense"})[7:], {"hdp": hdp,
                                                                        "math": math}).key \
         == small.key

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 import hdp_core as hdp
-from hdp_core import saturation as sat
 from hdp_core import sweeps
+from hdp_core.views import bounds as bviews
+from hdp_core.views import saturation as sat
 
 INF = math.inf
 
@@ -299,35 +300,35 @@ def test_regime_guides_are_the_two_terms_of_f(n, eps):
     """For n users at one level, f = 1/(4n) + 2/(n eps)^2 exactly: the two guides."""
     prof = hdp.EpsilonProfile.from_tiers([eps], [n])
     x = sweeps.log_grid(0.01, 100, 9)
-    g = sat.regime_guides(prof, x, "scale")
+    g = bviews.regime_guides(prof, x, "scale")
     sw = sweeps.scale_sweep(prof, x, methods=())
     np.testing.assert_allclose(g["loose"] + g["strict"], sw.f, rtol=1e-9)
     np.testing.assert_allclose(g["strict"], 2.0 / (x * n * eps) ** 2, rtol=1e-12)
     ns = np.array([1, 10, 1000, 10**7])
-    gn = sat.regime_guides(prof, ns, "n")
+    gn = bviews.regime_guides(prof, ns, "n")
     np.testing.assert_allclose(gn["loose"] + gn["strict"],
                                (ns * eps**2 + 8) / (4.0 * ns**2 * eps**2), rtol=1e-9)
 
 
 def test_regime_guides_with_public_and_excluded_users():
-    g = sat.regime_guides([0.0, 1.0, INF, INF], [1.0, 2.0], "scale")
+    g = bviews.regime_guides([0.0, 1.0, INF, INF], [1.0, 2.0], "scale")
     assert np.isnan(g["strict"]).all()
     np.testing.assert_allclose(g["loose"], 1 / 12)  # 3 users whose data is used
     with pytest.raises(ValueError):
-        sat.regime_guides([1.0], [1.0], "other")
+        bviews.regime_guides([1.0], [1.0], "other")
 
 
 def test_sweep_points():
-    e = sat.SWEEP_EXPONENTS
+    e = bviews.SWEEP_EXPONENTS
     assert e.size == 31 and e[15] == 0.0 and e[0] == -3.0 and e[-1] == 3.0
-    np.testing.assert_allclose(np.diff(e), sat.SWEEP_STEP, rtol=1e-12)
-    np.testing.assert_allclose(sat.sweep_points([1.0] * 20, "scale"), 10.0**e)
-    ns = sat.sweep_points([1.0] * 20, "n")
+    np.testing.assert_allclose(np.diff(e), bviews.SWEEP_STEP, rtol=1e-12)
+    np.testing.assert_allclose(bviews.sweep_points([1.0] * 20, "scale"), 10.0**e)
+    ns = bviews.sweep_points([1.0] * 20, "n")
     assert ns[15] == 20 and ns[0] == 1 and ns[-1] == 20_000 and ns.dtype == np.int64
-    big = sat.sweep_points(hdp.EpsilonProfile.from_tiers([1.0], [10**14]), "n")
+    big = bviews.sweep_points(hdp.EpsilonProfile.from_tiers([1.0], [10**14]), "n")
     assert big.max() == hdp.profile.MAX_TOTAL_USERS
     with pytest.raises(ValueError):
-        sat.sweep_points([1.0], "x")
+        bviews.sweep_points([1.0], "x")
 
 
 # ------------------------------------------------------------------------------ real units
@@ -345,7 +346,7 @@ def test_affine_error_real_against_integration(lo, hi):
     R = hi - lo
     w = np.array([0.2, 0.3, 0.5])
     b = 0.7
-    e = sat.affine_error_real(w, b, lo, hi, counts=[10, 10, 10], level=0.95)
+    e = bviews.affine_error_real(w, b, lo, hi, counts=[10, 10, 10], level=0.95)
     ssq = 10 * (0.04 + 0.09 + 0.25)
     assert e.rmse == pytest.approx(R * math.sqrt(ssq / 4 + 2 * b * b), rel=1e-12)
     assert e.data_sd == pytest.approx(R * math.sqrt(ssq / 4), rel=1e-12)
@@ -356,16 +357,16 @@ def test_affine_error_real_against_integration(lo, hi):
 
 def test_affine_error_real_limits():
     # no noise: a normal quantile; no data part: a Laplace quantile b ln(1/(1-level))
-    e = sat.affine_error_real(np.full(100, 0.01), 0.0, 0, 10)
+    e = bviews.affine_error_real(np.full(100, 0.01), 0.0, 0, 10)
     assert e.half_width == pytest.approx(stats.norm.ppf(0.975) * e.data_sd, rel=1e-8)
-    e = sat.affine_error_real([1e-12], 0.5, 0, 10, level=0.9)
+    e = bviews.affine_error_real([1e-12], 0.5, 0, 10, level=0.9)
     assert e.half_width == pytest.approx(0.5 * 10 * math.log(10), rel=1e-6)
-    z = sat.affine_error_real([1.0], 0.1, 10, 30, outputs_zero=True)
+    z = bviews.affine_error_real([1.0], 0.1, 10, 30, outputs_zero=True)
     assert z.rmse == 10 and z.half_width == 10
     with pytest.raises(ValueError):
-        sat.affine_error_real([1.0], 0.1, 5, 5)
+        bviews.affine_error_real([1.0], 0.1, 5, 5)
     with pytest.raises(ValueError):
-        sat.affine_error_real([1.0], 0.1, 0, 1, level=1.0)
+        bviews.affine_error_real([1.0], 0.1, 0, 1, level=1.0)
 
 
 def test_affine_error_real_by_monte_carlo():
@@ -373,7 +374,7 @@ def test_affine_error_real_by_monte_carlo():
     prof = hdp.paper_profile("high", 300, seed=2)
     sol = hdp.adpm(prof)
     lo, hi = 0.0, 100.0
-    e = sat.affine_error_real(sol.weights, sol.noise_scale, lo, hi)
+    e = bviews.affine_error_real(sol.weights, sol.noise_scale, lo, hi)
     rng = np.random.default_rng(5)
     trials = 40_000
     x = rng.integers(0, 2, (trials, prof.n)).astype(np.float64) - 0.5
@@ -386,7 +387,7 @@ def test_affine_error_real_by_monte_carlo():
 def test_method_errors_real():
     prof = hdp.EpsilonProfile.from_tiers([0.1, 1.0, INF], [500, 300, 10])
     lo, hi = 20.0, 120.0
-    errs = sat.method_errors_real(prof, lo, hi)
+    errs = bviews.method_errors_real(prof, lo, hi)
     assert list(errs) == list(hdp.METHODS)
     for m, e in errs.items():
         est = hdp.get_method(m, prof)
@@ -396,6 +397,6 @@ def test_method_errors_real():
         else:
             assert 0 < e.half_width < 5 * e.rmse
     # tiers and the expanded per-user profile agree
-    flat = sat.method_errors_real(prof.expand(), lo, hi)
+    flat = bviews.method_errors_real(prof.expand(), lo, hi)
     for m in ("ADPM", "PropDPM", "UNI", "FME"):
         assert flat[m].half_width == pytest.approx(errs[m].half_width, rel=1e-8)

@@ -1,4 +1,4 @@
-"""Shareable links (hdp_core.share): spec <-> query string, strict validation, tier sizes.
+"""Shareable links (hdp_core.views.links): spec <-> query string, strict validation, tier sizes.
 
 Oracles: the spec a person wrote (round trips must give it back and rebuild the very same
 profile, same key), the preset/generator functions called directly, hand-made query strings,
@@ -17,8 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hdp_core as hdp
-from hdp_core import presets, share
-from hdp_core.share import NotShareable, ShareError
+from hdp_core import presets
+from hdp_core.errors import LinkError, NotShareable
+from hdp_core.validate import parse_level
+from hdp_core.views import links
 
 SPECS = [
     {"kind": "preset", "name": "paper_low", "seed": 3},
@@ -40,50 +42,50 @@ SPECS = [
 # round trips ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s["kind"])
 def test_round_trip_gives_the_same_spec_and_profile(spec):
-    qs = share.to_query_string(spec)
-    back = share.from_query_string("?" + qs)
-    assert back == share.normalize_spec(spec)
-    assert share.profile_from_spec(back).key == share.profile_from_spec(spec).key
-    assert set(parse_qs(qs)) <= share.QUERY_KEYS
-    assert len(qs) <= share.MAX_QUERY_CHARS
+    qs = links.to_query_string(spec)
+    back = links.from_query_string("?" + qs)
+    assert back == links.normalize_spec(spec)
+    assert links.profile_from_spec(back).key == links.profile_from_spec(spec).key
+    assert set(parse_qs(qs)) <= links.QUERY_KEYS
+    assert len(qs) <= links.MAX_QUERY_CHARS
 
 
 def test_query_strings_are_readable():
-    assert share.to_query_string(SPECS[0]) == "profile=preset&p_name=paper_low&p_seed=3"
-    assert share.to_query_string(
+    assert links.to_query_string(SPECS[0]) == "profile=preset&p_name=paper_low&p_seed=3"
+    assert links.to_query_string(
         {"kind": "tiers", "levels": [0.1, math.inf], "counts": [9, 1], "names": ["A", "B"]}
     ) == "profile=tiers&p_tier=0.1~9~A&p_tier=inf~1~B"
-    assert share.to_query_string({"kind": "values", "levels": [0.5, 2]}) == (
+    assert links.to_query_string({"kind": "values", "levels": [0.5, 2]}) == (
         "profile=values&p_eps=0.5_2"
     )
 
 
 def test_hand_written_link_is_read():
-    spec = share.from_query_string("profile=log_uniform&p_n=200&p_lo=.5&p_hi=2E1&p_seed=12")
+    spec = links.from_query_string("profile=log_uniform&p_n=200&p_lo=.5&p_hi=2E1&p_seed=12")
     assert spec == {"kind": "log_uniform", "n": 200, "lo": 0.5, "hi": 20.0, "seed": 12}
     # seed is optional; the paper's low-variance preset without a seed is draw 0
-    assert share.from_query_string("profile=preset&p_name=paper_low") == {
+    assert links.from_query_string("profile=preset&p_name=paper_low") == {
         "kind": "preset", "name": "paper_low", "seed": 0,
     }
 
 
 def test_other_parameters_are_ignored_and_no_profile_is_none():
-    assert share.decode({"sim_trials": "500", "bnd_n": ["1", "2"]}) is None
-    assert share.from_query_string("") is None
-    spec = share.decode({"sim_trials": "x", "profile": "preset", "p_name": "two_groups"})
+    assert links.decode({"sim_trials": "500", "bnd_n": ["1", "2"]}) is None
+    assert links.from_query_string("") is None
+    spec = links.decode({"sim_trials": "x", "profile": "preset", "p_name": "two_groups"})
     assert spec == {"kind": "preset", "name": "two_groups", "seed": 0}
 
 
 def test_seed_of_a_non_random_preset_is_dropped():
-    s = share.normalize_spec({"kind": "preset", "name": "product_menu", "seed": 99})
+    s = links.normalize_spec({"kind": "preset", "name": "product_menu", "seed": 99})
     assert s["seed"] == 0
-    assert share.normalize_spec({"kind": "preset", "name": "paper_high", "seed": 99})["seed"] == 99
+    assert links.normalize_spec({"kind": "preset", "name": "paper_high", "seed": 99})["seed"] == 99
 
 
 levels_st = st.one_of(
     st.just(0.0),
     st.just(math.inf),
-    st.floats(min_value=share.LEVEL_MIN, max_value=share.LEVEL_MAX),
+    st.floats(min_value=hdp.LEVEL_MIN, max_value=hdp.LEVEL_MAX),
 )
 name_st = st.text(
     alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=40
@@ -97,30 +99,30 @@ name_st = st.text(
 def test_tiers_round_trip_property(tiers, names):
     levels = [t[0] for t in tiers]
     counts = [t[1] for t in tiers]
-    if sum(counts) == 0 or sum(counts) > share.TIER_MAX_USERS:
-        with pytest.raises(ShareError):
-            share.normalize_spec({"kind": "tiers", "levels": levels, "counts": counts})
+    if sum(counts) == 0 or sum(counts) > links.TIER_MAX_USERS:
+        with pytest.raises(LinkError):
+            links.normalize_spec({"kind": "tiers", "levels": levels, "counts": counts})
         return
     spec = {"kind": "tiers", "levels": levels, "counts": counts,
             "names": None if names is None else names[: len(levels)]}
     try:
-        qs = share.to_query_string(spec)
+        qs = links.to_query_string(spec)
     except NotShareable:
         # refused only because it is too long: measured independently of the encoder
         items = [("profile", "tiers")]
         for j, (lv, ct) in enumerate(zip(levels, counts)):
             t = f"{'inf' if math.isinf(lv) else repr(lv)}~{ct}"
             items.append(("p_tier", t if names is None else f"{t}~{names[j]}"))
-        assert len(urlencode(items)) > share.MAX_QUERY_CHARS - 10 * len(levels)
+        assert len(urlencode(items)) > links.MAX_QUERY_CHARS - 10 * len(levels)
         return
-    back = share.from_query_string(qs)
+    back = links.from_query_string(qs)
     assert back["levels"] == levels  # exact floats (repr round trip)
     assert back["counts"] == counts
-    prof = share.profile_from_spec(back)
+    prof = links.profile_from_spec(back)
     assert prof.key == hdp.EpsilonProfile.from_tiers(levels, counts, spec["names"]).key
 
 
-# malformed links: always a ShareError, never another exception ----------------------------------
+# malformed links: always a LinkError, never another exception ----------------------------------
 BAD_LINKS = [
     "profile=preset&p_name=nope",  # unknown preset
     "profile=preset&p_name=paper_high&p_seed=-1",  # negative seed
@@ -171,10 +173,10 @@ BAD_LINKS = [
 @pytest.mark.parametrize("link", BAD_LINKS, ids=range(len(BAD_LINKS)))
 def test_malformed_link_raises_share_error(link):
     if link == "profile=log_uniform&p_n=1000&p_lo=0.1&p_hi=1":
-        assert share.from_query_string(link)["seed"] == 0  # the one valid entry above
+        assert links.from_query_string(link)["seed"] == 0  # the one valid entry above
         return
-    with pytest.raises(ShareError) as e:
-        share.from_query_string(link)
+    with pytest.raises(LinkError) as e:
+        links.from_query_string(link)
     assert 0 < len(str(e.value)) < 400  # short enough to show
 
 
@@ -185,18 +187,18 @@ def test_malformed_link_raises_share_error(link):
 ))
 def test_decode_never_raises_anything_but_share_error(params):
     try:
-        spec = share.decode(params)
-    except ShareError:
+        spec = links.decode(params)
+    except LinkError:
         return
     if spec is not None:  # whatever it accepted must build
-        share.profile_from_spec(spec)
+        links.profile_from_spec(spec)
 
 
 @given(st.text(max_size=300))
 def test_from_query_string_on_junk(text):
     try:
-        share.from_query_string(text)
-    except ShareError:
+        links.from_query_string(text)
+    except LinkError:
         pass
 
 
@@ -205,10 +207,10 @@ def test_encode_refuses_a_profile_too_long_for_a_link():
     spec = {"kind": "tiers", "levels": [0.001 * (j + 1) + 1e-9 for j in range(n)],
             "counts": [10**9] * n, "names": ["N" * 40] * n}
     with pytest.raises(NotShareable, match="characters"):
-        share.encode(spec)
+        links.encode(spec)
     # the same tiers without names fit
     spec["names"] = None
-    assert len(share.to_query_string(spec)) <= share.MAX_QUERY_CHARS
+    assert len(links.to_query_string(spec)) <= links.MAX_QUERY_CHARS
 
 
 @pytest.mark.parametrize(
@@ -226,42 +228,42 @@ def test_encode_refuses_a_profile_too_long_for_a_link():
     ],
 )
 def test_normalize_spec_rejects_wrong_types(spec):
-    with pytest.raises(ShareError):
-        share.normalize_spec(spec)
+    with pytest.raises(LinkError):
+        links.normalize_spec(spec)
 
 
 # building profiles ----------------------------------------------------------------------------
 def test_profiles_match_the_generators_called_directly():
-    assert share.profile_from_spec(SPECS[0]).key == presets.preset("paper_low", 3).key
-    p = share.profile_from_spec(SPECS[2])
+    assert links.profile_from_spec(SPECS[0]).key == presets.preset("paper_low", 3).key
+    p = links.profile_from_spec(SPECS[2])
     assert p.n == 1000 and 0.0183 <= p.levels.min() and p.levels.max() <= 7.39
     assert p.key == presets.log_uniform(1000, 0.0183, 7.39, 0).key
-    two = share.profile_from_spec(SPECS[3])
+    two = links.profile_from_spec(SPECS[3])
     assert two.is_tiered and list(two.counts) == [900_000_000, 100_000_000]
     assert math.isinf(two.levels[1])
-    mix = share.profile_from_spec(SPECS[4])
+    mix = links.profile_from_spec(SPECS[4])
     assert mix.n == 500 and mix.n_public == 125  # 25% of 500
 
 
 def test_spec_from_profile_rebuilds_exactly_or_says_why_not():
     tiers = hdp.EpsilonProfile.from_tiers([0.1, 1, math.inf], [5, 6, 7], ["a", "b", "c"])
-    assert share.profile_from_spec(share.spec_from_profile(tiers)).key == tiers.key
+    assert links.profile_from_spec(links.spec_from_profile(tiers)).key == tiers.key
     few = hdp.EpsilonProfile.from_values([0.3, 0.1, math.inf, 0.3])
-    assert share.profile_from_spec(share.spec_from_profile(few)).key == few.key
+    assert links.profile_from_spec(links.spec_from_profile(few)).key == few.key
     with pytest.raises(NotShareable, match="data value"):
-        share.spec_from_profile(hdp.EpsilonProfile.from_values([0.1, 0.2], data=[1.0, 2.0]))
+        links.spec_from_profile(hdp.EpsilonProfile.from_values([0.1, 0.2], data=[1.0, 2.0]))
     with pytest.raises(NotShareable, match="too many"):
-        share.spec_from_profile(hdp.EpsilonProfile.from_values(np.full(1000, 0.5)))
+        links.spec_from_profile(hdp.EpsilonProfile.from_values(np.full(1000, 0.5)))
     with pytest.raises(NotShareable):  # a level outside the link's range
-        share.spec_from_profile(hdp.EpsilonProfile.from_values([1e9]))
+        links.spec_from_profile(hdp.EpsilonProfile.from_values([1e9]))
 
 
 def test_labels_name_the_numbers():
-    assert "1,000 users" in share.spec_label(SPECS[2])
-    assert "(seed 3)" in share.spec_label(SPECS[0])
-    assert "900,000,000 users at 0.1" in share.spec_label(SPECS[3])
-    assert "public" in share.spec_label(SPECS[3])
-    assert "25% public" in share.spec_label(SPECS[4])
+    assert "1,000 users" in links.spec_label(SPECS[2])
+    assert "(seed 3)" in links.spec_label(SPECS[0])
+    assert "900,000,000 users at 0.1" in links.spec_label(SPECS[3])
+    assert "public" in links.spec_label(SPECS[3])
+    assert "25% public" in links.spec_label(SPECS[4])
 
 
 @pytest.mark.parametrize(
@@ -270,14 +272,14 @@ def test_labels_name_the_numbers():
      (" 2e-3 ", 0.002), (3, 3.0)],
 )
 def test_parse_level_accepts(text, expected):
-    assert share.parse_level(text) == expected
+    assert parse_level(text) == expected
 
 
 @pytest.mark.parametrize("text", ["", "nan", "-1", "abc", "1e999", "1e7", "1e-9", True, None,
                                   float("nan")])
 def test_parse_level_refuses(text):
-    with pytest.raises(ShareError):
-        share.parse_level(text)
+    with pytest.raises(hdp.HdpError):
+        parse_level(text)
 
 
 # tiers from the editor's rows ---------------------------------------------------------------
@@ -287,7 +289,7 @@ def test_rows_with_counts():
         {"name": None, "eps": "public", "count": 100},
         {"name": "", "eps": None, "count": float("nan")},  # a row just added: skipped
     ]
-    spec = share.tiers_spec_from_rows(rows)
+    spec = links.tiers_spec_from_rows(rows)
     assert spec == {"kind": "tiers", "levels": [0.1, math.inf], "counts": [600, 100],
                     "names": ["Strict", "Tier 2"]}
 
@@ -295,7 +297,7 @@ def test_rows_with_counts():
 def test_rows_with_shares_of_n():
     rows = [{"eps": "0.1", "share": 50.0}, {"eps": "1", "share": 30.0},
             {"eps": "inf", "share": 20.0}]
-    spec = share.tiers_spec_from_rows(rows, "share", total=1001)
+    spec = links.tiers_spec_from_rows(rows, "share", total=1001)
     assert sum(spec["counts"]) == 1001
     assert spec["counts"] == [501, 300, 200]  # 500.5 / 300.3 / 200.2: the .5 gets the user
     assert spec["names"] is None
@@ -316,8 +318,8 @@ def test_rows_with_shares_of_n():
     ],
 )
 def test_bad_rows_name_the_row(rows, match):
-    with pytest.raises(ShareError, match=match):
-        share.tiers_spec_from_rows(rows)
+    with pytest.raises(LinkError, match=match):
+        links.tiers_spec_from_rows(rows)
 
 
 # largest remainder --------------------------------------------------------------------------
@@ -337,7 +339,7 @@ def _hamilton(shares, n):
 @given(st.lists(st.one_of(st.integers(0, 1000), st.floats(0, 100)), min_size=1, max_size=10)
        .filter(lambda s: sum(s) > 0), st.integers(1, 10**6))
 def test_counts_from_shares_is_hamiltons_method(shares, n):
-    got = share.counts_from_shares(shares, n)
+    got = links.counts_from_shares(shares, n)
     assert int(got.sum()) == n
     assert list(got) == _hamilton(shares, n)
 
@@ -345,5 +347,5 @@ def test_counts_from_shares_is_hamiltons_method(shares, n):
 @pytest.mark.parametrize(("shares", "n"), [([], 5), ([1, -1], 5), ([0, 0], 5),
                                           ([1, float("nan")], 5), ([1], 0)])
 def test_counts_from_shares_refuses(shares, n):
-    with pytest.raises(ShareError):
-        share.counts_from_shares(shares, n)
+    with pytest.raises(LinkError):
+        links.counts_from_shares(shares, n)

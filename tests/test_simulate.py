@@ -152,7 +152,7 @@ def test_chunking_does_not_change_results(monkeypatch):
 def test_simulate_invalid_arguments(kwargs):
     args = {"methods": ["ADPM"], "eps": [0.5, 1.0], "dist": hdp.Beta(2, 3), "trials": 10}
     args.update(kwargs)
-    with pytest.raises(hdp.ProfileError):
+    with pytest.raises(hdp.HdpError):
         hdp.simulate_mse(**args)
 
 

@@ -5,7 +5,7 @@ import pytest
 from conftest import open_page
 
 import hdp_core as hdp
-from hdp_core import share
+from hdp_core.views import links
 
 PAGES = ["profile", "saturation", "bounds", "simulation", "tier_designer"]
 SIDEBAR_METRICS = {"Users n", "Distinct levels", "min eps", "median eps", "max eps",
@@ -32,7 +32,7 @@ def test_sidebar_summary_and_link_on_every_page(app, page):
     assert metrics["Users n"] == "1,200"
     assert metrics["tau*"] == f"{sol.saturation_level:.4g}" == "0.18"  # the paper's example
     assert metrics["Users capped"] == f"{sol.n_saturated:,}"
-    assert share.decode(at.query_params) == {"kind": "preset", "name": "strict_loose",
+    assert links.decode(at.query_params) == {"kind": "preset", "name": "strict_loose",
                                              "seed": 0}
 
 

@@ -22,7 +22,7 @@ EP = hdp.EpsilonProfile
 # good files
 # --------------------------------------------------------------------------------------------
 def test_per_user_file():
-    prof = EP.from_csv(b"eps\n0.1\n0.5\n2\n0\ninf\n")
+    prof = hdp.profile_from_csv(b"eps\n0.1\n0.5\n2\n0\ninf\n")
     assert not prof.is_tiered
     assert prof.levels.tolist() == [0.1, 0.5, 2.0, 0.0, INF]
     assert prof.counts.tolist() == [1] * 5 and prof.data is None
@@ -31,62 +31,62 @@ def test_per_user_file():
 
 
 def test_tier_file_with_count_and_names():
-    prof = EP.from_csv(b"name,eps,count\nStrict,0.1,600\nBalanced,1,300\nOpen,public,100\n")
+    prof = hdp.profile_from_csv(b"name,eps,count\nStrict,0.1,600\nBalanced,1,300\nOpen,public,100\n")
     assert prof.is_tiered
     assert prof.levels.tolist() == [0.1, 1.0, INF]
     assert prof.counts.tolist() == [600, 300, 100]
     assert prof.names == ("Strict", "Balanced", "Open")
-    big = EP.from_csv(b"eps,count\n0.1,1000000000000\n1,1e12\n")
+    big = hdp.profile_from_csv(b"eps,count\n0.1,1000000000000\n1,1e12\n")
     assert big.n == 2 * 10**12
 
 
 @pytest.mark.parametrize("header", ["eps", "Epsilon", " EPS ", "EPSILON", "ε", "epsilon "])
 def test_eps_header_spellings(header):
-    prof = EP.from_csv(f"{header},Count\n0.2,3\n".encode())
+    prof = hdp.profile_from_csv(f"{header},Count\n0.2,3\n".encode())
     assert prof.levels.tolist() == [0.2] and prof.counts.tolist() == [3]
 
 
 @pytest.mark.parametrize("word", ["inf", "INF", "+inf", "Infinity", "public", "Public", "∞"])
 def test_public_words(word):
-    assert EP.from_csv(f"eps\n0.3\n{word}\n".encode()).levels.tolist() == [0.3, INF]
+    assert hdp.profile_from_csv(f"eps\n0.3\n{word}\n".encode()).levels.tolist() == [0.3, INF]
 
 
 def test_value_column():
-    prof = EP.from_csv(b"eps,value\n0.1,12.5\ninf,-3\n1,0\n")
+    prof = hdp.profile_from_csv(b"eps,value\n0.1,12.5\ninf,-3\n1,0\n")
     assert prof.levels.tolist() == [0.1, INF, 1.0]
     assert prof.data.tolist() == [12.5, -3.0, 0.0]
-    assert EP.from_csv(b" Value ,EPS\n7,0.5\n").data.tolist() == [7.0]
+    assert hdp.profile_from_csv(b" Value ,EPS\n7,0.5\n").data.tolist() == [7.0]
 
 
 def test_separators_bom_crlf_blank_lines_and_text_input():
-    assert EP.from_csv(b"eps;count\n0.1;3\n").counts.tolist() == [3]
-    assert EP.from_csv(b"eps\tcount\n0.1\t3\n").counts.tolist() == [3]
-    assert EP.from_csv("\ufeffeps\n0.1\n".encode()).levels.tolist() == [0.1]  # Excel's BOM
-    assert EP.from_csv(b"eps\r\n0.1\r\n0.2\r\n").levels.tolist() == [0.1, 0.2]
-    assert EP.from_csv(b"\neps\n0.1\n\n0.2\n\n").levels.tolist() == [0.1, 0.2]
-    assert EP.from_csv("eps\n0.4\n").levels.tolist() == [0.4]  # str is accepted too
-    assert EP.from_csv(b'"eps"\n"0.1"\n').levels.tolist() == [0.1]
+    assert hdp.profile_from_csv(b"eps;count\n0.1;3\n").counts.tolist() == [3]
+    assert hdp.profile_from_csv(b"eps\tcount\n0.1\t3\n").counts.tolist() == [3]
+    assert hdp.profile_from_csv("\ufeffeps\n0.1\n".encode()).levels.tolist() == [0.1]  # Excel's BOM
+    assert hdp.profile_from_csv(b"eps\r\n0.1\r\n0.2\r\n").levels.tolist() == [0.1, 0.2]
+    assert hdp.profile_from_csv(b"\neps\n0.1\n\n0.2\n\n").levels.tolist() == [0.1, 0.2]
+    assert hdp.profile_from_csv("eps\n0.4\n").levels.tolist() == [0.4]  # str is accepted too
+    assert hdp.profile_from_csv(b'"eps"\n"0.1"\n').levels.tolist() == [0.1]
 
 
 def test_example_files_read_back():
-    tiers = EP.from_csv(example_csv("tiers"))
+    tiers = hdp.profile_from_csv(example_csv("tiers"))
     assert tiers.is_tiered and tiers.n == 1000
-    values = EP.from_csv(example_csv("values"))
+    values = hdp.profile_from_csv(example_csv("values"))
     assert values.n == 20 and values.data is not None and values.n_public == 2
 
 
 def test_from_frame():
     df = pd.DataFrame({"Epsilon": [0.1, 0.2, np.inf], "VALUE": [1.0, 2.0, 3.0]})
-    prof = EP.from_frame(df)
+    prof = hdp.profile_from_frame(df)
     assert prof.levels.tolist() == [0.1, 0.2, INF] and prof.data.tolist() == [1.0, 2.0, 3.0]
-    tiers = EP.from_frame(pd.DataFrame({"eps": ["0.1", "inf"], "count": [5, 6]}))
+    tiers = hdp.profile_from_frame(pd.DataFrame({"eps": ["0.1", "inf"], "count": [5, 6]}))
     assert tiers.is_tiered and tiers.counts.tolist() == [5, 6]
     with pytest.raises(hdp.ProfileError, match=r"row 2, column 'eps'"):
-        EP.from_frame(pd.DataFrame({"eps": [0.1, np.nan]}))
+        hdp.profile_from_frame(pd.DataFrame({"eps": [0.1, np.nan]}))
     with pytest.raises(hdp.ProfileError, match="DataFrame"):
-        EP.from_frame([0.1, 0.2])
+        hdp.profile_from_frame([0.1, 0.2])
     with pytest.raises(hdp.ProfileError, match="more than 2 rows"):
-        EP.from_frame(pd.DataFrame({"eps": [0.1, 0.2, 0.3]}), max_rows=2)
+        hdp.profile_from_frame(pd.DataFrame({"eps": [0.1, 0.2, 0.3]}), max_rows=2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def test_from_frame():
 )
 def test_bad_files(content, words):
     with pytest.raises(hdp.ProfileError) as info:
-        EP.from_csv(content)
+        hdp.profile_from_csv(content)
     msg = str(info.value)
     for w in words:
         assert w in msg, (w, msg)
@@ -135,25 +135,25 @@ def test_bad_files(content, words):
 
 def test_more_rows_than_max_rows():
     content = b"eps\n" + b"0.1\n" * 6
-    assert EP.from_csv(content, max_rows=6).n == 6
+    assert hdp.profile_from_csv(content, max_rows=6).n == 6
     with pytest.raises(hdp.ProfileError, match="more than 5 rows"):
-        EP.from_csv(content, max_rows=5)
+        hdp.profile_from_csv(content, max_rows=5)
     with pytest.raises(hdp.ProfileError, match="count column"):  # says what to do instead
-        EP.from_csv(content, max_rows=5)
+        hdp.profile_from_csv(content, max_rows=5)
 
 
 def test_bigger_than_max_bytes():
     content = b"eps\n" + b"0.123\n" * 100
-    assert EP.from_csv(content, max_bytes=len(content)).n == 100
+    assert hdp.profile_from_csv(content, max_bytes=len(content)).n == 100
     with pytest.raises(hdp.ProfileError, match="limit"):
-        EP.from_csv(content, max_bytes=len(content) - 1)
+        hdp.profile_from_csv(content, max_bytes=len(content) - 1)
     with pytest.raises(hdp.ProfileError, match="limit"):
-        EP.from_csv(content.decode(), max_bytes=100)
+        hdp.profile_from_csv(content.decode(), max_bytes=100)
 
 
 def test_not_bytes_or_text():
     with pytest.raises(hdp.ProfileError, match="expected CSV text or bytes"):
-        EP.from_csv(12345)
+        hdp.profile_from_csv(12345)
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def test_not_bytes_or_text():
 # --------------------------------------------------------------------------------------------
 def test_round_trip_per_user_with_inf_zero_and_values():
     prof = EP.from_values([0.1, INF, 1 / 3, 0.0, 1e-12, 1e12], data=[1.5, -2, 0, 1 / 7, 3, 4])
-    back = EP.from_csv(prof.to_csv())
+    back = hdp.profile_from_csv(prof.to_csv())
     assert back.levels.tolist() == prof.levels.tolist()
     assert back.data.tolist() == prof.data.tolist()
     assert back.key == prof.key
@@ -171,14 +171,14 @@ def test_round_trip_tiers_with_names():
     prof = EP.from_tiers(
         [0.1, 1 / 3, INF, 0.0], [600, 10**12, 5, 7], names=["Strict", "a, b", 'say "hi"', "Ø"]
     )
-    back = EP.from_csv(prof.to_csv())
+    back = hdp.profile_from_csv(prof.to_csv())
     assert back.is_tiered
     assert back.levels.tolist() == prof.levels.tolist()
     assert back.counts.tolist() == prof.counts.tolist()
     assert back.names == prof.names
     assert back.key == prof.key
     unnamed = EP.from_tiers([0.5, INF], [3, 4])
-    assert EP.from_csv(unnamed.to_csv()).key == unnamed.key
+    assert hdp.profile_from_csv(unnamed.to_csv()).key == unnamed.key
 
 
 @given(
@@ -190,7 +190,7 @@ def test_round_trip_tiers_with_names():
 )
 def test_round_trip_is_exact(levels):
     prof = EP.from_values(levels)
-    back = EP.from_csv(prof.to_csv())
+    back = hdp.profile_from_csv(prof.to_csv())
     assert back.levels.tolist() == prof.levels.tolist()
     assert back.key == prof.key
 
@@ -198,6 +198,6 @@ def test_round_trip_is_exact(levels):
 def test_overflowing_number_is_not_read_as_public():
     """'1e400' overflows float64 to inf; only the words inf/public mean a public user."""
     with pytest.raises(hdp.ProfileError, match=r"row 2 \(line 3.*'1e400' is too large"):
-        hdp.EpsilonProfile.from_csv(b"eps\n0.5\n1e400\n")
+        hdp.profile_from_csv(b"eps\n0.5\n1e400\n")
     with pytest.raises(hdp.ProfileError, match=r"column 'count'.*too large to be a number$"):
-        hdp.EpsilonProfile.from_csv(b"eps,count\n1,1e400\n")
+        hdp.profile_from_csv(b"eps,count\n1,1e400\n")

@@ -12,15 +12,18 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..sweeps import Sweep
-from . import (
+from .style import (
     GRANTED_COLOR,
     LAYOUT_DEFAULTS,
     LOWER_BOUND_COLOR,
     METHOD_COLORS,
     METHOD_DASH,
     REQUESTED_COLOR,
+    build,
+    fast_layout,
+    hline,
+    vline,
 )
-from .saturation import build, fast_layout, hline, vline
 
 __all__ = ["bounds_glance_figure", "scatter_figure", "sweep_figure"]
 

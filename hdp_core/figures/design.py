@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..design import MenuReport, ShareSweep
-from . import (
+from .style import (
     GRANTED_COLOR,
     LAYOUT_DEFAULTS,
     LOWER_BOUND_COLOR,

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..profile import EpsilonProfile
-from . import LAYOUT_DEFAULTS, PUBLIC_COLOR, REQUESTED_COLOR, SATURATION_COLOR
+from .style import LAYOUT_DEFAULTS, PUBLIC_COLOR, REQUESTED_COLOR, SATURATION_COLOR
 
 __all__ = ["EXCLUDED_COLOR", "eps_ticks", "level_histogram", "profile_figure"]
 

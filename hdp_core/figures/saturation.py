@@ -1,5 +1,5 @@
 """Figures for the Saturation page: the r-versus-eps curve, the two-group phase diagram and
-Algorithm 1 step by step. Data in (from :mod:`hdp_core.saturation`), ``go.Figure`` out.
+Algorithm 1 step by step. Data in (from :mod:`hdp_core.views.saturation`), ``go.Figure`` out.
 """
 
 from __future__ import annotations
@@ -10,63 +10,19 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..adpm import AlgorithmTrace
-from ..saturation import RCurve, TwoLevelPoint
-from . import (
+from ..views.saturation import RCurve, TwoLevelPoint
+from .style import (
     GRANTED_COLOR,
-    LAYOUT_DEFAULTS,
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
+    build,
+    fast_layout,
+    hline,
+    vline,
 )
 
-__all__ = [
-    "LIGHT_TEMPLATE",
-    "build",
-    "fast_layout",
-    "hline",
-    "phase_figure",
-    "r_curve_figure",
-    "trace_figure",
-    "vline",
-]
-
-LIGHT_TEMPLATE = go.layout.Template(layout=dict(
-    paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f"), hovermode="closest",
-    xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
-               automargin=True, zerolinewidth=2, title=dict(standoff=15)),
-    yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
-               automargin=True, zerolinewidth=2, title=dict(standoff=15)),
-))
-"""The layout part of plotly's 'plotly_white' look, as a small template: the named template
-carries defaults for every trace type and costs about 50 ms per figure to apply, which would
-eat most of a page's 300 ms budget for a slider move."""
-
-
-def fast_layout(**overrides) -> dict:
-    """LAYOUT_DEFAULTS with LIGHT_TEMPLATE instead of the 'plotly_white' name, plus overrides."""
-    out = dict(LAYOUT_DEFAULTS)
-    out["template"] = LIGHT_TEMPLATE
-    out.update(overrides)
-    return out
-
-
-def hline(y: float, color: str, dash: str = "dash", width: float = 2) -> dict:
-    """A horizontal line across the plot at data value ``y`` (a layout shape)."""
-    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
-                line=dict(color=color, dash=dash, width=width))
-
-
-def vline(x: float, color: str, dash: str = "dot", width: float = 2) -> dict:
-    """A vertical line across the plot at data value ``x`` (a layout shape)."""
-    return dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=x, x1=x,
-                line=dict(color=color, dash=dash, width=width))
-
-
-def build(data: list[dict], layout: dict) -> go.Figure:
-    """One go.Figure from trace dicts and a layout dict, validated once (adding traces, lines
-    and annotations one call at a time costs several times more)."""
-    return go.Figure(data=data, layout=layout)
-
+__all__ = ["phase_figure", "r_curve_figure", "trace_figure"]
 
 PUBLIC_EDGE = "#7a7000"
 UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they ask

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ..simulate import METHODS
+from ..estimators import METHODS
 from ..sweeps import Sweep
-from . import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH, SATURATION_COLOR
 from .profile import eps_ticks
+from .style import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH, SATURATION_COLOR
 
 __all__ = [
     "TRUE_MEAN_COLOR",

@@ -1,4 +1,4 @@
-"""What the Simulation page reports: trial budgets, result rows, sweep grids, reproducible code.
+"""What the Simulation page reports: trial budgets, result rows and sweep grids.
 
 Pure functions around :func:`hdp_core.simulate.simulate_mse` and
 :func:`hdp_core.sweeps.group_sweep` (no streamlit). MSEs are for data in [-0.5, 0.5] unless a
@@ -15,24 +15,23 @@ from typing import Any
 
 import numpy as np
 
-from .bounds import two_group_threshold
-from .distributions import Beta, Distribution, TwoPoint, Uniform
-from .profile import EpsilonProfile, ProfileError, as_profile
-from .simulate import METHODS, SimResult, get_method, simulated_width
-from .sweeps import log_grid
-from .units import range_width, rmse_real
+from ..bounds import two_group_threshold
+from ..distributions import Beta, Distribution, TwoPoint, Uniform
+from ..errors import ProfileError
+from ..estimators import METHODS, get_method
+from ..profile import as_profile
+from ..simulate import SimResult, simulated_width
+from ..sweeps import log_grid
+from ..units import range_width, rmse_real
 
 __all__ = [
     "MAX_SIM_CELLS",
     "MIN_TRIALS",
     "TrialPlan",
-    "distribution_code",
     "exact_rows",
     "make_distribution",
     "plan_trials",
-    "profile_code",
     "real_value",
-    "reproduce_code",
     "saturation_point",
     "simulated_width",
     "simulation_rows",
@@ -44,10 +43,6 @@ MAX_SIM_CELLS = 50_000_000
 
 MIN_TRIALS = 20
 """Fewest trials a reduced run keeps (below this the confidence interval says little)."""
-
-INLINE_MAX_ENTRIES = 50
-"""Profiles with at most this many entries are written out in full in reproducible code."""
-
 
 # distributions -----------------------------------------------------------------------------
 def make_distribution(kind: str, a: float = 2.0, b: float = 3.0, p: float = 0.5) -> Distribution:
@@ -63,17 +58,6 @@ def make_distribution(kind: str, a: float = 2.0, b: float = 3.0, p: float = 0.5)
     if kind == "twopoint":
         return TwoPoint(float(p))
     raise ValueError(f"unknown distribution {kind!r}; choose beta, uniform or twopoint")
-
-
-def distribution_code(dist: Distribution) -> str:
-    """Python expression (using ``hdp``) that rebuilds ``dist``."""
-    if isinstance(dist, Beta):
-        return f"hdp.Beta({dist.a!r}, {dist.b!r})"
-    if isinstance(dist, Uniform):
-        return "hdp.Uniform()"
-    if isinstance(dist, TwoPoint):
-        return f"hdp.TwoPoint({dist.p!r})"
-    raise ValueError(f"no code for distribution {dist!r}")
 
 
 def real_value(x: float, lo: float, hi: float) -> float:
@@ -225,125 +209,3 @@ def sweep_eps_values(
     if public:
         vals = np.append(vals, math.inf)
     return vals
-
-
-# reproducible code -------------------------------------------------------------------------
-def _num(x: float) -> str:
-    x = float(x)
-    if math.isinf(x):
-        return "math.inf"
-    return repr(x)
-
-
-def _spec_call(spec: Mapping[str, Any]) -> str | None:
-    """The generator call behind a shareable spec (hdp_core.share), or None."""
-    from . import share
-
-    try:
-        s = share.normalize_spec(spec)
-    except ValueError:
-        return None
-    k = s["kind"]
-    if k == "preset":
-        return f"hdp.preset({s['name']!r}, seed={s['seed']})"
-    if k == "log_uniform":
-        return (
-            f"hdp.presets.log_uniform({s['n']}, {_num(s['lo'])}, {_num(s['hi'])}, "
-            f"seed={s['seed']})"
-        )
-    if k == "two_groups":
-        return (
-            f"hdp.presets.two_groups({s['n']}, {_num(s['frac'])}, {_num(s['eps1'])}, "
-            f"{_num(s['eps2'])})"
-        )
-    if k == "mixture":
-        return (
-            f"hdp.presets.mixture({s['n']}, {_num(s['lo'])}, {_num(s['hi'])}, "
-            f"{_num(s['public'])}, seed={s['seed']})"
-        )
-    return None
-
-
-def _spec_profile(spec: Mapping[str, Any]) -> EpsilonProfile | None:
-    from . import share
-
-    try:
-        return share.profile_from_spec(spec)
-    except ValueError:
-        return None
-
-
-def profile_code(profile: EpsilonProfile, spec: Mapping[str, Any] | None = None) -> str:
-    """Python statement ``prof = ...`` (using ``hdp``) that rebuilds ``profile`` exactly.
-
-    A preset or generator spec (hdp_core.share: preset, log_uniform, two_groups, mixture) is
-    rebuilt by its call when that gives the same profile (same key); a small profile is
-    written out in full; anything else is read back from ``profile.csv`` (the page offers it
-    for download; ``EpsilonProfile.to_csv`` writes it).
-    """
-    if isinstance(spec, Mapping):
-        call = _spec_call(spec)
-        if call is not None:
-            built = _spec_profile(spec)
-            if built is not None and built.key == profile.key:
-                return f"prof = {call}"
-    if profile.k <= INLINE_MAX_ENTRIES and profile.data is None:
-        lv = ", ".join(_num(v) for v in profile.levels)
-        if profile.is_tiered:
-            ct = ", ".join(str(int(c)) for c in profile.counts)
-            names = f", names={list(profile.names)!r}" if profile.names else ""
-            return f"prof = hdp.EpsilonProfile.from_tiers([{lv}], [{ct}]{names})"
-        return f"prof = hdp.EpsilonProfile.from_values([{lv}])"
-    return 'prof = hdp.EpsilonProfile.from_csv(open("profile.csv", "rb").read())'
-
-
-def reproduce_code(
-    profile: EpsilonProfile,
-    spec: Mapping[str, Any] | None,
-    dist: Distribution,
-    methods: Sequence[str],
-    trials: int,
-    seed: int,
-    sweep: Mapping[str, Any] | None = None,
-) -> str:
-    """A self-contained Python script with the hdp_core calls behind the page's numbers.
-
-    ``sweep`` (optional) holds n_fixed, eps_fixed, n_var, lo, hi, points, public for the
-    group-sweep chart. Running the script prints the same table the page shows.
-    """
-    meth = ", ".join(repr(m) for m in METHODS if m in methods)
-    lines = [
-        "import math",
-        "",
-        "import hdp_core as hdp",
-        "import hdp_core.presets",
-        "",
-        profile_code(profile, spec),
-        f"dist = {distribution_code(dist)}",
-        "# all six methods are simulated together (common random numbers: every method sees the",
-        "# same data in each trial), as on the page; the selected ones are printed",
-        f"res = hdp.simulate_mse(hdp.METHODS, prof, dist, trials={int(trials)}, seed={int(seed)},",
-        "                       return_estimates=True)",
-        f"for name in [{meth}]:",
-        "    r = res[name]",
-        '    print(f"{name:8s} MSE {r.mse:.4e} (95% CI {r.ci_low:.4e} to {r.ci_high:.4e}) "',
-        '          f"exact {r.exact:.4e} ln MSE {r.log_mse:.2f} "',
-        '          f"ratio to ADPM {r.mse / res[\'ADPM\'].mse:.3g}")',
-    ]
-    if sweep is not None:
-        lines += [
-            "",
-            "# the group sweep (exact MSE, no simulation)",
-            "from hdp_core.report import saturation_point, sweep_eps_values",
-            "from hdp_core.sweeps import group_sweep",
-            "",
-            f"sat = saturation_point({int(sweep['n_fixed'])}, {_num(sweep['eps_fixed'])})",
-            f"values = sweep_eps_values({_num(sweep['lo'])}, {_num(sweep['hi'])}, "
-            f"{int(sweep['points'])}, public={bool(sweep['public'])}, include=[sat])",
-            f"sw = group_sweep({int(sweep['n_fixed'])}, {_num(sweep['eps_fixed'])}, "
-            f"{int(sweep['n_var'])}, values, hdp.METHODS, dist)",
-            "print('saturation point', sat)",
-            f"for name in [{meth}]:",
-            "    print(name, 'MSE at the last point', sw.mse[name][-1])",
-        ]
-    return "\n".join(lines) + "\n"

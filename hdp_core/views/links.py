@@ -18,12 +18,15 @@ In the URL the kind goes in ``profile`` and every field in its own ``p_<field>``
 
 Decoding is strict: every number must match a plain decimal pattern and lie in a sane range,
 unknown presets and fields are refused, and anything longer than :data:`MAX_QUERY_CHARS` is
-refused before it is parsed. Errors are :class:`ShareError` (a ``ProfileError``, so a
-``ValueError``) with a message a person can act on. Nothing here imports streamlit.
+refused before it is parsed. Errors are :class:`hdp_core.errors.LinkError` (an
+``HdpError``, so a ``ValueError``) with a message a person can act on. Nothing here imports streamlit.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -33,14 +36,16 @@ from urllib.parse import parse_qs, urlencode
 
 import numpy as np
 
-from . import presets
-from .profile import EpsilonProfile, ProfileError
+from .. import presets
+from ..design import Menu, menu_to_dict
+from ..errors import LinkError, MenuError, NotShareable
+from ..profile import EpsilonProfile
+from ..validate import NUM_RE, fmt_number, parse_int, parse_level, parse_number
+from .menu_io import menu_from_json
 
 __all__ = [
     "GEN_MAX_N",
     "KINDS",
-    "LEVEL_MAX",
-    "LEVEL_MIN",
     "MAX_QUERY_CHARS",
     "MAX_TIERS",
     "MAX_VALUES",
@@ -48,14 +53,13 @@ __all__ = [
     "RANDOM_PRESETS",
     "SEED_MAX",
     "TIER_MAX_USERS",
-    "NotShareable",
-    "ShareError",
     "counts_from_shares",
     "decode",
     "encode",
     "from_query_string",
     "normalize_spec",
-    "parse_level",
+    "decode_menu_link",
+    "encode_menu_link",
     "profile_from_spec",
     "spec_from_profile",
     "spec_label",
@@ -81,12 +85,6 @@ MAX_VALUES = 500
 SEED_MAX = 2**32 - 1
 """Largest random seed."""
 
-LEVEL_MIN = 1e-6
-"""Smallest positive privacy level accepted in a spec (0 itself means 'data not used')."""
-
-LEVEL_MAX = 1e6
-"""Largest finite privacy level accepted in a spec (use inf for public data)."""
-
 KINDS = ("preset", "log_uniform", "two_groups", "mixture", "tiers", "values")
 """Spec kinds that have a link."""
 
@@ -110,117 +108,33 @@ QUERY_KEYS = frozenset(
 """Every URL parameter this module reads or writes; other pages must not bind these."""
 
 _MAX_RAW = 4 * MAX_QUERY_CHARS  # refuse anything longer than this before looking at it
-_NUM_RE = re.compile(r"(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})(?:[eE][-+]?\d{1,3})?")
-_INT_RE = re.compile(r"\d{1,16}")
 _NAME_RE = re.compile(r"[^\x00-\x1f\x7f]{1,40}")
-_PUBLIC = {"inf", "+inf", "infinity", "public", "∞", "public (∞)"}
-
-
-class ShareError(ProfileError):
-    """A link or spec that cannot be read or written; the message says what and why."""
-
-
-class NotShareable(ShareError):
-    """The profile exists but cannot be put in a link (too large, or carries data values)."""
 
 
 # numbers ------------------------------------------------------------------------------------
-def _fmt(x: float) -> str:
-    """Shortest text that reads back to exactly ``x`` ('inf' for +inf, no trailing '.0')."""
-    if math.isinf(x):
-        return "inf"
-    if float(x).is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    return repr(float(x))
-
-
 def _num(text: Any, what: str, lo: float, hi: float) -> float:
-    s = str(text).strip()
-    if not _NUM_RE.fullmatch(s):
-        raise ShareError(f"{what} = {s[:30]!r} is not a plain decimal number")
-    x = float(s)
-    if not lo <= x <= hi:
-        raise ShareError(f"{what} = {s[:30]} is outside [{_fmt(lo)}, {_fmt(hi)}]")
-    return x
+    return parse_number(text, what, lo, hi, error=LinkError)
 
 
 def _int(text: Any, what: str, lo: int, hi: int) -> int:
-    if isinstance(text, bool):
-        raise ShareError(f"{what} must be a whole number, got {text!r}")
-    if isinstance(text, (int, np.integer)):
-        v = int(text)
-    elif isinstance(text, (float, np.floating)):
-        if not (math.isfinite(text) and float(text).is_integer()):
-            raise ShareError(f"{what} must be a whole number, got {text!r}")
-        v = int(text)
-    else:
-        s = str(text).strip()
-        if not _INT_RE.fullmatch(s):
-            raise ShareError(f"{what} = {s[:30]!r} is not a whole number")
-        v = int(s)
-    if not lo <= v <= hi:
-        raise ShareError(f"{what} = {v:,} is outside {lo:,}..{hi:,}")
-    return v
+    return parse_int(text, what, lo, hi, error=LinkError)
 
 
-def _real(x: Any, what: str, lo: float, hi: float) -> float:
-    """A number given as a Python value or as text, checked to lie in [lo, hi]."""
-    if isinstance(x, bool):
-        raise ShareError(f"{what} must be a number, got {x!r}")
-    if isinstance(x, (int, float, np.integer, np.floating)):
-        v = float(x)
-        if not (math.isfinite(v) and lo <= v <= hi):
-            raise ShareError(f"{what} = {v:g} is outside [{_fmt(lo)}, {_fmt(hi)}]")
-        return v
-    return _num(x, what, lo, hi)
-
-
-def parse_level(x: Any, what: str = "eps") -> float:
-    """A privacy level from a number or text: 0, a number in [LEVEL_MIN, LEVEL_MAX], or +inf
-    ('inf'/'public'). Returns the level as a float; raises ShareError naming ``what``."""
-    if isinstance(x, bool):
-        raise ShareError(f"{what} must be a number or 'public', got {x!r}")
-    if isinstance(x, (int, float, np.integer, np.floating)):
-        v = float(x)
-        if math.isnan(v):
-            raise ShareError(f"{what} is empty or NaN: give a number like 0.5, or 'public'")
-    else:
-        s = str(x).strip()
-        if s.lower() in _PUBLIC:
-            return math.inf
-        if s == "" or s.lower() in {"nan", "none", "null", "na", "n/a"}:
-            raise ShareError(f"{what} is empty: give a number like 0.5, or 'public'")
-        if s.startswith("-") and _NUM_RE.fullmatch(s[1:]):
-            raise ShareError(
-                f"{what} = {s[:30]} is negative; levels are ≥ 0 (0 = data not used)"
-            )
-        if not _NUM_RE.fullmatch(s):
-            raise ShareError(f"{what} = {s[:30]!r} is not a number (or 'public' for ∞)")
-        v = float(s)
-        if math.isinf(v):
-            raise ShareError(f"{what} = {s[:30]} is too large; use 'public' for ∞")
-    if v < 0:
-        raise ShareError(f"{what} = {v:g} is negative; levels are ≥ 0 (0 = data not used)")
-    if v == 0 or math.isinf(v):
-        return v
-    if not LEVEL_MIN <= v <= LEVEL_MAX:
-        raise ShareError(
-            f"{what} = {v:g} is outside [{LEVEL_MIN:g}, {LEVEL_MAX:g}]; use 'public' for ∞"
-        )
-    return v
+def _level(x: Any, what: str = "eps") -> float:
+    return parse_level(x, what, error=LinkError)
 
 
 def _pos_level(x: Any, what: str) -> float:
-    v = parse_level(x, what)
+    v = _level(x, what)
     if v == 0 or math.isinf(v):
-        raise ShareError(f"{what} must be a positive finite level, got {_fmt(v)}")
+        raise LinkError(f"{what} must be a positive finite level, got {fmt_number(v)}")
     return v
 
 
 def _name(x: Any, what: str) -> str:
     s = str(x).strip()
     if not _NAME_RE.fullmatch(s):
-        raise ShareError(f"{what} must be 1 to 40 printable characters")
+        raise LinkError(f"{what} must be 1 to 40 printable characters")
     return s
 
 
@@ -228,33 +142,33 @@ def _name(x: Any, what: str) -> str:
 def normalize_spec(spec: Any) -> dict:
     """A validated copy of ``spec`` with canonical types (ints, floats, lists).
 
-    Returns a new dict; raises ShareError for an unknown kind, a missing or extra field, or a
+    Returns a new dict; raises LinkError for an unknown kind, a missing or extra field, or a
     value out of range. The ranges are those the app's controls allow.
     """
     if not isinstance(spec, Mapping):
-        raise ShareError(f"a profile spec must be a dict, got {type(spec).__name__}")
+        raise LinkError(f"a profile spec must be a dict, got {type(spec).__name__}")
     kind = spec.get("kind")
     if kind not in _FIELDS:
-        raise ShareError(f"unknown profile kind {str(kind)[:30]!r}; one of {', '.join(KINDS)}")
+        raise LinkError(f"unknown profile kind {str(kind)[:30]!r}; one of {', '.join(KINDS)}")
     allowed = {
         "tiers": {"kind", "levels", "counts", "names"},
         "values": {"kind", "levels"},
     }.get(kind, {"kind", *_FIELDS[kind]})
     extra = sorted(set(spec) - allowed)
     if extra:
-        raise ShareError(f"unexpected field(s) for {kind}: {', '.join(map(str, extra))[:60]}")
+        raise LinkError(f"unexpected field(s) for {kind}: {', '.join(map(str, extra))[:60]}")
 
     def get(f):
         if f in spec:
             return spec[f]
         if f in _DEFAULTS:
             return _DEFAULTS[f]
-        raise ShareError(f"{kind} needs the field {f!r}")
+        raise LinkError(f"{kind} needs the field {f!r}")
 
     if kind == "preset":
         name = get("name")
         if not isinstance(name, str) or name not in presets.PRESETS:
-            raise ShareError(
+            raise LinkError(
                 f"unknown preset {str(name)[:30]!r}; one of {', '.join(presets.PRESETS)}"
             )
         seed = _int(get("seed"), "seed", 0, SEED_MAX) if name in RANDOM_PRESETS else 0
@@ -268,13 +182,13 @@ def normalize_spec(spec: Any) -> dict:
             "seed": _int(get("seed"), "seed", 0, SEED_MAX),
         }
         if out["lo"] > out["hi"]:
-            raise ShareError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
+            raise LinkError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
         return out
     if kind == "two_groups":
         return {
             "kind": kind,
             "n": _int(get("n"), "n", 1, TIER_MAX_USERS),
-            "frac": _real(get("frac"), "share of group 1", 0.0, 1.0),
+            "frac": _num(get("frac"), "share of group 1", 0.0, 1.0),
             "eps1": _pos_level(get("eps1"), "eps of group 1"),
             "eps2": _pos_or_public(get("eps2"), "eps of group 2"),
         }
@@ -284,58 +198,58 @@ def normalize_spec(spec: Any) -> dict:
             "n": _int(get("n"), "n", 1, GEN_MAX_N),
             "lo": _pos_level(get("lo"), "lowest eps"),
             "hi": _pos_level(get("hi"), "highest eps"),
-            "public": _real(get("public"), "public share", 0.0, 1.0),
+            "public": _num(get("public"), "public share", 0.0, 1.0),
             "seed": _int(get("seed"), "seed", 0, SEED_MAX),
         }
         if out["lo"] > out["hi"]:
-            raise ShareError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
+            raise LinkError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
         return out
     if kind == "tiers":
         levels, counts = _seq(get("levels"), "levels"), _seq(get("counts"), "counts")
         if not 1 <= len(levels) <= MAX_TIERS:
-            raise ShareError(f"a tier menu has 1 to {MAX_TIERS} tiers, got {len(levels)}")
+            raise LinkError(f"a tier menu has 1 to {MAX_TIERS} tiers, got {len(levels)}")
         if len(counts) != len(levels):
-            raise ShareError(f"{len(levels)} tier levels but {len(counts)} counts")
-        lv = [parse_level(x, f"eps of tier {i + 1}") for i, x in enumerate(levels)]
+            raise LinkError(f"{len(levels)} tier levels but {len(counts)} counts")
+        lv = [_level(x, f"eps of tier {i + 1}") for i, x in enumerate(levels)]
         ct = [_int(c, f"count of tier {i + 1}", 0, TIER_MAX_USERS) for i, c in enumerate(counts)]
         if sum(ct) == 0:
-            raise ShareError("every tier has 0 users: the profile needs at least one user")
+            raise LinkError("every tier has 0 users: the profile needs at least one user")
         if sum(ct) > TIER_MAX_USERS:
-            raise ShareError(f"{sum(ct):,} users in total; at most {TIER_MAX_USERS:,}")
+            raise LinkError(f"{sum(ct):,} users in total; at most {TIER_MAX_USERS:,}")
         names = spec.get("names")
         if names is not None:
             names = _seq(names, "names")
             if len(names) != len(lv):
-                raise ShareError(f"{len(lv)} tiers but {len(names)} names")
+                raise LinkError(f"{len(lv)} tiers but {len(names)} names")
             names = [_name(s, f"name of tier {i + 1}") for i, s in enumerate(names)]
         return {"kind": kind, "levels": lv, "counts": ct, "names": names}
     # values
     levels = _seq(get("levels"), "levels")
     if not 1 <= len(levels) <= MAX_VALUES:
-        raise ShareError(f"a per-user list in a link has 1 to {MAX_VALUES} levels")
+        raise LinkError(f"a per-user list in a link has 1 to {MAX_VALUES} levels")
     return {
         "kind": kind,
-        "levels": [parse_level(x, f"eps of user {i + 1}") for i, x in enumerate(levels)],
+        "levels": [_level(x, f"eps of user {i + 1}") for i, x in enumerate(levels)],
     }
 
 
 def _pos_or_public(x: Any, what: str) -> float:
-    v = parse_level(x, what)
+    v = _level(x, what)
     if v == 0:
-        raise ShareError(f"{what} must be positive (or public), got 0")
+        raise LinkError(f"{what} must be positive (or public), got 0")
     return v
 
 
 def _seq(x: Any, what: str) -> list:
     if isinstance(x, (str, bytes, Mapping)) or not hasattr(x, "__len__"):
-        raise ShareError(f"{what} must be a list")
+        raise LinkError(f"{what} must be a list")
     if len(x) > max(MAX_TIERS, MAX_VALUES):
-        raise ShareError(f"{what} has {len(x)} entries; too many for a link")
+        raise LinkError(f"{what} has {len(x)} entries; too many for a link")
     return list(x)
 
 
 def profile_from_spec(spec: Any) -> EpsilonProfile:
-    """The profile a spec describes (validated first); raises ShareError / ProfileError."""
+    """The profile a spec describes (validated first); raises LinkError / ProfileError."""
     s = normalize_spec(spec)
     k = s["kind"]
     if k == "preset":
@@ -380,7 +294,7 @@ def spec_from_profile(profile: EpsilonProfile) -> dict:
         return normalize_spec(spec)
     except NotShareable:
         raise
-    except ShareError as e:
+    except LinkError as e:
         raise NotShareable(f"this profile cannot go in a link: {e}") from None
 
 
@@ -414,7 +328,7 @@ def spec_label(spec: Any) -> str:
 def encode(spec: Any) -> dict[str, str | list[str]]:
     """The query parameters of ``spec``: {'profile': kind, 'p_<field>': text, ...}.
 
-    Repeated parameters (tiers) are lists. Raises ShareError for an invalid spec and
+    Repeated parameters (tiers) are lists. Raises LinkError for an invalid spec and
     NotShareable when the encoded query string would exceed MAX_QUERY_CHARS.
     """
     s = normalize_spec(spec)
@@ -423,17 +337,17 @@ def encode(spec: Any) -> dict[str, str | list[str]]:
     if k == "tiers":
         tiers = []
         for j, (lv, ct) in enumerate(zip(s["levels"], s["counts"])):
-            t = f"{_fmt(lv)}~{ct}"
+            t = f"{fmt_number(lv)}~{ct}"
             if s["names"] is not None:
                 t += f"~{s['names'][j]}"
             tiers.append(t)
         out[_PREFIX + "tier"] = tiers
     elif k == "values":
-        out[_PREFIX + "eps"] = "_".join(_fmt(x) for x in s["levels"])
+        out[_PREFIX + "eps"] = "_".join(fmt_number(x) for x in s["levels"])
     else:
         for f in _FIELDS[k]:
             v = s[f]
-            out[_PREFIX + f] = v if isinstance(v, str) else _fmt(v)
+            out[_PREFIX + f] = v if isinstance(v, str) else fmt_number(v)
     length = len(urlencode(out, doseq=True))
     if length > MAX_QUERY_CHARS:
         raise NotShareable(
@@ -444,7 +358,7 @@ def encode(spec: Any) -> dict[str, str | list[str]]:
 
 def decode(params: Mapping[str, Any]) -> dict | None:
     """The spec in query parameters ``params`` (values are str or lists of str), or None when
-    they hold no profile. Parameters other than QUERY_KEYS are ignored; raises ShareError
+    they hold no profile. Parameters other than QUERY_KEYS are ignored; raises LinkError
     for anything malformed (unknown kind or preset, bad or out-of-range number, extra or
     repeated field, over-long text)."""
     ours: dict[str, list[str]] = {}
@@ -457,43 +371,43 @@ def decode(params: Mapping[str, Any]) -> dict | None:
         vals = list(val) if isinstance(val, (list, tuple)) else [val]
         for v in vals:
             if not isinstance(v, str):
-                raise ShareError(f"parameter {key[:30]!r} is not text")
+                raise LinkError(f"parameter {key[:30]!r} is not text")
             total += len(key) + len(v) + 2
         if total > _MAX_RAW:
-            raise ShareError(f"the link's profile is longer than {_MAX_RAW:,} characters")
+            raise LinkError(f"the link's profile is longer than {_MAX_RAW:,} characters")
         ours[key] = vals
     if not ours:
         return None
     if _KIND_KEY not in ours:
-        raise ShareError(f"the link has {', '.join(sorted(ours))[:60]} but no 'profile='")
+        raise LinkError(f"the link has {', '.join(sorted(ours))[:60]} but no 'profile='")
     kinds = ours.pop(_KIND_KEY)
     if len(kinds) != 1:
-        raise ShareError("the link names more than one profile")
+        raise LinkError("the link names more than one profile")
     kind = kinds[0].strip()
     if kind not in _FIELDS:
-        raise ShareError(f"unknown profile kind {kind[:30]!r}; one of {', '.join(KINDS)}")
+        raise LinkError(f"unknown profile kind {kind[:30]!r}; one of {', '.join(KINDS)}")
     fields = _FIELDS[kind]
     unknown = sorted(k for k in ours if k[len(_PREFIX):] not in fields)
     if unknown:
-        raise ShareError(
+        raise LinkError(
             f"parameter(s) {', '.join(unknown)[:60]} do not belong to a {kind} profile"
         )
     if kind == "tiers":
         tiers = ours.get(_PREFIX + "tier", [])
         if not tiers:
-            raise ShareError("a tiers link needs at least one p_tier=<eps>~<count>")
+            raise LinkError("a tiers link needs at least one p_tier=<eps>~<count>")
         if len(tiers) > MAX_TIERS:
-            raise ShareError(f"{len(tiers)} tiers; a link holds at most {MAX_TIERS}")
+            raise LinkError(f"{len(tiers)} tiers; a link holds at most {MAX_TIERS}")
         levels, counts, names = [], [], []
         for j, t in enumerate(tiers):
             parts = t.split("~", 2)
             if len(parts) < 2:
-                raise ShareError(f"tier {j + 1} ({t[:30]!r}) is not <eps>~<count>[~<name>]")
-            levels.append(parse_level(parts[0], f"eps of tier {j + 1}"))
+                raise LinkError(f"tier {j + 1} ({t[:30]!r}) is not <eps>~<count>[~<name>]")
+            levels.append(_level(parts[0], f"eps of tier {j + 1}"))
             counts.append(_int(parts[1], f"count of tier {j + 1}", 0, TIER_MAX_USERS))
             names.append(parts[2] if len(parts) == 3 else None)
         if any(nm is None for nm in names) and not all(nm is None for nm in names):
-            raise ShareError("either every tier has a name or none has")
+            raise LinkError("either every tier has a name or none has")
         spec: dict[str, Any] = {
             "kind": kind,
             "levels": levels,
@@ -504,14 +418,14 @@ def decode(params: Mapping[str, Any]) -> dict | None:
     spec = {"kind": kind}
     for key, vals in ours.items():
         if len(vals) != 1:
-            raise ShareError(f"parameter {key!r} is given {len(vals)} times")
+            raise LinkError(f"parameter {key!r} is given {len(vals)} times")
         spec[key[len(_PREFIX):]] = vals[0]
     if kind == "values":
         if "eps" not in spec:
-            raise ShareError("a values link needs p_eps=<e1>_<e2>_...")
+            raise LinkError("a values link needs p_eps=<e1>_<e2>_...")
         parts = spec.pop("eps").split("_")
         if len(parts) > MAX_VALUES:
-            raise ShareError(f"{len(parts)} levels; a link holds at most {MAX_VALUES}")
+            raise LinkError(f"{len(parts)} levels; a link holds at most {MAX_VALUES}")
         spec["levels"] = parts
     return normalize_spec(spec)
 
@@ -524,14 +438,14 @@ def to_query_string(spec: Any) -> str:
 def from_query_string(query: str) -> dict | None:
     """The spec in a query string (leading '?' allowed), or None; see :func:`decode`."""
     if not isinstance(query, str):
-        raise ShareError("the query string must be text")
+        raise LinkError("the query string must be text")
     if len(query) > _MAX_RAW:
-        raise ShareError(f"the link is longer than {_MAX_RAW:,} characters")
+        raise LinkError(f"the link is longer than {_MAX_RAW:,} characters")
     try:
         params = parse_qs(query.lstrip("?"), keep_blank_values=True, strict_parsing=False,
                           max_num_fields=4 * MAX_TIERS)
     except ValueError as e:
-        raise ShareError(f"the link's query string cannot be read: {e}") from None
+        raise LinkError(f"the link's query string cannot be read: {e}") from None
     return decode(params)
 
 
@@ -541,20 +455,20 @@ def counts_from_shares(shares: Any, n: int) -> np.ndarray:
 
     Largest-remainder rounding (Hamilton's method): each tier gets floor(n s_j / sum s) users
     and the users left over go one each to the largest remainders (ties to the earlier tier).
-    Returns int64 counts; raises ShareError for NaN, negative or all-zero shares or bad n.
+    Returns int64 counts; raises LinkError for NaN, negative or all-zero shares or bad n.
     """
     n = _int(n, "total number of users n", 1, TIER_MAX_USERS)
     s = np.asarray(shares, dtype=np.float64).ravel()
     if s.size == 0:
-        raise ShareError("give at least one share")
+        raise LinkError("give at least one share")
     if not np.isfinite(s).all():
         i = int(np.argmax(~np.isfinite(s)))
-        raise ShareError(f"share of tier {i + 1} is empty or not a finite number")
+        raise LinkError(f"share of tier {i + 1} is empty or not a finite number")
     if (s < 0).any():
         i = int(np.argmax(s < 0))
-        raise ShareError(f"share of tier {i + 1} is negative ({s[i]:g})")
+        raise LinkError(f"share of tier {i + 1} is negative ({s[i]:g})")
     if float(s.sum()) <= 0:
-        raise ShareError("all shares are 0: at least one tier needs users")
+        raise LinkError("all shares are 0: at least one tier needs users")
     # exact rational quotas (at most MAX_TIERS-ish entries): ties are real ties, broken in
     # favour of the earlier tier, whatever the floating-point rounding would say
     fr = [Fraction(float(x)) for x in s]
@@ -576,7 +490,7 @@ def _cell_number(x: Any) -> float | None:
         s = x.strip()
         if not s:
             return None
-        if not _NUM_RE.fullmatch(s):
+        if not NUM_RE.fullmatch(s):
             return math.nan
         return float(s)
     try:
@@ -592,10 +506,10 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
     ``units`` is 'count' (whole users per tier) or 'share' (shares of ``total`` users, turned
     into whole counts by :func:`counts_from_shares`). Rows with every cell empty are skipped
     (a row just added). Names are kept when any row has one ('Tier j' fills the gaps).
-    Returns a normalised spec; raises ShareError naming the row (1-based) and the problem.
+    Returns a normalised spec; raises LinkError naming the row (1-based) and the problem.
     """
     if units not in ("count", "share"):
-        raise ShareError(f"units must be 'count' or 'share', got {units!r}")
+        raise LinkError(f"units must be 'count' or 'share', got {units!r}")
     col = "count" if units == "count" else "share"
     used: list[tuple[str, float, float]] = []
     for i, r in enumerate(rows):
@@ -611,27 +525,27 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
         if not name and eps_empty and size is None:
             continue
         label = f"row {i + 1}" + (f" ({name[:20]})" if name else "")
-        level = parse_level("" if eps_empty else eps, f"{label}: eps")
+        level = _level("" if eps_empty else eps, f"{label}: eps")
         if size is None:
             what = "number of users" if units == "count" else "share (%)"
-            raise ShareError(f"{label}: give a {what}")
+            raise LinkError(f"{label}: give a {what}")
         if math.isnan(size) or math.isinf(size):
-            raise ShareError(f"{label}: the {col} is not a number")
+            raise LinkError(f"{label}: the {col} is not a number")
         if size < 0:
-            raise ShareError(f"{label}: the {col} {size:g} is negative")
+            raise LinkError(f"{label}: the {col} {size:g} is negative")
         if units == "count" and not float(size).is_integer():
-            raise ShareError(f"{label}: the count {size:g} is not a whole number")
+            raise LinkError(f"{label}: the count {size:g} is not a whole number")
         used.append((name, level, size))
     if not used:
-        raise ShareError("the table is empty: add at least one tier")
+        raise LinkError("the table is empty: add at least one tier")
     if len(used) > MAX_TIERS:
-        raise ShareError(f"{len(used)} tiers; at most {MAX_TIERS}")
+        raise LinkError(f"{len(used)} tiers; at most {MAX_TIERS}")
     sizes = [u[2] for u in used]
     if units == "count":
         counts = [int(c) for c in sizes]
     else:
         if total is None:
-            raise ShareError("give the total number of users n for shares")
+            raise LinkError("give the total number of users n for shares")
         counts = [int(c) for c in counts_from_shares(sizes, total)]
     names = None
     if any(u[0] for u in used):
@@ -639,3 +553,42 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
     return normalize_spec(
         {"kind": "tiers", "levels": [u[1] for u in used], "counts": counts, "names": names}
     )
+
+
+# menus ----------------------------------------------------------------------------------------
+MAX_MENU_LINK_CHARS = 4000
+"""Longest ``menu`` link parameter accepted."""
+
+
+def encode_menu_link(menu: Menu) -> str:
+    """The menu as one URL-safe text (base64url of compact JSON, no padding) for ?menu=."""
+    d = menu_to_dict(menu)
+    d.pop("format")
+    text = json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_menu_link(token: Any) -> Menu:
+    """The menu in a ?menu= value (see :func:`encode_menu_link`); MenuError if it is malformed."""
+    if not isinstance(token, str):
+        raise MenuError("the link's menu is not text")
+    s = token.strip()
+    if not s:
+        raise MenuError("the link's menu is empty")
+    if len(s) > MAX_MENU_LINK_CHARS:
+        raise MenuError(f"the link's menu is {len(s):,} characters long; at most "
+                        f"{MAX_MENU_LINK_CHARS:,}")
+    if any(ch not in _B64 for ch in s):
+        raise MenuError("the link's menu contains characters a menu link never has (was it "
+                        "cut or edited?)")
+    try:
+        raw = base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+    except (binascii.Error, ValueError):
+        raise MenuError("the link's menu cannot be decoded (was it cut short?)") from None
+    try:
+        return menu_from_json(raw)
+    except MenuError as e:
+        raise MenuError(f"the link's menu is invalid: {e}") from None
+
+
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

@@ -1,4 +1,4 @@
-"""Page-level numbers for the Saturation and Bounds pages (no plotting, no streamlit).
+"""The Saturation page's numbers and sentences (no plotting, no streamlit).
 
 * :func:`r_curve`: requested eps and granted r = min(eps, tau*) for users sorted by eps
   (per tier for tiered profiles, downsampled for large per-user ones, the saturation point kept
@@ -8,9 +8,6 @@
 * :func:`phase_boundary` and :func:`two_level_point`: the two-group phase diagram (Remark on
   two groups: saturation iff eps2 >= eps1 + 8/(n f eps1)).
 * :func:`trace_step_text` and :func:`teaching_example`: a commentary on Algorithm 1, step by step.
-* :func:`regime_guides`: the two asymptotic regimes of the worst-case MSE along a sweep.
-* :func:`affine_error_real` and :func:`method_errors_real`: RMSE and a 95% error half-width in
-  the data's own units (Bounds page), built on :mod:`hdp_core.units`.
 
 Privacy levels are in units of eps (nats of privacy loss); MSEs are for data in [-0.5, 0.5].
 """
@@ -23,29 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from .adpm import ADPMSolution, AlgorithmTrace, adpm
-from .bounds import two_group_threshold
-from .profile import MAX_TOTAL_USERS, EpsilonProfile, as_profile, format_eps, weighted_quantile
-from .simulate import METHODS, get_method
-from .units import affine_error, range_width
+from ..adpm import ADPMSolution, AlgorithmTrace, adpm
+from ..bounds import two_group_threshold
+from ..profile import EpsilonProfile, weighted_quantile
+from ..validate import format_eps
 
 __all__ = [
     "DOWNSAMPLE_ABOVE",
-    "SWEEP_EXPONENTS",
-    "SWEEP_STEP",
     "FreePrivacy",
     "FreePrivacyTable",
     "RCurve",
-    "RealError",
     "TwoLevelPoint",
-    "affine_error_real",
     "free_privacy",
     "free_privacy_table",
-    "method_errors_real",
     "phase_boundary",
     "r_curve",
-    "regime_guides",
-    "sweep_points",
     "teaching_example",
     "trace_step_text",
     "two_level_point",
@@ -428,128 +417,3 @@ def teaching_example() -> EpsilonProfile:
     (geometric, rounded to 2 decimals) and 3 public users; users 27..50 saturate at 1.32."""
     lv = np.round(np.exp(np.linspace(math.log(0.2), math.log(8.0), 47)), 2)
     return EpsilonProfile.from_values(np.concatenate([lv, [math.inf] * 3]))
-
-
-# ------------------------------------------------------------------------------ sweeps
-SWEEP_STEP = 0.2
-"""Step of the Bounds page's sweeps in log10 units: 31 points over six decades (a factor 1.58
-between points). Each point evaluates six methods exactly; for 10^5 distinct levels that is
-about 0.1 s a point, so a finer grid would make the first visit of the page much slower."""
-SWEEP_EXPONENTS = np.round(np.arange(-15, 16) * SWEEP_STEP, 10)
-"""log10 of the sweep factors: -3.0, -2.8, ..., 3.0 (0 is the current profile)."""
-
-
-def sweep_points(eps: Any, mode: str, exponents: Any = SWEEP_EXPONENTS) -> np.ndarray:
-    """x values of a sweep around a profile: scale factors c = 10**e ('scale'), or numbers of
-    users round(n * 10**e) clipped to [1, MAX_TOTAL_USERS] ('n'); e = 0 is the profile itself."""
-    e = np.asarray(exponents, dtype=np.float64)
-    if mode == "scale":
-        return 10.0**e
-    if mode == "n":
-        n = as_profile(eps).n
-        return np.clip(np.rint(n * 10.0**e), 1, MAX_TOTAL_USERS).astype(np.int64)
-    raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
-
-
-def regime_guides(eps: Any, x: Any, mode: str) -> dict[str, np.ndarray]:
-    """Reference lines for a sweep (MSE units, data in [-0.5, 0.5]).
-
-    ``mode`` 'scale' (x = factor c multiplying every eps) or 'n' (x = number of users, same
-    shares of each level). 'loose': 1/(4m) with m the users whose data is used, the error of
-    the non-private mean (reached when privacy is loose); 'strict': 2/S1^2 with S1 the sum of
-    the finite levels, the Laplace-noise term of f that dominates when privacy is strict
-    (for n users at eps these are the two terms of f = 1/(4n) + 2/(n eps)^2). 'strict' is NaN
-    when there are public users (the error then stays near 1/(4 n_public) instead).
-    """
-    prof = as_profile(eps)
-    x = np.asarray(x, dtype=np.float64)
-    lv, ct = prof.grouped()
-    cf = ct.astype(np.float64)
-    n = float(cf.sum())
-    usable = float(cf[lv > 0].sum())
-    fin = np.isfinite(lv) & (lv > 0)
-    s1 = float(np.dot(cf[fin], lv[fin]))
-    public = bool(np.isinf(lv).any())
-    if mode == "scale":
-        m = np.full(x.shape, usable)
-        s = x * s1
-    elif mode == "n":
-        m = x * usable / n
-        s = x * s1 / n
-    else:
-        raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
-    with np.errstate(divide="ignore"):
-        loose = np.where(m > 0, 0.25 / np.maximum(m, 1e-300), np.nan)
-        strict = np.where((s > 0) & (not public), 2.0 / np.maximum(s, 1e-300) ** 2, np.nan)
-    return {"loose": loose, "strict": strict}
-
-
-# ------------------------------------------------------------------------------ real units
-@dataclass(frozen=True)
-class RealError:
-    """Error of one estimate in the data's own units (data range [lo, hi], width R).
-
-    ``rmse``: root-mean-squared error; ``half_width``: h with P(|error| <= h) = ``level``
-    (NaN when the error law is not data-normal-plus-one-Laplace, i.e. for non-affine methods);
-    ``data_sd``: sd of the data part sqrt(V) ||w||_2 R; ``noise_scale``: Laplace scale b R.
-    """
-
-    rmse: float
-    half_width: float
-    data_sd: float
-    noise_scale: float
-    level: float
-
-
-def affine_error_real(
-    weights: Any,
-    noise_scale: float,
-    lo: float,
-    hi: float,
-    counts: Any = None,
-    variance: float = 0.25,
-    level: float = 0.95,
-    outputs_zero: bool = False,
-) -> RealError:
-    """RMSE and ``level`` error half-width, in data units, of sum_i w_i x_i + Laplace(b).
-
-    ``weights[j]`` is the weight of one user of entry j (``counts[j]`` users, default 1) and
-    ``noise_scale`` is b, both for data mapped to [-0.5, 0.5]; ``variance`` is the data
-    variance V there (1/4, the worst case, by default). The error is N(0, V ||w||_2^2) (the
-    data part, normal by the central limit theorem) plus Laplace(b): MSE V ||w||_2^2 + 2 b^2
-    (the appendix's Laplace-mechanism lemma; for ADPM with V = 1/4 this is f(r), Theorem 2),
-    and the half-width is the exact normal-Laplace quantile (units.error_half_width). Both
-    scale by R = hi - lo. When the estimator outputs the constant 0 (mid-range, e.g. ADPM when
-    f(r) > 1/4) the error is the distance from the mean to mid-range: at most R/2, which is
-    reported for both numbers (the worst case).
-    """
-    w = np.asarray(weights, dtype=np.float64)
-    c = np.ones(w.size) if counts is None else np.asarray(counts, dtype=np.float64)
-    e = affine_error(float(np.dot(c, w * w)), noise_scale, lo, hi, variance, level,
-                     outputs_zero)
-    return RealError(e.rmse, e.half_width, e.data_sd, e.noise_scale, level)
-
-
-def method_errors_real(
-    eps: Any, lo: float, hi: float, level: float = 0.95, methods: Any = METHODS
-) -> dict[str, RealError]:
-    """Worst-case error of each method in data units for data in [lo, hi].
-
-    Affine methods (ADPM, PropDPM, UNI, FME) get :func:`affine_error_real` with V = 1/4; LDPE
-    and SM get their worst-case RMSE (sqrt(worst_case_mse) R) and a NaN half-width (their error
-    is not one normal plus one Laplace).
-    """
-    prof = as_profile(eps)
-    width = range_width(lo, hi)
-    out: dict[str, RealError] = {}
-    for m in methods:
-        est = get_method(m, prof)
-        if est.affine:
-            out[m] = affine_error_real(
-                est.weights, est.noise_scale, lo, hi, prof.counts, 0.25, level,
-                bool(getattr(est, "outputs_zero", False)),
-            )
-        else:
-            out[m] = RealError(math.sqrt(est.worst_case_mse) * width, math.nan, math.nan,
-                               math.nan, level)
-    return out

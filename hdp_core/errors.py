@@ -1,0 +1,33 @@
+"""The library's error family: every invalid input raises a subclass of :class:`HdpError`.
+
+``HdpError`` is a ``ValueError``, so ``except ValueError`` catches every one of them. Each
+message says which entry is wrong and why, in words a person can act on.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HdpError", "LinkError", "MenuError", "NotShareable", "ProfileError", "UnknownMethod"]
+
+
+class HdpError(ValueError):
+    """Base of every error hdp_core raises on bad input."""
+
+
+class ProfileError(HdpError):
+    """An invalid privacy profile (levels, counts, a table or a CSV file)."""
+
+
+class LinkError(HdpError):
+    """A link (query string) or profile spec that cannot be read or written."""
+
+
+class NotShareable(LinkError):
+    """The profile exists but cannot be put in a link (too large, or carries data values)."""
+
+
+class MenuError(HdpError):
+    """An invalid tier menu (a tier, a share, the data range, a menu file or link)."""
+
+
+class UnknownMethod(HdpError):
+    """A method name that is not in the registry; the message lists the known names."""
