@@ -23,6 +23,7 @@ from .distributions import WORST_CASE, Beta, Distribution, TwoPoint, Uniform
 from .estimators import ADPMEstimator, AffineEstimator, Estimator
 from .presets import PRESETS, paper_profile, preset
 from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
+from .release import Release, ReleaseError, release_mean
 from .simulate import METHODS, SimResult, estimate, exact_mse, get_method, simulate_mse
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "Estimator",
     "ProfileError",
     "PropDPM",
+    "Release",
+    "ReleaseError",
     "SimResult",
     "TwoPoint",
     "Uniform",
@@ -58,6 +61,7 @@ __all__ = [
     "optimality_ratio",
     "paper_profile",
     "preset",
+    "release_mean",
     "saturation_level",
     "simulate_mse",
     "two_group_threshold",

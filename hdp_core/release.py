@@ -78,7 +78,14 @@ from .release_engines import (
 )
 from .units import affine_error
 
-__all__ = ["Release", "ReleaseError", "TierPreview", "preview_tiers", "release_mean"]
+__all__ = [
+    "Release",
+    "ReleaseError",
+    "TierPreview",
+    "level_counts",
+    "preview_tiers",
+    "release_mean",
+]
 
 _U = 2.0**-52
 _SAT = 1.0 - 1e-12  # as hdp_core.adpm: a level exactly at the threshold counts as saturated
@@ -527,6 +534,38 @@ def preview_tiers(levels: Any, counts: Any, lo: float, hi: float,
     err = affine_error(ssq, b, lo_f, hi_f, variance=var, outputs_zero=mid)
     df = pd.DataFrame({"eps": lv, "users": ct, "granted_eps": rr, "weight_share": share})
     return TierPreview(df, tau, err.noise_scale, err.half_width, mid)
+
+
+def level_counts(df: Any, eps: str) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct privacy levels of column ``eps`` of a pandas DataFrame and their user counts
+    (public, like the levels themselves; for a preview). Raises ReleaseError naming the row
+    (1-based) of the first bad level."""
+    import pandas as pd
+
+    if eps not in df.columns:
+        raise ReleaseError(f"the table has no eps column {eps!r}")
+    col = df[eps]
+    if col.dtype.kind in "biufc" and col.dtype.kind != "b":
+        x = col.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        txt = col.astype("string").str.strip().str.lower()
+        pub = txt.isin(["inf", "+inf", "infinity", "+infinity", "public", "∞"]).fillna(False)
+        x = pd.to_numeric(col.where(~pub, "inf"), errors="coerce").to_numpy(dtype=float)
+        bad_txt = np.isnan(x) & txt.notna().to_numpy() & (txt != "").fillna(False).to_numpy() & \
+            ~txt.isin(["nan"]).fillna(False).to_numpy()
+        if bad_txt.any():
+            i = int(np.argmax(bad_txt))
+            raise ReleaseError(f"eps column {eps!r}, row {i + 1}: {str(col.iloc[i])[:40]!r} is "
+                               "not a number")
+    bad = np.isnan(x) | (x < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ReleaseError(f"eps column {eps!r}, row {i + 1}: {_show(x[i])}; privacy levels "
+                           "must be numbers >= 0 (inf = public)")
+    if x.size == 0:
+        raise ReleaseError("the table is empty: no users, nothing to release")
+    lv, ct = np.unique(x, return_counts=True)
+    return lv, ct
 
 
 # ------------------------------------------------------------------------------ CLI
