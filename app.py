@@ -26,6 +26,7 @@ PAGES = [
     st.Page("pages/bounds.py", title="Bounds", icon=":material/straighten:"),
     st.Page("pages/simulation.py", title="Simulation", icon=":material/casino:"),
     st.Page("pages/tier_designer.py", title="Tier designer", icon=":material/explore:"),
+    st.Page("pages/release.py", title="Release", icon=":material/lock_open:"),
 ]
 
 nav = st.navigation(PAGES)

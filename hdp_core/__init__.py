@@ -35,6 +35,7 @@ from .estimators import (
 )
 from .presets import PRESETS, paper_profile, preset
 from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile
+from .release import Release, ReleaseError, release_mean
 from .simulate import SimResult, simulate_mse
 from .tables import profile_from_csv, profile_from_frame
 from .validate import LEVEL_MAX, LEVEL_MIN
@@ -66,6 +67,8 @@ __all__ = [
     "NotShareable",
     "ProfileError",
     "PropDPM",
+    "Release",
+    "ReleaseError",
     "SimResult",
     "TwoPoint",
     "UnknownMethod",
@@ -83,6 +86,7 @@ __all__ = [
     "profile_from_csv",
     "profile_from_frame",
     "register",
+    "release_mean",
     "saturation_level",
     "simulate_mse",
     "two_group_threshold",

@@ -6,7 +6,8 @@ message says which entry is wrong and why, in words a person can act on.
 
 from __future__ import annotations
 
-__all__ = ["HdpError", "LinkError", "MenuError", "NotShareable", "ProfileError", "UnknownMethod"]
+__all__ = ["HdpError", "LinkError", "MenuError", "NotShareable", "ProfileError", "ReleaseError",
+           "UnknownMethod"]
 
 
 class HdpError(ValueError):
@@ -27,6 +28,11 @@ class NotShareable(LinkError):
 
 class MenuError(HdpError):
     """An invalid tier menu (a tier, a share, the data range, a menu file or link)."""
+
+
+class ReleaseError(HdpError):
+    """A private release that cannot be made (bad table, columns, range or privacy check);
+    nothing was released."""
 
 
 class UnknownMethod(HdpError):

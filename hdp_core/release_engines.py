@@ -1,0 +1,433 @@
+"""The aggregation step of a private release, pushed into a query engine (DuckDB or Spark).
+
+One row is one user with a value column and a privacy-level column. Nothing here is private:
+these are the exact, non-private aggregates that :mod:`hdp_core.release` turns into weights,
+a weighted sum and a noisy answer. Every sum that involves data values is an *integer* sum
+(exact in any engine and in any order), so the engines agree exactly on the same file and the
+weighted sum carries no data-dependent rounding error (see hdp_core.release).
+
+Per row, with R = hi - lo:
+
+* ``y = round((clamp(value, lo, hi) - lo) / R * Q)``, an integer in [0, Q], Q = 2**30 (the
+  value on a fixed grid; clamping to the public range is by design);
+* ``bin``: NULL for a bad level (NULL, NaN, negative), ZERO_BIN for eps = 0, PUBLIC_BIN for
+  eps = +inf, else floor(ln(eps) * BINS_PER_E) (bins of relative width about 1.6%);
+* ``q = floor(min(eps, Q_CAP) * 2**42)``, an integer: the level on a fixed grid, used only for
+  per-user continuous levels (see hdp_core.release).
+
+The histogram query groups by ``bin`` (memory: the number of non-empty bins, which does not
+grow with the rows: at most BINS_PER_E per factor e between the smallest and largest level);
+per bin: users, sum of eps, sum of eps^2, min and max eps, sum of q^2 (floats, eps only),
+sum of y, sum of q, sum of q*y (exact integers) and the number of bad values. The fetch query
+returns, for one bin, its distinct q with users and sum of y.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import math
+import os
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from .errors import ReleaseError
+
+__all__ = [
+    "BINS_PER_E",
+    "ENGINES",
+    "PUBLIC_BIN",
+    "QE",
+    "Q_CAP",
+    "ZERO_BIN",
+    "Histogram",
+    "Q",
+    "ReleaseError",
+    "aggregate",
+    "spark_session",
+]
+
+Q = 1 << 30
+"""Grid of the clamped values: y in {0, ..., Q} stands for lo + y R / Q."""
+QE = 1 << 42
+"""Grid of the quantized levels q / QE (per-user continuous plan)."""
+Q_CAP = float(1 << 20)
+"""Levels above this (about 1e6 nats, effectively public) are quantized as if at this level."""
+BINS_PER_E = 64
+ZERO_BIN = -(1 << 62)
+PUBLIC_BIN = 1 << 62
+ENGINES = ("duckdb", "spark")
+MAX_FETCH_LEVELS = 5_000_000
+"""A fetched bin holding more distinct levels than this is refused (memory guard)."""
+
+
+@dataclass
+class Histogram:
+    """Exact per-bin aggregates (arrays sorted by bin; special bins included)."""
+
+    bin: np.ndarray
+    n: np.ndarray  # users (int64)
+    e1: np.ndarray  # sum of eps (float)
+    e2: np.ndarray  # sum of eps^2 (float)
+    emin: np.ndarray
+    emax: np.ndarray
+    q2: np.ndarray  # sum of (q / QE)^2 (float)
+    sy: list[int]  # sum of y (exact)
+    sq: list[int]  # sum of q (exact)
+    sqy: list[int]  # sum of q * y (exact)
+    n_rows: int
+    n_bad_eps: int
+    n_bad_value: int
+
+    def as_frame(self):
+        """A pandas DataFrame of the bins (for tests and inspection)."""
+        import pandas as pd
+
+        return pd.DataFrame({
+            "bin": self.bin, "n": self.n, "e1": self.e1, "e2": self.e2, "emin": self.emin,
+            "emax": self.emax, "q2": self.q2, "sy": [int(v) for v in self.sy],
+            "sq": [int(v) for v in self.sq], "sqy": [int(v) for v in self.sqy],
+        })
+
+
+def _lit(x: float) -> str:
+    """An exact SQL double literal."""
+    return f"CAST('{float(x)!r}' AS DOUBLE)"
+
+
+# ------------------------------------------------------------------------------ sources
+def _kind_of_path(path: str) -> str:
+    low = path.lower()
+    if low.endswith((".parquet", ".pq", ".parq")):
+        return "parquet"
+    if low.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        return "csv"
+    raise ReleaseError(
+        f"{path!r} is not a CSV or Parquet file (expected a name ending in .csv, .csv.gz or "
+        ".parquet)"
+    )
+
+
+def _check_path(path: str) -> str:
+    kind = _kind_of_path(path)
+    if any(ch in path for ch in "*?["):
+        if not _glob.glob(path):
+            raise ReleaseError(f"no file matches {path!r}")
+    elif not os.path.isfile(path):
+        raise ReleaseError(f"file not found: {path!r}")
+    return kind
+
+
+def _match_column(cols: list[str], want: str, role: str) -> str:
+    if not isinstance(want, str) or not want:
+        raise ReleaseError(f"the {role} column must be named by a non-empty string")
+    if want in cols:
+        return want
+    near = [c for c in cols if c.strip().lower() == want.strip().lower()]
+    if len(near) == 1:
+        return near[0]
+    shown = ", ".join(repr(c) for c in cols[:20])
+    raise ReleaseError(f"the table has no {role} column {want!r}; its columns are: {shown}")
+
+
+# ------------------------------------------------------------------------------ DuckDB
+_NUMERIC_DUCK = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                 "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL")
+_PUBLIC_SQL = "('inf', '+inf', 'infinity', '+infinity', 'public', '∞')"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _DuckSource:
+    def __init__(self, source: Any):
+        import duckdb
+
+        self.con = duckdb.connect(config={"threads": os.cpu_count() or 1})
+        if isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+            kind = _check_path(path)
+            fn = "read_parquet" if kind == "parquet" else "read_csv"
+            opts = "" if kind == "parquet" else ", header = true"
+            self.rel = f"{fn}('{path.replace(chr(39), chr(39) * 2)}'{opts})"
+            self.kind = kind
+        else:
+            import pandas as pd
+
+            if not isinstance(source, pd.DataFrame):
+                raise ReleaseError(
+                    "source must be a path to a CSV or Parquet file (or a glob), a pandas "
+                    f"DataFrame, or a Spark DataFrame with engine='spark'; got "
+                    f"{type(source).__name__}"
+                )
+            self.con.register("hdp_src", source)
+            self.rel = "hdp_src"
+            self.kind = "dataframe"
+        try:
+            desc = self.con.execute(f"DESCRIBE SELECT * FROM {self.rel}").fetchall()
+        except Exception as exc:  # duckdb raises its own error family
+            raise ReleaseError(f"could not read the table as {self.kind}: "
+                               f"{str(exc).splitlines()[0]}") from None
+        self.types = {r[0]: str(r[1]).upper() for r in desc}
+
+    def _as_double(self, col: str, role: str, eps: bool) -> str:
+        t = self.types[col]
+        c = _q(col)
+        if t.startswith("DECIMAL") or t in _NUMERIC_DUCK:
+            return f"CAST({c} AS DOUBLE)"
+        if t in ("VARCHAR", "STRING", "TEXT"):
+            txt = f"lower(trim({c}))"
+            if eps:
+                expr = (f"CASE WHEN {txt} IN {_PUBLIC_SQL} THEN CAST('inf' AS DOUBLE) "
+                        f"ELSE TRY_CAST(trim({c}) AS DOUBLE) END")
+            else:
+                expr = f"TRY_CAST(trim({c}) AS DOUBLE)"
+            bad = self.con.execute(
+                f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {c} AS v, {expr} AS d "
+                f"FROM {self.rel}) WHERE d IS NULL AND v IS NOT NULL AND trim(v) <> '' "
+                f"ORDER BY rn LIMIT 1"
+            ).fetchall()
+            if bad:
+                raise ReleaseError(f"{role} column {col!r}, row {bad[0][0]}: "
+                                   f"{str(bad[0][1])[:40]!r} is not a number")
+            return expr
+        raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
+
+    def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+        v = self._as_double(value, "value", False)
+        e = self._as_double(eps, "eps", True)
+        self.v_expr, self.e_expr = v, e
+        R = hi - lo
+        y = (f"least(greatest(CAST(round((least(greatest(v, {_lit(lo)}), {_lit(hi)}) - "
+             f"{_lit(lo)}) / {_lit(R)} * {Q}) AS BIGINT), 0), {Q})")
+        qq = f"CAST(floor(least(e, {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+        b = (f"CASE WHEN e IS NULL OR isnan(e) OR e < 0 THEN NULL WHEN e = 0 THEN {ZERO_BIN} "
+             f"WHEN isinf(e) THEN {PUBLIC_BIN} ELSE CAST(floor(ln(e) * {BINS_PER_E}) AS BIGINT) "
+             "END")
+        self.bin_expr, self.y_expr, self.q_expr = b, y, qq
+        sql = f"""
+            WITH t AS (SELECT {v} AS v, {e} AS e FROM {self.rel}),
+            u AS (SELECT {b} AS b, e, v, {y} AS y, {qq} AS q,
+                  (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t)
+            SELECT b, count(*), sum(CASE WHEN isinf(e) THEN 0 ELSE e END),
+                   sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END), min(e), max(e),
+                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})),
+                   sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
+            FROM u GROUP BY b ORDER BY b NULLS FIRST"""
+        rows = self.con.execute(sql).fetchall()
+        return _histogram_from_rows(rows)
+
+    def first_bad(self, what: str) -> tuple[int, Any]:
+        if what == "eps":
+            cond = "e IS NULL OR isnan(e) OR e < 0"
+        else:
+            cond = "v IS NULL OR isnan(v) OR isinf(v)"
+        row = self.con.execute(
+            f"SELECT rn, {'e' if what == 'eps' else 'v'} FROM (SELECT row_number() OVER () AS "
+            f"rn, {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}) WHERE {cond} "
+            "ORDER BY rn LIMIT 1").fetchall()
+        return row[0] if row else (0, None)
+
+    def fetch(self, bin_key: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        sql = f"""
+            WITH t AS (SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}),
+            u AS (SELECT {self.bin_expr} AS b, e, {self.y_expr} AS y, {self.q_expr} AS q FROM t)
+            SELECT q, count(*), sum(y), min(e), max(e) FROM u WHERE b = {int(bin_key)}
+            GROUP BY q ORDER BY q"""
+        return _fetch_rows(self.con.execute(sql).fetchall())
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _histogram_from_rows(rows: list) -> Histogram:
+    n_bad_eps = 0
+    keep = []
+    for r in rows:
+        if r[0] is None:
+            n_bad_eps += int(r[1])
+        else:
+            keep.append(r)
+    n_rows = sum(int(r[1]) for r in rows)
+    n_bad_value = sum(int(r[10] or 0) for r in rows)
+
+    def col(i, dtype):
+        return np.array([r[i] if r[i] is not None else 0 for r in keep], dtype=dtype)
+
+    def ints(i):
+        return [int(r[i]) if r[i] is not None else 0 for r in keep]
+
+    return Histogram(col(0, np.int64), col(1, np.int64), col(2, float), col(3, float),
+                     col(4, float), col(5, float), col(6, float), ints(7), ints(8), ints(9),
+                     n_rows, n_bad_eps, n_bad_value)
+
+
+def _fetch_rows(rows: list):
+    if len(rows) > MAX_FETCH_LEVELS:
+        raise ReleaseError(f"one level bin holds {len(rows):,} distinct levels (more than "
+                           f"{MAX_FETCH_LEVELS:,}); round the eps column")
+    q = np.array([int(r[0]) for r in rows], dtype=np.int64)
+    n = np.array([int(r[1]) for r in rows], dtype=np.int64)
+    emn = np.array([float(r[3]) for r in rows])
+    emx = np.array([float(r[4]) for r in rows])
+    return q, n, [int(r[2] or 0) for r in rows], emn, emx
+
+
+# ------------------------------------------------------------------------------ Spark
+_SPARK = None
+
+
+def spark_session(master: str = "local[2]"):
+    """A SparkSession for releases: ``local[2]`` by default, UI off, bound to 127.0.0.1.
+
+    To use a cluster, create your own SparkSession (``SparkSession.builder.master(
+    "spark://host:7077")...getOrCreate()``) before calling release_mean(engine="spark"):
+    getOrCreate() then returns yours, and a Spark DataFrame can be passed as the source."""
+    global _SPARK
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if _SPARK is None:
+        _SPARK = (SparkSession.builder.master(master).appName("hdp-release")
+                  .config("spark.ui.enabled", "false")
+                  .config("spark.driver.host", "127.0.0.1")
+                  .config("spark.driver.bindAddress", "127.0.0.1")
+                  .config("spark.sql.shuffle.partitions", "4")
+                  .config("spark.sql.ansi.enabled", "false")
+                  .getOrCreate())
+        _SPARK.sparkContext.setLogLevel("ERROR")
+    return _SPARK
+
+
+class _SparkSource:
+    def __init__(self, source: Any):
+        from pyspark.sql import DataFrame as SparkDF
+
+        spark = spark_session()
+        self.spark = spark
+        if isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+            kind = _check_path(path)
+            try:
+                if kind == "parquet":
+                    df = spark.read.parquet(path)
+                else:
+                    df = spark.read.option("header", True).option("inferSchema", True).csv(path)
+            except Exception as exc:
+                raise ReleaseError(f"could not read {path!r} as {kind}: "
+                                   f"{str(exc).splitlines()[0][:200]}") from None
+        elif isinstance(source, SparkDF):
+            df = source
+        else:
+            import pandas as pd
+
+            if not isinstance(source, pd.DataFrame):
+                raise ReleaseError(f"engine='spark' needs a path or a DataFrame, got "
+                                   f"{type(source).__name__}")
+            df = spark.createDataFrame(source)
+        self.df = df
+        self.types = {f.name: f.dataType.simpleString().upper() for f in df.schema.fields}
+
+    def _as_double(self, col: str, role: str, eps: bool):
+        from pyspark.sql import functions as F
+
+        t = self.types[col]
+        c = F.col(f"`{col}`")
+        if t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE") or \
+                t.startswith("DECIMAL"):
+            return c.cast("double")
+        if t == "STRING":
+            txt = F.lower(F.trim(c))
+            num = F.trim(c).cast("double")
+            expr = (F.when(txt.isin("inf", "+inf", "infinity", "+infinity", "public", "∞"),
+                           F.lit(math.inf)).otherwise(num) if eps else num)
+            bad = (self.df.select(c.alias("v"), expr.alias("d"))
+                   .where(F.col("d").isNull() & F.col("v").isNotNull() & (F.trim("v") != ""))
+                   .limit(1).collect())
+            if bad:
+                raise ReleaseError(f"{role} column {col!r}: {str(bad[0][0])[:40]!r} is not a "
+                                   "number")
+            return expr
+        raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
+
+    def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+        from pyspark.sql import functions as F
+
+        v = self._as_double(value, "value", False)
+        e = self._as_double(eps, "eps", True)
+        R = hi - lo
+        t = self.df.select(v.alias("v"), e.alias("e"))
+        vc = F.least(F.greatest(F.col("v"), F.lit(lo)), F.lit(hi))
+        y = F.least(F.greatest(F.round((vc - F.lit(lo)) / F.lit(R) * F.lit(float(Q)))
+                               .cast("long"), F.lit(0)), F.lit(Q)).cast("long")
+        # F.round is HALF_UP, DuckDB's round is half away from zero: the same for y >= 0
+        q = F.floor(F.least(F.col("e"), F.lit(Q_CAP)) * F.lit(float(QE))).cast("long")
+        ecol = F.col("e")
+        b = (F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None))
+             .when(ecol == 0, F.lit(ZERO_BIN))
+             .when(ecol == math.inf, F.lit(PUBLIC_BIN))
+             .otherwise(F.floor(F.log(ecol) * F.lit(float(BINS_PER_E))).cast("long")))
+        badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
+        u = t.select(b.alias("b"), ecol.alias("e"), y.alias("y"), q.alias("q"),
+                     badv.alias("badv"))
+        self._u = u
+        fin = F.when(F.col("e") == math.inf, F.lit(0.0)).otherwise(F.col("e"))
+        qf = F.col("q") / F.lit(float(QE))
+        agg = u.groupBy("b").agg(
+            F.count(F.lit(1)), F.sum(fin), F.sum(fin * fin), F.min("e"), F.max("e"),
+            F.sum(qf * qf), F.sum("y"), F.sum(F.col("q").cast("decimal(20,0)")),
+            F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
+            F.sum(F.col("badv").cast("long")),
+        )
+        rows = [tuple(_py(x) for x in r) for r in agg.collect()]
+        rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
+        return _histogram_from_rows(rows)
+
+    def first_bad(self, what: str) -> tuple[int, Any]:
+        from pyspark.sql import functions as F
+
+        u = self._u
+        cond = (F.col("b").isNull()) if what == "eps" else F.col("badv")
+        row = u.where(cond).limit(1).collect()
+        if not row:
+            return (0, None)
+        return (0, row[0]["e"] if what == "eps" else None)  # Spark rows have no order
+
+    def fetch(self, bin_key: int):
+        from pyspark.sql import functions as F
+
+        rows = (self._u.where(F.col("b") == int(bin_key)).groupBy("q")
+                .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e")).orderBy("q")
+                .collect())
+        return _fetch_rows([tuple(r) for r in rows])
+
+    def close(self) -> None:
+        pass
+
+
+def _py(x: Any) -> Any:
+    if isinstance(x, Decimal):
+        return int(x)
+    return x
+
+
+def aggregate(source: Any, value: str, eps: str, lo: float, hi: float,
+              engine: str = "duckdb"):
+    """Open ``source`` on ``engine`` and return (source handle, Histogram).
+
+    The handle's ``fetch(bin)`` gives one bin's distinct quantized levels; ``first_bad``
+    locates a bad row. Raises ReleaseError for unreadable sources and missing or non-numeric
+    columns."""
+    if engine not in ENGINES:
+        raise ReleaseError(f"engine must be one of {ENGINES}, got {engine!r}")
+    src = _DuckSource(source) if engine == "duckdb" else _SparkSource(source)
+    cols = list(src.types)
+    vcol = _match_column(cols, value, "value")
+    ecol = _match_column(cols, eps, "eps")
+    src._value = vcol
+    return src, src.histogram(vcol, ecol, lo, hi)

@@ -1,0 +1,228 @@
+"""Release page: a real private mean of an uploaded table, with its privacy receipt.
+
+Upload a CSV (one row per user: a value and the privacy level eps that user asked for), choose
+the columns, the public range and the unit; before releasing the page shows what each level
+gets and the expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers); the
+Release button calls hdp_core.release.release_mean (DuckDB, OpenDP noise). The raw data is
+never displayed, logged or put in the URL; it lives only in this session's state and is
+dropped with it. A session ledger lists the releases made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import time
+
+import pandas as pd
+import streamlit as st
+
+from hdp_core.profile import MAX_UPLOAD_BYTES
+from hdp_core.release import ReleaseError, level_counts, preview_tiers, release_mean
+from pages.common import guarded
+
+K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
+K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
+K_USE_SD, K_SD, K_GO, K_CONFIRM = "rel_use_sd", "rel_sd", "rel_go", "rel_confirm_again"
+TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (session only)
+LEDGER = "rel_ledger"  # list of dicts: the releases made in this session
+LAST = "rel_last"  # the last Release (or None)
+
+
+def init_state() -> None:
+    """The page's own session-state keys, created once per session."""
+    for k, v in ((TABLE, None), (LEDGER, []), (LAST, None)):
+        if k not in st.session_state:
+            st.session_state[k] = v
+
+
+def _fmt(x: float, unit: str = "") -> str:
+    if not math.isfinite(x):
+        return "—"
+    s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
+    return f"{s} {unit}".strip()
+
+
+def _eps(x: float) -> str:
+    return "public" if math.isinf(x) else f"{x:.4g}"
+
+
+def _load(up) -> None:
+    data = up.getvalue()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ReleaseError(f"the file has {len(data) / 2**20:.1f} MB; at most "
+                           f"{MAX_UPLOAD_BYTES // 2**20} MB")
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    cur = st.session_state[TABLE]
+    if cur is not None and cur[0] == digest:
+        return
+    try:
+        df = pd.read_csv(io.BytesIO(data))
+    except Exception as exc:  # pandas raises many kinds
+        raise ReleaseError(f"the file could not be read as CSV ({str(exc).splitlines()[0]})")\
+            from None
+    if df.shape[1] < 2:
+        raise ReleaseError("the table needs at least two columns: a value and an eps column")
+    st.session_state[TABLE] = (digest, up.name, df)
+    st.session_state[LAST] = None
+
+
+def _upload_section() -> None:
+    up = st.file_uploader(
+        "Your table (CSV, one row per user)", type=["csv"], key=K_UPLOAD,
+        help="Needs a column of values (e.g. a salary) and a column eps with the privacy level "
+        "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy). The "
+        "file stays in this browser session only: it is never shown, stored or put in a link.")
+    if up is None:
+        st.session_state[TABLE] = None
+        st.info("Upload a CSV to start. Example columns: `value,eps` with rows like "
+                "`52000,0.5`.")
+        return
+    _load(up)
+
+
+def _guess(cols: list[str], names: tuple[str, ...], fallback: int) -> int:
+    low = [c.strip().lower() for c in cols]
+    for n in names:
+        if n in low:
+            return low.index(n)
+    return min(fallback, len(cols) - 1)
+
+
+def _settings(df: pd.DataFrame) -> dict:
+    cols = [str(c) for c in df.columns]
+    c1, c2 = st.columns(2)
+    value = c1.selectbox("Value column", cols, index=_guess(cols, ("value", "x", "data"), 0),
+                         key=K_VALUE, help="The numbers whose mean you want to release.")
+    eps = c2.selectbox("Privacy-level column (eps)", cols,
+                       index=_guess(cols, ("eps", "epsilon"), 1), key=K_EPS,
+                       help="Each user's privacy level: smaller = more privacy.")
+    c1, c2, c3 = st.columns(3)
+    lo = c1.number_input("Lowest possible value", value=0.0, step=1.0, key=K_LO, help=(
+        "The public range must be fixed in advance, not read off the data. Values outside it "
+        "are clamped to it (by design)."))
+    hi = c2.number_input("Highest possible value", value=100.0, step=1.0, key=K_HI,
+                         help="Together with the lowest value this sets the privacy noise.")
+    unit = c3.text_input("Unit (for display)", value="", key=K_UNIT, max_chars=20,
+                         help="E.g. EUR, ms, kg. Only used to label numbers.")
+    sd = None
+    if st.toggle("I know the data's standard deviation (a public assumption)", key=K_USE_SD,
+                 help="Tunes ADPM to a declared spread. It must come from outside the data "
+                 "(never estimated from this table); off = worst case."):
+        sd = st.number_input("Declared standard deviation (data units)", min_value=0.0,
+                             value=max((hi - lo) / 4, 0.0), key=K_SD)
+    return {"value": value, "eps": eps, "lo": float(lo), "hi": float(hi), "unit": unit,
+            "data_sd": sd}
+
+
+def _preview(df: pd.DataFrame, s: dict) -> None:
+    st.subheader("Before releasing: what each level gets")
+    lv, ct = level_counts(df, s["eps"])
+    pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
+    t = pv.tiers
+    show = pd.DataFrame({
+        "requested eps": [_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
+        "users": t["users"],
+        "granted eps": [_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
+        "share of the weight": [f"{100 * w:.3g}%" for w in t["weight_share"]],
+    })
+    if len(show) > 200:
+        st.caption(f"{len(show):,} distinct levels: showing the 200 strictest.")
+        show = show.head(200)
+    st.dataframe(show, hide_index=True, key="rel_preview_table")
+    c1, c2, c3 = st.columns(3)
+    tau = pv.saturation_level
+    c1.metric("tau* (saturation level)", "none" if math.isinf(tau) else f"{tau:.4g}",
+              help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
+              "at no cost in accuracy.")
+    c2.metric("Expected 95% error: ±", _fmt(pv.half_width95, s["unit"]), help=(
+        "With 95% probability the released mean is within this distance of the true mean of "
+        "the clamped values (worst-case or declared spread, and the exact privacy noise)."))
+    c3.metric("Privacy noise scale", _fmt(pv.noise_scale, s["unit"]),
+              help="Scale of the Laplace noise added to the weighted mean.")
+    if pv.outputs_midrange:
+        st.warning("With these levels the noise would swamp the answer: the release will be "
+                   "the middle of the range, which uses no data.")
+
+
+def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str) -> None:
+    st.subheader("Release")
+    again = [r for r in st.session_state[LEDGER] if r["table"] == digest]
+    ok = True
+    if again:
+        st.warning(f"This table was already released {len(again)} time(s) in this session. "
+                   "Releasing it again spends every user's eps again: their total privacy "
+                   "loss adds up.", icon=":material/warning:")
+        ok = st.checkbox("I understand: release again", key=K_CONFIRM)
+    if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
+        rel = release_mean(df, value=s["value"], eps=s["eps"], lo=s["lo"], hi=s["hi"],
+                           data_sd=s["data_sd"])
+        st.session_state[LAST] = (rel, s["unit"])
+        st.session_state[LEDGER].append({
+            "table": digest, "file": name, "time": time.strftime("%H:%M:%S"),
+            "value column": s["value"], "range": f"[{s['lo']:g}, {s['hi']:g}]",
+            "estimate": rel.estimate, "± 95%": rel.half_width95, "users": rel.n_users,
+        })
+        st.rerun()
+
+
+def _last_section() -> None:
+    last = st.session_state[LAST]
+    if last is None:
+        return
+    rel, unit = last
+    st.success("Released. Only the number below and the receipt are private-safe to share.")
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Private mean", _fmt(rel.estimate, unit))
+    c2.metric("± 95%", _fmt(rel.half_width95, unit),
+              help="From the public noise law and the worst-case or declared spread.")
+    c3.metric("Users used", f"{rel.n_users:,}",
+              help=f"{rel.n_excluded:,} users with eps = 0 were not used.")
+    for note in rel.notes:
+        st.caption(note)
+    st.markdown("**Privacy receipt** (loss = OpenDP's privacy map at one user's sensitivity; "
+                "every loss is at most the level asked for)")
+    t = rel.tiers
+    st.dataframe(pd.DataFrame({
+        "requested eps": [_eps(x) for x in t["eps"]], "users": t["users"],
+        "granted eps": [_eps(x) for x in t["granted_eps"]],
+        "privacy loss": [_eps(x) for x in t["privacy_loss"]],
+    }), hide_index=True, key="rel_receipt_table")
+    st.caption(f"Noise: Laplace, scale {_fmt(rel.noise_scale, unit)} (OpenDP). Plan: "
+               f"{rel.plan}. Rounding bound added to every sensitivity: "
+               f"{rel.rounding_bound:.3g}.")
+
+
+def _ledger_section() -> None:
+    led = st.session_state[LEDGER]
+    if not led:
+        return
+    st.subheader("Releases in this session")
+    df = pd.DataFrame(led).drop(columns=["table"])
+    st.dataframe(df, hide_index=True, key="rel_ledger_table")
+    st.caption("Each release of the same table spends every user's eps once more.")
+
+
+# ----------------------------------------------------------------------------- page
+init_state()
+st.title("Release a private mean")
+st.markdown(
+    "Go from a tier menu to a real answer: upload your table, check what each privacy level "
+    "gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. Every user's "
+    "privacy loss is checked against the level they asked for before anything is released."
+)
+guarded(_upload_section)
+table = st.session_state[TABLE]
+if table is not None:
+    digest, name, df = table
+    st.caption(f"Loaded {name}: {len(df):,} rows, {df.shape[1]} columns (not displayed).")
+    try:
+        settings = _settings(df)
+    except (ReleaseError, ValueError) as exc:
+        st.error(f"Check the settings: {exc}")
+    else:
+        guarded(_preview, df, settings)
+        guarded(_release_section, df, settings, digest, name)
+guarded(_last_section)
+guarded(_ledger_section)

@@ -1,0 +1,72 @@
+"""AppTest of the Release page: upload, preview, release, receipt, ledger, second-release
+warning, bad files; the raw values never appear on the page."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import open_page
+
+SECRET = 73.123456  # a raw value that must never be displayed
+
+
+def _csv() -> bytes:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"value": np.r_[SECRET, rng.uniform(0, 100, 499)],
+                       "eps": rng.choice([0.1, 0.5, 2.0, "public", 0], 500)})
+    return df.to_csv(index=False).encode()
+
+
+def _texts(at) -> str:
+    parts = [str(e.value) for kind in ("markdown", "caption", "metric", "info", "warning",
+                                       "success", "error")
+             for e in at.get(kind) if hasattr(e, "value")]
+    for d in at.get("arrow_data_frame"):
+        parts.append(d.value.to_string())
+    return "\n".join(parts)
+
+
+@pytest.fixture
+def page(app):
+    at = open_page(app, "release")
+    assert not at.exception
+    return at
+
+
+def test_release_flow(page):
+    at = page
+    at.get("file_uploader")[0].upload("users.csv", _csv(), "text/csv").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="rel_value").value == "value"
+    assert at.selectbox(key="rel_eps").value == "eps"
+    labels = [m.label for m in at.metric]
+    assert "Expected 95% error: ±" in labels and "tau* (saturation level)" in labels
+    at.button(key="rel_go").click().run()
+    assert not at.exception and not at.error
+    assert "Private mean" in [m.label for m in at.metric]
+    assert len(at.session_state["rel_ledger"]) == 1
+    assert "73.12" not in _texts(at)  # raw data never shown
+    assert at.query_params.get("rel_value") is None
+    # the second release of the same table warns and needs a confirmation
+    assert any("spends every user's eps again" in w.value for w in at.warning)
+    assert at.button(key="rel_go").disabled
+    at.checkbox(key="rel_confirm_again").check().run()
+    at.button(key="rel_go").click().run()
+    assert len(at.session_state["rel_ledger"]) == 2
+    assert "Releases in this session" in [h.value for h in at.subheader]
+
+
+def test_bad_inputs_show_errors_and_release_nothing(page):
+    at = page
+    at.get("file_uploader")[0].upload("t.csv", b"value,eps\n1,0.5\n2,-1\n", "text/csv").run()
+    assert not at.exception
+    assert any("row 2" in e.value for e in at.error)
+    at.button(key="rel_go").click().run()
+    assert not at.exception and at.session_state["rel_ledger"] == []
+    at.get("file_uploader")[0].upload("t.csv", b"value,eps\n1,0.5\n2,0.5\n", "text/csv").run()
+    at.number_input(key="rel_hi").set_value(-5.0).run()
+    assert any("lo < hi" in e.value for e in at.error)
+    at.button(key="rel_go").click().run()
+    assert at.session_state["rel_ledger"] == []
