@@ -20,7 +20,7 @@ from .bounds import (
     upper_bound,
 )
 from .distributions import WORST_CASE, Beta, Distribution, TwoPoint, Uniform
-from .estimators import ADPMEstimator, AffineEstimator, Estimator
+from .estimators import ADPMEstimator, AffineEstimator, Estimator, TunedADPMEstimator
 from .presets import PRESETS, paper_profile, preset
 from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
 from .simulate import METHODS, SimResult, estimate, exact_mse, get_method, simulate_mse
@@ -46,6 +46,7 @@ __all__ = [
     "ProfileError",
     "PropDPM",
     "SimResult",
+    "TunedADPMEstimator",
     "TwoPoint",
     "Uniform",
     "adpm",

@@ -20,7 +20,7 @@ from .adpm import ADPMSolution, adpm
 from .distributions import WORST_CASE, Distribution, TwoPoint
 from .profile import EpsilonProfile, ProfileError
 
-__all__ = ["ADPMEstimator", "AffineEstimator", "Estimator", "TrialChunk"]
+__all__ = ["ADPMEstimator", "AffineEstimator", "Estimator", "TrialChunk", "TunedADPMEstimator"]
 
 
 def wsum(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -198,3 +198,37 @@ class ADPMEstimator(AffineEstimator):
     @property
     def worst_case_mse(self) -> float:
         return self.solution.worst_case_mse
+
+
+class TunedADPMEstimator(ADPMEstimator):
+    """ADPM tuned to a known data spread s (beyond the paper): Algorithm 1 with 8 replaced by
+    c = 2/s^2, the optimal unbiased affine estimator for data of standard deviation s.
+
+    ``data_sd`` is s on the [-0.5, 0.5] scale, in (0, 1/2] (1/2 gives ADPM exactly). Users get
+    r_i <= eps_i whatever the data. It answers 0 when its MSE at spread s passes 1/4 (see
+    :class:`~hdp_core.adpm.ADPMSolution`); ``worst_case_mse`` is over all data in the range
+    (it can exceed 1/4 when s < 1/2), ``tuned_mse`` over data of sd at most s.
+    """
+
+    name = "ADPM-tuned"
+    label = "ADPM tuned to a known spread"
+    note = (
+        "Beyond the paper: Algorithm 1 with 8 replaced by 2/s^2, the best affine estimator when "
+        "the data's standard deviation s is known; s = 1/2 is ADPM, s -> 0 tends to PropDPM."
+    )
+
+    def __init__(self, eps: Any, data_sd: float):
+        if data_sd is None:
+            raise ValueError("ADPM-tuned needs data_sd, the data's standard deviation in (0, 1/2]")
+        self.solution = adpm(eps, data_sd=data_sd)
+        s = self.solution
+        noise = 0.0 if not math.isfinite(s.noise_scale) else s.noise_scale
+        AffineEstimator.__init__(self, s.profile, s.weights, noise)
+        self.outputs_zero = s.outputs_zero
+        self.data_sd: float = s.data_sd
+        self.label = f"ADPM tuned to s = {s.data_sd:.3g}"
+
+    @property
+    def tuned_mse(self) -> float:
+        """MSE when the data's standard deviation is ``data_sd`` (at most it, if smaller)."""
+        return self.solution.tuned_mse

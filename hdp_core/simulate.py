@@ -25,11 +25,12 @@ import numpy as np
 
 from .baselines import FME, LDPE, SM, UNI, PropDPM
 from .distributions import Distribution
-from .estimators import ADPMEstimator, Estimator, TrialChunk, wsum
+from .estimators import ADPMEstimator, Estimator, TrialChunk, TunedADPMEstimator, wsum
 from .profile import EpsilonProfile, ProfileError, as_profile
 
 __all__ = [
     "EXPAND_MAX",
+    "EXTRA_METHOD_CLASSES",
     "METHODS",
     "METHOD_CLASSES",
     "SimResult",
@@ -50,6 +51,10 @@ METHOD_CLASSES: dict[str, type[Estimator]] = {
 }
 METHODS: tuple[str, ...] = tuple(METHOD_CLASSES)
 """The six methods in the order of the paper's Table 1."""
+# issue 14: methods beyond the paper (not in METHODS / Table 1), reachable by name
+EXTRA_METHOD_CLASSES: dict[str, type[Estimator]] = {"ADPM-tuned": TunedADPMEstimator}
+_STREAM_IDS = {m: i for i, m in enumerate((*METHODS, *EXTRA_METHOD_CLASSES))}
+"""Noise stream of each method in simulate_mse (a new method leaves the others' unchanged)."""
 
 EXPAND_MAX = 2_000
 """Tiers with at most this many users are simulated user by user (exactly)."""
@@ -59,19 +64,34 @@ _WORKERS = max(1, min(2, os.cpu_count() or 1))
 """Threads simulating chunks at the same time (each holds one chunk in memory)."""
 
 
-def get_method(name: str, eps: Any) -> Estimator:
-    """The estimator called ``name`` (one of METHODS) built for profile ``eps``."""
-    try:
-        cls = METHOD_CLASSES[name]
-    except KeyError:
-        raise ProfileError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
+def get_method(name: str, eps: Any, data_sd: float | None = None) -> Estimator:
+    """The estimator called ``name`` (one of METHODS, or "ADPM-tuned") built for profile
+    ``eps``; ``data_sd`` (sd on [-0.5, 0.5]) is the spread "ADPM-tuned" is tuned to, ignored by
+    the paper's six."""
+    cls = METHOD_CLASSES.get(name) or EXTRA_METHOD_CLASSES.get(name)
+    if cls is None:
+        names = ", ".join((*METHODS, *EXTRA_METHOD_CLASSES))
+        raise ProfileError(f"unknown method {name!r}; choose from {names}")
+    if cls is TunedADPMEstimator:  # issue 14
+        return cls(as_profile(eps), data_sd)
     return cls(as_profile(eps))
 
 
-def exact_mse(method: str | Estimator, eps: Any, dist: Distribution) -> float:
-    """Exact MSE (data in [-0.5, 0.5]) of ``method`` on profile ``eps`` under ``dist``."""
-    est = method if isinstance(method, Estimator) else get_method(method, eps)
-    return est.exact_mse(dist)
+def _tuned_sd(data_sd: float | None, dist: Distribution | None) -> float | None:
+    """data_sd, else the standard deviation of ``dist`` (what "ADPM-tuned" is tuned to)."""
+    if data_sd is None and dist is not None:
+        return math.sqrt(dist.variance)
+    return data_sd
+
+
+def exact_mse(
+    method: str | Estimator, eps: Any, dist: Distribution, data_sd: float | None = None
+) -> float:
+    """Exact MSE (data in [-0.5, 0.5]) of ``method`` on profile ``eps`` under ``dist``.
+    "ADPM-tuned" is tuned to ``data_sd``, by default to the standard deviation of ``dist``."""
+    if isinstance(method, Estimator):
+        return method.exact_mse(dist)
+    return get_method(method, eps, _tuned_sd(data_sd, dist)).exact_mse(dist)
 
 
 def estimate(method: str, x: Any, eps: Any, rng: np.random.Generator | None = None) -> float:
@@ -169,12 +189,15 @@ def simulate_mse(
     trials: int = 20_000,
     seed: int = 0,
     return_estimates: bool = False,
+    data_sd: float | None = None,
 ) -> dict[str, SimResult]:
-    """Monte Carlo MSE of each method (names from METHODS) with common random numbers.
+    """Monte Carlo MSE of each method (names from METHODS, or "ADPM-tuned") with common random
+    numbers.
 
     Returns {name: SimResult} with the mean squared error against the population mean, its
     95% confidence interval (normal approximation over trials), the exact MSE, and optionally
-    the raw estimates (for histograms).
+    the raw estimates (for histograms). "ADPM-tuned" is tuned to ``data_sd`` (sd on
+    [-0.5, 0.5]), by default to the standard deviation of ``dist``.
     """
     prof = as_profile(eps)
     if isinstance(methods, str):
@@ -185,7 +208,8 @@ def simulate_mse(
     trials = int(trials)
     if trials < 2:
         raise ProfileError(f"need at least 2 trials, got {trials}")
-    ests = {m: get_method(m, prof) for m in names}
+    sd = _tuned_sd(data_sd, dist) if "ADPM-tuned" in names else None
+    ests = {m: get_method(m, prof, sd) for m in names}
     cols, big = _layout(prof, dist)
     keep_p = None
     for e in ests.values():
@@ -200,7 +224,7 @@ def simulate_mse(
     affine = [m for m in names if ests[m].weights is not None]
     w_cols = np.column_stack([ests[m].weights[cols] for m in affine]) if affine else None
     w_big = np.column_stack([ests[m].weights[big] for m in affine]) if affine else None
-    method_ids = {m: METHODS.index(m) for m in names}
+    method_ids = {m: _STREAM_IDS[m] for m in names}
 
     def run_chunk(ci: int) -> tuple[dict[str, tuple[int, float, float]], bool]:
         """(count, mean, M2) of the squared errors of chunk ``ci``, drawn from its own streams
@@ -211,10 +235,12 @@ def simulate_mse(
         chunk, approx = _draw_chunk(dist, data_rng, t, cols, big, prof.counts, keep_p)
         lin = None
         if affine:  # column by column without BLAS (see estimators.wsum)
-            lin = np.column_stack([
-                wsum(chunk.x, w_cols[:, j]) + wsum(chunk.sums, w_big[:, j])
-                for j in range(len(affine))
-            ])
+            lin = np.column_stack(
+                [
+                    wsum(chunk.x, w_cols[:, j]) + wsum(chunk.sums, w_big[:, j])
+                    for j in range(len(affine))
+                ]
+            )
         sums = {}
         for m in names:
             e, rng = ests[m], np.random.default_rng([seed, method_ids[m], ci])
