@@ -73,7 +73,8 @@ def data_sd_constant(data_sd: Any = None) -> tuple[float, float]:
             f"data_sd = {s!r} is not in (0, 1/2]: it is the standard deviation of one value "
             "on the [-1/2, 1/2] scale (sd in data units / (hi - lo))"
         )
-    c = 2.0 / (s * s)
+    sq = s * s
+    c = 2.0 / sq if sq > 0 else math.inf
     if not math.isfinite(c):
         raise ValueError(f"data_sd = {s!r} is too small (2/data_sd^2 overflows); use PropDPM")
     return s, c
