@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import hdp_core as hdp
 from hdp_core.adpm import _BRACKET_MIN, _RANDOM_SAMPLE_MIN, _SAMPLE, _SELECT_MIN
 from hdp_core.adpm import _first_saturated_bracket as bracket
+from hdp_core.adpm import _first_saturated_select as select
 
 INF = math.inf
 
@@ -264,6 +265,17 @@ def test_large_paths_match_grouped_algorithm(kind, n, s):
     if math.isfinite(sol.saturation_level):
         # the saturated users get tau*, everyone else less
         assert sol.saturation_level == pytest.approx(float(r.max()), rel=1e-10)
+
+
+@pytest.mark.parametrize("s", [0.05, 0.2, 0.45, 0.5])
+def test_selection_path_with_c(s):
+    """White box: the quickselect fallback (used when the sampled bracket misses) with c."""
+    eps = np.exp(np.random.default_rng(2).uniform(-4, 2, 4 * _SELECT_MIN))
+    c = 2.0 / (s * s)
+    r = algorithm1_grouped(eps, np.ones(eps.size), c)
+    tau, sat, cut = select(eps.copy(), c)
+    assert sat and tau == pytest.approx(float(r.max()), rel=1e-10)
+    assert np.array_equal(eps >= cut, eps >= tau * (1 - 1e-9))  # exactly the capped users
 
 
 @given(profiles(max_n=200), spreads)
