@@ -288,6 +288,17 @@ def test_small_paths_match_grouped_algorithm_and_literal_trace(eps, s):
         assert tr.f[-1] == pytest.approx(sol.tuned_objective, rel=1e-11)
 
 
+@given(profiles(max_n=60), spreads)
+def test_tuned_is_paper_adpm_on_rescaled_levels(eps, s):
+    """Scaling: G(t) = sum eps (t - eps) over eps < t is homogeneous of degree 2, so G = c on
+    eps is G = 8 on 2s eps (c = 2/s^2): tau*(eps; c) = tau*(2s eps; 8) / (2s) and the weights
+    are the paper's ADPM weights for 2s eps (weights do not depend on the scale of r)."""
+    a = hdp.adpm(eps, data_sd=s)
+    b = hdp.adpm(eps * (2 * s))
+    np.testing.assert_allclose(a.weights, b.weights, rtol=1e-11, atol=0)
+    assert a.saturation_level == pytest.approx(b.saturation_level / (2 * s), rel=1e-11)
+
+
 @pytest.mark.parametrize("s", [0.03, 0.2, 0.5])
 def test_huge_tiers(s):
     rng = np.random.default_rng(11)
