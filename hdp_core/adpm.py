@@ -304,12 +304,12 @@ class ADPMSolution:
     """Boolean per entry: the user asked for eps >= tau* and is capped at tau*."""
     data_sd: float = WORST_CASE_SD
     """s: the data standard deviation (on [-1/2, 1/2]) the weights are tuned to."""
-    tuned_objective: float | None = None
+    tuned_objective: float = math.nan
     """s^2 ||w||_2^2 + 2 eta^2 = (||r||_2^2 + c)/((c/2)||r||_1^2), c = 2/s^2: the MSE at spread
-    s before the 1/4 cap (equals ``objective`` for s = 1/2; None is read as that)."""
+    s before the 1/4 cap (equals ``objective`` for s = 1/2; left out, it is read as that)."""
 
     def __post_init__(self) -> None:
-        if self.tuned_objective is None:
+        if math.isnan(self.tuned_objective):
             if self.data_sd != WORST_CASE_SD:
                 raise ValueError("tuned_objective is required when data_sd is not 1/2")
             object.__setattr__(self, "tuned_objective", self.objective)

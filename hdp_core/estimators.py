@@ -217,7 +217,7 @@ class TunedADPMEstimator(ADPMEstimator):
         "the data's standard deviation s is known; s = 1/2 is ADPM, s -> 0 tends to PropDPM."
     )
 
-    def __init__(self, eps: Any, data_sd: float):
+    def __init__(self, eps: Any, data_sd: float | None):
         if data_sd is None:
             raise ValueError("ADPM-tuned needs data_sd, the data's standard deviation in (0, 1/2]")
         self.solution = adpm(eps, data_sd=data_sd)
