@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .adpm import adpm
+from .adpm import adpm, data_sd_constant
 from .profile import as_profile
 
 __all__ = [
@@ -103,13 +103,15 @@ def optimality_ratio(eps: Any) -> float:
     return adpm(eps).objective / lower_bound_H(eps)
 
 
-def two_group_threshold(n: float, frac: float, eps1: Any) -> Any:
+def two_group_threshold(n: float, frac: float, eps1: Any, data_sd: float | None = None) -> Any:
     """The level eps2 at which the looser of two groups saturates: eps1 + 8/(n f eps1).
 
     Remark (two groups): with a fraction ``frac`` of ``n`` users at eps1 and the rest at
     eps2 >= eps1, the looser group is capped (saturates) iff eps2 >= eps1 + 8/(n frac eps1).
-    ``eps1`` may be an array (the boundary of the phase diagram).
+    ``eps1`` may be an array (the boundary of the phase diagram). With ``data_sd`` = s (ADPM
+    tuned to a known spread, see :func:`adpm`) the 8 is c = 2/s^2.
     """
+    c = data_sd_constant(data_sd)[1]
     if not (n > 0 and 0 < frac <= 1 and np.all(np.asarray(eps1) > 0)):
         raise ValueError("need n > 0, 0 < frac <= 1 and eps1 > 0")
-    return eps1 + 8.0 / (n * frac * eps1)
+    return eps1 + c / (n * frac * eps1)

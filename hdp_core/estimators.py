@@ -30,10 +30,13 @@ __all__ = [
     "ADPMEstimator",
     "AffineEstimator",
     "Estimator",
+    "TunedADPMEstimator",
     "estimate",
     "exact_mse",
     "get_method",
     "register",
+    "stream_id",
+    "tuned_spread",
 ]
 
 METHODS: tuple[str, ...] = ("ADPM", "PropDPM", "LDPE", "SM", "FME", "UNI")
@@ -53,8 +56,10 @@ def register(cls: _E) -> _E:
     return cls
 
 
-def get_method(name: str, eps: Any, **params: Any) -> Estimator:
-    """The estimator called ``name`` built for profile ``eps`` (``params`` go to its class).
+def get_method(name: str, eps: Any, data_sd: float | None = None) -> Estimator:
+    """The estimator called ``name`` built for profile ``eps``. ``data_sd`` (sd on the
+    [-0.5, 0.5] scale) is the spread a tuned method ("ADPM-tuned") is tuned to; the paper's six
+    ignore it.
 
     Raises :class:`hdp_core.errors.UnknownMethod` (a ValueError) listing the known names.
     """
@@ -63,13 +68,35 @@ def get_method(name: str, eps: Any, **params: Any) -> Estimator:
         raise UnknownMethod(
             f"unknown method {str(name)[:40]!r}; choose from {', '.join(METHOD_CLASSES)}"
         )
-    return cls(as_profile(eps), **params)
+    if cls.tuned:
+        return cls(as_profile(eps), data_sd)  # type: ignore[call-arg]
+    return cls(as_profile(eps))
 
 
-def exact_mse(method: str | Estimator, eps: Any, dist: Distribution) -> float:
-    """Exact MSE (data in [-0.5, 0.5]) of ``method`` on profile ``eps`` under ``dist``."""
-    est = method if isinstance(method, Estimator) else get_method(method, eps)
-    return est.exact_mse(dist)
+def stream_id(name: str) -> int:
+    """A method's fixed noise-stream number in simulations: its place in METHODS, then in the
+    order of registration (so adding a method never changes another's numbers)."""
+    if name in METHODS:
+        return METHODS.index(name)
+    extra = [m for m in METHOD_CLASSES if m not in METHODS]
+    return len(METHODS) + extra.index(name)
+
+
+def tuned_spread(data_sd: float | None, dist: Distribution | None) -> float | None:
+    """``data_sd``, else the standard deviation of ``dist``: what a tuned method is tuned to."""
+    if data_sd is None and dist is not None:
+        return math.sqrt(dist.variance)
+    return data_sd
+
+
+def exact_mse(
+    method: str | Estimator, eps: Any, dist: Distribution, data_sd: float | None = None
+) -> float:
+    """Exact MSE (data in [-0.5, 0.5]) of ``method`` on profile ``eps`` under ``dist``.
+    "ADPM-tuned" is tuned to ``data_sd``, by default to the standard deviation of ``dist``."""
+    if isinstance(method, Estimator):
+        return method.exact_mse(dist)
+    return get_method(method, eps, tuned_spread(data_sd, dist)).exact_mse(dist)
 
 
 def estimate(method: str, x: Any, eps: Any, rng: np.random.Generator | None = None) -> float:
@@ -89,6 +116,8 @@ class Estimator(abc.ABC):
     label: str = ""
     note: str = ""
     affine: bool = True
+    tuned: bool = False
+    """True for a method tuned to a known data spread (built as ``Cls(profile, data_sd)``)."""
     outputs_zero: bool = False
     """True when the method answers the constant 0 (the middle of the range) whatever the data
     (ADPM when f(r) > 1/4, any method when no user's data may be used)."""
@@ -242,3 +271,39 @@ class ADPMEstimator(AffineEstimator):
     @property
     def worst_case_mse(self) -> float:
         return self.solution.worst_case_mse
+
+
+@register
+class TunedADPMEstimator(ADPMEstimator):
+    """ADPM tuned to a known data spread s (beyond the paper): Algorithm 1 with 8 replaced by
+    c = 2/s^2, the optimal unbiased affine estimator for data of standard deviation s.
+
+    ``data_sd`` is s on the [-0.5, 0.5] scale, in (0, 1/2] (1/2 gives ADPM exactly). Users get
+    r_i <= eps_i whatever the data. It answers 0 when its MSE at spread s passes 1/4 (see
+    :class:`~hdp_core.adpm.ADPMSolution`); ``worst_case_mse`` is over all data in the range
+    (it can exceed 1/4 when s < 1/2), ``tuned_mse`` over data of sd at most s.
+    """
+
+    name = "ADPM-tuned"
+    label = "ADPM tuned to a known spread"
+    tuned = True
+    note = (
+        "Beyond the paper: Algorithm 1 with 8 replaced by 2/s^2, the best affine estimator when "
+        "the data's standard deviation s is known; s = 1/2 is ADPM, s -> 0 tends to PropDPM."
+    )
+
+    def __init__(self, eps: Any, data_sd: float | None):
+        if data_sd is None:
+            raise ValueError("ADPM-tuned needs data_sd, the data's standard deviation in (0, 1/2]")
+        self.solution = adpm(eps, data_sd=data_sd)
+        s = self.solution
+        noise = 0.0 if not math.isfinite(s.noise_scale) else s.noise_scale
+        AffineEstimator.__init__(self, s.profile, s.weights, noise)
+        self.outputs_zero = s.outputs_zero
+        self.data_sd: float = s.data_sd
+        self.label = f"ADPM tuned to s = {s.data_sd:.3g}"
+
+    @property
+    def tuned_mse(self) -> float:
+        """MSE when the data's standard deviation is ``data_sd`` (at most it, if smaller)."""
+        return self.solution.tuned_mse

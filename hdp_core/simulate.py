@@ -26,7 +26,7 @@ import numpy as np
 from ._trials import TrialChunk, wsum
 from .distributions import Distribution
 from .errors import ProfileError
-from .estimators import METHODS, get_method
+from .estimators import get_method, stream_id, tuned_spread
 from .profile import EpsilonProfile, as_profile
 
 __all__ = ["EXPAND_MAX", "SimResult", "simulate_mse", "simulated_width"]
@@ -129,12 +129,15 @@ def simulate_mse(
     trials: int = 20_000,
     seed: int = 0,
     return_estimates: bool = False,
+    data_sd: float | None = None,
 ) -> dict[str, SimResult]:
-    """Monte Carlo MSE of each method (names from METHODS) with common random numbers.
+    """Monte Carlo MSE of each method (names from METHODS, or "ADPM-tuned") with common random
+    numbers.
 
     Returns {name: SimResult} with the mean squared error against the population mean, its
     95% confidence interval (normal approximation over trials), the exact MSE, and optionally
-    the raw estimates (for histograms).
+    the raw estimates (for histograms). "ADPM-tuned" is tuned to ``data_sd`` (sd on
+    [-0.5, 0.5]), by default to the standard deviation of ``dist``.
     """
     prof = as_profile(eps)
     if isinstance(methods, str):
@@ -145,7 +148,8 @@ def simulate_mse(
     trials = int(trials)
     if trials < 2:
         raise ProfileError(f"need at least 2 trials, got {trials}")
-    ests = {m: get_method(m, prof) for m in names}
+    sd = tuned_spread(data_sd, dist) if "ADPM-tuned" in names else None
+    ests = {m: get_method(m, prof, sd) for m in names}
     cols, big = _layout(prof, dist)
     keep_p = None
     for e in ests.values():
@@ -160,7 +164,7 @@ def simulate_mse(
     affine = [m for m in names if ests[m].weights is not None]
     w_cols = np.column_stack([ests[m].weights[cols] for m in affine]) if affine else None
     w_big = np.column_stack([ests[m].weights[big] for m in affine]) if affine else None
-    method_ids = {m: METHODS.index(m) for m in names}
+    method_ids = {m: stream_id(m) for m in names}
 
     def run_chunk(ci: int) -> tuple[dict[str, tuple[int, float, float]], bool]:
         """(count, mean, M2) of the squared errors of chunk ``ci``, drawn from its own streams
@@ -171,10 +175,12 @@ def simulate_mse(
         chunk, approx = _draw_chunk(dist, data_rng, t, cols, big, prof.counts, keep_p)
         lin = None
         if affine:  # column by column without BLAS (see estimators.wsum)
-            lin = np.column_stack([
-                wsum(chunk.x, w_cols[:, j]) + wsum(chunk.sums, w_big[:, j])
-                for j in range(len(affine))
-            ])
+            lin = np.column_stack(
+                [
+                    wsum(chunk.x, w_cols[:, j]) + wsum(chunk.sums, w_big[:, j])
+                    for j in range(len(affine))
+                ]
+            )
         sums = {}
         for m in names:
             e, rng = ests[m], np.random.default_rng([seed, method_ids[m], ci])

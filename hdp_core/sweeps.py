@@ -20,7 +20,7 @@ import numpy as np
 from .adpm import adpm
 from .bounds import h_of_tiers, lower_bound_from_H
 from .distributions import Distribution
-from .estimators import METHODS, get_method
+from .estimators import METHODS, get_method, tuned_spread
 from .profile import EpsilonProfile, as_profile
 
 __all__ = ["Sweep", "group_sweep", "log_grid", "n_sweep", "scale_sweep"]
@@ -33,6 +33,7 @@ class Sweep:
     ``upper``: ADPM's worst case min(f, 1/4); ``lower``: (H ∧ 1/4)/512; ``f``, ``H``: the
     uncapped quantities of Theorems 2 and 3; ``tau``: tau* (inf when nothing saturates);
     ``mse[m]``: method m's worst-case MSE (or its exact MSE under ``dist`` when one was given).
+    "ADPM-tuned" is tuned to the sweep's ``data_sd``, by default to the sd of ``dist``.
     """
 
     x: np.ndarray
@@ -61,10 +62,12 @@ def _evaluate(
     x: np.ndarray,
     methods: Sequence[str],
     dist: Distribution | None,
+    data_sd: float | None = None,
 ) -> Sweep:
     k = len(profiles)
     up, f, h, tau = (np.empty(k) for _ in range(4))
     mse = {m: np.empty(k) for m in methods}
+    sd = tuned_spread(data_sd, dist) if "ADPM-tuned" in methods else None
     for i, p in enumerate(profiles):  # one loop per sweep point; each point is vectorised
         sol = adpm(p)
         lv, ct = p.grouped()
@@ -73,7 +76,7 @@ def _evaluate(
         up[i] = sol.worst_case_mse
         tau[i] = sol.saturation_level
         for m in methods:
-            est = get_method(m, p)
+            est = get_method(m, p, sd)
             mse[m][i] = est.worst_case_mse if dist is None else est.exact_mse(dist)
     lo = lower_bound_from_H(h)
     return Sweep(np.asarray(x, dtype=np.float64), up, lo, f, h, tau, mse)
@@ -84,11 +87,12 @@ def scale_sweep(
     factors: Sequence[float],
     methods: Sequence[str] = METHODS,
     dist: Distribution | None = None,
+    data_sd: float | None = None,
 ) -> Sweep:
     """Bounds and each method's MSE with every level multiplied by each factor (> 0)."""
     base = _grouped(as_profile(eps))
     profs = [base.scaled(float(c)) for c in factors]
-    return _evaluate(profs, np.asarray(factors), methods, dist)
+    return _evaluate(profs, np.asarray(factors), methods, dist, data_sd)
 
 
 def n_sweep(
@@ -96,11 +100,12 @@ def n_sweep(
     ns: Sequence[int],
     methods: Sequence[str] = METHODS,
     dist: Distribution | None = None,
+    data_sd: float | None = None,
 ) -> Sweep:
     """Bounds and each method's MSE for n users keeping the profile's share of each level."""
     base = as_profile(eps)
     profs = [base.with_n(int(n)) for n in ns]
-    return _evaluate(profs, np.asarray(ns, dtype=np.float64), methods, dist)
+    return _evaluate(profs, np.asarray(ns, dtype=np.float64), methods, dist, data_sd)
 
 
 def group_sweep(
@@ -110,14 +115,13 @@ def group_sweep(
     eps_values: Sequence[float],
     methods: Sequence[str] = METHODS,
     dist: Distribution | None = None,
+    data_sd: float | None = None,
 ) -> Sweep:
     """Two groups: n_fixed users at eps_fixed, n_var users whose eps runs over eps_values
     (inf allowed). Returns each method's MSE (worst case, or exact under ``dist``) per value."""
-    profs = [
-        EpsilonProfile.from_tiers([eps_fixed, float(e)], [n_fixed, n_var]) for e in eps_values
-    ]
+    profs = [EpsilonProfile.from_tiers([eps_fixed, float(e)], [n_fixed, n_var]) for e in eps_values]
     x = np.array([float(e) for e in eps_values])
-    return _evaluate(profs, x, methods, dist)
+    return _evaluate(profs, x, methods, dist, data_sd)
 
 
 def log_grid(lo: float, hi: float, points: int) -> np.ndarray:
