@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
 
-import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 

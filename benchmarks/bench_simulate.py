@@ -16,13 +16,10 @@ Each figure is the best of --repeat runs (the machine may be shared); runs are i
 from __future__ import annotations
 
 import argparse
-import pathlib
 import sys
 import time
 
 import numpy as np
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import hdp_core as hdp
 from hdp_core import simulate as sim

@@ -23,7 +23,8 @@ from hdp_core.experiments import optimality_scatter
 from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
-from pages.common import PROFILE_HASH, get_profile, guarded
+from hdp_core.views import codegen
+from pages.common import PROFILE_HASH, get_profile, get_spec, guarded
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
 # sweep modes: the label (also the value of bnd_mode in a shared link) and the sweep kind
@@ -233,24 +234,11 @@ def _units_section(prof: EpsilonProfile) -> None:
                "RMSE is shown. The 95% half-widths treat the data part as normal (many users).")
 
 
-def _reproduce(mode: str) -> None:
+def _reproduce(prof: EpsilonProfile, mode: str) -> None:
     with st.expander("Reproduce in Python"):
-        fn = "scale_sweep" if mode == "scale" else "n_sweep"
-        st.code(
-            f"""import hdp_core as hdp
-from hdp_core import saturation as sat, sweeps
-from hdp_core.experiments import optimality_scatter
-
-prof = hdp.preset("paper_high")        # or your profile
-hdp.upper_bound(prof)                  # ADPM's worst case f ∧ 1/4 (Theorem 2)
-hdp.lower_bound(prof)                  # (H ∧ 1/4)/512 (Theorem 3)
-hdp.optimality_ratio(prof)             # f/H <= 443 (Theorem 4)
-sw = sweeps.{fn}(prof, bviews.sweep_points(prof, "{mode}"))
-sw.x, sw.upper, sw.lower, sw.ratio, sw.mse["PropDPM"]
-sc = optimality_scatter(sequences=500, seed=0, max_n=200)   # sc["ln_f"], sc["ln_H"]
-bviews.method_errors_real(prof, lo=0, hi=100_000)["ADPM"]      # RMSE and 95% half-width""",
-            language="python",
-        )
+        st.code(codegen.bounds_code(prof, get_spec(), mode), language="python")
+        if "profile.csv" in codegen.profile_code(prof, get_spec()):
+            st.caption("Download profile.csv on the Profile page to run this script.")
 
 
 # ----------------------------------------------------------------------------- page
@@ -273,4 +261,4 @@ else:
     for section, arg in ((_headline, b), (_glance, b), (_sweep_section, prof),
                          (_scatter_section, b), (_units_section, prof)):
         guarded(section, arg)
-    _reproduce(MODES.get(st.session_state.get(K_MODE), "scale"))
+    _reproduce(prof, MODES.get(st.session_state.get(K_MODE), "scale"))

@@ -17,8 +17,9 @@ from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
+from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
-from pages.common import PROFILE_HASH, cached_adpm, get_profile, guarded
+from pages.common import PROFILE_HASH, cached_adpm, get_profile, get_spec, guarded
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
 
@@ -261,24 +262,9 @@ def _trace_section(prof: EpsilonProfile) -> None:
 
 def _reproduce(prof: EpsilonProfile) -> None:
     with st.expander("Reproduce in Python"):
-        src = ("hdp.EpsilonProfile.from_tiers(levels, counts)" if prof.is_tiered
-               else "hdp.EpsilonProfile.from_values(eps)")
-        st.code(
-            f"""import hdp_core as hdp
-from hdp_core.views import saturation as sat
-
-prof = {src}   # or hdp.preset("two_groups")
-sol = hdp.adpm(prof)
-sol.saturation_level          # tau*: every user asking for eps >= tau* gets tau*
-sol.granted_eps, sol.weights  # r_i = min(eps_i, tau*) and w = r / sum(r)
-sat.free_privacy(sol)         # who is capped, what they asked for, their weight share
-sat.free_privacy_table(sol).columns   # the per-tier table above
-sat.r_curve(sol)              # the r-versus-eps curve (downsampled for > 20 000 users)
-hdp.two_group_threshold(n=1000, frac=0.9, eps1=0.1)   # eps1 + 8/(n f eps1)
-trace = hdp.adpm_trace(sat.teaching_example())       # Algorithm 1, one row per step
-sat.trace_step_text(trace, 10)""",
-            language="python",
-        )
+        st.code(codegen.saturation_code(prof, get_spec()), language="python")
+        if "profile.csv" in codegen.profile_code(prof, get_spec()):
+            st.caption("Download profile.csv on the Profile page to run this script.")
 
 
 # ----------------------------------------------------------------------------- page

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import pathlib
-import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+import hdp_core as hdp
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import hdp_core as hdp  # noqa: E402  (after the repository root is on sys.path)
 
 settings.register_profile(
     "ci", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
