@@ -7,8 +7,6 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, settings
 
-import hdp_core as hdp
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
@@ -26,13 +24,6 @@ def app():
 
     st.cache_data.clear()
     return AppTest.from_file(APP, default_timeout=60)
-
-
-def open_page(at, page: str):
-    """Run ``at`` once (default page) and switch to ``pages/<page>.py``; returns ``at``."""
-    at.run()
-    at.switch_page(f"pages/{page}.py").run()
-    return at
 
 
 @pytest.fixture(autouse=True)
@@ -57,51 +48,3 @@ def _apptest_without_legacy_pages_mode(monkeypatch):
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-# ---- helpers for page tests (AppTest) ---------------------------------------------------
-INF = float("inf")
-
-PROFILE_KINDS = {
-    "per_user": lambda: hdp.paper_profile("high", 400, seed=1),
-    "tiered_huge": lambda: hdp.EpsilonProfile.from_tiers(
-        [0.1, 1.0, INF], [10**12, 10**11, 10**6], ["Strict", "Relaxed", "Public"]),
-    "two_groups": lambda: hdp.preset("two_groups"),
-    "all_public": lambda: hdp.EpsilonProfile.from_values([INF] * 20),
-    "with_zeros": lambda: hdp.EpsilonProfile.from_values(
-        [0.0, 0.0, 0.05, 0.2, 1.0, 5.0, INF]),
-    "all_zero": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.0]),
-}
-"""Kinds of profile every page must handle, built fresh for each test."""
-
-
-def show(at, prof, page: str):
-    """Run the app, make ``prof`` current through session state, open ``pages/<page>.py``."""
-    from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
-
-    at.run()
-    at.session_state[PROFILE] = prof
-    at.session_state[PROFILE_SPEC] = None
-    at.session_state[PROFILE_LABEL] = "test profile"
-    at.switch_page(f"pages/{page}.py").run()
-    return at
-
-
-def ok(at) -> None:
-    """No exception and no error message on the page."""
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-
-
-def metric(at, label: str) -> str:
-    """The value of the metric labelled ``label`` (fails listing the labels if absent)."""
-    found = [m.value for m in at.metric if m.label == label]
-    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
-    return found[0]
-
-
-def widget(at, kind: str, key: str):
-    """The widget of element type ``kind`` with key ``key``."""
-    found = [w for w in at.get(kind) if w.key == key]
-    assert found, f"no {kind} {key!r}"
-    return found[0]

@@ -7,8 +7,8 @@ import json
 import math
 
 import pytest
-from conftest import PROFILE_KINDS, metric, ok, widget
-from conftest import show as _show
+from helpers import PROFILE_KINDS, metric, ok, widget
+from helpers import show as _show
 
 import hdp_core as hdp
 from pages.common import PROFILE

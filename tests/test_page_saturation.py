@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from conftest import PROFILE_KINDS, metric, ok, widget
-from conftest import show as _show
+from helpers import PROFILE_KINDS, metric, ok, widget
+from helpers import show as _show
 
 import hdp_core as hdp
 from hdp_core.views import saturation as sat

@@ -12,7 +12,7 @@ import json
 import math
 
 import pytest
-from conftest import open_page
+from helpers import open_page
 
 from hdp_core import design as D
 from hdp_core.views import links, menu_io

@@ -2,7 +2,7 @@
 sidebar summary of the current profile, and the profile and its link survive page switches."""
 
 import pytest
-from conftest import open_page
+from helpers import open_page
 
 import hdp_core as hdp
 from hdp_core.views import links
