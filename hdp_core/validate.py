@@ -199,7 +199,10 @@ def parse_int(x: Any, where: str, lo: int, hi: int, *, error: type[HdpError] = H
     else:
         raise error(f"{where} must be a whole number, got {_clip(repr(x))}")
     if not lo <= v <= hi:
-        shown = f"{v:,}" if abs(v) < 10**16 else f"{float(v):.3g}"
+        if abs(v) < 10**30:
+            shown = f"{v:,}"
+        else:  # str() of an int over 4300 digits raises ValueError: estimate from the bits
+            shown = f"a number of about {int(abs(v).bit_length() * 0.30103) + 1:,} digits"
         raise error(f"{where} = {shown} is outside {lo:,} to {hi:,}")
     return v
 
