@@ -138,6 +138,8 @@ def parse_level(
         v = as_float(x)
         if math.isnan(v):
             raise error(f"{where} is empty or NaN: give a number like 0.5{public_hint}")
+        if math.isinf(v) and isinstance(x, numbers.Integral):  # never read as public
+            raise error(f"{where} is a whole number too large to be a level{public_hint}")
     elif isinstance(x, str):
         s = x.strip()
         if s.lower() in PUBLIC_WORDS:
