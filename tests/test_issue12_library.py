@@ -311,7 +311,7 @@ def test_menu_key_distinguishes_every_field():
     m = make_menu(["a", "b"], [0.5, INF], [50, 50], 100)
     others = [
         make_menu(["a b", "b"], [0.5, INF], [50, 50], 100),
-        make_menu(["a", "b"], [0.5, 1e6], [50, 50], 100),
+        make_menu(["a", "b"], [0.5, 1e4], [50, 50], 100),
         make_menu(["a", "b"], [0.5, INF], [40, 60], 100),
         make_menu(["a", "b"], [0.5, INF], [50, 50], 101),
         make_menu(["a", "b"], [0.5, INF], [50, 50], 100, 0, 2),
