@@ -21,7 +21,7 @@ import hdp_core as hdp
 from hdp_core import experiments, presets, simulate
 from hdp_core.design import make_menu, menu_to_dict
 from hdp_core.distributions import WORST_CASE
-from hdp_core.errors import HdpError, LinkError, MenuError, ProfileError
+from hdp_core.errors import HdpError, LinkError, ProfileError
 from hdp_core.tables import MAX_COLUMNS, MAX_TIERS_FILE, read_profile_csv
 from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
 from hdp_core.views import links
@@ -47,7 +47,8 @@ def test_csv_built_from_the_default_profile_has_its_own_key():
     forged = EP.from_values(lv[:500], data=lv[500:])
     assert forged.levels.tobytes() + forged.data.tobytes() == lv.tobytes()
     assert forged.key != default.key
-    text = "eps,value\n" + "".join(f"{float(a)!r},{float(b)!r}\n" for a, b in zip(lv[:500], lv[500:]))
+    pairs = zip(lv[:500], lv[500:])
+    text = "eps,value\n" + "".join(f"{float(a)!r},{float(b)!r}\n" for a, b in pairs)
     assert hdp.profile_from_csv(text).key != default.key
 
 
@@ -61,8 +62,12 @@ def _fields(p: hdp.EpsilonProfile):
     )
 
 
-_level = st.one_of(st.just(0.0), st.just(INF), st.sampled_from([LEVEL_MIN, 1.0, LEVEL_MAX]),
-                   st.floats(LEVEL_MIN, LEVEL_MAX))
+_level = st.one_of(
+    st.just(0.0),
+    st.just(INF),
+    st.sampled_from([LEVEL_MIN, 1.0, LEVEL_MAX]),
+    st.floats(LEVEL_MIN, LEVEL_MAX),
+)
 _name = st.text(alphabet=st.sampled_from(["p", "q", "\x1f", "\x00", "é", ","]), max_size=3)
 
 
@@ -90,7 +95,7 @@ def test_distinct_profiles_have_distinct_keys(a, b):
 # 2. one supported range ---------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [1e-7, 9.99e-7, 1.000001e6, 1e308, 5e-324, 10**400])
 def test_levels_outside_the_range_are_refused_everywhere(bad):
-    with pytest.raises(ProfileError, match="level 1 .*supported|level 1 .*too large"):
+    with pytest.raises(ProfileError, match=r"level 1 .*supported|level 1 .*too large"):
         EP.from_values([0.5, bad])
     with pytest.raises(ProfileError, match="tier level 0"):
         EP.from_tiers([bad], [3])
@@ -99,7 +104,7 @@ def test_levels_outside_the_range_are_refused_everywhere(bad):
     if not isinstance(bad, int):
         with pytest.raises(ProfileError, match=r"row 2 \(line 3 of the file\), column 'eps'"):
             hdp.profile_from_csv(f"eps\n0.5\n{bad!r}\n")
-    with pytest.raises(ProfileError, match="supported level|below|above|too large"):
+    with pytest.raises(ProfileError, match=r"supported level|below|above|too large"):
         presets.two_groups(10, 0.5, 1.0, bad)
     with pytest.raises(LinkError):
         links.decode({"profile": "tiers", "p_tier": f"{bad!r}~10"})
@@ -295,7 +300,7 @@ def test_bad_input_raises_the_library_error_family(call, words):
 def test_none_in_an_object_column_is_a_profile_error():
     import pandas as pd
 
-    with pytest.raises(ProfileError, match="row 2.*empty"):
+    with pytest.raises(ProfileError, match=r"row 2.*empty"):
         hdp.profile_from_frame(pd.DataFrame({"eps": ["0.5", None]}, dtype=object))
 
 
