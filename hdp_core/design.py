@@ -48,7 +48,7 @@ from .errors import MenuError
 from .estimators import get_method
 from .profile import MAX_TOTAL_USERS, EpsilonProfile
 from .units import Accuracy, affine_error
-from .validate import as_float, describe, format_eps, is_real_number, parse_level
+from .validate import as_float, describe, fmt_number, format_eps, is_real_number, parse_level
 
 __all__ = [
     "EPS_MAX",
@@ -271,12 +271,14 @@ def _check_n(x: Any) -> int:
     if not is_real_number(x):
         raise MenuError(f"the number of users is {describe(x)}, not a whole number")
     v = as_float(x)
+    exact = isinstance(x, numbers.Integral) and abs(int(x)) < 10**30
+    shown = f"{int(x):,}" if exact else fmt_number(v)  # exact: 1e15 + 1 is not "1e+15"
     if v > MAX_USERS:
-        raise MenuError(f"{v:.3g} users is too many; at most {MAX_USERS:.0e}")
+        raise MenuError(f"{shown} users is too many; at most {int(MAX_USERS):,}")
     if not math.isfinite(v) or v != math.floor(v):
-        raise MenuError(f"the number of users must be a whole number, got {v:g}")
+        raise MenuError(f"the number of users must be a whole number, got {shown}")
     if v < 1:
-        raise MenuError(f"the number of users must be at least 1, got {v:g}")
+        raise MenuError(f"the number of users must be at least 1, got {shown}")
     return int(x) if isinstance(x, numbers.Integral) else int(v)
 
 

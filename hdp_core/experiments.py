@@ -27,12 +27,14 @@ from typing import Any
 import numpy as np
 
 from .distributions import Beta
-from .errors import ProfileError
+from .errors import HdpError, ProfileError
 from .estimators import METHODS, exact_mse, get_method
 from .presets import paper_profile
 from .simulate import simulate_mse
+from .validate import describe
 
 __all__ = [
+    "MAX_TABLE1_TRIALS",
     "PAPER_N",
     "PAPER_TABLE1",
     "main",
@@ -56,6 +58,10 @@ PAPER_N = 1000
 PAPER_DIST = Beta(2.0, 3.0)
 """The data distribution of Table 1: Beta(2, 3) shifted to [-0.5, 0.5]."""
 KINDS = ("high", "low")
+MAX_TABLE1_CELLS = 50_000_000
+"""Most simulated data values one Table 1 run draws (the live simulation's cap)."""
+MAX_TABLE1_TRIALS = MAX_TABLE1_CELLS // (2 * 1000)
+"""Most trials of :func:`table1`: 25,000 (2 profiles of 1,000 users; the paper used 20,000)."""
 
 EPS1_RANGE = (1e-3, 10.0)
 """Range of the first (strictest) level of a random sequence: log-uniform (privacy units)."""
@@ -77,6 +83,14 @@ def table1(trials: int = 20_000, seed: int = 0, profile_seed: int = 0) -> list[d
     (``-inf`` if the lower end is 0). All values are natural logs of MSEs for data in
     [-0.5, 0.5]. Profiles: ``paper_profile(kind, 1000, profile_seed)``; data Beta(2, 3).
     """
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or not (
+        2 <= trials <= MAX_TABLE1_TRIALS
+    ):
+        raise HdpError(
+            f"Table 1 trials = {describe(trials)}: give a whole number from 2 to "
+            f"{MAX_TABLE1_TRIALS:,} (2 profiles x {PAPER_N:,} users x trials stays within "
+            f"{MAX_TABLE1_CELLS:,} simulated values, as in the live simulation)"
+        )
     rows = {m: {"method": m} for m in METHODS}
     for j, kind in enumerate(KINDS):
         prof = paper_profile(kind, PAPER_N, profile_seed)

@@ -6,11 +6,13 @@ Every function returns an :class:`EpsilonProfile`; random ones are reproducible 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from .errors import ProfileError
 from .profile import EpsilonProfile
+from .validate import describe, parse_level
 
 __all__ = [
     "PAPER_LOG_RANGES",
@@ -31,9 +33,22 @@ MAX_GENERATED = 2_000_000
 """Largest per-user profile the generators draw (use tiers for more users)."""
 
 
+def _whole_n(n: Any, what: str = "n") -> int:
+    """``n`` as a whole number ≥ 1 (ProfileError otherwise, never OverflowError/TypeError)."""
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ProfileError(f"{what} must be a whole number ≥ 1, got {describe(n)}")
+    return int(n)
+
+
+def _level_arg(x: Any, what: str, allow_public: bool = False) -> float:
+    """A generator's level argument: a number in [LEVEL_MIN, LEVEL_MAX] (or inf if allowed)."""
+    return parse_level(x, what, error=ProfileError, allow_zero=False, allow_public=allow_public)
+
+
 def _check_n(n: int) -> int:
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ProfileError(f"n must be a whole number ≥ 1, got {n!r}")
+    n = _whole_n(n)
     if n > MAX_GENERATED:
         raise ProfileError(
             f"n = {n:,} is too many users to draw one by one (max {MAX_GENERATED:,})"
@@ -44,10 +59,13 @@ def _check_n(n: int) -> int:
 def log_uniform(n: int, lo: float, hi: float, seed: int = 0) -> EpsilonProfile:
     """n levels with log(eps) uniform on [log lo, log hi] (0 < lo <= hi < inf)."""
     n = _check_n(n)
-    if not (0 < lo <= hi < math.inf):
-        raise ProfileError(f"need 0 < low ≤ high < inf, got low={lo!r}, high={hi!r}")
+    lo, hi = _level_arg(lo, "low"), _level_arg(hi, "high")
+    if not lo <= hi:
+        raise ProfileError(f"need low ≤ high, got low={lo:g}, high={hi:g}")
     rng = np.random.default_rng(seed)
-    return EpsilonProfile.from_values(np.exp(rng.uniform(math.log(lo), math.log(hi), n)))
+    # clipped: exp(log(lo)) may round a last bit below lo (outside the supported range)
+    eps = np.exp(rng.uniform(math.log(lo), math.log(hi), n))
+    return EpsilonProfile.from_values(np.clip(eps, lo, hi))
 
 
 def paper_profile(kind: str = "high", n: int = 1000, seed: int = 0) -> EpsilonProfile:
@@ -61,8 +79,9 @@ def paper_profile(kind: str = "high", n: int = 1000, seed: int = 0) -> EpsilonPr
 
 def two_groups(n: int, frac: float, eps1: float, eps2: float) -> EpsilonProfile:
     """Two tiers: round(frac*n) users at eps1 and the rest at eps2 (the paper's Remark)."""
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ProfileError(f"n must be a whole number ≥ 1, got {n!r}")
+    n = _whole_n(n)
+    eps1 = parse_level(eps1, "eps1", error=ProfileError)
+    eps2 = parse_level(eps2, "eps2", error=ProfileError)
     if not (0 <= frac <= 1):
         raise ProfileError(f"the first group's share must be in [0, 1], got {frac!r}")
     n1 = round(frac * n)
@@ -100,6 +119,7 @@ def mixture(
 def product_menu(n: int = 1_000_000) -> EpsilonProfile:
     """A typical product's four tiers: Strict 0.1 (50%), Balanced 0.5 (30%), Relaxed 2 (15%)
     and Public (5%) among ``n`` users."""
+    n = _whole_n(n)
     shares = np.array([0.5, 0.3, 0.15, 0.05])
     counts = np.floor(shares * n).astype(np.int64)
     counts[0] += int(n) - int(counts.sum())

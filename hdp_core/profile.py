@@ -16,7 +16,7 @@ import hashlib
 import io
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ProfileError
-from .validate import parse_level
+from .validate import LEVEL_MAX, LEVEL_MIN, as_float, fmt_number, parse_level
 
 __all__ = [
     "MAX_EXPAND",
@@ -50,39 +50,77 @@ MAX_TOTAL_USERS = 10**15
 MAX_EXPAND = 20_000_000
 """Largest profile :meth:`EpsilonProfile.expand` will turn into one level per user."""
 
-_TINY = 5e-324  # the smallest positive float: parse_eps_text itself sets no range
-
 
 
 def parse_eps_text(text: str, where: str = "value") -> float:
     """One privacy level typed by a person or read from a file (hdp_core.validate.parse_level:
-    a number ≥ 0, or a word for public such as 'inf' or 'public'). Returns it as a float;
-    raises :class:`ProfileError` naming ``where`` otherwise."""
-    return parse_level(str(text), where, error=ProfileError, lo=_TINY, hi=math.inf)
+    0, a number in [LEVEL_MIN, LEVEL_MAX], or a word for public such as 'inf' or 'public').
+    Returns it as a float; raises :class:`ProfileError` naming ``where`` otherwise."""
+    return parse_level(str(text), where, error=ProfileError)
+
+
+def _check_container(values: Any, what: str) -> Any:
+    """Refuse text, mappings and unordered sets (their order, or their keys, are not levels)."""
+    if isinstance(values, (str, bytes)):
+        raise ProfileError(f"expected a list of numbers, got the text {str(values)[:40]!r}")
+    if isinstance(values, Mapping):
+        raise ProfileError(
+            f"expected a list of {what}s, got a mapping (a dict); pass its values in order"
+        )
+    if isinstance(values, Set):
+        raise ProfileError(f"expected a list of {what}s, got a set, which has no order")
+    return values
+
+
+def _float_entries(values: Any, what: str) -> np.ndarray:
+    """float64 copy of a sequence of real numbers; names the first entry that is not one.
+    Integers beyond float range become ±inf (then refused by the caller), never OverflowError."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
+        return np.array(values, dtype=np.float64).ravel()
+    if isinstance(values, numbers.Real) and not isinstance(values, (bool, np.bool_)):
+        values = [values]
+    if not isinstance(values, (Sequence, np.ndarray)) and isinstance(values, Iterable):
+        values = list(values)
+    try:
+        seq = np.asarray(values, dtype=object).ravel()
+    except (ValueError, TypeError):  # ragged nesting
+        raise ProfileError(f"expected a flat list of {what}s") from None
+    for i, v in enumerate(seq):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise ProfileError(f"{what} {i} (0-based) is {str(v)[:40]!r}, which is not a number")
+    try:
+        return seq.astype(np.float64)
+    except OverflowError:  # a Python int beyond float range (never read as inf = public)
+        for i, v in enumerate(seq):
+            if math.isinf(as_float(v)):
+                digits = len(str(abs(int(v)))) if abs(int(v)) < 10**4000 else "over 4000"
+                hint = (
+                    f"; levels must be 0, between {LEVEL_MIN:g} and {LEVEL_MAX:g}, or inf"
+                    if what.endswith("level")
+                    else ""
+                )
+                raise ProfileError(
+                    f"{what} {i} (0-based) is a {digits}-digit number, too large{hint}"
+                ) from None
+        raise
 
 
 def _levels_array(values: Any, what: str = "level") -> np.ndarray:
-    """Validated float64 copy of ``values``; raises ProfileError naming the first bad entry."""
-    if isinstance(values, (str, bytes)):
-        raise ProfileError(f"expected a list of numbers, got the text {str(values)[:40]!r}")
-    if isinstance(values, numbers.Real) and not isinstance(values, bool):
+    """Validated float64 copy of ``values``: each 0, +inf or in [LEVEL_MIN, LEVEL_MAX] (the
+    one supported range, hdp_core.validate); raises ProfileError naming the first bad entry."""
+    values = _check_container(values, what)
+    if isinstance(values, numbers.Real) and not isinstance(values, (bool, np.bool_)):
         values = [values]
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
         arr = np.array(values, dtype=np.float64).ravel()
     else:
-        if not isinstance(values, (Sequence, np.ndarray)) and isinstance(values, Iterable):
-            values = list(values)
-        seq = np.asarray(values, dtype=object).ravel()
-        for i, v in enumerate(seq):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-                raise ProfileError(
-                    f"{what} {i} (0-based) is {str(v)[:40]!r}, which is not a number"
-                )
-        arr = seq.astype(np.float64)
+        arr = _float_entries(values, what)
     if arr.size == 0:
         raise ProfileError("the profile is empty: give at least one privacy level")
+    fin = arr[np.isfinite(arr)]  # NaN and -inf are not finite: checked below
     low = arr.min()  # one pass: NaN propagates through min, and so does any negative
-    if low >= 0:
+    if low >= 0 and (fin.size == 0 or (fin.max() <= LEVEL_MAX and (
+            fin[fin > 0].min(initial=LEVEL_MIN) >= LEVEL_MIN))):
         return arr
     bad = np.isnan(arr)
     if bad.any():
@@ -92,16 +130,42 @@ def _levels_array(values: Any, what: str = "level") -> np.ndarray:
     if neg.any():
         i = int(np.argmax(neg))
         raise ProfileError(
-            f"{what} {i} (0-based) is {arr[i]:g}: privacy levels must be ≥ 0 "
+            f"{what} {i} (0-based) is {fmt_number(arr[i])}: privacy levels must be ≥ 0 "
             "(0 = data not used, inf = public)"
         )
-    return arr
+    i = int(np.argmax(out_of_range(arr)))
+    raise ProfileError(f"{what} {i} (0-based) is {range_message(arr[i])}")
+
+
+def out_of_range(arr: np.ndarray) -> np.ndarray:
+    """Boolean mask of the levels that are neither 0, +inf nor in [LEVEL_MIN, LEVEL_MAX]."""
+    with np.errstate(invalid="ignore"):
+        return ~((arr == 0) | (arr == math.inf) | ((arr >= LEVEL_MIN) & (arr <= LEVEL_MAX)))
+
+
+def range_message(v: float) -> str:
+    """'<v>, outside the supported range ...' for a level ``v`` that is out of range."""
+    side = "below the smallest" if v < LEVEL_MIN else "above the largest"
+    shown = "a number too large for a float" if math.isinf(v) else fmt_number(float(v))
+    return (
+        f"{shown}, {side} supported privacy level: levels must be 0 (data not used), between "
+        f"{LEVEL_MIN:g} and {LEVEL_MAX:g}, or inf (public)"
+    )
+
+
+def _count_text(c: Any) -> str:
+    """A count as exact text (integers in full up to 30 digits, floats with every digit)."""
+    if isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+        s = str(int(c))
+        return f"{int(c):,}" if len(s) <= 30 else f"a {len(s)}-digit number"
+    return fmt_number(float(c))
 
 
 def _counts_array(counts: Any, k: int) -> np.ndarray:
     """Validated int64 tier counts of length ``k``."""
     if isinstance(counts, (str, bytes)):
         raise ProfileError("counts must be a list of whole numbers")
+    counts = _check_container(counts, "count")
     if isinstance(counts, numbers.Real):
         counts = [counts]
     if isinstance(counts, np.ndarray) and counts.dtype.kind in "iuf":
@@ -111,22 +175,40 @@ def _counts_array(counts: Any, k: int) -> np.ndarray:
         ok = np.isfinite(arr) & (arr >= 0) & (arr == np.floor(arr)) & (arr <= MAX_TOTAL_USERS)
         if ok.all():
             return counts.astype(np.int64).ravel()
-    seq = np.asarray(counts, dtype=object).ravel()
+    if not isinstance(counts, (Sequence, np.ndarray)) and isinstance(counts, Iterable):
+        counts = list(counts)
+    try:
+        seq = np.asarray(counts, dtype=object).ravel()
+    except (ValueError, TypeError):
+        raise ProfileError("counts must be a flat list of whole numbers") from None
     if seq.size != k:
         raise ProfileError(f"got {k} tier levels but {seq.size} counts; give one count per tier")
     out = np.empty(k, dtype=np.int64)
     for i, c in enumerate(seq):
         if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
             raise ProfileError(f"count of tier {i} is {str(c)[:40]!r}, which is not a number")
+        if isinstance(c, (int, np.integer)):
+            if c < 0:
+                raise ProfileError(f"count of tier {i} is {_count_text(c)}: counts must be ≥ 0")
+            if c > MAX_TOTAL_USERS:
+                raise ProfileError(
+                    f"count of tier {i} is {_count_text(c)}: at most {MAX_TOTAL_USERS:,} users"
+                )
+            out[i] = int(c)
+            continue
         c = float(c)
         if math.isnan(c):
             raise ProfileError(f"count of tier {i} is NaN")
         if c < 0:
-            raise ProfileError(f"count of tier {i} is {c:g}: counts must be ≥ 0")
+            raise ProfileError(f"count of tier {i} is {fmt_number(c)}: counts must be ≥ 0")
         if math.isinf(c) or c != math.floor(c):
-            raise ProfileError(f"count of tier {i} is {c:g}: counts must be whole numbers")
+            raise ProfileError(
+                f"count of tier {i} is {fmt_number(c)}: counts must be whole numbers"
+            )
         if c > MAX_TOTAL_USERS:
-            raise ProfileError(f"count of tier {i} is {c:g}: at most {MAX_TOTAL_USERS:.0e} users")
+            raise ProfileError(
+                f"count of tier {i} is {fmt_number(c)}: at most {MAX_TOTAL_USERS:,} users"
+            )
         out[i] = int(c)
     return out
 
@@ -156,7 +238,7 @@ class EpsilonProfile:
         levels = _levels_array(values, "level")
         d = None
         if data is not None:
-            d = np.asarray(data, dtype=np.float64).ravel()
+            d = _float_entries(_check_container(data, "data value"), "data value")
             if d.size != levels.size:
                 raise ProfileError(f"got {levels.size} levels but {d.size} data values")
             if not np.isfinite(d).all():
@@ -176,9 +258,11 @@ class EpsilonProfile:
         if total == 0:
             raise ProfileError("every tier has count 0: the profile needs at least one user")
         if total > MAX_TOTAL_USERS:
-            raise ProfileError(f"{total:.3g} users in total; at most {MAX_TOTAL_USERS:.0e}")
+            raise ProfileError(f"{total:,} users in total; at most {MAX_TOTAL_USERS:,}")
         nm = None
         if names is not None:
+            if isinstance(names, (str, bytes, Mapping, Set)):
+                raise ProfileError("names must be a list with one name per tier")
             nm = tuple(str(s) for s in names)
             if len(nm) != lv.size:
                 raise ProfileError(f"got {lv.size} tiers but {len(nm)} names")
@@ -204,15 +288,29 @@ class EpsilonProfile:
 
     @cached_property
     def _digest(self) -> str:
-        h = hashlib.blake2b(digest_size=16)
-        h.update(b"T" if self.is_tiered else b"V")
-        h.update(self.levels)  # contiguous arrays: hashed in place, no copy
-        if self.is_tiered:  # per-user counts are all 1
-            h.update(self.counts)
-        if self.names:
-            h.update("\x1f".join(self.names).encode())
-        if self.data is not None:
-            h.update(self.data)
+        # Every field is framed (a tag, its dtype, its length in bytes), so two different
+        # profiles never feed the hash the same byte string (issue 12: unframed bytes let a
+        # per-user profile with data collide with one of twice as many levels).
+        h = hashlib.blake2b(digest_size=16, person=b"hdp-profile-v2")
+
+        def field(tag: bytes, dtype: str, payload: bytes | memoryview) -> None:
+            h.update(tag + dtype.encode().ljust(8, b" ") + len(payload).to_bytes(8, "little"))
+            h.update(payload)
+
+        field(b"K", "bool", b"T" if self.is_tiered else b"V")
+        field(b"L", self.levels.dtype.str, memoryview(self.levels).cast("B"))
+        if self.is_tiered:  # per-user counts are all 1 (implied by the kind and the length)
+            field(b"C", self.counts.dtype.str, memoryview(self.counts).cast("B"))
+        if self.names is None:
+            field(b"N", "none", b"")
+        else:
+            field(b"N", "count", len(self.names).to_bytes(8, "little"))
+            for name in self.names:  # each name framed by its length; lone surrogates kept
+                field(b"S", "utf-8", name.encode("utf-8", "surrogatepass"))
+        if self.data is None:
+            field(b"D", "none", b"")
+        else:
+            field(b"D", self.data.dtype.str, memoryview(self.data).cast("B"))
         return h.hexdigest()
 
     @property

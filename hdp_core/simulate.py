@@ -29,10 +29,14 @@ from .errors import ProfileError
 from .estimators import get_method, stream_id, tuned_spread
 from .profile import EpsilonProfile, as_profile
 
-__all__ = ["EXPAND_MAX", "SimResult", "simulate_mse", "simulated_width"]
+__all__ = ["EXPAND_MAX", "MAX_SIM_WIDTH", "SimResult", "simulate_mse", "simulated_width"]
 
 EXPAND_MAX = 2_000
 """Tiers with at most this many users are simulated user by user (exactly)."""
+MAX_SIM_WIDTH = 4_000_000
+"""Most random data values simulate_mse draws per trial (users of small tiers drawn one by one
+plus one sum per large tier); a profile needing more is refused before anything is expanded
+(about 32 MB per array of one trial)."""
 CHUNK_CELLS = 1 << 20
 """Trials are processed in chunks of about this many simulated values (bounds memory)."""
 _WORKERS = max(1, min(2, os.cpu_count() or 1))
@@ -72,13 +76,32 @@ def _combine(parts: list[tuple[int, float, float]]) -> tuple[float, float]:
     return mean, m2
 
 
-def _layout(prof: EpsilonProfile, dist: Distribution) -> tuple[np.ndarray, np.ndarray]:
-    """(column entry index per simulated user, entries drawn in aggregate)."""
+def _aggregated(prof: EpsilonProfile, dist: Distribution) -> np.ndarray:
+    """Boolean per entry: the tier's data is drawn as one aggregate sum."""
     ct = prof.counts
-    if dist.exact_sums:
-        agg = ct > 1
-    else:
-        agg = ct > EXPAND_MAX
+    return ct > 1 if dist.exact_sums else ct > EXPAND_MAX
+
+
+def _width(prof: EpsilonProfile, dist: Distribution) -> int:
+    """Values drawn per trial, computed from the counts without expanding anything."""
+    agg = _aggregated(prof, dist)
+    if not prof.is_tiered:
+        return prof.k
+    return int(prof.counts[~agg].sum(dtype=np.int64)) + int(np.count_nonzero(agg))
+
+
+def _layout(prof: EpsilonProfile, dist: Distribution) -> tuple[np.ndarray, np.ndarray]:
+    """(column entry index per simulated user, entries drawn in aggregate); refuses a profile
+    wider than MAX_SIM_WIDTH before expanding it."""
+    width = _width(prof, dist)
+    if width > MAX_SIM_WIDTH:
+        raise ProfileError(
+            f"simulating this profile would draw {width:,} values per trial (users of tiers "
+            f"of at most {EXPAND_MAX:,} are drawn one by one); the limit is "
+            f"{MAX_SIM_WIDTH:,} values per trial: merge small tiers, or use the exact MSE"
+        )
+    ct = prof.counts
+    agg = _aggregated(prof, dist)
     small = np.flatnonzero(~agg & (ct > 0))
     cols = np.repeat(small, ct[small])
     return cols, np.flatnonzero(agg)
@@ -91,8 +114,7 @@ def simulated_width(eps: Any, dist: Distribution) -> int:
     tiers are drawn as one aggregate sum each (all tiers with more than one user for TwoPoint).
     The work of a run is about trials x this width.
     """
-    cols, big = _layout(as_profile(eps), dist)
-    return int(cols.size + big.size)
+    return _width(as_profile(eps), dist)
 
 
 def _draw_chunk(
@@ -148,9 +170,9 @@ def simulate_mse(
     trials = int(trials)
     if trials < 2:
         raise ProfileError(f"need at least 2 trials, got {trials}")
+    cols, big = _layout(prof, dist)  # first: refuses a too-wide profile before any work
     sd = tuned_spread(data_sd, dist) if "ADPM-tuned" in names else None
     ests = {m: get_method(m, prof, sd) for m in names}
-    cols, big = _layout(prof, dist)
     keep_p = None
     for e in ests.values():
         kp = e._keep_probabilities()

@@ -13,20 +13,56 @@ file line, the column and the offending text.
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 import re
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .errors import ProfileError
-from .profile import MAX_ROWS, MAX_TOTAL_USERS, MAX_UPLOAD_BYTES, EpsilonProfile
-from .validate import EMPTY_WORDS, PUBLIC_WORDS
+from .profile import (
+    MAX_ROWS,
+    MAX_TOTAL_USERS,
+    MAX_UPLOAD_BYTES,
+    EpsilonProfile,
+    out_of_range,
+    range_message,
+)
+from .validate import EMPTY_WORDS, PUBLIC_WORDS, fmt_number
 
-__all__ = ["example_csv", "profile_from_csv", "profile_from_frame"]
+__all__ = [
+    "ENCODINGS",
+    "MAX_COLUMNS",
+    "MAX_TIERS_FILE",
+    "CsvRead",
+    "example_csv",
+    "profile_from_csv",
+    "profile_from_frame",
+    "read_profile_csv",
+]
+
+MAX_COLUMNS = 16
+"""Most columns a profile file's header may have (a profile needs at most four); checked on
+the first line before the file is parsed, so a small file of many empty columns costs nothing."""
+
+MAX_TIERS_FILE = 10_000
+"""Most tiers (rows of a file with a count column) a profile read from a table may have."""
+
+ENCODINGS = ("utf-8", "cp1252", "latin-1")
+"""Text encodings tried in order for a CSV file: UTF-8 (with or without a byte-order mark),
+then Windows-1252 (a spreadsheet's usual export on Windows), then Latin-1 (ISO-8859-1)."""
+
+
+class CsvRead(NamedTuple):
+    """A profile read from a CSV file and the text encoding it was decoded with (one of
+    :data:`ENCODINGS`; anything but 'utf-8' is worth telling the user)."""
+
+    profile: EpsilonProfile
+    encoding: str
 
 _EPS_NAMES = ("eps", "epsilon", "ε")
 _COUNT_NAMES = ("count", "counts", "n_users", "users")
@@ -83,7 +119,10 @@ def _parse_numbers(
         out = s.to_numpy(dtype=np.float64)
         text = None
     else:
-        text = s.astype(str).str.strip()
+        # every cell as text (None/NaN in an object column become "" and "nan": empty)
+        text = pd.Series(
+            ["" if v is None else str(v) for v in s.tolist()], dtype=object
+        ).str.strip()
         low = text.str.lower()
         # a writable copy: pandas may hand out a read-only view (copy-on-write)
         out = np.array(pd.to_numeric(text, errors="coerce"), dtype=np.float64)
@@ -142,25 +181,37 @@ def profile_from_frame(
     if neg.any():
         i = int(np.argmax(neg))
         raise ProfileError(
-            f"{_where(i + 1, str(eps_col), header_lines)}: {eps[i]:g} is negative; privacy "
-            "levels must be ≥ 0 (0 = data not used, inf = public)"
+            f"{_where(i + 1, str(eps_col), header_lines)}: {fmt_number(eps[i])} is negative; "
+            "privacy levels must be ≥ 0 (0 = data not used, inf = public)"
         )
+    bad = out_of_range(eps)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ProfileError(f"{_where(i + 1, str(eps_col), header_lines)}: {range_message(eps[i])}")
     if count_col is not None:
         if value_col is not None:
             raise ProfileError(
                 f"the table has both {count_col!r} and {value_col!r} columns: a count column "
                 "describes tiers, which cannot carry per-user values; drop one of them"
             )
-        cnt = _parse_numbers(df[count_col], str(count_col), header_lines, allow_inf=False)
+        if len(df) > MAX_TIERS_FILE:
+            raise ProfileError(
+                f"the table has {len(df):,} tiers (rows with a count); at most "
+                f"{MAX_TIERS_FILE:,} tiers (merge tiers that share a level)"
+            )
+        cells = df[count_col]
+        cnt = _parse_numbers(cells, str(count_col), header_lines, allow_inf=False)
         for bad, msg in (
             (cnt < 0, "is negative; counts must be ≥ 0"),
             (cnt != np.floor(cnt), "is not a whole number"),
-            (cnt > MAX_TOTAL_USERS, f"is larger than {MAX_TOTAL_USERS:.0e}"),
+            (cnt > MAX_TOTAL_USERS, f"is larger than {MAX_TOTAL_USERS:,}"),
         ):
             if bad.any():
                 i = int(np.argmax(bad))
+                raw = cells.iloc[i]
+                shown = raw.strip()[:40] if isinstance(raw, str) else fmt_number(cnt[i])
                 raise ProfileError(
-                    f"{_where(i + 1, str(count_col), header_lines)}: {cnt[i]:g} {msg}"
+                    f"{_where(i + 1, str(count_col), header_lines)}: {shown} {msg}"
                 )
         names = None
         if name_col is not None:
@@ -180,7 +231,57 @@ def profile_from_frame(
 def profile_from_csv(
     content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
 ) -> EpsilonProfile:
-    """EpsilonProfile from CSV bytes or text; raises ProfileError with row and line numbers."""
+    """EpsilonProfile from CSV bytes or text; raises ProfileError with row and line numbers.
+    (:func:`read_profile_csv` also says which text encoding the bytes were read in.)"""
+    return read_profile_csv(content, max_rows, max_bytes).profile
+
+
+def _decode(raw: bytes) -> tuple[str, str]:
+    """(text, encoding): the first of :data:`ENCODINGS` that decodes ``raw``."""
+    try:
+        return raw.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    try:
+        return raw.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:  # cp1252 leaves 5 bytes undefined; Latin-1 defines all 256
+        return raw.decode("latin-1"), "latin-1"
+
+
+def _first_line(text: str) -> str:
+    """The first non-blank line of ``text``, found without splitting the whole text."""
+    start = 0
+    while True:
+        end = len(text)
+        for brk in ("\n", "\r"):
+            j = text.find(brk, start, end)
+            if j >= 0:
+                end = j
+        line = text[start:end]
+        if line.strip() or end >= len(text):
+            return line.lstrip("\ufeff")
+        start = end + 1
+
+
+def _header_columns(first: str, sep: str) -> int:
+    """Number of columns in the header line ``first`` (quoted separators not counted)."""
+    if '"' not in first:
+        return first.count(sep) + 1
+    try:
+        return len(next(csv.reader([first], delimiter=sep)))
+    except csv.Error:  # e.g. a cell beyond the csv module's field size limit
+        return first.count(sep) + 1
+
+
+def read_profile_csv(
+    content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
+) -> CsvRead:
+    """A profile from CSV bytes or text, and the encoding used (:class:`CsvRead`).
+
+    Bytes are read as UTF-8 if they are valid UTF-8, else as Windows-1252, else Latin-1 (see
+    :data:`ENCODINGS`; text is taken as is and reported as 'utf-8'). The header may have at
+    most :data:`MAX_COLUMNS` columns (checked before parsing); a file with a count column at
+    most :data:`MAX_TIERS_FILE` rows. Raises ProfileError with row and line numbers."""
     import pandas as pd
 
     if isinstance(content, str):
@@ -197,19 +298,20 @@ def profile_from_csv(
         raise ProfileError("the file is empty")
     if b"\x00" in raw[:65536]:
         raise ProfileError("this is not a CSV text file (it contains binary data)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ProfileError(
-            f"this is not a UTF-8 CSV text file (undecodable byte at position {e.start})"
-        ) from None
-    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    text, encoding = _decode(raw)
+    first = _first_line(text)
     sep = ","
     if "," not in first:
         if ";" in first:
             sep = ";"
         elif "\t" in first:
             sep = "\t"
+    n_cols = _header_columns(first, sep)
+    if n_cols > MAX_COLUMNS:
+        raise ProfileError(
+            f"the header has {n_cols:,} columns; a profile file has at most {MAX_COLUMNS} "
+            "(eps, and optionally count, value and name)"
+        )
     try:
         with warnings.catch_warnings():
             # a row with more fields than the header: an error, not silently dropped cells
@@ -233,7 +335,8 @@ def profile_from_csv(
         msg = str(e).strip().splitlines()[-1][:200]
         raise ProfileError(f"could not read the file as CSV: {msg}") from None
     df.columns = [str(c) for c in df.columns]
-    return profile_from_frame(df, max_rows=max_rows, header_lines=_line_of(text))
+    return CsvRead(profile_from_frame(df, max_rows=max_rows, header_lines=_line_of(text)),
+                   encoding)
 
 
 def _line_of(text: str) -> LineOf:

@@ -138,6 +138,8 @@ def parse_level(
         v = as_float(x)
         if math.isnan(v):
             raise error(f"{where} is empty or NaN: give a number like 0.5{public_hint}")
+        if math.isinf(v) and isinstance(x, numbers.Integral):  # never read as public
+            raise error(f"{where} is a whole number too large to be a level{public_hint}")
     elif isinstance(x, str):
         s = x.strip()
         if s.lower() in PUBLIC_WORDS:
@@ -199,7 +201,10 @@ def parse_int(x: Any, where: str, lo: int, hi: int, *, error: type[HdpError] = H
     else:
         raise error(f"{where} must be a whole number, got {_clip(repr(x))}")
     if not lo <= v <= hi:
-        shown = f"{v:,}" if abs(v) < 10**16 else f"{float(v):.3g}"
+        if abs(v) < 10**30:
+            shown = f"{v:,}"
+        else:  # str() of an int over 4300 digits raises ValueError: estimate from the bits
+            shown = f"a number of about {int(abs(v).bit_length() * 0.30103) + 1:,} digits"
         raise error(f"{where} = {shown} is outside {lo:,} to {hi:,}")
     return v
 

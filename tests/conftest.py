@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import pathlib
-
 import pytest
+from helpers import APP
 from hypothesis import HealthCheck, settings
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 
 settings.register_profile(
     "ci", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]

@@ -3,7 +3,13 @@ readers for what a page shows. Import them with ``from helpers import ...``."""
 
 from __future__ import annotations
 
+import pathlib
+
 import hdp_core as hdp
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+"""The app's entry script, for AppTest.from_file."""
 
 
 def open_page(at, page: str):

@@ -21,6 +21,7 @@ from hdp_core.adpm import (
     _SELECT_MIN,
     _first_saturated_bracket,
 )
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
 
 INF = math.inf
 
@@ -37,7 +38,8 @@ def profiles(draw, max_n: int = 60, min_exp: int = -8, max_exp: int = 8, special
     pool_size = draw(st.integers(1, n))
     pool = draw(st.lists(st.floats(-5, 5), min_size=pool_size, max_size=pool_size))
     idx = draw(st.lists(st.integers(0, pool_size - 1), min_size=n, max_size=n))
-    eps = scale * np.exp(np.asarray(pool)[idx])
+    # clipped to the supported range [1e-6, 1e6] (issue 12), so its ends are drawn often
+    eps = np.clip(scale * np.exp(np.asarray(pool)[idx]), LEVEL_MIN, LEVEL_MAX)
     if specials:
         # tag 0 -> public, tag 1 -> excluded, anything else keeps the drawn level
         tags = np.asarray(draw(st.lists(st.integers(0, 14), min_size=n, max_size=n)))
@@ -354,7 +356,7 @@ def _assert_same(a: hdp.ADPMSolution, b: hdp.ADPMSolution) -> None:
     ),
     st.sampled_from(["loguniform", "few", "tight", "public", "zeros", "sorted", "rare"]),
     st.integers(0, 2**32 - 1),
-    st.sampled_from([1e-12, 1e-6, 1.0, 1e6, 1e10]),
+    st.sampled_from([1e-6, 1e-4, 1.0, 1e4, 1e6]),
 )
 def test_bracket_path_matches_the_sorted_path(n, kind, seed, scale):
     rng = np.random.default_rng(seed)
@@ -372,7 +374,9 @@ def test_bracket_path_matches_the_sorted_path(n, kind, seed, scale):
     elif kind == "rare":  # saturation decided by a handful of users the sample rarely sees
         eps = np.full(n, 1e6)
         eps[rng.integers(0, n, 10)] = 5.0
-    eps = eps * scale  # inf and 0 stay as they are
+    # inf and 0 stay as they are; the rest clipped to the supported range (issue 12)
+    eps = np.clip(eps * scale, 0.0, LEVEL_MAX)
+    eps[(eps > 0) & (eps < LEVEL_MIN)] = LEVEL_MIN
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with np.errstate(all="raise"):
@@ -409,7 +413,7 @@ def test_bracket_is_used_and_falls_back_when_the_sample_misses():
 
 
 @pytest.mark.parametrize("n", [1000, 3 * _BRACKET_MIN, 3 * _SELECT_MIN, 3 * _RANDOM_SAMPLE_MIN])
-@pytest.mark.parametrize("level", [1e-3, 1.0, 6.3e7, 1e12])
+@pytest.mark.parametrize("level", [1e-6, 1e-3, 1.0, 6.3e5, 1e6])
 def test_ties_never_saturate_among_themselves(n, level):
     # all users at one level: tau_k = level + 8/(k level) > level, so nobody saturates (and
     # the rounding noise of summing tied users must not say otherwise), on every code path
@@ -421,7 +425,9 @@ def test_ties_never_saturate_among_themselves(n, level):
     thr = level + 8 / (n * level)
     if thr > level * (1 + 1e-12):
         above = hdp.adpm(np.append(eps, thr * 1.5))
-        assert above.saturation_level == pytest.approx(thr, rel=1e-12)
+        # tau* comes from prefix sums of n tied levels, whose rounding error is up to n ulps
+        # (seen at level 1e-6 with n = 393,216: 9e-12 relative)
+        assert above.saturation_level == pytest.approx(thr, rel=max(1e-12, n * 2.3e-16))
         assert above.n_saturated == 1
 
 
@@ -440,7 +446,7 @@ def test_large_two_level_profile_saturates():
 # --------------------------------------------------------------------------------------------
 # 5. the paper's worked numbers
 # --------------------------------------------------------------------------------------------
-@given(st.lists(st.one_of(st.just(INF), st.floats(0.5, 1e9)), min_size=1, max_size=300))
+@given(st.lists(st.one_of(st.just(INF), st.floats(0.5, 1e6)), min_size=1, max_size=300))
 def test_1000_strict_users_give_looser_users_018(loose):
     eps = np.concatenate([np.full(1000, 0.1), loose])
     sol = hdp.adpm(eps)
@@ -464,7 +470,7 @@ def test_remark_prop_999_strict_users_and_one_public():
     # proportional weights w = eps / sum(eps), b = 1/sum(eps): as the public level grows the
     # public user takes all the weight and the noise vanishes; the worst case is
     # (1/4) ||w||^2 + 2 b^2, evaluated at ever larger stand-ins for inf:
-    for big in (1e6, 1e9, 1e12):
+    for big in (1e6, 1e9, 1e12):  # plain numpy: beyond the library's range on purpose
         e = np.concatenate([np.full(999, 0.1), [big]])
         w = e / e.sum()
         prop = 0.25 * float(w @ w) + 2.0 / e.sum() ** 2
@@ -580,7 +586,7 @@ def test_everyone_excluded_outputs_zero(n):
     assert sol.estimate(np.full(n, 0.3)) == 0.0
 
 
-@pytest.mark.parametrize("eps", [1e-12, 1e-3, 0.5, 3.0, 1e3, 1e12])
+@pytest.mark.parametrize("eps", [1e-6, 1e-3, 0.5, 3.0, 1e3, 1e6])
 def test_single_user(eps):
     sol = hdp.adpm([eps])
     assert sol.weights.tolist() == [1.0]

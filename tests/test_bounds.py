@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hdp_core as hdp
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
 
 INF = math.inf
 
@@ -91,7 +92,8 @@ def profiles(draw, max_n: int = 60):
     pool_size = draw(st.integers(1, n))
     pool = draw(st.lists(st.floats(-5, 5), min_size=pool_size, max_size=pool_size))
     idx = draw(st.lists(st.integers(0, pool_size - 1), min_size=n, max_size=n))
-    eps = scale * np.exp(np.asarray(pool)[idx])
+    # clipped to the supported range [1e-6, 1e6] (issue 12), so its ends are drawn often
+    eps = np.clip(scale * np.exp(np.asarray(pool)[idx]), LEVEL_MIN, LEVEL_MAX)
     tags = np.asarray(draw(st.lists(st.integers(0, 14), min_size=n, max_size=n)))
     eps[tags == 0] = INF
     eps[tags == 1] = 0.0
@@ -170,7 +172,8 @@ def test_H_maximum_inside_a_tier():
 
 
 @pytest.mark.parametrize(
-    ("eps", "count"), [(1e-4, 10**12), (1e-6, 10**12), (0.01, 10**9), (1.0, 10**12), (1e-12, 5)]
+    ("eps", "count"),
+    [(1e-4, 10**12), (1e-6, 10**12), (0.01, 10**9), (1.0, 10**12), (1e-6, 5), (1e6, 10**15)],
 )
 def test_H_single_huge_tier_closed_form(eps, count):
     expected = 1.0 / tier_min_D(0.0, 0, eps, count, count)
@@ -179,7 +182,7 @@ def test_H_single_huge_tier_closed_form(eps, count):
 
 
 @given(
-    st.lists(st.tuples(st.floats(1e-9, 1e3), st.integers(1, 10**12)), min_size=1, max_size=5),
+    st.lists(st.tuples(st.floats(1e-6, 1e3), st.integers(1, 10**12)), min_size=1, max_size=5),
     st.integers(0, 10**12),
 )
 def test_H_huge_tiers_closed_form(tiers, n_public):
@@ -262,6 +265,7 @@ def test_bounds_do_not_increase_when_levels_loosen(eps, factor, seed):
     """More privacy budget for anyone can only lower the error and the lower bound."""
     rng = np.random.default_rng(seed)
     looser = eps * np.where(rng.random(eps.size) < 0.5, factor, 1.0)
+    looser = np.where(np.isinf(eps), eps, np.minimum(looser, LEVEL_MAX))  # stays in range
     assert hdp.lower_bound_H(looser) <= hdp.lower_bound_H(eps) * (1 + 1e-12)
     assert hdp.adpm(looser).objective <= hdp.adpm(eps).objective * (1 + 1e-12)
 
@@ -277,8 +281,8 @@ def strict_fp():
             yield
 
 
-@pytest.mark.parametrize("lv", [1e-12, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e12])
-@pytest.mark.parametrize("count", [1, 2, 1000, 10**6, 10**9, 10**12])
+@pytest.mark.parametrize("lv", [1e-6, 1e-3, 1.0, 1e3, 1e6])
+@pytest.mark.parametrize("count", [1, 2, 1000, 10**6, 10**9, 10**12, 10**15])
 def test_single_tier_closed_form(strict_fp, lv, count):
     prof = hdp.EpsilonProfile.from_tiers([lv], [count])
     sol = hdp.adpm(prof)
@@ -305,14 +309,14 @@ def two_tier_closed_form(e1, c1, e2, c2):
     return (thr if sat else INF), f
 
 
-@pytest.mark.parametrize("e1", [1e-12, 1e-6, 1e-2, 1.0, 1e4])
+@pytest.mark.parametrize("e1", [1e-6, 1e-2, 1.0, 1e4])
 @pytest.mark.parametrize("ratio", [1.0, 1.0 + 1e-9, 2.0, 1e6, INF])
 @pytest.mark.parametrize("share", [1e-6, 0.5, 0.999])
 def test_two_tiers_of_10_to_12_users_closed_form(strict_fp, e1, ratio, share):
     n = 10**12
     c1 = max(1, round(share * n))
     c2 = n - c1
-    e2 = e1 * ratio
+    e2 = e1 * ratio if ratio == INF else min(e1 * ratio, LEVEL_MAX)  # within [1e-6, 1e6]
     prof = hdp.EpsilonProfile.from_tiers([e2, e1], [c2, c1])  # given in the "wrong" order
     sol = hdp.adpm(prof)
     tau, f = two_tier_closed_form(e1, c1, e2, c2)
@@ -333,7 +337,7 @@ def test_two_tiers_of_10_to_12_users_closed_form(strict_fp, e1, ratio, share):
 @given(
     st.lists(
         st.tuples(
-            st.one_of(st.just(INF), st.just(0.0), st.floats(1e-12, 1e12)),
+            st.one_of(st.just(INF), st.just(0.0), st.floats(1e-6, 1e6)),
             st.integers(0, 10**12),
         ),
         min_size=1,
@@ -366,7 +370,7 @@ def test_extreme_tiers_finite_and_warning_free(tiers):
         assert (sol.weights / sol.noise_scale <= np.asarray(levels) * (1 + 1e-12)).all()
 
 
-@given(st.lists(st.one_of(st.just(INF), st.floats(1e-12, 1e12)), min_size=1, max_size=60))
+@given(st.lists(st.one_of(st.just(INF), st.floats(1e-6, 1e6)), min_size=1, max_size=60))
 def test_extreme_per_user_levels_finite_and_warning_free(levels):
     eps = np.asarray(levels)
     with warnings.catch_warnings():

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
-from tests.conftest import open_page
+from helpers import open_page
 
 SECRET = 73.123456  # a raw value that must never be displayed
 

@@ -213,7 +213,11 @@ def test_expand_and_grouped():
 
 
 @given(
-    st.lists(st.tuples(st.floats(0, 10), st.integers(0, 50)), min_size=1, max_size=8),
+    st.lists(
+        st.tuples(st.one_of(st.just(0.0), st.floats(1e-6, 10)), st.integers(0, 50)),
+        min_size=1,
+        max_size=8,
+    ),
     st.floats(0, 1),
 )
 def test_quantile_matches_the_expanded_profile(tiers, q):

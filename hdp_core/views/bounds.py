@@ -18,6 +18,7 @@ import numpy as np
 from ..estimators import METHODS, get_method
 from ..profile import MAX_TOTAL_USERS, as_profile
 from ..units import Accuracy, affine_error, range_width
+from ..validate import LEVEL_MAX, LEVEL_MIN
 
 __all__ = [
     "SWEEP_EXPONENTS",
@@ -43,7 +44,13 @@ def sweep_points(eps: Any, mode: str, exponents: Any = SWEEP_EXPONENTS) -> np.nd
     users round(n * 10**e) clipped to [1, MAX_TOTAL_USERS] ('n'); e = 0 is the profile itself."""
     e = np.asarray(exponents, dtype=np.float64)
     if mode == "scale":
-        return 10.0**e
+        # only factors that keep every level in the supported range [LEVEL_MIN, LEVEL_MAX]
+        lv = as_profile(eps).levels
+        fin = lv[np.isfinite(lv) & (lv > 0)]
+        c = 10.0**e
+        if fin.size:
+            c = c[(c * fin.min() >= LEVEL_MIN) & (c * fin.max() <= LEVEL_MAX) | (e == 0)]
+        return c
     if mode == "n":
         n = as_profile(eps).n
         return np.clip(np.rint(n * 10.0**e), 1, MAX_TOTAL_USERS).astype(np.int64)

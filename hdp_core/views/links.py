@@ -29,7 +29,7 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -40,7 +40,7 @@ from .. import presets
 from ..design import Menu, menu_to_dict
 from ..errors import LinkError, MenuError, NotShareable
 from ..profile import EpsilonProfile
-from ..validate import NUM_RE, fmt_number, parse_int, parse_level, parse_number
+from ..validate import NUM_RE, describe, fmt_number, parse_int, parse_level, parse_number
 from .menu_io import menu_from_json
 
 __all__ = [
@@ -361,6 +361,9 @@ def decode(params: Mapping[str, Any]) -> dict | None:
     they hold no profile. Parameters other than QUERY_KEYS are ignored; raises LinkError
     for anything malformed (unknown kind or preset, bad or out-of-range number, extra or
     repeated field, over-long text)."""
+    if not isinstance(params, Mapping):
+        raise LinkError(f"the link's parameters must be a mapping of names to text, got "
+                        f"{type(params).__name__}")
     ours: dict[str, list[str]] = {}
     total = 0
     for key, val in params.items():
@@ -495,6 +498,8 @@ def _cell_number(x: Any) -> float | None:
         return float(s)
     try:
         v = float(x)
+    except OverflowError:  # an int beyond float range
+        return math.inf
     except (TypeError, ValueError):
         return math.nan
     return None if math.isnan(v) else v
@@ -511,8 +516,13 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
     if units not in ("count", "share"):
         raise LinkError(f"units must be 'count' or 'share', got {units!r}")
     col = "count" if units == "count" else "share"
+    if rows is None or isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise LinkError(f"the tiers must be a list of rows, got {describe(rows)}")
     used: list[tuple[str, float, float]] = []
     for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            raise LinkError(f"row {i + 1} must have the cells name, eps and {col}, got "
+                            f"{describe(r)}")
         name = r.get("name")
         name = "" if name is None or (isinstance(name, float) and math.isnan(name)) else str(
             name
@@ -532,9 +542,9 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
         if math.isnan(size) or math.isinf(size):
             raise LinkError(f"{label}: the {col} is not a number")
         if size < 0:
-            raise LinkError(f"{label}: the {col} {size:g} is negative")
+            raise LinkError(f"{label}: the {col} {fmt_number(size)} is negative")
         if units == "count" and not float(size).is_integer():
-            raise LinkError(f"{label}: the count {size:g} is not a whole number")
+            raise LinkError(f"{label}: the count {fmt_number(size)} is not a whole number")
         used.append((name, level, size))
     if not used:
         raise LinkError("the table is empty: add at least one tier")

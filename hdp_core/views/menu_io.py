@@ -98,11 +98,37 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse_float(text: str) -> float:
+    _too_long(text)
     v = float(text)
     if not math.isfinite(v):
         raise MenuError(f"the number {text[:30]} is too large; write \"public\" for a public "
                         "tier")
     return v
+
+
+_MAX_NUMBER_CHARS = 40
+"""Longest number text a menu file may hold (longer ones cannot be a real count or level)."""
+
+
+def _too_long(text: str) -> None:
+    if len(text) > _MAX_NUMBER_CHARS:
+        raise MenuError(f"a number in the file is {len(text):,} characters long, too long "
+                        f"(at most {_MAX_NUMBER_CHARS})")
+
+
+def _parse_int(text: str) -> int:
+    _too_long(text)
+    return int(text)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook: a JSON object naming a field twice is refused (not the last kept)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise MenuError(f"the field {k[:30]!r} appears twice in one object; keep one")
+        out[k] = v
+    return out
 
 
 def menu_from_dict(d: Any) -> Menu:
@@ -185,7 +211,8 @@ def menu_from_json(content: bytes | str) -> Menu:
         raise MenuError(f"the file is not UTF-8 text (undecodable byte at position {e.start})"
                         ) from None
     try:
-        d = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+        d = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
+                       parse_int=_parse_int, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as e:
         raise MenuError(f"the file is not valid JSON: {e.msg} at line {e.lineno}, column "
                         f"{e.colno}") from None
