@@ -102,10 +102,11 @@ def test_weighted_sum_and_tau_match_oracle(make, no_noise):
     assert rel.noise_scale >= (HI - LO) / r.sum() * (1 - 1e-9)
 
 
-def test_continuous_plan_uses_a_second_pass_and_matches_core():
+def test_continuous_plan_uses_at_most_two_passes_and_matches_core():
     df = _cont_frame()
     rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
-    assert rel.plan.startswith("level bins (2")
+    # the bracket pass, plus one narrow pass when tau* falls inside a sub-bin of many levels
+    assert rel.plan.startswith(("level bins (1 ", "level bins (2 "))
     assert rel.saturation_level == pytest.approx(hdp.adpm(df["e"].to_numpy()).saturation_level,
                                                  rel=1e-9)
 
