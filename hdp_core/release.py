@@ -15,9 +15,26 @@ no data (as the paper's ADPM outputs 0 on [-1/2, 1/2]).
 
 How it is computed (the plan; see hdp_core.release_engines for the queries):
 
-* One grouped aggregate in the engine (DuckDB or Spark; never a Python loop over rows) groups
-  users by their level's bin (bins of relative width e^(1/64), about 1.6%) and returns per bin
-  the users, eps sums and exact integer sums of the clamped values on a grid of 2^30 steps.
+* **Fast plan (DuckDB).** The levels of the first 50,000 rows (and the row count, from Parquet
+  metadata) steer the plan; they never enter the answer. Few distinct levels (<= 32): one scan
+  grouped by which of those levels a row has (a small-integer key, a perfect hash table)
+  gives per level the users and the exact integer sum of the clamped values; a row with any
+  other level, a bad level or a missing/NaN/infinite value (a NULL grid value, counted in the
+  same scan) sends the release to the general plan below. Many levels: a bracket [a, b) for
+  tau* is estimated from the sample (G scaled by rows / sample, slack 5% + 5/sqrt(sample
+  levels below tau*)); one scan groups the rows into the levels below a (one class, exact
+  sums of q and q y), 256 equal sub-bins of [a, b) (the same sums, min and max level), the
+  finite levels from b (one class, users and sum of y only: saturated), public and zero
+  levels. The exact walk below then runs on these groups; if tau* is not inside the bracket
+  (the walk stops inside, or passes, a class) the general plan runs instead, so the sample
+  only costs time, never correctness. When tau* falls inside a sub-bin of several levels, one
+  more scan restricted to that sub-bin's level range fetches its distinct levels. Memory: a
+  few hundred groups plus one sub-bin's levels. Every data sum is the same exact integer as in
+  the general plan, so both plans give the same release.
+* General plan (Spark, and DuckDB's fallback): one grouped aggregate in the engine (never
+  a Python loop over rows) groups users by their level's bin (bins of relative width
+  e^(1/64), about 1.6%) and returns per bin the users, eps sums and exact integer sums of
+  the clamped values on a grid of 2^30 steps.
   Its memory is the number of non-empty bins, which does not grow with the rows.
 * **Few levels** (every bin holds one distinct level): the bins are the tiers; tau* and the
   weights come from ``hdp.adpm`` on ``EpsilonProfile.from_tiers(levels, counts)``. One pass.
