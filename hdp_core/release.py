@@ -15,9 +15,26 @@ no data (as the paper's ADPM outputs 0 on [-1/2, 1/2]).
 
 How it is computed (the plan; see hdp_core.release_engines for the queries):
 
-* One grouped aggregate in the engine (DuckDB or Spark; never a Python loop over rows) groups
-  users by their level's bin (bins of relative width e^(1/64), about 1.6%) and returns per bin
-  the users, eps sums and exact integer sums of the clamped values on a grid of 2^30 steps.
+* **Fast plan (DuckDB).** The levels of the first 50,000 rows (and the row count, from Parquet
+  metadata) steer the plan; they never enter the answer. Few distinct levels (<= 32): one scan
+  grouped by which of those levels a row has (a small-integer key, a perfect hash table)
+  gives per level the users and the exact integer sum of the clamped values; a row with any
+  other level, a bad level or a missing/NaN/infinite value (a NULL grid value, counted in the
+  same scan) sends the release to the general plan below. Many levels: a bracket [a, b) for
+  tau* is estimated from the sample (G scaled by rows / sample, slack 5% + 5/sqrt(sample
+  levels below tau*)); one scan groups the rows into the levels below a (one class, exact
+  sums of q and q y), 256 equal sub-bins of [a, b) (the same sums, min and max level), the
+  finite levels from b (one class, users and sum of y only: saturated), public and zero
+  levels. The exact walk below then runs on these groups; if tau* is not inside the bracket
+  (the walk stops inside, or passes, a class) the general plan runs instead, so the sample
+  only costs time, never correctness. When tau* falls inside a sub-bin of several levels, one
+  more scan restricted to that sub-bin's level range fetches its distinct levels. Memory: a
+  few hundred groups plus one sub-bin's levels. Every data sum is the same exact integer as in
+  the general plan, so both plans give the same release.
+* General plan (Spark, and DuckDB's fallback): one grouped aggregate in the engine (never
+  a Python loop over rows) groups users by their level's bin (bins of relative width
+  e^(1/64), about 1.6%) and returns per bin the users, eps sums and exact integer sums of
+  the clamped values on a grid of 2^30 steps.
   Its memory is the number of non-empty bins, which does not grow with the rows.
 * **Few levels** (every bin holds one distinct level): the bins are the tiers; tau* and the
   weights come from ``hdp.adpm`` on ``EpsilonProfile.from_tiers(levels, counts)``. One pass.
@@ -67,14 +84,16 @@ import numpy as np
 from .adpm import adpm
 from .profile import EpsilonProfile
 from .release_engines import (
+    MAX_TIERS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
+    SUB_BINS,
     ZERO_BIN,
     Histogram,
     Q,
     ReleaseError,
-    aggregate,
+    open_source,
 )
 from .units import affine_error
 
@@ -298,9 +317,12 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
     while True:
         j, kind, p1, p2 = _walk([e[3] for e in ent], [e[4] for e in ent],
                                 [e[5] / QE for e in ent], [e[7] for e in ent], c)
+        if h.coarse and ((kind == "inside" and ent[j][9] in h.coarse) or (
+                kind == "none" and any(e[9] in h.coarse and e[9] != 0 for e in ent))):
+            raise _BracketMissed  # tau* is not inside the fast plan's bracket
         if kind != "inside":
             break
-        q, n, sy, emn, emx = src.fetch(ent[j][9])
+        q, n, sy, emn, emx = src.fetch(ent[j][9], ent[j][0], ent[j][1])
         passes += 1
         new = []
         for k in range(q.size):
@@ -390,8 +412,13 @@ def release_mean(source: Any, *, value: str, eps: str, lo: float, hi: float,
     """
     lo_f, hi_f = _check_range(lo, hi)
     sd_norm = _check_sd(data_sd, lo_f, hi_f)
-    src, h = aggregate(source, value, eps, lo_f, hi_f, engine)
+    c = _const(sd_norm)
+    src, vcol, ecol = open_source(source, value, eps, engine)
     try:
+        h, passes, plan = _fast_histogram(src, vcol, ecol, lo_f, hi_f, c, engine)
+        if h is None:
+            h = src.histogram(vcol, ecol, lo_f, hi_f)
+            passes += 1
         if h.n_rows == 0:
             raise ReleaseError("the table is empty: no users, nothing to release")
         if h.n_bad_eps:
@@ -417,17 +444,77 @@ def release_mean(source: Any, *, value: str, eps: str, lo: float, hi: float,
         if n_public == n_used:
             rel = _all_public(h, pub, lo_f, hi_f, engine, n_excluded)
             return rel
-        c = _const(sd_norm)
         if bool((h.emin[fin] == h.emax[fin]).all()):
             rows, tau = _plan_tiers(h, fin, pub, sd_norm)
-            plan, passes = "tiers", 1
+            kind = "tiers"
         else:
-            rows, tau, passes = _plan_bins(h, src, fin, pub, c)
-            plan = "level bins"
+            try:
+                rows, tau, more = _plan_bins(h, src, fin, pub, c)
+            except _BracketMissed:  # the sample misled the bracket: the general plan
+                h = src.histogram(vcol, ecol, lo_f, hi_f)
+                fin = (h.bin != ZERO_BIN) & (h.bin != PUBLIC_BIN)
+                pub = h.bin == PUBLIC_BIN
+                rows, tau, more = _plan_bins(h, src, fin, pub, c)
+                passes += 1
+                plan += ", bracket missed"
+            passes += more - 1
+            kind = "level bins"
     finally:
         src.close()
+    detail = f"{passes} aggregate pass{'es' if passes > 1 else ''}" + (f"; {plan}" if plan else "")
     return _finish(rows, tau, lo_f, hi_f, sd_norm, data_sd, engine, n_used, n_excluded,
-                   n_public, f"{plan} ({passes} aggregate pass{'es' if passes > 1 else ''})")
+                   n_public, f"{kind} ({detail})")
+
+
+class _BracketMissed(Exception):
+    """The fast plan's bracket does not contain tau* (the general plan is used)."""
+
+
+def _bracket(sample: np.ndarray, n_rows: int, c: float) -> tuple[float, float] | None:
+    """A bracket [a, b) for tau* from a sample of the levels: G estimated by the sample
+    (scaled by n_rows / sample size) reaches c (1 - s) at a and c (1 + s) at b, with a slack
+    s = 0.05 + 5 / sqrt(sample levels below tau), at most 0.5. Only steers the plan: the
+    bracket pass verifies it with the exact G (else the general plan runs)."""
+    x = sample[np.isfinite(sample) & (sample > 0)]
+    if x.size == 0 or n_rows <= 0:
+        return None
+    s = np.sort(x)
+    f = n_rows / sample.size
+    p1, p2 = np.cumsum(s), np.cumsum(s * s)
+    nxt = np.append(s[1:], np.inf)
+
+    def t_at(target: float) -> tuple[float, int]:
+        t = (p2 + target / f) / p1
+        k = int(np.argmax(t <= nxt))
+        return float(t[k]), k + 1
+
+    _, k0 = t_at(c)
+    slack = min(0.5, 0.05 + 5.0 / math.sqrt(k0))
+    a, b = t_at(c * (1 - slack))[0], t_at(c * (1 + slack))[0]
+    return (a, b) if 0 < a < b < Q_CAP else None
+
+
+def _fast_histogram(src, vcol: str, ecol: str, lo: float, hi: float, c: float, engine: str):
+    """DuckDB's fast plan (see the module docstring): (Histogram or None, full passes made,
+    note). None means the general plan must run (bad input, or the sample missed levels)."""
+    if engine != "duckdb":
+        return None, 0, ""
+    src._prepare(vcol, ecol, lo, hi)
+    sample, n_rows = src.sample_levels()
+    if n_rows == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
+        return None, 0, ""
+    distinct, counts = np.unique(sample, return_counts=True)
+    if distinct.size <= MAX_TIERS:
+        distinct = distinct[np.argsort(-counts, kind="stable")]  # common levels tested first
+        h = src.fast_tiers(distinct)
+        return h, 1, ("" if h is not None else "fast tiers pass missed levels")
+    br = _bracket(sample, n_rows, c)
+    if br is None:
+        return None, 0, ""
+    fin = sample[np.isfinite(sample)]
+    above_first = bool((fin >= br[1]).sum() > (fin < br[0]).sum())
+    h = src.fast_bracket(br[0], br[1], SUB_BINS, above_first)
+    return h, 1, ("" if h is not None else "fast bracket pass found bad input")
 
 
 def _show(v: Any) -> str:

@@ -102,10 +102,11 @@ def test_weighted_sum_and_tau_match_oracle(make, no_noise):
     assert rel.noise_scale >= (HI - LO) / r.sum() * (1 - 1e-9)
 
 
-def test_continuous_plan_uses_a_second_pass_and_matches_core():
+def test_continuous_plan_uses_at_most_two_passes_and_matches_core():
     df = _cont_frame()
     rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
-    assert rel.plan.startswith("level bins (2")
+    # the bracket pass, plus one narrow pass when tau* falls inside a sub-bin of many levels
+    assert rel.plan.startswith(("level bins (1 ", "level bins (2 "))
     assert rel.saturation_level == pytest.approx(hdp.adpm(df["e"].to_numpy()).saturation_level,
                                                  rel=1e-9)
 
@@ -352,3 +353,50 @@ def test_preview_matches_release():
     assert pv.saturation_level == rel.saturation_level
     assert pv.noise_scale == pytest.approx(rel.noise_scale, rel=1e-6)
     assert pv.half_width95 == pytest.approx(rel.half_width95, rel=1e-5)
+
+
+# ------------------------------------------------------------------------------ fast plan
+def _general_only(monkeypatch):
+    monkeypatch.setattr(R, "_fast_histogram", lambda *a, **k: (None, 0, ""))
+
+
+@pytest.mark.parametrize("make", [_tiers_frame, _cont_frame])
+def test_fast_plan_equals_general_plan(make, no_noise, monkeypatch):
+    """DuckDB's fast plan and the general plan give the same release (same exact sums)."""
+    df = make()
+    fast = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+    assert "bracket missed" not in fast.plan and "missed" not in fast.plan
+    _general_only(monkeypatch)
+    gen = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+    assert fast.estimate == gen.estimate
+    assert fast.saturation_level == pytest.approx(gen.saturation_level, rel=1e-12)
+    assert fast.noise_scale == pytest.approx(gen.noise_scale, rel=1e-12)
+    assert fast.estimate == pytest.approx(_oracle(df)[0], abs=1e-7 * (HI - LO))
+
+
+def test_fast_plan_wrong_bracket_falls_back(no_noise, monkeypatch):
+    """A bracket that misses tau* (on either side) is detected by the exact walk; the general
+    plan then gives the oracle's answer."""
+    df = _cont_frame(5000, seed=4)
+    mean, tau, _ = _oracle(df)
+    for br in ((tau * 1.5, tau * 2.0), (tau * 0.2, tau * 0.5)):
+        monkeypatch.setattr(R, "_bracket", lambda *a, br=br: br)
+        rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+        assert "bracket missed" in rel.plan
+        assert rel.saturation_level == pytest.approx(tau, rel=1e-9)
+        assert rel.estimate == pytest.approx(mean, abs=1e-7 * (HI - LO))
+
+
+def test_fast_plan_sample_missing_levels(no_noise, monkeypatch):
+    """Tiers whose sample (the first rows) misses levels, and a bad value after the sample:
+    the general plan answers (correct estimate, the same error as before)."""
+    from hdp_core import release_engines as E
+
+    monkeypatch.setattr(E, "SAMPLE_MAX", 50)
+    df = _tiers_frame(400, seed=6).sort_values("e", kind="stable").reset_index(drop=True)
+    rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+    assert "missed levels" in rel.plan
+    assert rel.estimate == pytest.approx(_oracle(df)[0], abs=1e-7 * (HI - LO))
+    df.loc[300, "v"] = np.nan
+    with pytest.raises(ReleaseError, match="value column 'v', row 301: missing, NaN"):
+        release_mean(df, value="v", eps="e", lo=LO, hi=HI)
