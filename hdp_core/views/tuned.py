@@ -129,7 +129,8 @@ def dip_note(exact: Mapping[str, float], tuned_sd: float | None = None) -> str |
         return None
     who = ", ".join(better)
     text = (
-        f"With this data, {who} has a lower exact MSE than ADPM. ADPM minimises the worst-case "
+        f"With this data, {who} {'has' if len(better) == 1 else 'have'} a lower exact MSE "
+        "than ADPM. ADPM minimises the worst-case "
         "error over every data distribution on the range; for a particular, gentler "
         "distribution another weighting can do better."
     )
