@@ -26,6 +26,7 @@ import numpy as np
 from ..adpm import WORST_CASE_SD, adpm, data_sd_constant, saturation_level
 from ..estimators import get_method
 from ..profile import EpsilonProfile, as_profile
+from .formatting import plain
 
 __all__ = [
     "CURVE_METHODS",
@@ -218,12 +219,12 @@ def designer_spread_note(menu: Any) -> str | None:
 
     s = tuned_sd(menu)
     assert s is not None
-    unit = f" {menu.unit}" if menu.unit else ""
+    unit = f" {plain(menu.unit)}" if menu.unit else ""
     c = data_sd_constant(s)[1]
     return (
         f"With a standard deviation of {menu.data_sd:.4g}{unit} (s = {s:.3g} of the range), "
         f"every number here is for ADPM tuned to it (Algorithm 1 with 8 replaced by 2/s² = "
-        f"{c:.4g}), the most accurate unbiased affine estimator for data that spread out. "
+        f"{c:.6g}), the most accurate unbiased affine estimator for data that spread out. "
         "Users still get at most the privacy their tier promises, whatever the data; if the "
         "data are more spread out than you said, the real error is larger than shown."
     )
