@@ -332,10 +332,11 @@ else:
                 "would grant.")
         guarded(_metrics, fp)
         guarded(_curve_section, prof, fp)
-        guarded(_spread_section, prof)
         guarded(_table_section, df, csv, grouping, fp)
     guarded(_phase_section, prof)
     guarded(_trace_section, prof)
+    if fp.n_usable:
+        guarded(_spread_section, prof)
     _reproduce(prof)
     if fp.n_excluded:
         st.caption(f"{fp.n_excluded:,} users with eps = 0 ({format_eps(0.0)}) are excluded.")
