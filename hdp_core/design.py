@@ -10,7 +10,8 @@ units. Everything here is exact and cheap for any number of users: tiers are nev
   baselines (RMSE and a 95% error half-width), and the loosest level worth offering.
 * Accuracy-first solvers: :func:`min_users`, :func:`strictest_level`, :func:`share_to_move`.
   Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
-  and returns a :class:`DesignAnswer` that says plainly when the target cannot be met.
+  (half-width answers also checked by a local scan below them) and returns a
+  :class:`DesignAnswer` that says plainly when the target cannot be met.
 * :func:`share_sweep`: the what-if curve when share moves between two tiers.
 * Invalid menus raise :class:`hdp_core.errors.MenuError` naming the field. Files and links
   for menus are in :mod:`hdp_core.views.menu_io` and :mod:`hdp_core.views.links`.
@@ -25,9 +26,10 @@ accurate beyond a few dozen users) and the exact Laplace noise (hdp_core.units).
 Why tiers get integer users by Webster's method. Shares become whole numbers of users by
 Webster (Sainte-Laguë) apportionment, which is *house monotone*: adding one user to the total
 never takes a user away from any tier. Adding a user never makes ADPM's optimum worse (give
-them weight 0), so the error is non-increasing in the total number of users and the search for
-the minimum number of users is exact. (Largest-remainder rounding, used for profiles, can move
-a user from one tier to another when the total grows: the Alabama paradox.)
+them weight 0), in the worst case and, with a known data sd, for ADPM tuned to that spread
+(the optimum at that spread), so the RMSE is non-increasing in the total number of users and
+the search for the minimum number of users is exact. (Largest-remainder rounding, used for
+profiles, can move a user from one tier to another when the total grows: the Alabama paradox.)
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ __all__ = [
     "shares_note",
     "strictest_level",
     "template_menu",
+    "tuned_sd",
 ]
 
 MAX_TIERS = 10
@@ -427,9 +430,28 @@ def affine_errors(sum_sq_weights: float, noise_scale: float, outputs_zero: bool,
                         outputs_zero)
 
 
+SD_FLOOR = 1e-9
+"""Smallest spread (sd / R) ADPM is tuned to: a menu with data_sd = 0 (all values equal) gets
+weights tuned to 1e-9 of the range (2/s^2 stays finite; the weights are PropDPM's to ~1e-18)."""
+
+
+def tuned_sd(menu: Menu) -> float | None:
+    """The spread s = data_sd / R (on the [-1/2, 1/2] scale) ADPM is tuned to for ``menu``,
+    floored at SD_FLOOR; None (the paper's worst case, s = 1/2) when the sd is not known."""
+    if menu.data_sd is None:
+        return None
+    return min(max(menu.data_sd / menu.width, SD_FLOOR), 0.5)
+
+
 def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, Accuracy]:
-    """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread."""
-    sol = adpm(EpsilonProfile.from_tiers(levels, counts))
+    """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread.
+
+    With a known data sd the weights are ADPM tuned to s = sd / R (Algorithm 1 with 8 replaced
+    by 2/s^2, :func:`hdp_core.adpm.adpm`): the optimal unbiased affine estimator for that
+    spread, so the RMSE never rises when a user is added or a level loosened (the feasible set
+    only grows). Without it, the paper's ADPM (worst case, s = 1/2).
+    """
+    sol = adpm(EpsilonProfile.from_tiers(levels, counts), data_sd=tuned_sd(menu))
     ct = np.asarray(counts, dtype=np.float64)
     ssq = float(np.dot(ct, sol.weights * sol.weights))
     zero = sol.outputs_zero  # also when no user is usable (f = inf, noise_scale = inf)
@@ -494,10 +516,12 @@ def evaluate_menu(menu: Menu) -> MenuReport:
     """Granted privacy per tier, tau*, the loosest level worth offering and the errors.
 
     ADPM (Algorithm 1) on the tiers gives r_j = min(eps_j, tau*) (lem:sat). The loosest level
-    worth offering is c = (||r||_2^2 + 8)/||r||_1 = 4 f(r) ||r||_1: by Lemma lem:sat (B) a
-    new tier at any level >= c is granted exactly c, however many users pick it, and c = tau*
-    when some tier saturates. Errors: ADPM, UNI (everyone at the strictest level) and PropDPM
-    (weights proportional to eps), plus the reference of all users public (V / n).
+    worth offering is (||r||_2^2 + c)/||r||_1 with Algorithm 1's constant c (8 in the worst
+    case, 2/s^2 when ADPM is tuned to a known spread s = data_sd / R): by the saturation lemma
+    (B) a new tier at any level at or above it is granted exactly that, however many users pick
+    it, and it equals tau* when some tier saturates. Errors: ADPM, UNI (everyone at the
+    strictest level) and PropDPM (weights proportional to eps), plus the reference of all users
+    public (V / n).
     """
     counts = menu.counts
     prof = menu.to_profile(counts)
@@ -511,7 +535,7 @@ def evaluate_menu(menu: Menu) -> MenuReport:
     elif finite.any():
         s1 = float(np.dot(cf[finite], r[finite]))
         s2 = float(np.dot(cf[finite], r[finite] ** 2))
-        worth = (s2 + 8.0) / s1
+        worth = (s2 + sol.constant) / s1
     else:  # every user public: no privacy to grant, nothing is capped
         worth = math.inf
     granted = np.minimum(lv, worth)
@@ -589,12 +613,32 @@ def _bisect_int(meets, lo: int, hi: int) -> int:
     return hi
 
 
+SCAN = 64
+"""Points below a half-width answer each solver checks (see :func:`_scan_down`)."""
+
+
+def _scan_down(meets, value: int, floor: int, metric: str) -> int:
+    """For the half-width, the smallest m in [max(floor, value - SCAN), value] that meets the
+    target. The RMSE is proven monotone (the tuned or worst-case optimum only improves as the
+    feasible set grows), so its bisection is exact; the half-width is not what ADPM minimises,
+    and its monotonicity is only checked by brute force (tests/test_design_tuned.py), so each
+    half-width answer is verified by this local scan as well."""
+    if metric != "half_width":
+        return value
+    for m in range(max(floor, value - SCAN), value):
+        if meets(m):
+            return m
+    return value
+
+
 def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
     """The smallest total number of users for which ``menu`` (same shares) meets ``target``.
 
     Integer bisection on n: users are apportioned by Webster's method (house monotone) and
     adding a user never raises ADPM's worst-case MSE (Theorem 2: ADPM is the optimal affine
-    estimator, and the new user can get weight 0), so the error is non-increasing in n.
+    estimator, and the new user can get weight 0), nor, with a known data sd, the MSE of ADPM
+    tuned to it (optimal at that spread), so the RMSE is non-increasing in n. Half-width
+    answers are also checked by a local scan (:func:`_scan_down`).
     Impossible when even MAX_USERS users do not meet the target.
     """
     triv = _check_target(menu, target, metric)
@@ -626,7 +670,7 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
                 f"above the target {_fmt_err(t, menu)}.",
             )
         lo, hi = hi, min(hi * 2, MAX_USERS)
-    n = _bisect_int(meets, lo, hi)
+    n = _scan_down(meets, _bisect_int(meets, lo, hi), 1, metric)
     below = n - 1
     if below not in cache:
         meets(below)
@@ -644,7 +688,7 @@ _REL_TOL = 1e-6
 def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") -> DesignAnswer:
     """The smallest eps (most privacy) tier ``tier`` can have while the menu meets ``target``.
 
-    Loosening one tier's level never raises ADPM's worst-case MSE (the affine estimator's
+    Loosening one tier's level never raises ADPM's worst-case (or tuned) MSE (the affine estimator's
     constraint w_i <= eta eps_i only relaxes), and beyond the level where the tier saturates
     nothing changes at all (lem:sat). Bisection on log eps in [EPS_MIN, public] to relative
     precision 1e-6; ``below`` = value / (1 + 1e-6) misses the target. "already" when even
@@ -682,7 +726,7 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
     # upper end of the bracket: the level at which the tier would saturate, else grow
     lv = menu.levels
     lv[tier] = math.inf
-    cap = adpm(EpsilonProfile.from_tiers(lv, counts)).saturation_level
+    cap = adpm(EpsilonProfile.from_tiers(lv, counts), data_sd=tuned_sd(menu)).saturation_level
     hi = cap if math.isfinite(cap) and cap <= EPS_MAX else None
     if hi is None or err(hi) > t:
         hi = 1.0
@@ -696,12 +740,20 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
             hi = min(hi * 4.0, EPS_MAX)
     lo = EPS_MIN
     llo, lhi = math.log(lo), math.log(hi)
-    while lhi - llo > _REL_TOL / 2:
-        mid = 0.5 * (llo + lhi)
-        if err(math.exp(mid)) <= t:
-            lhi = mid
-        else:
-            llo = mid
+    for _ in range(4):  # the half-width answer is re-searched below any stricter level that
+        while lhi - llo > _REL_TOL / 2:  # a local scan finds meeting the target
+            mid = 0.5 * (llo + lhi)
+            if err(math.exp(mid)) <= t:
+                lhi = mid
+            else:
+                llo = mid
+        if metric != "half_width":
+            break
+        grid = np.geomspace(max(EPS_MIN, math.exp(lhi) / 4.0), math.exp(lhi), SCAN)[:-1]
+        hit = next((float(g) for g in grid if err(float(g)) <= t), None)
+        if hit is None:
+            break
+        llo, lhi = math.log(EPS_MIN), math.log(hit)
     value = math.exp(lhi)
     below = value / (1.0 + _REL_TOL)
     ev, eb = err(value), err(below)
@@ -720,9 +772,9 @@ def share_to_move(menu: Menu, source: int, dest: int, target: float,
     """The fewest users who must move from tier ``source`` to the looser tier ``dest``.
 
     ``value`` is a number of users m (0 <= m <= users of ``source``); as a share of all users
-    it is m / n. Moving a user to a looser level never raises ADPM's worst-case MSE, so the
-    error is non-increasing in m: integer bisection. "already" when m = 0 meets the target,
-    "impossible" when moving every user of the source tier does not.
+    it is m / n. Moving a user to a looser level never raises ADPM's worst-case (or tuned)
+    MSE, so the error is non-increasing in m: integer bisection. "already" when m = 0 meets the
+    target, "impossible" when moving every user of the source tier does not.
     """
     triv = _check_target(menu, target, metric)
     if triv is not None:
@@ -761,7 +813,8 @@ def share_to_move(menu: Menu, source: int, dest: int, target: float,
             f"Even moving all {total:,} users of {src} to {dst} gives a {words} of "
             f"{_fmt_err(err(total), menu)}, above the target {_fmt_err(t, menu)}.",
         )
-    m = _bisect_int(lambda x: err(x) <= t, 0, total)
+    m = _scan_down(lambda x: err(x) <= t, _bisect_int(lambda x: err(x) <= t, 0, total), 1,
+                   metric)
     pct = 100.0 * m / menu.n_users
     return DesignAnswer(
         "ok", m, m - 1, err(m), err(m - 1),

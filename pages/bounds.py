@@ -24,6 +24,7 @@ from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_
 from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
 from hdp_core.views import codegen
+from hdp_core.views import tuned as tview
 from pages.common import PROFILE_HASH, get_profile, get_spec, guarded
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
@@ -50,6 +51,11 @@ def _sweep(profile: EpsilonProfile, mode: str) -> sweeps.Sweep:
     if mode == "scale":
         return sweeps.scale_sweep(profile, x, methods=BASELINES)
     return sweeps.n_sweep(profile, x, methods=BASELINES)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+def _tuned_sweep(profile: EpsilonProfile, mode: str, data_sd: float) -> np.ndarray:
+    return tview.tuned_sweep_mse(profile, mode, bviews.sweep_points(profile, mode), data_sd)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -139,13 +145,27 @@ def _sweep_section(prof: EpsilonProfile) -> None:
     show_guides = c3.toggle("Regimes", value=True, key=K_GUIDES, bind="query-params",
                             help="Dotted guides: ≈ 1/(4n) when privacy is loose and "
                             "≈ 2/(n·mean eps)² when it is strict.")
+    k1, k2 = st.columns([1, 2], vertical_alignment="bottom")
+    known = k1.toggle("Known data spread", key="bnd_tuned", bind="query-params",
+                      help="Beyond the paper: with the data's standard deviation s known, "
+                      "ADPM tuned to it (Algorithm 1 with 8 replaced by 2/s²) has a smaller "
+                      "exact MSE than the worst-case curves.")
+    spread = k2.number_input("Standard deviation s (on [−0.5, 0.5])", min_value=0.001,
+                             max_value=0.5, value=0.2, step=0.01, format="%.3f",
+                             key="bnd_spread", disabled=not known)
     with st.spinner("Computing the sweep (once per profile)…"):
         sw = _sweep(prof, mode)
         guides = _guides(prof, mode) if show_guides else None
+        tuned = (float(spread), _tuned_sweep(prof, mode, float(spread))) if known else None
     idx = int(np.clip(round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP), 0,
                       sw.x.size - 1))
-    fig = sweep_figure(sw, x_title, idx, BASELINES if show_base else (), guides)
+    fig = sweep_figure(sw, x_title, idx, BASELINES if show_base else (), guides, tuned=tuned)
     st.plotly_chart(fig, key="bnd_sweep_chart")
+    if tuned is not None:
+        st.caption(f"Sky blue: ADPM tuned to s = {tuned[0]:.3g}, its exact MSE when the data's "
+                   f"standard deviation is s ({float(tuned[1][idx]):.3e} at the marker, "
+                   f"against ADPM's worst case {float(sw.upper[idx]):.3e}). It is not a bound: "
+                   "data more spread out than s cost it more.")
     where = (f"c = {sw.x[idx]:.3g} (every eps × {sw.x[idx]:.3g})" if mode == "scale"
              else f"n = {int(sw.x[idx]):,} users")
     c1, c2, c3, c4 = st.columns(4)

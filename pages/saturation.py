@@ -14,11 +14,17 @@ import streamlit as st
 
 import hdp_core as hdp
 from hdp_core.errors import ProfileError
-from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
+from hdp_core.figures.saturation import (
+    phase_figure,
+    r_curve_figure,
+    tau_spread_figure,
+    trace_figure,
+)
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
 from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
+from hdp_core.views import tuned as tview
 from pages.common import PROFILE_HASH, cached_adpm, get_profile, get_spec, guarded
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
@@ -120,6 +126,24 @@ def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
                      "not used (weight 0).")
     if notes:
         st.caption(" ".join(notes))
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+def _tau_spread(profile: EpsilonProfile) -> tuple:
+    return tview.tau_vs_spread(profile)
+
+
+def _spread_section(prof: EpsilonProfile) -> None:
+    """tau* of ADPM tuned to an assumed data spread (issue 14; beyond the paper)."""
+    st.subheader("Saturation against the assumed spread of the data")
+    s = st.number_input("Assumed standard deviation s (on [−0.5, 0.5])", min_value=0.001,
+                        max_value=0.5, value=0.2, step=0.01, format="%.3f",
+                        key="sat_spread", help="ADPM assumes the worst case, s = 0.5. Tuned "
+                        "to a smaller known spread (Algorithm 1 with 8 replaced by 2/s²), it "
+                        "caps later.")
+    spreads, tau = _tau_spread(prof)
+    st.plotly_chart(tau_spread_figure(spreads, tau, float(s)), key="sat_spread_chart")
+    st.markdown(tview.saturation_spread_sentence(prof, float(s)))
 
 
 def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePrivacy) -> None:
@@ -296,6 +320,8 @@ else:
         guarded(_table_section, df, csv, grouping, fp)
     guarded(_phase_section, prof)
     guarded(_trace_section, prof)
+    if fp.n_usable:
+        guarded(_spread_section, prof)
     _reproduce(prof)
     if fp.n_excluded:
         st.caption(f"{fp.n_excluded:,} users with eps = 0 ({format_eps(0.0)}) are excluded.")

@@ -22,6 +22,7 @@ from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
 from hdp_core.views import codegen
 from hdp_core.views import simulation as simview
+from hdp_core.views import tuned as tview
 from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
 # Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
@@ -55,12 +56,21 @@ def dist_spec(kind: str, a: float, b: float, p: float) -> tuple:
 
 # cached core calls ------------------------------------------------------------------------
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=24, show_spinner=False)
-def run_simulation(profile: EpsilonProfile, spec: tuple, trials: int, seed: int) -> dict:
-    """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs."""
+def run_simulation(profile: EpsilonProfile, spec: tuple, trials: int, seed: int,
+                   tuned_sd: float | None = None) -> dict:
+    """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
+    ``tuned_sd`` also ADPM tuned to it (the six keep their numbers: fixed noise streams)."""
+    names = hdp.METHODS if tuned_sd is None else (*hdp.METHODS, tview.TUNED)
     return hdp.simulate_mse(
-        hdp.METHODS, profile, simview.make_distribution(*spec), trials=trials, seed=seed,
-        return_estimates=True,
+        names, profile, simview.make_distribution(*spec), trials=trials, seed=seed,
+        return_estimates=True, data_sd=tuned_sd,
     )
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+def spread_curve(profile: EpsilonProfile, tuned_sd: float, mean: float):
+    """tview.spread_curve: exact MSE against the true spread (ADPM, tuned, PropDPM)."""
+    return tview.spread_curve(profile, tuned_sd, mean=mean)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -263,6 +273,22 @@ def simulation_section() -> None:
                                  help="Smallest possible value of the data.")
             hi = r2.number_input("to", value=100.0, key="sim_hi", bind="query-params",
                                  help="Largest possible value of the data.")
+        tuned_on = st.toggle(
+            "Add ADPM tuned to the spread", key="sim_tuned", bind="query-params",
+            help="Beyond the paper: ADPM's weights for data of a known standard deviation s "
+            "(Algorithm 1 with 8 replaced by 2/s²). ADPM itself is tuned to the worst case.",
+        )
+        own, tuned_in = True, 0.2
+        if tuned_on:
+            own = st.checkbox("Tune to this distribution's own spread", value=True,
+                              key="sim_tuned_own",
+                              help="Off: enter the spread it is tuned to (a guess).")
+            if not own:
+                tuned_in = st.number_input(
+                    "Tuned to standard deviation s", min_value=0.001, max_value=0.5,
+                    value=0.2, step=0.01, format="%.3f", key="sim_tuned_sd",
+                    help="Standard deviation of one value on the [−0.5, 0.5] scale (0.5 = the "
+                    "worst case, ADPM itself).")
         metric_slot = st.container()
 
     try:
@@ -272,6 +298,10 @@ def simulation_section() -> None:
             range_width(lo, hi)
             data_range = (float(lo), float(hi))
         plan = trial_plan(prof, spec, int(trials))
+        tuned_sd = None
+        if tuned_on:
+            tuned_sd = float(math.sqrt(dist.variance)) if own else float(tuned_in)
+            tuned_sd = min(max(tuned_sd, tview.SPREAD_MIN), 0.5)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(str(exc))
         return
@@ -321,7 +351,7 @@ def simulation_section() -> None:
             f"Simulating {plan.trials:,} trials × {prof.n:,} users for six methods…",
             show_time=True,
         ):
-            results = run_simulation(prof, spec, plan.trials, int(seed))
+            results = run_simulation(prof, spec, plan.trials, int(seed), tuned_sd)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(str(exc))
         return
@@ -338,7 +368,8 @@ def simulation_section() -> None:
         sweep_section(spec, list(hdp.METHODS), None)
         return
 
-    rows = simview.simulation_rows(results, methods, data_range=data_range)
+    shown = list(methods) + ([tview.TUNED] if tuned_sd is not None else [])
+    rows = simview.simulation_rows(results, shown, data_range=data_range)
     adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
     k1, k2, k3 = st.columns(3)
     k1.metric(
@@ -359,17 +390,10 @@ def simulation_section() -> None:
             "every trial). Above 1 means ADPM is more accurate.",
         )
 
-    better = [
-        r["method"] for r in rows
-        if r["method"] != "ADPM" and r["exact"] < adpm_all["exact"] * (1 - 1e-9)
-    ]
-    if better:
-        st.caption(
-            f"With this data, {', '.join(better)} has a lower exact MSE than ADPM. ADPM "
-            "minimises the worst-case error over every data distribution on the range; for a "
-            "particular, gentler distribution another weighting can do better. Try the "
-            "two-point distribution with p = 0.5 (the worst case)."
-        )
+    dip = tview.dip_note({**{r["method"]: r["exact"] for r in rows},
+                          "ADPM": adpm_all["exact"]}, tuned_sd)
+    if dip:
+        st.caption(dip)
     st.dataframe(
         results_table(rows, data_range is not None), hide_index=True,
         column_config=TABLE_CONFIG, key="sim_table",
@@ -380,6 +404,15 @@ def simulation_section() -> None:
         "ADPM's (above 1 = worse than ADPM)."
     )
     st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
+    if tuned_sd is not None:
+        st.caption(f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}"
+                   + (" (this distribution's own spread)." if own else " (the spread you gave)."))
+        st.subheader("If the spread is guessed wrong")
+        st.plotly_chart(figs.spread_figure(spread_curve(prof, tuned_sd, float(dist.mean))),
+                        key="sim_spread_chart")
+        st.caption("Exact MSE when the data's true standard deviation is on the x axis (same "
+                   "mean). The tuned weights are the best at the spread they are tuned to "
+                   "(dotted line); ADPM is the best for the worst case (0.5).")
 
     st.subheader("What the noise does to one answer")
     hist = st.multiselect(
@@ -647,6 +680,7 @@ if note:
     st.success(note)
 with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
     st.markdown(EXPLAIN)
+    st.markdown(tview.TUNED_EXPLAIN)
 _prof = get_profile()
 st.caption(
     f"Current profile: {st.session_state.get(PROFILE_LABEL, '')} ({_prof.n:,} users, "

@@ -19,6 +19,7 @@ from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import links, menu_io
+from hdp_core.views import tuned as tview
 from pages.common import set_profile
 
 MENU = "td_menu"  # the current validated Menu (not a widget)
@@ -324,6 +325,9 @@ c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%
                 "the range.")
 
 menu, shares_msg, input_error = menu_from_widgets()
+_spread_note = tview.designer_spread_note(menu if not input_error else ss[MENU])
+if _spread_note:
+    st.caption(_spread_note)
 if input_error:
     st.error(f"Please fix the menu: {input_error}. The results below are for the last valid "
              "menu.", icon=":material/block:")
@@ -435,8 +439,7 @@ QUESTIONS = {
     "move": "How many users must move to a looser tier?",
 }
 question = st.radio("Question", list(QUESTIONS), format_func=QUESTIONS.get, key="td_question",
-                    help="Each answer is exact: a search on the exact error formulas, with a "
-                    "clear answer when the target cannot be met.")
+                    help=tview.SOLVER_HELP)
 idx = list(range(menu.k))
 for key, default in (("td_solve_tier", 0), ("td_move_from", 0),
                      ("td_move_to", int(menu.levels.argmax()))):

@@ -31,8 +31,9 @@ def test_page_renders_for_every_kind_of_profile(app, kind):
     ok(at)
     charts = at.get("plotly_chart")
     usable = prof.n > prof.n_excluded
-    # the curve, the phase diagram and the trace (nothing to trace if no data may be used)
-    assert len(charts) == (3 if usable else 1)
+    # the curve, the phase diagram, the trace (nothing to trace if no data may be used) and
+    # tau* against the assumed spread
+    assert len(charts) == (4 if usable else 1)
     downloads = at.get("download_button")
     assert len(downloads) == (1 if usable else 0)
     if usable:

@@ -38,10 +38,13 @@ def sweep_figure(
     methods: Sequence[str] = (),
     guides: Mapping[str, np.ndarray] | None = None,
     height: int = 480,
+    tuned: tuple[float, np.ndarray] | None = None,
 ) -> go.Figure:
     """Worst-case MSE along a sweep on log-log axes: ADPM's f ∧ 1/4 (upper bound), the lower
     bound (H ∧ 1/4)/512 with the band between them shaded (the minimax risk lies inside), each
-    method in ``methods`` in its colour, optional regime guides, and point ``marker`` marked."""
+    method in ``methods`` in its colour, optional regime guides, and point ``marker`` marked.
+    ``tuned`` = (s, mse): the exact MSE of ADPM tuned to a known spread s at each point
+    (hdp_core.views.tuned.tuned_sweep_mse), drawn beside the worst-case curves."""
     x = sweep.x
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = sweep.ratio  # NaN where f and H are both infinite (no data may be used)
@@ -64,6 +67,14 @@ def sweep_figure(
             type="scatter", x=x, y=sweep.mse[m], mode="lines", name=f"{m} worst case",
             line=dict(color=METHOD_COLORS[m], dash=METHOD_DASH[m], width=2),
             hovertemplate=f"x = %{{x:.4g}}<br>{m} worst case %{{y:.3e}}<extra></extra>"))
+    if tuned is not None:
+        s_t, y_t = tuned
+        data.append(dict(
+            type="scatter", x=x, y=np.asarray(y_t, dtype=np.float64), mode="lines",
+            name=f"ADPM tuned to s = {s_t:.3g}: exact MSE at that spread",
+            line=dict(color=METHOD_COLORS["ADPM-tuned"], dash=METHOD_DASH["ADPM-tuned"],
+                      width=2.5),
+            hovertemplate="x = %{x:.4g}<br>tuned ADPM, exact MSE %{y:.3e}<extra></extra>"))
     if guides:
         shown = [sweep.upper, sweep.lower, *(sweep.mse[m] for m in methods if m in sweep.mse)]
         vals = np.concatenate([np.asarray(v, dtype=np.float64) for v in shown])

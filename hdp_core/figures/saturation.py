@@ -22,7 +22,7 @@ from .style import (
     vline,
 )
 
-__all__ = ["phase_figure", "r_curve_figure", "trace_figure"]
+__all__ = ["phase_figure", "r_curve_figure", "tau_spread_figure", "trace_figure"]
 
 PUBLIC_EDGE = "#7a7000"
 UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they ask
@@ -221,5 +221,30 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
         margin=dict(l=60, r=20, t=90, b=50), height=height,
         xaxis=dict(title=dict(text="user k (sorted by asked eps)"), range=[0.5, m + 0.5]),
         yaxis=dict(title=dict(text="eps (log scale)"), type="log"),
+    )
+    return build(data, layout)
+
+
+def tau_spread_figure(
+    spreads: np.ndarray, tau: np.ndarray, marked: float | None = None, height: int = 340
+) -> go.Figure:
+    """tau* of ADPM tuned to each assumed spread (hdp_core.views.tuned.tau_vs_spread), log-log;
+    the worst case s = 1/2 (the paper's tau*) and an optional ``marked`` spread are marked.
+    Spreads where nothing saturates (tau* = inf) are left out of the line."""
+    s = np.asarray(spreads, dtype=np.float64)
+    t = np.asarray(tau, dtype=np.float64)
+    y = np.where(np.isfinite(t), t, np.nan)
+    data = [dict(type="scatter", x=s, y=y, mode="lines", name="tau* tuned to the spread",
+                 line=dict(color=SATURATION_COLOR, width=2.5),
+                 hovertemplate="assumed sd %{x:.3g}<br>tau* %{y:.4g}<extra></extra>")]
+    shapes = [vline(0.5, "#444444", "dot", 1)]
+    if marked is not None and 0 < marked <= 0.5:
+        shapes.append(vline(float(marked), REQUESTED_COLOR, "dash", 1))
+    layout = fast_layout(
+        height=height, shapes=shapes,
+        title=dict(text="Saturation level tau* against the assumed spread of the data"),
+        xaxis=dict(title=dict(text="assumed standard deviation s (on [-0.5, 0.5]; 0.5 = worst "
+                                   "case)"), type="log"),
+        yaxis=dict(title=dict(text="tau* (log scale)"), type="log"),
     )
     return build(data, layout)

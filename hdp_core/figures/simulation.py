@@ -27,6 +27,7 @@ __all__ = [
     "estimates_figure",
     "mse_figure",
     "paper_figure",
+    "spread_figure",
     "sweep_figure",
 ]
 
@@ -362,3 +363,25 @@ def _ci_arrays(rows: Sequence[Mapping[str, Any]], reg: str) -> dict:
         up.append(max(b - y, 0.0) if fy and b is not None and math.isfinite(b) else 0.0)
         down.append(max(y - a, 0.0) if fy and a is not None and math.isfinite(a) else 0.0)
     return dict(type="data", symmetric=False, array=up, arrayminus=down, thickness=1.5)
+
+
+def spread_figure(curve: Any, height: int = 340) -> go.Figure:
+    """Exact MSE against the data's true standard deviation (hdp_core.views.tuned.SpreadCurve)
+    for ADPM, ADPM tuned to ``curve.tuned_sd`` and PropDPM, log-log, with the tuned spread
+    marked: what a wrong guess of the spread costs."""
+    from ..views.tuned import TUNED, tuned_label
+
+    fig = go.Figure()
+    for m, y in curve.mse.items():
+        name = tuned_label(curve.tuned_sd) if m == TUNED else m
+        fig.add_trace(go.Scatter(
+            x=curve.true_sd, y=y, mode="lines", name=name,
+            line=dict(color=_color(m), dash=METHOD_DASH.get(m, "solid"), width=2.5),
+            hovertemplate=f"<b>{name}</b><br>true sd %{{x:.3g}}<br>MSE %{{y:.3e}}<extra></extra>",
+        ))
+    fig.add_vline(x=curve.tuned_sd, line=dict(color=_color(TUNED), dash="dot", width=1))
+    return _finish(
+        fig, "If the spread is guessed wrong: exact MSE against the true spread", height,
+        xaxis=dict(type="log", title="true standard deviation of the data (on [-0.5, 0.5])"),
+        yaxis=dict(type="log", title="exact MSE (log scale)", exponentformat="e"),
+    )

@@ -13,6 +13,7 @@ METHOD_COLORS: dict[str, str] = {
     "SM": "#CC79A7",  # reddish purple
     "FME": "#D55E00",  # vermillion
     "UNI": "#000000",  # black
+    "ADPM-tuned": "#56B4E9",  # sky blue: ADPM tuned to a known spread (issue 14)
 }
 """Colour of each method on every page."""
 
@@ -29,6 +30,7 @@ METHOD_DASH: dict[str, str] = {
     "SM": "dashdot",
     "FME": "longdash",
     "UNI": "longdashdot",
+    "ADPM-tuned": "6px,3px,2px,3px,2px,3px",  # dash-dot-dot
 }
 """Line style per method, so lines stay distinguishable in greyscale too."""
 
