@@ -447,7 +447,9 @@ def adpm(eps: Any, data_sd: float | None = None) -> ADPMSolution:
             math.inf,
         )
 
-    tau, cut = _solve_tiers(lv, ct, c)
+    solved = _solve_tiers(lv, ct, c)
+    assert solved is not None  # profiles without a usable finite tier returned above
+    tau, cut = solved
     r = np.minimum(lv, tau)
     r[~active] = 0.0
     cf = ct.astype(np.float64)

@@ -150,6 +150,8 @@ class LDPE(Estimator):
     note = "Local-DP: every user adds their own Laplace noise; optimally combined."
     affine = False
 
+    weights: np.ndarray
+
     def __init__(self, eps: Any):
         super().__init__(eps)
         lv = self.profile.levels
@@ -350,7 +352,7 @@ class SM(Estimator):
         else:
             kept = np.zeros(t)
             count = np.zeros(t)
-        if chunk.kept_counts is not None and chunk.kept_counts.size:
+        if chunk.kept_counts is not None and chunk.kept_sums is not None and chunk.kept_counts.size:
             kept = kept + chunk.kept_sums.sum(axis=1)
             count = count + chunk.kept_counts.sum(axis=1)
         out = np.zeros(t)

@@ -226,6 +226,9 @@ class AffineEstimator(Estimator):
         self.weights = np.asarray(weights, dtype=np.float64)
         self.noise_scale = float(noise_scale)
 
+    weights: np.ndarray
+    noise_scale: float
+
     @property
     def granted_eps(self) -> np.ndarray:
         w, b = self.weights, self.noise_scale

@@ -91,7 +91,7 @@ def table1(trials: int = 20_000, seed: int = 0, profile_seed: int = 0) -> list[d
             f"{MAX_TABLE1_TRIALS:,} (2 profiles x {PAPER_N:,} users x trials stays within "
             f"{MAX_TABLE1_CELLS:,} simulated values, as in the live simulation)"
         )
-    rows = {m: {"method": m} for m in METHODS}
+    rows: dict[str, dict[str, Any]] = {m: {"method": m} for m in METHODS}
     for j, kind in enumerate(KINDS):
         prof = paper_profile(kind, PAPER_N, profile_seed)
         sims = simulate_mse(METHODS, prof, PAPER_DIST, trials=trials, seed=seed)

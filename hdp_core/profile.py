@@ -298,9 +298,9 @@ class EpsilonProfile:
             h.update(payload)
 
         field(b"K", "bool", b"T" if self.is_tiered else b"V")
-        field(b"L", self.levels.dtype.str, memoryview(self.levels).cast("B"))
+        field(b"L", self.levels.dtype.str, _raw(self.levels))
         if self.is_tiered:  # per-user counts are all 1 (implied by the kind and the length)
-            field(b"C", self.counts.dtype.str, memoryview(self.counts).cast("B"))
+            field(b"C", self.counts.dtype.str, _raw(self.counts))
         if self.names is None:
             field(b"N", "none", b"")
         else:
@@ -310,7 +310,7 @@ class EpsilonProfile:
         if self.data is None:
             field(b"D", "none", b"")
         else:
-            field(b"D", self.data.dtype.str, memoryview(self.data).cast("B"))
+            field(b"D", self.data.dtype.str, _raw(self.data))
         return h.hexdigest()
 
     @property
@@ -441,6 +441,11 @@ class EpsilonProfile:
     def __repr__(self) -> str:
         kind = "tiers" if self.is_tiered else "values"
         return f"EpsilonProfile({kind}, n={self.n}, k={self.k})"
+
+
+def _raw(a: np.ndarray) -> memoryview:
+    """The bytes of ``a`` in C order, without a copy when it is already contiguous."""
+    return np.ascontiguousarray(a).data.cast("B")
 
 
 def weighted_quantile(levels: np.ndarray, counts: np.ndarray, q: float) -> float:

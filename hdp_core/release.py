@@ -225,14 +225,7 @@ def _const(sd_norm: float | None) -> float:
 def _tiers_solution(levels: np.ndarray, counts: np.ndarray, sd_norm: float | None):
     """r per tier and tau* from hdp_core's ADPM on the tiers profile (the tuned variant
     ``hdp.adpm(prof, data_sd=s)`` when a spread is declared)."""
-    prof = EpsilonProfile.from_tiers(levels, counts)
-    if sd_norm is None:
-        sol = adpm(prof)
-    else:
-        try:
-            sol = adpm(prof, data_sd=sd_norm)  # type: ignore[call-arg]
-        except TypeError:  # the tuned ADPM is not merged yet: the same walk, constant 2/s^2
-            return _walk_tiers(levels, counts, _const(sd_norm))
+    sol = adpm(EpsilonProfile.from_tiers(levels, counts), data_sd=sd_norm)
     return np.asarray(sol.r, dtype=float), float(sol.saturation_level)
 
 
@@ -259,18 +252,6 @@ def _walk(lo_l, hi_l, s1, s2, c: float):
         p1 += s1[j]
         p2 += s2[j]
     return len(lo_l), "none", p1, p2
-
-
-def _walk_tiers(levels: np.ndarray, counts: np.ndarray, c: float):
-    fin = np.isfinite(levels) & (levels > 0)
-    lv = levels[fin]
-    ct = counts[fin].astype(float)
-    order = np.argsort(lv)
-    lv, ct = lv[order], ct[order]
-    j, _, p1, p2 = _walk(lv, lv, lv * ct, lv * lv * ct, c)
-    has_public = bool(np.isinf(levels).any())
-    tau = (p2 + c) / p1 if (j < lv.size or has_public) else math.inf
-    return np.minimum(levels, tau), tau
 
 
 # ------------------------------------------------------------------------------ plans
@@ -308,7 +289,7 @@ def _qlevel(e: float) -> float:
 
 def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
     # entries: (eps_min, eps_max, users, qmin, qmax, sq (int), sqy (int), q2, sy, bin or None)
-    ent = []
+    ent: list[list[Any]] = []
     for i in np.flatnonzero(fin):
         ent.append([float(h.emin[i]), float(h.emax[i]), int(h.n[i]), _qlevel(h.emin[i]),
                     _qlevel(h.emax[i]), h.sq[i], h.sqy[i], float(h.q2[i]), h.sy[i],
@@ -338,10 +319,12 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
         if k < j:
             rows.append(_Row(e[0], e[1], e[2], e[3], e[4], Fraction(e[6], QE), Fraction(e[5], QE),
                              e[7], False))
-        else:
+        else:  # saturated entries exist only when tau* is finite
+            assert ftau is not None
             rows.append(_Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2],
                              tau * tau * e[2], True))
     for i in np.flatnonzero(pub):
+        assert ftau is not None  # public users make tau* finite
         rows.append(_Row(math.inf, math.inf, int(h.n[i]), tau, tau, ftau * h.sy[i],
                          ftau * int(h.n[i]), tau * tau * float(h.n[i]), True))
     return rows, tau, passes

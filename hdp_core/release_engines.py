@@ -272,7 +272,7 @@ class _DuckSource:
     def sample_levels(self) -> tuple[np.ndarray, int]:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
         metadata). Only steers the plan."""
-        n_rows = int(self.con.execute(f"SELECT count(*) FROM {self.rel}").fetchone()[0])
+        n_rows = int((self.con.execute(f"SELECT count(*) FROM {self.rel}").fetchone() or (0,))[0])
         x = self.con.execute(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}"
                              ).fetchnumpy()["e"]
         x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
@@ -365,7 +365,8 @@ class _DuckSource:
               ) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """One bin's distinct quantized levels (users, sum of y, min and max eps each);
         ``emin``/``emax``, the bin's known level range, only narrow the scan."""
-        rng = "" if emin is None else f"WHERE e >= {_lit(emin)} AND e <= {_lit(emax)}"
+        rng = ("" if emin is None or emax is None
+               else f"WHERE e >= {_lit(emin)} AND e <= {_lit(emax)}")
         sql = f"""
             WITH t AS (SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}),
             u AS (SELECT {self.key_expr} AS b, e, {self.y_expr} AS y, {self.q_expr} AS q FROM t
@@ -576,5 +577,4 @@ def open_source(source: Any, value: str, eps: str, engine: str = "duckdb"):
     cols = list(src.types)
     vcol = _match_column(cols, value, "value")
     ecol = _match_column(cols, eps, "eps")
-    src._value = vcol
     return src, vcol, ecol

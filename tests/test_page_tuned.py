@@ -9,12 +9,12 @@ import math
 import numpy as np
 import plotly.io as pio
 import pytest
+from helpers import ok, open_page, show
 
 import hdp_core as hdp
 from hdp_core import design as D
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import tuned as tv
-from tests.conftest import ok, open_page, show
 
 PROF = hdp.EpsilonProfile.from_tiers([0.1, 1.0, math.inf], [800, 150, 50])
 

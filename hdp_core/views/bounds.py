@@ -133,7 +133,7 @@ def method_errors_real(
     out: dict[str, Accuracy] = {}
     for m in methods:
         est = get_method(m, prof)
-        if est.affine:
+        if est.affine and est.weights is not None and est.noise_scale is not None:
             out[m] = affine_error_real(
                 est.weights, est.noise_scale, lo, hi, prof.counts, 0.25, level,
                 bool(getattr(est, "outputs_zero", False)),
