@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import os
 import pathlib
 import socket
 import subprocess
@@ -46,12 +45,15 @@ def app_page_titles(app: pathlib.Path = APP) -> list[str]:
     """The ``title=`` of every ``st.Page(...)`` in app.py, in order (the only labels the
     navigation may ever show). Read from the source, so a page added there is allowed here."""
     calls = [
-        n for n in ast.walk(ast.parse(app.read_text()))
+        n
+        for n in ast.walk(ast.parse(app.read_text()))
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "Page"
     ]
     calls.sort(key=lambda n: (n.lineno, n.col_offset))
     return [
-        kw.value.value for n in calls for kw in n.keywords
+        kw.value.value
+        for n in calls
+        for kw in n.keywords
         if kw.arg == "title" and isinstance(kw.value, ast.Constant)
     ]
 
@@ -76,13 +78,28 @@ class Server:
         if log_dir is None:
             log_dir = pathlib.Path(tempfile.mkdtemp(prefix="hdp-streamlit-"))
         self.log_path = pathlib.Path(log_dir) / f"streamlit-{self.port}.log"
-        self._log = open(self.log_path, "w")  # noqa: SIM115 (closed by stop())
+        self._log = open(self.log_path, "w")  # closed by stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", self.script.name,
-             "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--server.port", str(self.port), "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=self.script.parent, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                self.script.name,
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(self.port),
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=self.script.parent,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
 
     def log(self) -> str:
@@ -114,15 +131,16 @@ class Server:
         self._log.close()
 
 
-NAV_SELECTOR = ", ".join(
-    f"[data-testid={t}] a" for t in ("stSidebarNav", "stSidebarNavItems", "stTopNav")
-) + ", [data-testid=stPageLink-NavLink], [data-testid=stTopNavLink], " \
+NAV_SELECTOR = (
+    ", ".join(f"[data-testid={t}] a" for t in ("stSidebarNav", "stSidebarNavItems", "stTopNav"))
+    + ", [data-testid=stPageLink-NavLink], [data-testid=stTopNavLink], "
     "[data-testid=stTopNavDropdownLink]"
+)
 
 INIT_SCRIPT = """
 (() => {
   const S = window.__hdp = {nav: [], seen: new Set(), runsEnded: 0, changes: 0};
-  const SEL = %s;
+  const SEL = __SEL__;
   const label = (a) => {
     let t = a.textContent;
     a.querySelectorAll("[data-testid^=stIcon]").forEach(i => { t = t.replace(i.textContent, ""); });
@@ -143,7 +161,7 @@ INIT_SCRIPT = """
   new MutationObserver((records) => { S.changes += records.length; scan(); })
     .observe(document, {subtree: true, childList: true, characterData: true});
 })();
-""" % repr(NAV_SELECTOR)
+""".replace("__SEL__", repr(NAV_SELECTOR))
 
 _DRAWN_JS = """
 async ({minCharts, runsBefore, timeoutMs, stableMs}) => {
@@ -182,12 +200,20 @@ def runs_ended(page) -> int:
     return page.evaluate("window.__hdp.runsEnded")
 
 
-def wait_drawn(page, min_charts: int = 1, runs_before: int = 0,
-               timeout_ms: int = DRAWN_TIMEOUT_MS) -> float:
+def wait_drawn(
+    page, min_charts: int = 1, runs_before: int = 0, timeout_ms: int = DRAWN_TIMEOUT_MS
+) -> float:
     """Wait until the page is drawn (module docstring) after more than ``runs_before`` script
     runs have ended; returns the epoch time (s) at which it became drawn and stayed so."""
-    res = page.evaluate(_DRAWN_JS, {"minCharts": min_charts, "runsBefore": runs_before,
-                                    "timeoutMs": timeout_ms, "stableMs": STABLE_MS})
+    res = page.evaluate(
+        _DRAWN_JS,
+        {
+            "minCharts": min_charts,
+            "runsBefore": runs_before,
+            "timeoutMs": timeout_ms,
+            "stableMs": STABLE_MS,
+        },
+    )
     if not res["ok"]:
         raise AssertionError(f"the page was not drawn within {timeout_ms} ms: {res['why']}")
     return res["drawnEpochMs"] / 1000.0
@@ -220,7 +246,8 @@ class RequestLog:
 
     def foreign(self) -> list[str]:
         icons = self.page.evaluate(
-            "[...document.querySelectorAll('link[rel*=icon]')].map(l => l.href)")
+            "[...document.querySelectorAll('link[rel*=icon]')].map(l => l.href)"
+        )
         out = []
         for url in [*self.urls, *icons]:
             u = urlparse(url)
