@@ -16,13 +16,15 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE_HASH, get_profile, guarded, run_through_app
 from hdp_core import saturation as sat
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.experiments import optimality_scatter
 from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_core.profile import EpsilonProfile, ProfileError
-from pages.common import PROFILE_HASH, get_profile, guarded
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
 # sweep modes: the label (also the value of bnd_mode in a shared link) and the sweep kind

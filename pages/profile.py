@@ -6,7 +6,7 @@ the profile changes elsewhere (a link, another page) the controls are set from i
 
 State: the values of this page's controls are mirrored in ``st.session_state["prof_ui"]``
 (Streamlit drops a widget's value when the user is on another page); the profile itself
-lives in pages.common (PROFILE, PROFILE_SPEC). The URL is written by app.py from the spec.
+lives in hdp_app.common (PROFILE, PROFILE_SPEC). The URL is written by app.py from the spec.
 """
 
 from __future__ import annotations
@@ -18,13 +18,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from hdp_core import share
-from hdp_core.bounds import two_group_threshold
-from hdp_core.figures.profile import profile_figure
-from hdp_core.presets import PRESETS
-from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
-from hdp_core.tables import example_csv
-from pages.common import (
+from hdp_app.common import (
     PROFILE,
     PROFILE_HASH,
     cached_adpm,
@@ -34,8 +28,17 @@ from pages.common import (
     link_params,
     profile_from_spec,
     profile_version,
+    run_through_app,
     set_profile,
 )
+from hdp_core import share
+from hdp_core.bounds import two_group_threshold
+from hdp_core.figures.profile import profile_figure
+from hdp_core.presets import PRESETS
+from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile, ProfileError
+from hdp_core.tables import example_csv
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 MODES = ("Preset", "Generator", "Tiers", "Upload")
 DISTS = {

@@ -13,10 +13,12 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE_HASH, cached_adpm, get_profile, guarded, run_through_app
 from hdp_core import saturation as sat
 from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figure
 from hdp_core.profile import EpsilonProfile, ProfileError, format_eps
-from pages.common import PROFILE_HASH, cached_adpm, get_profile, guarded
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
 

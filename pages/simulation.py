@@ -14,13 +14,22 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import (
+    PROFILE_HASH,
+    PROFILE_LABEL,
+    PROFILE_SPEC,
+    get_profile,
+    run_through_app,
+    set_profile,
+)
 from hdp_core import experiments, report
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.simulate import METHOD_CLASSES
 from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
-from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 # Distribution radio options (also their text in the URL) -> report.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}

@@ -13,11 +13,13 @@ import math
 import pandas as pd
 import streamlit as st
 
+from hdp_app.common import run_through_app, set_profile
 from hdp_core import design as D
 from hdp_core.figures import METHOD_COLORS
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 from hdp_core.profile import ProfileError
-from pages.common import set_profile
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 MENU = "td_menu"  # the current validated Menu (not a widget)
 NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced

@@ -41,21 +41,25 @@ STABLE_MS = 500
 DRAWN_TIMEOUT_MS = 90_000  # the machine is shared: generous; a healthy first load takes ~5 s
 
 
-def app_page_titles(app: pathlib.Path = APP) -> list[str]:
-    """The ``title=`` of every ``st.Page(...)`` in app.py, in order (the only labels the
-    navigation may ever show). Read from the source, so a page added there is allowed here."""
+def app_pages(app: pathlib.Path = APP) -> list[tuple[str, str]]:
+    """``(path, title)`` of every ``st.Page("<path>", title="<title>")`` in app.py, in order.
+    Read from the source, so a page added there is known here too."""
     calls = [
         n
         for n in ast.walk(ast.parse(app.read_text()))
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "Page"
     ]
     calls.sort(key=lambda n: (n.lineno, n.col_offset))
-    return [
-        kw.value.value
-        for n in calls
-        for kw in n.keywords
-        if kw.arg == "title" and isinstance(kw.value, ast.Constant)
-    ]
+    out = []
+    for n in calls:
+        title = [kw.value.value for kw in n.keywords if kw.arg == "title"]
+        out.append((n.args[0].value, title[0]))
+    return out
+
+
+def app_page_titles(app: pathlib.Path = APP) -> list[str]:
+    """The titles of app.py's pages: the only labels the navigation may ever show."""
+    return [title for _, title in app_pages(app)]
 
 
 def free_port() -> int:

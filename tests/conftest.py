@@ -38,30 +38,6 @@ def open_page(at, page: str):
     return at
 
 
-@pytest.fixture(autouse=True)
-def _apptest_without_legacy_pages_mode(monkeypatch):
-    """Run AppTest like the served app: app.py around every page, on every run.
-
-    Streamlit enters its legacy multipage mode when the entry script has a sibling folder
-    called ``pages/`` and leaves it once st.navigation has run. The served app leaves it for
-    good on its first run (see pages/common.py), but AppTest resets the mode before every
-    run, so without this every run after the first executed the page alone: no app.py, so no
-    sidebar summary and no URL sync (the "sidebar missing after switch_page" quirk).
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a Streamlit without the legacy mode: nothing to do
-        return
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
 # ---- helpers for page tests (AppTest) ---------------------------------------------------
 INF = float("inf")
 
@@ -80,7 +56,7 @@ PROFILE_KINDS = {
 
 def show(at, prof, page: str):
     """Run the app, make ``prof`` current through session state, open ``pages/<page>.py``."""
-    from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
+    from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 
     at.run()
     at.session_state[PROFILE] = prof

@@ -11,8 +11,8 @@ from conftest import PROFILE_KINDS, metric, ok, widget
 from conftest import show as _show
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE
 from hdp_core import saturation as sat
-from pages.common import PROFILE
 
 INF = math.inf
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 from hdp_core import experiments, report
-from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 
 PAGE = "pages/simulation.py"
 TRIALS = 300
