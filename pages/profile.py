@@ -578,8 +578,11 @@ with s1:
         )
     else:
         base_url = st.context.url or ""
-        st.code(f"{base_url}?{qs}", language=None, wrap_lines=True)
-        st.caption("This link (also in the address bar) reopens this exact profile.")
+        # In a popover: its content is drawn only when opened, so the first load does not
+        # fetch the code viewer (1.6 MB of the client's JavaScript and a font).
+        with st.popover("Link to this profile", icon=":material/link:"):
+            st.code(f"{base_url}?{qs}", language=None, wrap_lines=True)
+        st.caption("The link (also in the address bar) reopens this exact profile.")
 with s2:
     st.download_button(
         "⬇️ Download profile (CSV)", data=prof.to_csv, file_name="privacy_profile.csv",
