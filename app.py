@@ -1,19 +1,28 @@
 """hdp-explorer: explore mean estimation under heterogeneous differential privacy.
 
 Run with ``streamlit run app.py``. Pages live in pages/; shared state, the URL and the sidebar
-in pages/common.py; all mathematics in hdp_core.
+in hdp_app/common.py; all mathematics in hdp_core.
 
-Order of a run: state is initialised (the link is read once per session), the page runs and
-may change the profile, then the sidebar summary and the URL are brought up to date.
+Order of a run: state is initialised (the link is read once per session), the navigation is
+drawn, the page runs and may change the profile, then the sidebar summary and the URL are
+brought up to date.
+
+Navigation: app.py draws it itself (``st.page_link`` in the sidebar) and keeps Streamlit's
+own hidden (``position="hidden"`` here, ``client.showSidebarNavigation = false`` in
+.streamlit/config.toml), so the file list of Streamlit's legacy ``pages/`` mode is never
+shown, not even on a fresh server (see hdp_app.common.run_through_app).
 """
+
+import pathlib
 
 import streamlit as st
 
-from pages.common import init_state, render_note, render_sidebar, sync_url
+from hdp_app.common import init_state, render_note, render_sidebar, sync_url
 
 st.set_page_config(
     page_title="hdp-explorer",
-    page_icon=":material/lock:",
+    # A local image (sent inline): a ":material/...:" favicon is fetched from a font server.
+    page_icon=str(pathlib.Path(__file__).parent / "hdp_app" / "favicon.svg"),
     layout="wide",
     initial_sidebar_state="expanded",
 )
@@ -29,7 +38,10 @@ PAGES = [
     st.Page("pages/release.py", title="Release", icon=":material/lock_open:"),
 ]
 
-nav = st.navigation(PAGES)
+nav = st.navigation(PAGES, position="hidden")
+with st.sidebar.container(key="app_nav"):
+    for p in PAGES:
+        st.page_link(p)
 # Filled after the page ran, so that they show the profile the page may just have changed.
 note = st.container()
 summary = st.sidebar.container()

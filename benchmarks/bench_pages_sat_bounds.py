@@ -27,8 +27,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 import streamlit as st  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC  # noqa: E402
 from hdp_core import presets  # noqa: E402
-from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC  # noqa: E402
 
 TRIVIAL = 'import streamlit as st\nst.title("trivial")\nst.slider("x", 0, 10, 0, key="x")\n'
 

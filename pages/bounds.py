@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE_HASH, get_profile, get_spec, guarded, run_through_app
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.errors import ProfileError
@@ -25,7 +26,8 @@ from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
 from hdp_core.views import codegen
 from hdp_core.views import tuned as tview
-from pages.common import PROFILE_HASH, get_profile, get_spec, guarded
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
 # sweep modes: the label (also the value of bnd_mode in a shared link) and the sweep kind

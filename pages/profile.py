@@ -6,7 +6,7 @@ the profile changes elsewhere (a link, another page) the controls are set from i
 
 State: the values of this page's controls are mirrored in ``st.session_state["prof_ui"]``
 (Streamlit drops a widget's value when the user is on another page); the profile itself
-lives in pages.common (PROFILE, PROFILE_SPEC). The URL is written by app.py from the spec.
+lives in hdp_app.common (PROFILE, PROFILE_SPEC). The URL is written by app.py from the spec.
 """
 
 from __future__ import annotations
@@ -19,15 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_core.bounds import two_group_threshold
-from hdp_core.errors import ProfileError
-from hdp_core.figures.profile import profile_figure
-from hdp_core.presets import PRESETS
-from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
-from hdp_core.tables import example_csv, profile_from_csv
-from hdp_core.validate import parse_level
-from hdp_core.views import links
-from pages.common import (
+from hdp_app.common import (
     PROFILE,
     PROFILE_HASH,
     cached_adpm,
@@ -37,8 +29,19 @@ from pages.common import (
     link_params,
     profile_from_spec,
     profile_version,
+    run_through_app,
     set_profile,
 )
+from hdp_core.bounds import two_group_threshold
+from hdp_core.errors import ProfileError
+from hdp_core.figures.profile import profile_figure
+from hdp_core.presets import PRESETS
+from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
+from hdp_core.tables import example_csv, profile_from_csv
+from hdp_core.validate import parse_level
+from hdp_core.views import links
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 MODES = ("Preset", "Generator", "Tiers", "Upload")
 DISTS = {
@@ -578,8 +581,11 @@ with s1:
         )
     else:
         base_url = st.context.url or ""
-        st.code(f"{base_url}?{qs}", language=None, wrap_lines=True)
-        st.caption("This link (also in the address bar) reopens this exact profile.")
+        # In a popover: its content is drawn only when opened, so the first load does not
+        # fetch the code viewer (1.6 MB of the client's JavaScript and a font).
+        with st.popover("Link to this profile", icon=":material/link:"):
+            st.code(f"{base_url}?{qs}", language=None, wrap_lines=True)
+        st.caption("The link (also in the address bar) reopens this exact profile.")
 with s2:
     st.download_button(
         "⬇️ Download profile (CSV)", data=prof.to_csv, file_name="privacy_profile.csv",

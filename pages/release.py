@@ -18,9 +18,11 @@ import time
 import pandas as pd
 import streamlit as st
 
+from hdp_app.common import guarded, run_through_app
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import ReleaseError, level_counts, preview_tiers, release_mean
-from pages.common import guarded
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
 K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"

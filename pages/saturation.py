@@ -13,6 +13,14 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import (
+    PROFILE_HASH,
+    cached_adpm,
+    get_profile,
+    get_spec,
+    guarded,
+    run_through_app,
+)
 from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import (
     phase_figure,
@@ -25,7 +33,8 @@ from hdp_core.validate import format_eps
 from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
-from pages.common import PROFILE_HASH, cached_adpm, get_profile, get_spec, guarded
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
 

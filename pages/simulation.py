@@ -14,6 +14,14 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import (
+    PROFILE_HASH,
+    PROFILE_LABEL,
+    PROFILE_SPEC,
+    get_profile,
+    run_through_app,
+    set_profile,
+)
 from hdp_core import experiments
 from hdp_core.estimators import METHOD_CLASSES
 from hdp_core.figures import simulation as figs
@@ -23,7 +31,8 @@ from hdp_core.units import range_width
 from hdp_core.views import codegen
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
-from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 # Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}

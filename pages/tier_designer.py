@@ -14,13 +14,15 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.common import run_through_app, set_profile
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import links, menu_io
 from hdp_core.views import tuned as tview
-from pages.common import set_profile
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 MENU = "td_menu"  # the current validated Menu (not a widget)
 NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced

@@ -36,7 +36,7 @@ PROFILE_KINDS = {
 
 def show(at, prof, page: str):
     """Run the app, make ``prof`` current through session state, open ``pages/<page>.py``."""
-    from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
+    from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 
     at.run()
     at.session_state[PROFILE] = prof

@@ -11,7 +11,7 @@ from helpers import PROFILE_KINDS, metric, ok, widget
 from helpers import show as _show
 
 import hdp_core as hdp
-from pages.common import PROFILE
+from hdp_app.common import PROFILE
 
 INF = math.inf
 

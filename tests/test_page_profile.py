@@ -379,6 +379,6 @@ def test_profile_changed_elsewhere_moves_the_controls(started):
                                          (1_000_000, "1M"), (1_234_567, "1.23M"),
                                          (10**9, "1B"), (2 * 10**12, "2T")])
 def test_compact_counts_fit_the_sidebar(n, text):
-    from pages.common import compact_count
+    from hdp_app.common import compact_count
 
     assert compact_count(n) == text

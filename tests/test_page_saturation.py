@@ -11,8 +11,8 @@ from helpers import PROFILE_KINDS, metric, ok, widget
 from helpers import show as _show
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE
 from hdp_core.views import saturation as sat
-from pages.common import PROFILE
 
 INF = math.inf
 

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 from hdp_core import experiments
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import simulation as simview
-from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 
 PAGE = "pages/simulation.py"
 TRIALS = 300

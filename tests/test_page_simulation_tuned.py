@@ -11,9 +11,9 @@ import math
 import pytest
 
 import hdp_core as hdp
+from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 from hdp_core.distributions import Beta
 from hdp_core.figures.style import METHOD_COLORS
-from pages.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 
 PAGE = "pages/simulation.py"
 DIP = hdp.EpsilonProfile.from_tiers([0.1, 1.0], [1000, 1000])  # PropDPM < ADPM on Beta(2,3)

@@ -85,24 +85,26 @@ def _state_from_link() -> dict:
     return state
 
 
-def _leave_pages_folder_mode() -> None:
-    """Make sure app.py (and so st.navigation, the sidebar and the URL) runs.
+def run_through_app() -> None:
+    """Make sure this run goes through app.py; every page file calls it first.
 
-    Because our pages live in a folder called ``pages/``, Streamlit starts each server
-    process in its legacy multipage mode and leaves it only once ``st.navigation`` has run.
-    A session that opens a deep link (``/saturation?...``) on a fresh server would run that
-    page on its own: legacy navigation listing every file, no sidebar summary, no URL sync,
-    and it would stay so until someone opened the root URL. Every page imports this module,
-    so its first import in a process switches the legacy flag off and reruns; the rerun goes
-    through app.py. (tests/conftest.py keeps AppTest out of the legacy mode the same way.)
+    The first session of a fresh server process starts in Streamlit's legacy multipage mode,
+    because a folder named ``pages/`` sits beside app.py (Streamlit decides that once per
+    process, in ``PagesManager.uses_pages_directory``; ``st.navigation`` switches it off).
+    In that mode a deep link (``/saturation?...``) runs the page file on its own: no sidebar
+    navigation or summary, no URL sync. So a page that finds the mode still on switches it
+    off and reruns at once, before it has drawn anything; the rerun runs app.py, whose
+    ``st.navigation`` opens the same page (the page's URL path is kept). Streamlit's own list
+    of files, sent in that first run, is never shown: .streamlit/config.toml sets
+    ``client.showSidebarNavigation = false`` and app.py draws the navigation itself.
+    A run that came through app.py finds the mode off and returns at once.
+    tests/test_streamlit_internals.py pins the Streamlit behaviour this relies on.
     """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
-        return
-    if getattr(PagesManager, "uses_pages_directory", None):
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
-        st.rerun()  # no-op outside a script run
+        st.rerun()
 
 
 def init_state() -> None:
@@ -274,10 +276,6 @@ def render_sidebar(where=None) -> None:
         if s["n_excluded"]:
             st.caption(f"{s['n_excluded']:,} users with eps = 0 are excluded (data not used).")
         st.caption("Smaller eps = more privacy · ∞ = public data · 0 = data not used.")
-
-
-# The first import in a server process (see _leave_pages_folder_mode).
-_leave_pages_folder_mode()
 
 
 def guarded(section, *args) -> None:
