@@ -23,6 +23,7 @@ from hdp_core.experiments import optimality_scatter
 from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
+from hdp_core.views.formatting import plain, sci
 from pages.common import PROFILE_HASH, get_profile, guarded
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
@@ -73,9 +74,12 @@ def _g(x: float) -> str:
 
 
 def _u(x: float) -> str:
-    """A number in the data's units: whole numbers with separators from 100 up."""
+    """A number in the data's units: whole numbers with separators from 100 up to 10^12,
+    scientific notation beyond (a 300-digit number would not fit a metric)."""
     if not math.isfinite(x):
         return "—"
+    if abs(x) >= 1e12:
+        return sci(x, 4)
     return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
 
 
@@ -208,7 +212,7 @@ def _units_section(prof: EpsilonProfile) -> None:
     try:
         errs = _errors(prof, float(lo), float(hi))
     except (ProfileError, ValueError) as exc:
-        st.error(f"Cannot compute errors in data units: {exc}")
+        st.error(f"Cannot compute errors in data units: {plain(exc)}")
         return
     a = errs["ADPM"]
     c1, c2, c3 = st.columns(3)
@@ -264,7 +268,7 @@ try:
     prof = get_profile()
     b = _bounds(prof)
 except (ProfileError, ValueError) as exc:
-    st.error(f"This profile cannot be analysed: {exc}")
+    st.error(f"This profile cannot be analysed: {plain(exc)}")
 else:
     if prof.n_excluded == prof.n:
         st.warning("Every user has eps = 0: no data may be used, so every method outputs a "

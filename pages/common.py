@@ -21,6 +21,7 @@ from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
 from hdp_core.views import links
+from hdp_core.views.formatting import plain
 
 DEFAULT_PRESET = "paper_high"
 DEFAULT_SPEC = {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0}
@@ -77,8 +78,8 @@ def _state_from_link() -> dict:
         prof = profile_from_spec(spec)
     except (ProfileError, ValueError) as e:
         state[PROFILE_NOTE] = (
-            f"The link's profile could not be used ({e}). Showing the default profile "
-            f"instead: {state[PROFILE_LABEL]}."
+            f"The link's profile could not be used ({plain(e)}). Showing the default profile "
+            f"instead: {plain(state[PROFILE_LABEL])}."
         )
         return state
     state.update({PROFILE: prof, PROFILE_SPEC: spec, PROFILE_LABEL: links.spec_label(spec)})
@@ -244,7 +245,7 @@ def render_sidebar(where=None) -> None:
     n = s["n"]
     with where if where is not None else st.sidebar:
         st.markdown("#### Current profile")
-        st.caption(st.session_state.get(PROFILE_LABEL) or "")
+        st.caption(plain(st.session_state.get(PROFILE_LABEL) or ""))
         c1, c2 = st.columns(2)
         c1.metric("Users n", compact_count(n), help=f"{n:,} users in the profile.")
         c2.metric("Distinct levels", f"{s['distinct']:,}",
@@ -286,4 +287,4 @@ def guarded(section, *args) -> None:
     try:
         section(*args)
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(f"This part of the page could not be computed: {exc}")
+        st.error(f"This part of the page could not be computed: {plain(exc)}")

@@ -27,6 +27,7 @@ from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
 from hdp_core.validate import parse_level
 from hdp_core.views import links
+from hdp_core.views.formatting import plain
 from pages.common import (
     PROFILE,
     PROFILE_HASH,
@@ -192,7 +193,7 @@ def _apply(spec: dict) -> None:
             pass
         prof = profile_from_spec(s)
     except (ProfileError, ValueError) as e:
-        st.error(f"{e}. The profile was not changed.", icon=":material/block:")
+        st.error(f"{plain(e)}. The profile was not changed.", icon=":material/block:")
         return
     set_profile(prof, s, links.spec_label(s))
     st.session_state[SEEN] = profile_version()
@@ -420,7 +421,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     try:
         return links.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
     except (ProfileError, ValueError) as e:
-        st.error(f"{e}. The profile was not changed.", icon=":material/block:")
+        st.error(f"{plain(e)}. The profile was not changed.", icon=":material/block:")
         return None
 
 
@@ -477,7 +478,7 @@ def _upload_controls() -> None:
     if f is not None and f.file_id != up["file_id"]:
         up.update(file_id=f.file_id, name=f.name, error=None)
         try:
-            with st.spinner(f"Reading {f.name}…"):
+            with st.spinner(f"Reading {plain(f.name)}…"):
                 prof = profile_from_csv(f.getvalue())
         except (ProfileError, ValueError) as e:
             up["error"] = str(e)
@@ -493,19 +494,20 @@ def _upload_controls() -> None:
             st.session_state[SEEN] = profile_version()
     if f is not None and up["error"]:
         st.error(
-            f"Could not use **{up['name']}**: {up['error']}. The previous profile is kept.",
+            f"Could not use **{plain(up['name'])}**: {plain(up['error'])}. The previous "
+            "profile is kept.",
             icon=":material/block:",
         )
     elif f is not None:
-        st.success(f"Using **{up['name']}**.", icon=":material/check_circle:")
+        st.success(f"Using **{plain(up['name'])}**.", icon=":material/check_circle:")
     elif up.get("profile") is not None and up["profile"].key == get_profile().key:
-        st.success(f"Using **{up['good_name']}** (uploaded earlier).",
+        st.success(f"Using **{plain(up['good_name'])}** (uploaded earlier).",
                    icon=":material/check_circle:")
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None
         if kind not in ("preset", "log_uniform", "two_groups", "mixture", "tiers"):
-            st.info(f"Current profile: {st.session_state.get('profile_label', '')}")
+            st.info(f"Current profile: {plain(st.session_state.get('profile_label', ''))}")
 
 
 # the page ----------------------------------------------------------------------------------
@@ -572,7 +574,8 @@ with s1:
         qs = urlencode(link_params(), doseq=True)
     except hdp.NotShareable as e:
         st.info(
-            f"This profile can't be put in a link: {e}. Download it as CSV instead and share "
+            f"This profile can't be put in a link: {plain(e)}. Download it as CSV instead and "
+            "share "
             "the file; it can be uploaded on this page.",
             icon=":material/attach_file:",
         )

@@ -18,6 +18,7 @@ from hdp_core.figures.saturation import phase_figure, r_curve_figure, trace_figu
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
 from hdp_core.views import saturation as sat
+from hdp_core.views.formatting import frame_to_csv, plain
 from pages.common import PROFILE_HASH, cached_adpm, get_profile, guarded
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
@@ -43,7 +44,7 @@ def _curve_figure(profile: EpsilonProfile):
 def _free(profile: EpsilonProfile) -> tuple[sat.FreePrivacy, pd.DataFrame, bytes, str]:
     table = sat.free_privacy_table(profile)
     df = pd.DataFrame(table.columns)
-    return sat.free_privacy(profile), df, df.to_csv(index=False).encode(), table.grouping
+    return sat.free_privacy(profile), df, frame_to_csv(df), table.grouping
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -182,7 +183,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
         e1s, bound = _boundary(float(n), float(f))
         thr = float(sat.phase_boundary(float(n), float(f), [float(e1)])[1][0])
     except ValueError as e:
-        st.error(str(e))
+        st.error(plain(e))
         return
     c1, c2 = st.columns([1, 2])
     c1.metric("The looser group saturates from eps2 =", f"{thr:.4g}",
@@ -294,7 +295,7 @@ try:
     prof = get_profile()
     fp, df, csv, grouping = _free(prof)
 except (ProfileError, ValueError) as exc:
-    st.error(f"This profile cannot be analysed: {exc}")
+    st.error(f"This profile cannot be analysed: {plain(exc)}")
 else:
     if fp.n_usable == 0:
         st.warning("Every user has eps = 0: no data may be used, so ADPM outputs 0 and there "

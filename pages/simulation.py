@@ -22,6 +22,7 @@ from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
 from hdp_core.views import codegen
 from hdp_core.views import simulation as simview
+from hdp_core.views.formatting import frame_to_csv, plain
 from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
 # Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
@@ -273,7 +274,7 @@ def simulation_section() -> None:
             data_range = (float(lo), float(hi))
         plan = trial_plan(prof, spec, int(trials))
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return
 
     with metric_slot:
@@ -323,7 +324,7 @@ def simulation_section() -> None:
         ):
             results = run_simulation(prof, spec, plan.trials, int(seed))
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return
 
     if any(r.approximate for r in results.values()):
@@ -406,7 +407,7 @@ def simulation_section() -> None:
     table["Seed"] = int(seed)
     table["Users"] = prof.n
     st.download_button(
-        "Download results (CSV)", table.to_csv(index=False).encode(),
+        "Download results (CSV)", frame_to_csv(table),
         file_name="hdp_simulation.csv", mime="text/csv", key="sim_csv",
         help="The table above with the settings that produced it.",
     )
@@ -493,7 +494,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         values = simview.sweep_eps_values(float(lo), float(hi), SWEEP_POINTS, public, [sat])
         sw = run_sweep(int(n_fixed), float(eps_fixed), int(n_var), tuple(values), spec)
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         if repro is not None:
             reproduce_expander(repro, None)
         return
@@ -649,7 +650,7 @@ with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
     st.markdown(EXPLAIN)
 _prof = get_profile()
 st.caption(
-    f"Current profile: {st.session_state.get(PROFILE_LABEL, '')} ({_prof.n:,} users, "
+    f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} ({_prof.n:,} users, "
     f"{_prof.n_public:,} public)."
 )
 simulation_section()

@@ -1,0 +1,130 @@
+"""Issue 12, app side: hostile and extreme input through links, uploads and widgets.
+
+Each test drives the app the way a visitor would (AppTest: a link's query string, an upload,
+typing into a widget) and checks what the page shows: user-supplied text is plain text
+(markdown and plotly), exported CSVs are safe in a spreadsheet and read back unchanged,
+URL-bound widgets never raise, and refusals name the real reason.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pandas as pd
+import pytest
+from conftest import APP, ok, open_page, show
+
+import hdp_core as hdp
+from hdp_core import design as D
+from hdp_core.views import links
+
+IMG = "![x](http://host/x.png)"
+UNIT = "![](//host/u)"
+ANCHOR = "<a href=x>L</a>"
+DIRECTIVES = ":material/home: $x$ :red[hi]"
+
+
+def _strip_escapes(s: str) -> str:
+    """``s`` without its backslash-escaped characters (what markdown shows literally)."""
+    return re.sub(r"\\.", "", s, flags=re.S)
+
+
+def _markdown_strings(at) -> list[str]:
+    """Every string the page hands to Streamlit's markdown renderer: markdown, captions,
+    alerts, metric labels/values/deltas and widget labels/help, main area and sidebar."""
+    out: list[str] = []
+    for kind in ("markdown", "caption", "info", "error", "warning", "success"):
+        out += [e.value for e in at.get(kind)]
+        out += [e.value for e in at.sidebar.get(kind)]
+    for m in list(at.metric) + list(at.sidebar.metric):
+        out += [m.label, m.value, str(m.proto.delta or "")]
+    for kind in ("slider", "select_slider", "number_input", "text_input", "selectbox",
+                 "radio", "button", "toggle"):
+        for w in at.get(kind):
+            out += [getattr(w, "label", "") or "", getattr(w, "help", "") or ""]
+    return out
+
+
+def _unsafe(s: str) -> list[str]:
+    """Markdown or HTML constructs left unescaped in ``s`` (images, links, tags, icons,
+    directives, LaTeX)."""
+    t = _strip_escapes(s)
+    pats = [r"!\[", r"\]\(", r"<\s*(a|img)\b", r":material/home", r":red\[", r"\$x\$"]
+    return [p for p in pats if re.search(p, t, re.I)]
+
+
+def _figure_json(at) -> list[str]:
+    return [c.proto.spec for c in at.get("plotly_chart")]
+
+
+def _hostile_menu_link() -> str:
+    m = D.make_menu([IMG, ANCHOR, DIRECTIVES], [0.1, 1.0, float("inf")], [50, 30, 20], 1000,
+                    0, 100, UNIT, None)
+    return links.encode_menu_link(m)
+
+
+# ---- item 3: markdown / HTML injection ----------------------------------------------------
+def test_menu_link_names_render_as_plain_text_everywhere(app):
+    """A ?menu= link with an image, an anchor and Streamlit directives as tier names and an
+    image as unit: no markdown string holds live image/link/icon syntax, no figure holds a
+    raw '<a', and after 'Use this menu' the sidebar and the Profile page stay plain too."""
+    app.query_params["menu"] = _hostile_menu_link()
+    at = open_page(app, "tier_designer")
+    ok(at)
+    strings = _markdown_strings(at)
+    assert any("host" in s for s in strings), "the names are shown somewhere"
+    bad = {s: _unsafe(s) for s in strings if _unsafe(s)}
+    assert not bad, bad
+    specs = _figure_json(at)
+    assert specs and any("host" in s for s in specs)
+    for spec in specs:
+        assert "<a" not in spec and "<img" not in spec.lower(), spec[:300]
+    [b for b in at.button if b.key == "td_use"][0].click().run()
+    ok(at)
+    side = [e.value for e in at.sidebar.caption]
+    assert any("host" in s for s in side), side
+    assert not {s: _unsafe(s) for s in side if _unsafe(s)}
+    at.switch_page("pages/profile.py").run()
+    ok(at)
+    bad = {s: _unsafe(s) for s in _markdown_strings(at) if _unsafe(s)}
+    assert not bad, bad
+    for spec in _figure_json(at):
+        assert "<a" not in spec, spec[:300]
+    at.switch_page("pages/saturation.py").run()
+    ok(at)
+    for spec in _figure_json(at):
+        assert "<a" not in spec, spec[:300]
+
+
+def test_uploaded_csv_cell_in_error_is_plain_text(app):
+    """A CSV whose bad cell is an image link: the error quotes it escaped."""
+    at = open_page(app, "profile")
+    at.radio(key="prof_mode").set_value("Upload").run()
+    bad = f"eps\n0.5\n{IMG}\n".encode()
+    at.get("file_uploader")[0].upload("![f](http://host/f.png).csv", bad, "text/csv").run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert errors and any("host" in e for e in errors), errors
+    assert not {s: _unsafe(s) for s in errors if _unsafe(s)}
+
+
+def test_figure_text_escaper():
+    from hdp_core.figures.style import fig_text
+
+    s = fig_text("<a href=x>L</a> & %{x} \ud800")
+    assert "<" not in s and ">" not in s and "%{" not in s
+    assert s.startswith("&lt;a href=x&gt;L&lt;/a&gt; &amp; &#37;&#123;x&#125;")
+    s.encode("utf-8")  # no lone surrogate left
+
+
+def test_plain_escapes_every_construct():
+    from hdp_core.views.formatting import plain
+
+    for text in (IMG, UNIT, ANCHOR, DIRECTIVES, "# h", "- item", "1. item", "a | b",
+                 "**b** _i_ ~~s~~", "`code`", "[l]: http://x", "&lt;", "\\*"):
+        s = plain(text)
+        assert _strip_escapes(s).strip(" ") == "".join(
+            ch for ch in text if ch.isalnum() or ch == " " or ord(ch) > 127).strip(" ")
+    assert plain("a\nb\r\nc") == "a b  c"
