@@ -128,3 +128,99 @@ def test_plain_escapes_every_construct():
         assert _strip_escapes(s).strip(" ") == "".join(
             ch for ch in text if ch.isalnum() or ch == " " or ord(ch) > 127).strip(" ")
     assert plain("a\nb\r\nc") == "a b  c"
+
+
+# ---- item 4: CSV formula injection ----------------------------------------------------------
+FORMULAS = ['=HYPERLINK("http://host/x","y")', "+1", "-x", "@SUM(A1)", "\tx", "'=q"]
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """What the download buttons serve: file name -> bytes (as Streamlit stores them)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    got: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        if filename and isinstance(path_or_data, (bytes, bytearray)):
+            got[filename] = bytes(path_or_data)
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return got
+
+
+def _first_cells(csv_bytes: bytes, col: str) -> list[str]:
+    df = pd.read_csv(io.BytesIO(csv_bytes), dtype=str, keep_default_na=False)
+    return list(df[col])
+
+
+def _formula_cells(cells: list[str]) -> list[str]:
+    return [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+
+
+def test_csv_safe_round_trip_and_numbers_untouched():
+    from hdp_core.views.formatting import csv_safe, csv_unescape, frame_to_csv
+
+    for s in [*FORMULAS, "\rz", "''+1", "'plain", "'", "", "plain", "1-2"]:
+        e = csv_safe(s)
+        assert not _formula_cells([e]) and csv_unescape(e) == s
+    df = pd.DataFrame({"name": ["-x", "ok"], "value": [-3, 2.5]})
+    out = frame_to_csv(df).decode().splitlines()
+    assert out == ["name,value", "'-x,-3.0", "ok,2.5"]
+
+
+def test_profile_link_names_export_escaped_and_import_unchanged(app, downloads):
+    """A tiers link whose names are formulas: the profile CSV escapes them, the Saturation
+    table CSV escapes them, and uploading the profile CSV gives back the same names."""
+    levels = [0.05, 0.1, 0.3, 1.0, 3.0, float("inf")]
+    spec = {"kind": "tiers", "levels": levels, "counts": [300, 200, 100, 50, 25, 10],
+            "names": FORMULAS}
+    for k, v in links.encode(spec).items():
+        app.query_params[k] = v
+    at = open_page(app, "profile")
+    ok(at)
+    prof = at.session_state["profile"]
+    assert prof.names[:4] == tuple(FORMULAS[:4])  # (the link reader strips the tab of "\tx")
+    data = prof.to_csv()  # what the page's download button serves (a deferred callable)
+    names = _first_cells(data, "name")
+    assert not _formula_cells(names), names
+    assert _first_cells(data, "eps")[0] == "0.050000000000000003"
+    at.switch_page("pages/saturation.py").run()
+    ok(at)
+    table = downloads["free_privacy.csv"]
+    cells = _first_cells(table, list(pd.read_csv(io.BytesIO(table)).columns)[0])
+    assert len(cells) == 6 and not _formula_cells(cells), cells
+    # upload the exported profile back: the same names
+    at.switch_page("pages/profile.py").run()
+    at.session_state["profile_spec"] = None
+    at.radio(key="prof_mode").set_value("Upload").run()
+    at.get("file_uploader")[0].upload("privacy_profile.csv", data, "text/csv").run()
+    ok(at)
+    assert at.session_state["profile"].names == prof.names
+    assert at.session_state["profile"].key == prof.key
+
+
+def test_menu_csv_escaped_and_reads_back_as_tiers(app, downloads):
+    m = D.make_menu(FORMULAS[:4], [0.1, 0.5, 1.0, float("inf")], [40, 30, 20, 10], 1000, 0,
+                    1, "", None)
+    app.query_params["menu"] = links.encode_menu_link(m)
+    at = open_page(app, "tier_designer")
+    ok(at)
+    data = downloads["tier_menu.csv"]
+    assert not _formula_cells(_first_cells(data, "name"))
+    prof = hdp.profile_from_csv(data)
+    assert prof.names == tuple(FORMULAS[:4])
+
+
+def test_simulation_results_csv_escapes_text_cells(app, downloads):
+    at = show(app, hdp.preset("two_groups"), "simulation")
+    at.session_state["profile_label"] = "=1+1"
+    at.run()
+    ok(at)
+    data = downloads["hdp_simulation.csv"]
+    assert _first_cells(data, "Profile")[0] == "'=1+1"
+    df = pd.read_csv(io.BytesIO(data))
+    assert all(pd.api.types.is_numeric_dtype(df[c]) for c in df.columns
+               if c not in ("Profile", "Method", "Distribution", "method")), df.dtypes
