@@ -24,7 +24,8 @@ from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_
 from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
 from hdp_core.views.formatting import plain, sci
-from pages.common import PROFILE_HASH, get_profile, guarded
+from hdp_core.views.limits import Limit, check_data_range
+from pages.common import PROFILE_HASH, drop_bad_query_params, get_profile, guarded
 
 BASELINES = tuple(m for m in hdp.METHODS if m != "ADPM")
 # sweep modes: the label (also the value of bnd_mode in a shared link) and the sweep kind
@@ -33,6 +34,8 @@ MODES = {"Scale every eps": "scale", "Number of users": "n"}
 K_MODE, K_SCALE, K_N = "bnd_mode", "bnd_scale", "bnd_n"
 K_BASELINES, K_GUIDES = "bnd_baselines", "bnd_guides"
 K_LO, K_HI = "bnd_lo", "bnd_hi"
+URL_LIMITS = {K_SCALE: Limit(-3.0, 3.0), K_N: Limit(-3.0, 3.0), K_LO: Limit(), K_HI: Limit()}
+"""What each URL-bound number accepts (the bounds of its widget)."""
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -210,7 +213,7 @@ def _units_section(prof: EpsilonProfile) -> None:
                       help="Set the range from the values in the uploaded file. Strictly, "
                       "the range should be fixed before seeing the data.")
     try:
-        errs = _errors(prof, float(lo), float(hi))
+        errs = _errors(prof, *check_data_range(lo, hi))
     except (ProfileError, ValueError) as exc:
         st.error(f"Cannot compute errors in data units: {plain(exc)}")
         return
@@ -259,6 +262,7 @@ bviews.method_errors_real(prof, lo=0, hi=100_000)["ADPM"]      # RMSE and 95% ha
 
 # ----------------------------------------------------------------------------- page
 st.title("Bounds: how close to the best possible?")
+drop_bad_query_params(URL_LIMITS)
 st.markdown(
     "Is ADPM's error the best any method could achieve? The paper brackets the best possible "
     "worst-case error between ADPM's own worst case (an upper bound) and a lower bound that "

@@ -288,3 +288,44 @@ def guarded(section, *args) -> None:
         section(*args)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(f"This part of the page could not be computed: {plain(exc)}")
+
+
+def _forget_query_param(key: str) -> None:
+    """Remove ``key`` from the URL and from the values Streamlit seeds widgets from (the
+    latter is kept separately by Streamlit, so deleting from st.query_params alone would still
+    seed the widget from the original link)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            qp.remove_param(key)
+            getattr(qp, "_initial_query_params", {}).pop(key, None)
+    except (ImportError, AttributeError):  # pragma: no cover - another Streamlit version
+        if key in st.query_params:
+            del st.query_params[key]
+
+
+def drop_bad_query_params(limits: dict) -> None:
+    """Check the link's values of the page's URL-bound widgets before they are created
+    (``limits``: widget key -> hdp_core.views.limits.Limit, the same bounds as the widget):
+    an unparsable, non-finite or out-of-range value is dropped, the widget starts at its
+    default, and a note above the page says what was ignored and why."""
+    from hdp_core.views.limits import query_value_problem
+
+    qp = st.query_params
+    dropped = []
+    for key, limit in limits.items():
+        if key not in qp:
+            continue
+        raw = qp.get_all(key)
+        problem = query_value_problem(raw if len(raw) != 1 else raw[0], limit)
+        if problem is not None:
+            _forget_query_param(key)
+            shown = (raw[0] if raw else "")[:24] + ("…" if raw and len(raw[0]) > 24 else "")
+            dropped.append(f"{key}={shown} ({problem})")
+    if dropped:
+        st.warning(
+            "The link's value was ignored for " + plain("; ".join(dropped))
+            + ". Those controls start at their defaults.",
+            icon=":material/link_off:",
+        )

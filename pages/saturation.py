@@ -19,7 +19,8 @@ from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
 from hdp_core.views import saturation as sat
 from hdp_core.views.formatting import frame_to_csv, plain
-from pages.common import PROFILE_HASH, cached_adpm, get_profile, guarded
+from hdp_core.views.limits import Limit
+from pages.common import PROFILE_HASH, cached_adpm, drop_bad_query_params, get_profile, guarded
 
 TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many users
 
@@ -284,6 +285,7 @@ sat.trace_step_text(trace, 10)""",
 
 # ----------------------------------------------------------------------------- page
 st.title("Saturation: privacy for free")
+drop_bad_query_params({K_STEP: Limit(1, 10**9, integer=True)})
 st.markdown(
     "ADPM, the optimal estimator, does not simply follow each user's request. Users who ask "
     "for little privacy (a large eps; smaller eps = more privacy, ∞ = public) are all granted "

@@ -19,11 +19,28 @@ from hdp_core.estimators import METHOD_CLASSES
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
-from hdp_core.units import range_width
 from hdp_core.views import codegen
 from hdp_core.views import simulation as simview
 from hdp_core.views.formatting import frame_to_csv, plain
-from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
+from hdp_core.views.limits import Limit, check_data_range
+from pages.common import (
+    PROFILE_HASH,
+    PROFILE_LABEL,
+    PROFILE_SPEC,
+    drop_bad_query_params,
+    get_profile,
+    set_profile,
+)
+
+URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget below)
+    "sim_a": Limit(0.05, 1000.0), "sim_b": Limit(0.05, 1000.0), "sim_p": Limit(0.0, 1.0),
+    "sim_trials": Limit(10, 200_000, integer=True),
+    "sim_seed": Limit(0, 2**31 - 1, integer=True),
+    "sim_lo": Limit(), "sim_hi": Limit(),
+    "sim_sw_n1": Limit(1, 10**9, integer=True), "sim_sw_e1": Limit(1e-4, 1e3),
+    "sim_sw_n2": Limit(1, 10**9, integer=True), "sim_sw_lo": Limit(1e-4, 1e4),
+    "sim_sw_hi": Limit(1e-4, 1e6),
+}
 
 # Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
@@ -270,8 +287,7 @@ def simulation_section() -> None:
         dist = simview.make_distribution(*spec)
         data_range = None
         if real:
-            range_width(lo, hi)
-            data_range = (float(lo), float(hi))
+            data_range = check_data_range(lo, hi)
         plan = trial_plan(prof, spec, int(trials))
     except (hdp.ProfileError, ValueError) as exc:
         st.error(plain(exc))
@@ -642,6 +658,7 @@ def paper_section() -> None:
 
 # page -----------------------------------------------------------------------------------
 st.title("Simulation: how far off is each method?")
+drop_bad_query_params(URL_LIMITS)
 st.markdown(INTRO)
 note = st.session_state.pop(LOADED_NOTE, None)
 if note:

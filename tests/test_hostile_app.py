@@ -9,12 +9,11 @@ URL-bound widgets never raise, and refusals name the real reason.
 from __future__ import annotations
 
 import io
-import json
 import re
 
 import pandas as pd
 import pytest
-from conftest import APP, ok, open_page, show
+from conftest import ok, open_page, show
 
 import hdp_core as hdp
 from hdp_core import design as D
@@ -224,3 +223,78 @@ def test_simulation_results_csv_escapes_text_cells(app, downloads):
     df = pd.read_csv(io.BytesIO(data))
     assert all(pd.api.types.is_numeric_dtype(df[c]) for c in df.columns
                if c not in ("Profile", "Method", "Distribution", "method")), df.dtypes
+
+
+# ---- item 5: URL-bound widgets ----------------------------------------------------------
+HUGE = "9" * 10_000
+BAD_LINKS = [
+    ("simulation", {"sim_trials": "1e400"}, ["sim_trials"]),
+    ("simulation", {"sim_seed": "1e400"}, ["sim_seed"]),
+    ("simulation", {"sim_seed": HUGE}, ["sim_seed"]),
+    ("simulation", {"sim_trials": HUGE}, ["sim_trials"]),
+    ("simulation", {"sim_sw_n1": "1e400", "sim_trials": "2000"}, ["sim_sw_n1"]),
+    ("simulation", {"sim_real": "true", "sim_lo": "-1.7e308", "sim_hi": "1.7e308"},
+     ["sim_lo", "sim_hi"]),
+    ("simulation", {"sim_a": "nan", "sim_b": "-inf"}, ["sim_a", "sim_b"]),
+    ("bounds", {"bnd_lo": "-1.7e308", "bnd_hi": "1e400"}, ["bnd_lo", "bnd_hi"]),
+    ("bounds", {"bnd_scale": "1e400"}, ["bnd_scale"]),
+    ("saturation", {"sat_trace_step": "1e400"}, ["sat_trace_step"]),
+]
+
+
+def _open_link(app, page: str, params: dict):
+    for k, v in params.items():
+        app.query_params[k] = v
+    return open_page(app, page)
+
+
+@pytest.mark.parametrize(("page", "params", "dropped"), BAD_LINKS,
+                         ids=[f"{p}-{'-'.join(d)}" for p, _, d in BAD_LINKS])
+def test_bad_url_values_are_dropped_with_a_note(app, page, params, dropped):
+    at = _open_link(app, page, params)
+    ok(at)
+    notes = " ".join(w.value for w in at.warning)
+    for key in dropped:
+        assert plain_key(key) in notes, notes
+        assert key not in at.query_params or at.query_params[key] != params[key]
+
+
+def plain_key(key: str) -> str:
+    from hdp_core.views.formatting import plain
+
+    return plain(key)
+
+
+def test_dropped_url_value_leaves_the_widget_at_its_default(app):
+    at = _open_link(app, "simulation", {"sim_trials": "1e400", "sim_seed": "7"})
+    ok(at)
+    assert at.number_input(key="sim_trials").value == 20_000
+    assert at.number_input(key="sim_seed").value == 7  # a good value is kept
+
+
+@pytest.mark.parametrize(("page", "params"), [
+    ("simulation", {"sim_real": "true", "sim_lo": "0", "sim_hi": "1e-320"}),
+    ("simulation", {"sim_real": "true", "sim_lo": "1e15", "sim_hi": "1e15"}),
+    ("bounds", {"bnd_lo": "0", "bnd_hi": "1e-320"}),
+])
+def test_degenerate_data_range_from_a_link_is_a_message(app, page, params):
+    at = _open_link(app, page, params)
+    assert not at.exception, at.exception
+    assert any("data range" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_url_limits_match_the_widgets(app):
+    """The limits checked on the link are the widgets' own bounds (every bounded number
+    input on the Simulation page, the sweep's included)."""
+    import importlib
+
+    limits = importlib.import_module("pages.simulation").URL_LIMITS  # (runs bare: no-op)
+    at = open_page(app, "simulation")
+    checked = set()
+    for w in at.get("number_input"):
+        if w.key in limits:
+            lim = limits[w.key]
+            assert (w.min, w.max) == (lim.lo, lim.hi), w.key
+            checked.add(w.key)
+    assert checked == {k for k in limits if k not in ("sim_p", "sim_lo", "sim_hi")}
+

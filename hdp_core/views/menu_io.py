@@ -88,7 +88,8 @@ def report_to_csv(report: MenuReport) -> bytes:
     w.writerow(["name", "eps", "count", "share_percent", "eps_granted", "saturated",
                 "weight_of_one_user", "share_of_estimate_percent"])
     for r in report.rows():
-        w.writerow([csv_safe(r["tier"]), repr(float(r["eps asked"])), r["users"], repr(r["share %"]),
+        w.writerow([csv_safe(r["tier"]), repr(float(r["eps asked"])), r["users"],
+                    repr(r["share %"]),
                     repr(r["eps granted"]), r["saturated"], repr(r["weight of one user"]),
                     repr(r["share of the estimate %"])])
     return buf.getvalue().encode()
