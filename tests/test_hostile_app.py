@@ -9,11 +9,12 @@ URL-bound widgets never raise, and refusals name the real reason.
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import pandas as pd
 import pytest
-from conftest import ok, open_page, show
+from conftest import APP, ok, open_page, show
 
 import hdp_core as hdp
 from hdp_core import design as D
@@ -298,3 +299,66 @@ def test_url_limits_match_the_widgets(app):
             checked.add(w.key)
     assert checked == {k for k in limits if k not in ("sim_p", "sim_lo", "sim_hi")}
 
+
+
+# ---- item 6: Tier designer ----------------------------------------------------------------
+def _menu_token(name: str = "Strict", low: float = 0.0, high: float = 100.0) -> str:
+    import base64
+
+    d = {"n_users": 1000, "data_range": {"low": low, "high": high, "unit": "u"},
+         "tiers": [{"name": name, "eps": 0.1, "share_percent": 60},
+                   {"name": "Open", "eps": "public", "share_percent": 40}]}
+    raw = json.dumps(d).encode()  # ensure_ascii: a lone surrogate is written as \\ud800
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _all_text(at) -> str:
+    return " ".join(_markdown_strings(at)) + " ".join(
+        w.value for w in at.get("text_input") if isinstance(w.value, str))
+
+
+def test_lone_surrogate_in_a_menu_link_is_refused_and_not_kept(app):
+    app.query_params["menu"] = _menu_token("A\ud800B")
+    at = open_page(app, "tier_designer")
+    ok_no_exception(at)
+    notes = " ".join(w.value for w in at.warning)
+    assert "surrogate" in notes, notes
+    menu = at.session_state["td_menu"]
+    assert all("\ud800" not in t.name for t in menu.tiers)
+    assert all("\ud800" not in w.value for w in at.get("text_input"))
+    at.switch_page("pages/profile.py").run()
+    at.switch_page("pages/tier_designer.py").run()
+    ok_no_exception(at)
+
+
+def test_lone_surrogate_in_an_imported_json_is_refused(app):
+    at = open_page(app, "tier_designer")
+    bad = json.dumps({"n_users": 10, "tiers": [
+        {"name": "X\udfff", "eps": 1, "share_percent": 100}]}).encode()
+    at.get("file_uploader")[0].upload("m.json", bad, "application/json").run()
+    ok_no_exception(at)
+    assert any("surrogate" in e.value for e in at.error), [e.value for e in at.error]
+    assert all("\udfff" not in t.name for t in at.session_state["td_menu"].tiers)
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(-1e307, 1e307), (0.0, 1e307), (-1e16, 0.0)])
+def test_huge_data_range_is_refused_with_the_limit(app, downloads, lo, hi):
+    at = open_page(app, "tier_designer")
+    at.number_input(key="td_lo").set_value(lo)
+    at.number_input(key="td_hi").set_value(hi).run()
+    ok_no_exception(at)
+    errs = " ".join(e.value for e in at.error)
+    assert "1e\\+15" in errs, errs
+    assert "inf" not in " ".join(m.value for m in at.metric)
+    exported = json.loads(downloads["tier_menu.json"])  # the last valid menu, finite
+    assert abs(exported["data_range"]["high"]) <= 1e15
+    # a link with such a range falls back to the default menu with a note
+    app2 = type(app).from_file(APP, default_timeout=60)
+    app2.query_params["menu"] = _menu_token(low=lo, high=hi)
+    at2 = open_page(app2, "tier_designer")
+    ok_no_exception(at2)
+    assert any("1e\\+15" in w.value for w in at2.warning)
+
+
+def ok_no_exception(at) -> None:
+    assert not at.exception, at.exception
