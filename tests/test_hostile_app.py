@@ -362,3 +362,57 @@ def test_huge_data_range_is_refused_with_the_limit(app, downloads, lo, hi):
 
 def ok_no_exception(at) -> None:
     assert not at.exception, at.exception
+
+
+# ---- item 7: many tiers ---------------------------------------------------------------------
+def show_current(at, prof, page: str):
+    """Like conftest.show, but as if the profile had been set elsewhere (its version bumped),
+    so that the Profile page follows it instead of re-applying its own controls."""
+    at.run()
+    at.session_state["profile"] = prof
+    at.session_state["profile_spec"] = None
+    at.session_state["profile_label"] = "test profile"
+    at.session_state["profile_version"] = at.session_state["profile_version"] + 1
+    at.switch_page(f"pages/{page}.py").run()
+    return at
+
+
+def _many_tiers(k: int = 20_000):
+    import numpy as np
+
+    levels = np.geomspace(0.01, 10.0, k)
+    return hdp.EpsilonProfile.from_tiers(levels, np.full(k, 3), [f"t{j}" for j in range(k)])
+
+
+@pytest.mark.parametrize("page", ["profile", "saturation", "bounds", "simulation"])
+def test_many_tiers_charts_aggregate(app, page):
+    """20,000 tiers: every chart on the page has at most 200 traces and 200 bars per trace
+    (the profile chart groups tiers into level bins), and the page renders in bounded time."""
+    import time
+
+    t0 = time.perf_counter()
+    prof = _many_tiers()
+    at = show_current(app, prof, page)
+    elapsed = time.perf_counter() - t0
+    ok(at)
+    assert at.session_state["profile"].k == prof.k  # (the page did not replace it)
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert charts
+    for fig in charts:
+        assert len(fig["data"]) <= 200, len(fig["data"])
+        for tr in fig["data"]:
+            if tr.get("type") == "bar":
+                assert len(tr.get("x") or []) <= 200
+    assert elapsed < 60, elapsed
+
+
+def test_profile_figure_groups_many_tiers():
+    from hdp_core.figures.profile import MAX_TIER_BARS, profile_figure
+
+    prof = _many_tiers(MAX_TIER_BARS + 1)
+    fig = profile_figure(prof)
+    bars = [t for t in fig.data if t.type == "bar" and t.x is not None and t.x[0] is not None]
+    assert len(bars) == 1 and "201 tiers grouped" in bars[0].name
+    assert sum(bars[0].y) == prof.n  # every user is in a bin
+    few = profile_figure(_many_tiers(MAX_TIER_BARS))
+    assert len([t for t in few.data if t.type == "bar"]) == MAX_TIER_BARS + 1  # + legend entry
