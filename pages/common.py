@@ -164,6 +164,8 @@ def link_params(spec: dict | None = None) -> dict[str, str | list[str]]:
     Raises hdp.NotShareable (with a reason a person can read) when it cannot be linked.
     """
     spec = get_spec() if spec is None else spec
+    if isinstance(spec, dict) and spec.get("kind") not in links.KINDS and spec.get("reason"):
+        raise hdp.NotShareable(str(spec["reason"]))  # why a link could not hold it (upload)
     if not isinstance(spec, dict) or spec.get("kind") not in links.KINDS:
         raise hdp.NotShareable("this profile was not made from a preset, generator or tiers")
     try:

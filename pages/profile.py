@@ -289,6 +289,24 @@ def _preset_controls(ui: dict) -> dict:
             "seed": int(ui["prof_preset_seed"]) if random else 0}
 
 
+def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int | None:
+    """A number of users, read as a real number so that what was typed is what arrives
+    (an integer input reads "1e15" as 1 in the browser), then checked here: a whole number
+    from 1 to ``max_n``, else an error naming the limit and None (the profile is kept)."""
+    if not isinstance(st.session_state.get(key), float):
+        st.session_state[key] = float(ui[key])
+    v = st.number_input(label, min_value=1.0, step=100.0, format="%.0f", **_kw(key),
+                        help=help)
+    if not (math.isfinite(v) and v == math.floor(v) and 1 <= v <= max_n):
+        shown = f"{v:,.0f}" if math.isfinite(v) and abs(v) < 1e21 else f"{v:.4g}"
+        why = (f"{shown} users is more than this generator makes (at most {max_n:,})"
+               if v > max_n else f"{v:g} is not a whole number of users")
+        st.error(f"{why}. The profile was not changed.", icon=":material/block:")
+        return None
+    ui[key] = int(v)
+    return int(v)
+
+
 def _seed_input(ui: dict, key: str) -> None:
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui[key] = c1.number_input(
@@ -308,7 +326,7 @@ def _range_slider(ui: dict, key: str) -> None:
     )
 
 
-def _generator_controls(ui: dict) -> dict:
+def _generator_controls(ui: dict) -> dict | None:
     ui["prof_dist"] = st.radio(
         "Distribution", list(DISTS), format_func=DISTS.get, **_kw("prof_dist"), horizontal=True,
         help="Log-uniform: levels spread evenly on a log scale. Two groups: a strict group "
@@ -317,19 +335,20 @@ def _generator_controls(ui: dict) -> dict:
     )
     d = ui["prof_dist"]
     if d == "log_uniform":
-        ui["prof_lu_n"] = st.number_input(
-            "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_lu_n"),
+        n = _users_input(
+            ui, "prof_lu_n", links.GEN_MAX_N, "Users n",
             help=f"How many users (1 to {links.GEN_MAX_N:,}); each draws its own level.",
         )
         _range_slider(ui, "prof_lu_range")
         _seed_input(ui, "prof_lu_seed")
         lo, hi = ui["prof_lu_range"]
-        return {"kind": d, "n": int(ui["prof_lu_n"]), "lo": lo, "hi": hi,
-                "seed": int(ui["prof_lu_seed"])}
+        return None if n is None else {"kind": d, "n": n, "lo": lo, "hi": hi,
+                                       "seed": int(ui["prof_lu_seed"])}
     if d == "two_groups":
-        ui["prof_tg_n"] = st.number_input(
-            "Users n", min_value=1, max_value=links.TIER_MAX_USERS, step=100,
-            **_kw("prof_tg_n"), help="Total users in both groups (tiers: n can be huge).",
+        n_tg = _users_input(
+            ui, "prof_tg_n", links.TIER_MAX_USERS, "Users n",
+            help=f"Total users in both groups (tiers: n can be huge, up to "
+            f"{links.TIER_MAX_USERS:,}).",
         )
         ui["prof_tg_frac"] = st.slider(
             "Share of users in group 1", min_value=0.0, max_value=1.0, step=0.01,
@@ -344,7 +363,9 @@ def _generator_controls(ui: dict) -> dict:
             "Group 2 eps (log scale; far right = public)", options=_options(e2, public=True),
             **_kw("prof_tg_eps2"), format_func=_fmt_level, help=LEVEL_HELP,
         )
-        spec = {"kind": d, "n": int(ui["prof_tg_n"]), "frac": float(ui["prof_tg_frac"]),
+        if n_tg is None:
+            return None
+        spec = {"kind": d, "n": n_tg, "frac": float(ui["prof_tg_frac"]),
                 "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
         n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
         if 0 < f < 1 and e2 >= e1:
@@ -355,10 +376,8 @@ def _generator_controls(ui: dict) -> dict:
                 f"asks for {_fmt_level(e2)}, {verdict}."
             )
         return spec
-    ui["prof_mx_n"] = st.number_input(
-        "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_mx_n"),
-        help=f"How many users (1 to {links.GEN_MAX_N:,}).",
-    )
+    n_mx = _users_input(ui, "prof_mx_n", links.GEN_MAX_N, "Users n",
+                        help=f"How many users (1 to {links.GEN_MAX_N:,}).")
     _range_slider(ui, "prof_mx_range")
     ui["prof_mx_public"] = st.slider(
         "Share of public users (eps = ∞)", min_value=0.0, max_value=1.0, step=0.01,
@@ -367,7 +386,9 @@ def _generator_controls(ui: dict) -> dict:
     )
     _seed_input(ui, "prof_mx_seed")
     lo, hi = ui["prof_mx_range"]
-    return {"kind": d, "n": int(ui["prof_mx_n"]), "lo": lo, "hi": hi,
+    if n_mx is None:
+        return None
+    return {"kind": d, "n": n_mx, "lo": lo, "hi": hi,
             "public": float(ui["prof_mx_public"]), "seed": int(ui["prof_mx_seed"])}
 
 
@@ -531,7 +552,9 @@ with left:
     if mode == "Preset":
         _apply(_preset_controls(ui))
     elif mode == "Generator":
-        _apply(_generator_controls(ui))
+        spec = _generator_controls(ui)
+        if spec is not None:
+            _apply(spec)
     elif mode == "Tiers":
         spec = _tiers_controls(ui)
         if spec is not None:

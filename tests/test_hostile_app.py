@@ -416,3 +416,53 @@ def test_profile_figure_groups_many_tiers():
     assert sum(bars[0].y) == prof.n  # every user is in a bin
     few = profile_figure(_many_tiers(MAX_TIER_BARS))
     assert len([t for t in few.data if t.type == "bar"]) == MAX_TIER_BARS + 1  # + legend entry
+
+
+# ---- item 8: no silent changes --------------------------------------------------------------
+@pytest.mark.parametrize(("dist", "key", "limit"), [
+    ("log_uniform", "prof_lu_n", links.GEN_MAX_N),
+    ("mixture", "prof_mx_n", links.GEN_MAX_N),
+    ("two_groups", "prof_tg_n", links.TIER_MAX_USERS),
+])
+def test_generator_refuses_too_many_users_naming_the_limit(app, dist, key, limit):
+    """Typing 1e15 users: the input is a real-number input (the browser reads "1e15" as 1e15,
+    not as 1 as an integer input does), and the page says no, naming the limit; the profile
+    is not replaced."""
+    at = open_page(app, "profile")
+    at.radio(key="prof_mode").set_value("Generator").run()
+    at.radio(key="prof_dist").set_value(dist).run()
+    ok(at)
+    before = at.session_state["profile"].key
+    w = at.number_input(key=key)
+    assert isinstance(w.value, float) and w.proto.data_type == w.proto.FLOAT
+    w.set_value(1e16 if limit >= 1e15 else 1e15).run()
+    assert not at.exception, at.exception
+    errs = [shown_(e.value) for e in at.error]
+    assert any(f"at most {limit:,}" in e for e in errs), errs
+    assert at.session_state["profile"].key == before
+    at.number_input(key=key).set_value(2.5).run()
+    assert any("not a whole number" in shown_(e.value) for e in at.error)
+    assert at.session_state["profile"].key == before
+    at.number_input(key=key).set_value(321.0).run()
+    ok(at)
+    assert at.session_state["profile"].n == 321
+
+
+def shown_(text: str) -> str:
+    from conftest import shown
+
+    return shown(text)
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b"eps,count\n0.1,10000000000000\n1,5\n", "10,000,000,000,000 is outside"),
+    (b"eps\n1e-9\n1\n", "below the smallest supported level"),
+])
+def test_unlinkable_upload_says_the_real_reason(app, body, reason):
+    at = open_page(app, "profile")
+    at.radio(key="prof_mode").set_value("Upload").run()
+    at.get("file_uploader")[0].upload("f.csv", body, "text/csv").run()
+    ok(at)
+    infos = [shown_(i.value) for i in at.info]
+    assert any("can't be put in a link" in i and reason in i for i in infos), infos
+    assert not any("not made from a preset" in i for i in infos)
