@@ -485,9 +485,13 @@ def _upload_controls() -> None:
         f"columns. `inf` or `public` means public data; 0 means the data is not used. "
         f"Up to {MAX_UPLOAD_BYTES // 2**20} MB."
     )
-    f = st.file_uploader(
-        "CSV file", type=["csv", "tsv", "txt", "text/csv"], key="prof_upload",
-        help="Your file is read in this session only.",
+    f = st.file_uploader(  # (the limit is in the label: a larger file is refused by the
+        # browser with only a red mark whose message shows on hover)
+        f"CSV file (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["csv", "tsv", "txt",
+                                                                    "text/csv"],
+        key="prof_upload", max_upload_size=MAX_UPLOAD_BYTES // 2**20,
+        help="Your file is read in this session only. A larger file is refused before it is "
+        "read.",
     )
     c1, c2 = st.columns(2)
     c1.download_button("Example: per user", example_csv("values"),

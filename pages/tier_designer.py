@@ -583,7 +583,8 @@ with st.expander("Preview the JSON"):
     st.code(json_text, language="json")
 
 st.file_uploader(
-    "Import a menu (JSON)", type=["json"], key="td_upload", on_change=_cb_import,
+    f"Import a menu (JSON, at most {menu_io.MAX_MENU_BYTES // 1024} KB)", type=["json"],
+    key="td_upload", on_change=_cb_import,
     max_upload_size=1,
     help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
     f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "

@@ -466,3 +466,42 @@ def test_unlinkable_upload_says_the_real_reason(app, body, reason):
     infos = [shown_(i.value) for i in at.info]
     assert any("can't be put in a link" in i and reason in i for i in infos), infos
     assert not any("not made from a preset" in i for i in infos)
+
+
+# ---- low: limits users see --------------------------------------------------------------------
+def test_uploaders_state_their_limit_next_to_them(app):
+    """A file over the limit is refused by the browser (a red mark, its message on hover), so
+    the uploader's own label says the limit; it matches the server's maxUploadSize."""
+    import tomllib
+
+    from conftest import ROOT
+
+    from hdp_core.profile import MAX_UPLOAD_BYTES
+    from hdp_core.views.menu_io import MAX_MENU_BYTES
+
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["maxUploadSize"] * 2**20 == MAX_UPLOAD_BYTES
+    at = open_page(app, "profile")
+    at.radio(key="prof_mode").set_value("Upload").run()
+    up = at.get("file_uploader")[0]
+    assert f"at most {MAX_UPLOAD_BYTES // 2**20} MB" in up.proto.label
+    assert up.proto.max_upload_size_mb == MAX_UPLOAD_BYTES // 2**20
+    at.switch_page("pages/tier_designer.py").run()
+    up = at.get("file_uploader")[0]
+    assert f"at most {MAX_MENU_BYTES // 1024} KB" in up.proto.label
+
+
+def test_bounds_page_huge_errors_in_scientific_notation(app):
+    """Errors in real units of 10^12 and more are shown as 1.000e+15, not 19 digits that a
+    metric cuts off (this profile is so strict that ADPM reports the middle of the range: its
+    RMSE is half the range and there is no noise)."""
+    prof = hdp.EpsilonProfile.from_values([1e-6, 2e-6])
+    at = show(app, prof, "bounds")
+    at.number_input(key="bnd_lo").set_value(-1e15)
+    at.number_input(key="bnd_hi").set_value(1e15).run()
+    ok(at)
+    vals = [m.value for m in at.metric if m.label.startswith(("ADPM worst-case RMSE",
+                                                              "ADPM 95%", "of which"))]
+    assert vals == ["1.000e+15", "1.000e+15", "0"]  # R/2 = 10^15: the constant mid-range
+    table = at.dataframe[-1].value
+    assert all(len(str(c)) <= 12 for c in table["worst-case RMSE"]), list(table["worst-case RMSE"])
