@@ -56,6 +56,9 @@ def _apptest_without_legacy_pages_mode(monkeypatch):
     original = PagesManager.__init__
 
     def init(self, *args, **kwargs):
+        # Set before the original runs too: it would set True (there is a pages/ folder), and
+        # an AppTest running in another thread at that moment would run its page alone.
+        PagesManager.uses_pages_directory = False
         original(self, *args, **kwargs)
         PagesManager.uses_pages_directory = False
 
