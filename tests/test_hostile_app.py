@@ -81,7 +81,7 @@ def test_menu_link_names_render_as_plain_text_everywhere(app):
     assert specs and any("host" in s for s in specs)
     for spec in specs:
         assert "<a" not in spec and "<img" not in spec.lower(), spec[:300]
-    [b for b in at.button if b.key == "td_use"][0].click().run()
+    next(b for b in at.button if b.key == "td_use").click().run()
     ok(at)
     side = [e.value for e in at.sidebar.caption]
     assert any("host" in s for s in side), side
@@ -190,7 +190,7 @@ def test_profile_link_names_export_escaped_and_import_unchanged(app, downloads):
     at.switch_page("pages/saturation.py").run()
     ok(at)
     table = downloads["free_privacy.csv"]
-    cells = _first_cells(table, list(pd.read_csv(io.BytesIO(table)).columns)[0])
+    cells = _first_cells(table, next(iter(pd.read_csv(io.BytesIO(table)).columns)))
     assert len(cells) == 6 and not _formula_cells(cells), cells
     # upload the exported profile back: the same names
     at.switch_page("pages/profile.py").run()
