@@ -41,8 +41,12 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
     while the others load. Each sidebar shows its own profile's users and tau*, also after
     everyone reloads."""
     specs = [
-        {"kind": "tiers", "levels": [0.1, 1.0, math.inf], "counts": [700, 250, 50],
-         "names": ["A", "B", "C"]},
+        {
+            "kind": "tiers",
+            "levels": [0.1, 1.0, math.inf],
+            "counts": [700, 250, 50],
+            "names": ["A", "B", "C"],
+        },
         {"kind": "tiers", "levels": [0.2, 2.0], "counts": [10**9, 10**6], "names": ["X", "Y"]},
         {"kind": "preset", "name": "paper_high", "seed": 3},
         {"kind": "preset", "name": "paper_high", "seed": 11},
@@ -52,8 +56,9 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
     upload = tmp_path / "mine.csv"
     upload.write_text("eps\n" + "\n".join(f"{0.05 + 0.01 * i:.2f}" for i in range(37)) + "\n")
     expected_up = _expected(hdp.profile_from_csv(upload.read_bytes()))
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000})
-                for _ in range(len(urls) + 1)]
+    contexts = [
+        browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(len(urls) + 1)
+    ]
     try:
         pages = [c.new_page() for c in contexts]
         for pg, url in zip(pages, [*urls, server + "/"]):
@@ -102,3 +107,45 @@ def test_link_too_long_for_the_server(server, browser):  # noqa: F811
     with pytest.raises((ConnectionError, http.client.HTTPException)):
         conn.request("GET", "/?profile=" + "a" * 200_000)
         conn.getresponse().read()
+
+
+def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):  # noqa: F811
+    """Issue 12 item 3 as the visitor sees it: a ?menu= link whose tier names are an image, an
+    anchor and Streamlit directives and whose unit is an image: the browser requests no
+    outside URL, the page has no such <img> or <a>, and the names appear as text."""
+    from hdp_core import design as D
+
+    m = D.make_menu(
+        ["![x](http://host.invalid/x.png)", "<a href=x>L</a>", ":material/home: $x$ :red[hi]"],
+        [0.1, 1.0, math.inf],
+        [50, 30, 20],
+        1000,
+        0,
+        100,
+        "![](//h.invalid/u)",
+        None,
+    )
+    url = f"{server}/tier_designer?menu={links.encode_menu_link(m)}"
+    ctx = browser.new_context(viewport={"width": 1400, "height": 3000})
+    requested: list[str] = []
+    try:
+        pg = ctx.new_page()
+        pg.on("request", lambda r: requested.append(r.url))
+        pg.goto(url)
+        wait_for_run(pg)
+        pg.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=30_000)
+        pg.get_by_text("use this menu as the current profile", exact=False).first.click()
+        wait_for_run(pg)
+        pg.wait_for_timeout(1500)
+        assert not [u for u in requested if "invalid" in u], requested
+        assert pg.locator("img[src*='invalid']").count() == 0
+        assert pg.locator("[data-testid='stPlotlyChart'] a").count() == 0
+        assert pg.locator("[data-testid='stMain'] a[href='x']").count() == 0
+        assert pg.locator(".stMarkdown .katex").count() == 0
+        body = pg.get_by_test_id("stSidebar").inner_text()
+        assert "![x](http://host.invalid/x.png)" in body, body[:500]
+        charts = " ".join(pg.locator("[data-testid='stPlotlyChart']").all_inner_texts())
+        assert "<a href=x>L</a>" in charts or "L</a>" in charts, charts[:500]
+        assert not pg.get_by_test_id("stException").count()
+    finally:
+        ctx.close()

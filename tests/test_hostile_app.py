@@ -40,8 +40,16 @@ def _markdown_strings(at) -> list[str]:
         out += [e.value for e in at.sidebar.get(kind)]
     for m in list(at.metric) + list(at.sidebar.metric):
         out += [m.label, m.value, str(m.proto.delta or "")]
-    for kind in ("slider", "select_slider", "number_input", "text_input", "selectbox",
-                 "radio", "button", "toggle"):
+    for kind in (
+        "slider",
+        "select_slider",
+        "number_input",
+        "text_input",
+        "selectbox",
+        "radio",
+        "button",
+        "toggle",
+    ):
         for w in at.get(kind):
             out += [getattr(w, "label", "") or "", getattr(w, "help", "") or ""]
     return out
@@ -60,8 +68,9 @@ def _figure_json(at) -> list[str]:
 
 
 def _hostile_menu_link() -> str:
-    m = D.make_menu([IMG, ANCHOR, DIRECTIVES], [0.1, 1.0, float("inf")], [50, 30, 20], 1000,
-                    0, 100, UNIT, None)
+    m = D.make_menu(
+        [IMG, ANCHOR, DIRECTIVES], [0.1, 1.0, float("inf")], [50, 30, 20], 1000, 0, 100, UNIT, None
+    )
     return links.encode_menu_link(m)
 
 
@@ -122,11 +131,25 @@ def test_figure_text_escaper():
 def test_plain_escapes_every_construct():
     from hdp_core.views.formatting import plain
 
-    for text in (IMG, UNIT, ANCHOR, DIRECTIVES, "# h", "- item", "1. item", "a | b",
-                 "**b** _i_ ~~s~~", "`code`", "[l]: http://x", "&lt;", "\\*"):
+    for text in (
+        IMG,
+        UNIT,
+        ANCHOR,
+        DIRECTIVES,
+        "# h",
+        "- item",
+        "1. item",
+        "a | b",
+        "**b** _i_ ~~s~~",
+        "`code`",
+        "[l]: http://x",
+        "&lt;",
+        "\\*",
+    ):
         s = plain(text)
         assert _strip_escapes(s).strip(" ") == "".join(
-            ch for ch in text if ch.isalnum() or ch == " " or ord(ch) > 127).strip(" ")
+            ch for ch in text if ch.isalnum() or ch == " " or ord(ch) > 127
+        ).strip(" ")
     assert plain("a\nb\r\nc") == "a b  c"
 
 
@@ -175,8 +198,12 @@ def test_profile_link_names_export_escaped_and_import_unchanged(app, downloads):
     """A tiers link whose names are formulas: the profile CSV escapes them, the Saturation
     table CSV escapes them, and uploading the profile CSV gives back the same names."""
     levels = [0.05, 0.1, 0.3, 1.0, 3.0, float("inf")]
-    spec = {"kind": "tiers", "levels": levels, "counts": [300, 200, 100, 50, 25, 10],
-            "names": FORMULAS}
+    spec = {
+        "kind": "tiers",
+        "levels": levels,
+        "counts": [300, 200, 100, 50, 25, 10],
+        "names": FORMULAS,
+    }
     for k, v in links.encode(spec).items():
         app.query_params[k] = v
     at = open_page(app, "profile")
@@ -203,8 +230,9 @@ def test_profile_link_names_export_escaped_and_import_unchanged(app, downloads):
 
 
 def test_menu_csv_escaped_and_reads_back_as_tiers(app, downloads):
-    m = D.make_menu(FORMULAS[:4], [0.1, 0.5, 1.0, float("inf")], [40, 30, 20, 10], 1000, 0,
-                    1, "", None)
+    m = D.make_menu(
+        FORMULAS[:4], [0.1, 0.5, 1.0, float("inf")], [40, 30, 20, 10], 1000, 0, 1, "", None
+    )
     app.query_params["menu"] = links.encode_menu_link(m)
     at = open_page(app, "tier_designer")
     ok(at)
@@ -222,8 +250,11 @@ def test_simulation_results_csv_escapes_text_cells(app, downloads):
     data = downloads["hdp_simulation.csv"]
     assert _first_cells(data, "Profile")[0] == "'=1+1"
     df = pd.read_csv(io.BytesIO(data))
-    assert all(pd.api.types.is_numeric_dtype(df[c]) for c in df.columns
-               if c not in ("Profile", "Method", "Distribution", "method")), df.dtypes
+    assert all(
+        pd.api.types.is_numeric_dtype(df[c])
+        for c in df.columns
+        if c not in ("Profile", "Method", "Distribution", "method")
+    ), df.dtypes
 
 
 # ---- item 5: URL-bound widgets ----------------------------------------------------------
@@ -234,8 +265,11 @@ BAD_LINKS = [
     ("simulation", {"sim_seed": HUGE}, ["sim_seed"]),
     ("simulation", {"sim_trials": HUGE}, ["sim_trials"]),
     ("simulation", {"sim_sw_n1": "1e400", "sim_trials": "2000"}, ["sim_sw_n1"]),
-    ("simulation", {"sim_real": "true", "sim_lo": "-1.7e308", "sim_hi": "1.7e308"},
-     ["sim_lo", "sim_hi"]),
+    (
+        "simulation",
+        {"sim_real": "true", "sim_lo": "-1.7e308", "sim_hi": "1.7e308"},
+        ["sim_lo", "sim_hi"],
+    ),
     ("simulation", {"sim_a": "nan", "sim_b": "-inf"}, ["sim_a", "sim_b"]),
     ("bounds", {"bnd_lo": "-1.7e308", "bnd_hi": "1e400"}, ["bnd_lo", "bnd_hi"]),
     ("bounds", {"bnd_scale": "1e400"}, ["bnd_scale"]),
@@ -249,8 +283,9 @@ def _open_link(app, page: str, params: dict):
     return open_page(app, page)
 
 
-@pytest.mark.parametrize(("page", "params", "dropped"), BAD_LINKS,
-                         ids=[f"{p}-{'-'.join(d)}" for p, _, d in BAD_LINKS])
+@pytest.mark.parametrize(
+    ("page", "params", "dropped"), BAD_LINKS, ids=[f"{p}-{'-'.join(d)}" for p, _, d in BAD_LINKS]
+)
 def test_bad_url_values_are_dropped_with_a_note(app, page, params, dropped):
     at = _open_link(app, page, params)
     ok(at)
@@ -273,11 +308,14 @@ def test_dropped_url_value_leaves_the_widget_at_its_default(app):
     assert at.number_input(key="sim_seed").value == 7  # a good value is kept
 
 
-@pytest.mark.parametrize(("page", "params"), [
-    ("simulation", {"sim_real": "true", "sim_lo": "0", "sim_hi": "1e-320"}),
-    ("simulation", {"sim_real": "true", "sim_lo": "1e15", "sim_hi": "1e15"}),
-    ("bounds", {"bnd_lo": "0", "bnd_hi": "1e-320"}),
-])
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("simulation", {"sim_real": "true", "sim_lo": "0", "sim_hi": "1e-320"}),
+        ("simulation", {"sim_real": "true", "sim_lo": "1e15", "sim_hi": "1e15"}),
+        ("bounds", {"bnd_lo": "0", "bnd_hi": "1e-320"}),
+    ],
+)
 def test_degenerate_data_range_from_a_link_is_a_message(app, page, params):
     at = _open_link(app, page, params)
     assert not at.exception, at.exception
@@ -300,21 +338,26 @@ def test_url_limits_match_the_widgets(app):
     assert checked == {k for k in limits if k not in ("sim_p", "sim_lo", "sim_hi")}
 
 
-
 # ---- item 6: Tier designer ----------------------------------------------------------------
 def _menu_token(name: str = "Strict", low: float = 0.0, high: float = 100.0) -> str:
     import base64
 
-    d = {"n_users": 1000, "data_range": {"low": low, "high": high, "unit": "u"},
-         "tiers": [{"name": name, "eps": 0.1, "share_percent": 60},
-                   {"name": "Open", "eps": "public", "share_percent": 40}]}
+    d = {
+        "n_users": 1000,
+        "data_range": {"low": low, "high": high, "unit": "u"},
+        "tiers": [
+            {"name": name, "eps": 0.1, "share_percent": 60},
+            {"name": "Open", "eps": "public", "share_percent": 40},
+        ],
+    }
     raw = json.dumps(d).encode()  # ensure_ascii: a lone surrogate is written as \\ud800
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def _all_text(at) -> str:
     return " ".join(_markdown_strings(at)) + " ".join(
-        w.value for w in at.get("text_input") if isinstance(w.value, str))
+        w.value for w in at.get("text_input") if isinstance(w.value, str)
+    )
 
 
 def test_lone_surrogate_in_a_menu_link_is_refused_and_not_kept(app):
@@ -333,8 +376,9 @@ def test_lone_surrogate_in_a_menu_link_is_refused_and_not_kept(app):
 
 def test_lone_surrogate_in_an_imported_json_is_refused(app):
     at = open_page(app, "tier_designer")
-    bad = json.dumps({"n_users": 10, "tiers": [
-        {"name": "X\udfff", "eps": 1, "share_percent": 100}]}).encode()
+    bad = json.dumps(
+        {"n_users": 10, "tiers": [{"name": "X\udfff", "eps": 1, "share_percent": 100}]}
+    ).encode()
     at.get("file_uploader")[0].upload("m.json", bad, "application/json").run()
     ok_no_exception(at)
     assert any("surrogate" in e.value for e in at.error), [e.value for e in at.error]
@@ -419,11 +463,14 @@ def test_profile_figure_groups_many_tiers():
 
 
 # ---- item 8: no silent changes --------------------------------------------------------------
-@pytest.mark.parametrize(("dist", "key", "limit"), [
-    ("log_uniform", "prof_lu_n", links.GEN_MAX_N),
-    ("mixture", "prof_mx_n", links.GEN_MAX_N),
-    ("two_groups", "prof_tg_n", links.TIER_MAX_USERS),
-])
+@pytest.mark.parametrize(
+    ("dist", "key", "limit"),
+    [
+        ("log_uniform", "prof_lu_n", links.GEN_MAX_N),
+        ("mixture", "prof_mx_n", links.GEN_MAX_N),
+        ("two_groups", "prof_tg_n", links.TIER_MAX_USERS),
+    ],
+)
 def test_generator_refuses_too_many_users_naming_the_limit(app, dist, key, limit):
     """Typing 1e15 users: the input is a real-number input (the browser reads "1e15" as 1e15,
     not as 1 as an integer input does), and the page says no, naming the limit; the profile
@@ -454,10 +501,13 @@ def shown_(text: str) -> str:
     return shown(text)
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    (b"eps,count\n0.1,10000000000000\n1,5\n", "10,000,000,000,000 is outside"),
-    (b"eps\n1e-9\n1\n", "below the smallest supported level"),
-])
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"eps,count\n0.1,10000000000000\n1,5\n", "10,000,000,000,000 is outside"),
+        (b"eps\n1e-9\n1\n", "below the smallest supported level"),
+    ],
+)
 def test_unlinkable_upload_says_the_real_reason(app, body, reason):
     at = open_page(app, "profile")
     at.radio(key="prof_mode").set_value("Upload").run()
@@ -500,8 +550,11 @@ def test_bounds_page_huge_errors_in_scientific_notation(app):
     at.number_input(key="bnd_lo").set_value(-1e15)
     at.number_input(key="bnd_hi").set_value(1e15).run()
     ok(at)
-    vals = [m.value for m in at.metric if m.label.startswith(("ADPM worst-case RMSE",
-                                                              "ADPM 95%", "of which"))]
+    vals = [
+        m.value
+        for m in at.metric
+        if m.label.startswith(("ADPM worst-case RMSE", "ADPM 95%", "of which"))
+    ]
     assert vals == ["1.000e+15", "1.000e+15", "0"]  # R/2 = 10^15: the constant mid-range
     table = at.dataframe[-1].value
     assert all(len(str(c)) <= 12 for c in table["worst-case RMSE"]), list(table["worst-case RMSE"])
@@ -540,9 +593,11 @@ def _shown(at) -> tuple[str, str, str]:
     """What the Profile page and the sidebar show: users, tau*, worst case."""
     at.switch_page("pages/profile.py").run()  # a fresh run: cached results are reused
     assert not at.exception, at.exception
-    return (next(m.proto.help for m in at.sidebar.metric if m.label == "Users n"),
-            next(m.value for m in at.metric if m.label == "tau*"),
-            next(m.value for m in at.metric if m.label == "Worst-case MSE"))
+    return (
+        next(m.proto.help for m in at.sidebar.metric if m.label == "Users n"),
+        next(m.value for m in at.metric if m.label == "tau*"),
+        next(m.value for m in at.metric if m.label == "Worst-case MSE"),
+    )
 
 
 def _session(kind: str, arg) -> dict:
@@ -572,10 +627,19 @@ def test_interleaved_sessions_never_see_each_others_results():
     jobs = [
         ("upload", _csv_of(np.round(rng.uniform(0.05, 5, 300), 6))),
         ("upload", _csv_of(np.round(rng.uniform(0.01, 1, 40), 6))),
-        ("link", {"kind": "tiers", "levels": [0.1, 1.0, float("inf")],
-                  "counts": [700, 250, 50], "names": ["A", "B", "C"]}),
-        ("link", {"kind": "tiers", "levels": [0.2, 2.0], "counts": [10**9, 10**6],
-                  "names": ["X", "Y"]}),
+        (
+            "link",
+            {
+                "kind": "tiers",
+                "levels": [0.1, 1.0, float("inf")],
+                "counts": [700, 250, 50],
+                "names": ["A", "B", "C"],
+            },
+        ),
+        (
+            "link",
+            {"kind": "tiers", "levels": [0.2, 2.0], "counts": [10**9, 10**6], "names": ["X", "Y"]},
+        ),
         ("preset", 3),
         ("preset", 11),
     ]
@@ -585,8 +649,11 @@ def test_interleaved_sessions_never_see_each_others_results():
             assert _shown(at) == _expected_shown(expected), kind
 
 
-@pytest.mark.xfail(strict=True, reason="needs the library half of issue 12: EpsilonProfile.key "
-                   "must encode lengths and fields, so that these two profiles differ")
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the library half of issue 12: EpsilonProfile.key "
+    "must encode lengths and fields, so that these two profiles differ",
+)
 def test_two_sessions_with_colliding_profile_bytes():
     """Issue 12 item 1 through the app: a file whose eps column is the first half of the
     default profile's levels and whose value column is the second half used to share the

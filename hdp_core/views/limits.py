@@ -81,13 +81,17 @@ def check_data_range(lo: float, hi: float) -> tuple[float, float]:
         raise ValueError(f"the data range [{_g(lo)}, {_g(hi)}] must be finite")
     big = max(abs(lo), abs(hi))
     if big > REAL_MAX:
-        raise ValueError(f"the data range [{_g(lo)}, {_g(hi)}] is too large: each end must be "
-                         f"between -{_g(REAL_MAX)} and {_g(REAL_MAX)}")
+        raise ValueError(
+            f"the data range [{_g(lo)}, {_g(hi)}] is too large: each end must be "
+            f"between -{_g(REAL_MAX)} and {_g(REAL_MAX)}"
+        )
     if not hi > lo:
         raise ValueError(f"the data range needs low < high, got [{_g(lo)}, {_g(hi)}]")
     if hi - lo < max(RELATIVE_WIDTH_MIN * big, 1e-300):
-        raise ValueError(f"the data range [{_g(lo)}, {_g(hi)}] is too narrow: its width must "
-                         f"be at least {_g(RELATIVE_WIDTH_MIN)} times its larger end")
+        raise ValueError(
+            f"the data range [{_g(lo)}, {_g(hi)}] is too narrow: its width must "
+            f"be at least {_g(RELATIVE_WIDTH_MIN)} times its larger end"
+        )
     return lo, hi
 
 
