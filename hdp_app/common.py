@@ -21,6 +21,7 @@ from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
 from hdp_core.views import links
+from hdp_core.views.formatting import plain
 
 DEFAULT_PRESET = "paper_high"
 DEFAULT_SPEC = {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0}
@@ -77,8 +78,8 @@ def _state_from_link() -> dict:
         prof = profile_from_spec(spec)
     except (ProfileError, ValueError) as e:
         state[PROFILE_NOTE] = (
-            f"The link's profile could not be used ({e}). Showing the default profile "
-            f"instead: {state[PROFILE_LABEL]}."
+            f"The link's profile could not be used ({plain(e)}). Showing the default profile "
+            f"instead: {plain(state[PROFILE_LABEL])}."
         )
         return state
     state.update({PROFILE: prof, PROFILE_SPEC: spec, PROFILE_LABEL: links.spec_label(spec)})
@@ -165,6 +166,8 @@ def link_params(spec: dict | None = None) -> dict[str, str | list[str]]:
     Raises hdp.NotShareable (with a reason a person can read) when it cannot be linked.
     """
     spec = get_spec() if spec is None else spec
+    if isinstance(spec, dict) and spec.get("kind") not in links.KINDS and spec.get("reason"):
+        raise hdp.NotShareable(str(spec["reason"]))  # why a link could not hold it (upload)
     if not isinstance(spec, dict) or spec.get("kind") not in links.KINDS:
         raise hdp.NotShareable("this profile was not made from a preset, generator or tiers")
     try:
@@ -246,7 +249,7 @@ def render_sidebar(where=None) -> None:
     n = s["n"]
     with where if where is not None else st.sidebar:
         st.markdown("#### Current profile")
-        st.caption(st.session_state.get(PROFILE_LABEL) or "")
+        st.caption(plain(st.session_state.get(PROFILE_LABEL) or ""))
         c1, c2 = st.columns(2)
         c1.metric("Users n", compact_count(n), help=f"{n:,} users in the profile.")
         c2.metric("Distinct levels", f"{s['distinct']:,}",
@@ -284,4 +287,45 @@ def guarded(section, *args) -> None:
     try:
         section(*args)
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(f"This part of the page could not be computed: {exc}")
+        st.error(f"This part of the page could not be computed: {plain(exc)}")
+
+
+def _forget_query_param(key: str) -> None:
+    """Remove ``key`` from the URL and from the values Streamlit seeds widgets from (the
+    latter is kept separately by Streamlit, so deleting from st.query_params alone would still
+    seed the widget from the original link)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            qp.remove_param(key)
+            getattr(qp, "_initial_query_params", {}).pop(key, None)
+    except (ImportError, AttributeError):  # pragma: no cover - another Streamlit version
+        if key in st.query_params:
+            del st.query_params[key]
+
+
+def drop_bad_query_params(limits: dict) -> None:
+    """Check the link's values of the page's URL-bound widgets before they are created
+    (``limits``: widget key -> hdp_core.views.limits.Limit, the same bounds as the widget):
+    an unparsable, non-finite or out-of-range value is dropped, the widget starts at its
+    default, and a note above the page says what was ignored and why."""
+    from hdp_core.views.limits import query_value_problem
+
+    qp = st.query_params
+    dropped = []
+    for key, limit in limits.items():
+        if key not in qp:
+            continue
+        raw = qp.get_all(key)
+        problem = query_value_problem(raw if len(raw) != 1 else raw[0], limit)
+        if problem is not None:
+            _forget_query_param(key)
+            shown = (raw[0] if raw else "")[:24] + ("…" if raw and len(raw[0]) > 24 else "")
+            dropped.append(f"{key}={shown} ({problem})")
+    if dropped:
+        st.warning(
+            "The link's value was ignored for " + plain("; ".join(dropped))
+            + ". Those controls start at their defaults.",
+            icon=":material/link_off:",
+        )

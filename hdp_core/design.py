@@ -53,6 +53,7 @@ from .units import Accuracy, affine_error
 from .validate import as_float, describe, fmt_number, format_eps, is_real_number, parse_level
 
 __all__ = [
+    "MAX_RANGE_END",
     "EPS_MAX",
     "EPS_MIN",
     "LEVEL",
@@ -84,6 +85,10 @@ __all__ = [
     "template_menu",
     "tuned_sd",
 ]
+
+MAX_RANGE_END = 1e15
+"""Largest magnitude of a data-range end in real units (errors, widths and the JSON export
+of a range stay finite: |low|, |high| <= 10^15)."""
 
 MAX_TIERS = 10
 """Most tiers a menu may have."""
@@ -248,6 +253,9 @@ def _check_name(x: Any, where: str) -> str:
                         "characters")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in s):
         raise MenuError(f"{where}: the name contains control characters")
+    if any("\ud800" <= ch <= "\udfff" for ch in s):
+        raise MenuError(f"{where}: the name contains an invalid character (a lone UTF-16 "
+                        "surrogate)")
     return s
 
 
@@ -290,6 +298,10 @@ def _check_range(low: Any, high: Any, unit: Any) -> tuple[float, float, str]:
         if not is_real_number(v) or not math.isfinite(as_float(v)):
             raise MenuError(f"the data range's {name} end is {describe(v)}; give a finite number")
     lo, hi = float(low), float(high)
+    for name, v in (("low", lo), ("high", hi)):
+        if abs(v) > MAX_RANGE_END:
+            raise MenuError(f"the data range's {name} end is {v:.6g}; each end must be between "
+                            f"-{MAX_RANGE_END:g} and {MAX_RANGE_END:g}")
     if not hi > lo:
         raise MenuError(f"the data range needs low < high, got low = {lo:g}, high = {hi:g}")
     if not math.isfinite(hi - lo):
@@ -301,6 +313,8 @@ def _check_range(low: Any, high: Any, unit: Any) -> tuple[float, float, str]:
         raise MenuError(f"the unit {u[:10]!r}… is longer than {MAX_UNIT_CHARS} characters")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in u):
         raise MenuError("the unit contains control characters")
+    if any("\ud800" <= ch <= "\udfff" for ch in u):
+        raise MenuError("the unit contains an invalid character (a lone UTF-16 surrogate)")
     return lo, hi, u
 
 

@@ -433,9 +433,18 @@ class EpsilonProfile:
 
     def to_csv(self) -> bytes:
         """The profile as UTF-8 CSV bytes that :func:`hdp_core.tables.profile_from_csv` reads
-        back (inf as 'inf')."""
+        back (inf as 'inf'). Names that a spreadsheet would read as a formula get a leading
+        apostrophe (views.formatting.csv_safe; profile_from_csv removes it again)."""
+        from .views.formatting import csv_safe  # (text escaping lives with the views)
+
+        frame = self.to_frame()
+        eol = "\n"
+        if "name" in frame.columns:
+            frame["name"] = [csv_safe(v) for v in frame["name"]]
+            if any("\r" in v for v in frame["name"]):  # so that such a name gets quoted
+                eol = "\r\n"
         buf = io.StringIO()
-        self.to_frame().to_csv(buf, index=False, float_format="%.17g")
+        frame.to_csv(buf, index=False, float_format="%.17g", lineterminator=eol)
         return buf.getvalue().encode()
 
     def __repr__(self) -> str:

@@ -215,7 +215,10 @@ def profile_from_frame(
                 )
         names = None
         if name_col is not None:
-            names = [str(v).strip() or f"Tier {j + 1}" for j, v in enumerate(df[name_col])]
+            from .views.formatting import csv_unescape  # (the inverse of to_csv's escaping)
+
+            names = [csv_unescape(str(v).strip()) or f"Tier {j + 1}"
+                     for j, v in enumerate(df[name_col])]
         return EpsilonProfile.from_tiers(eps, cnt.astype(np.int64), names)
     data = None
     if value_col is not None:

@@ -16,7 +16,14 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_app.common import PROFILE_HASH, get_profile, get_spec, guarded, run_through_app
+from hdp_app.common import (
+    PROFILE_HASH,
+    drop_bad_query_params,
+    get_profile,
+    get_spec,
+    guarded,
+    run_through_app,
+)
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.errors import ProfileError
@@ -26,6 +33,8 @@ from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
 from hdp_core.views import codegen
 from hdp_core.views import tuned as tview
+from hdp_core.views.formatting import plain, sci
+from hdp_core.views.limits import Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -36,6 +45,8 @@ MODES = {"Scale every eps": "scale", "Number of users": "n"}
 K_MODE, K_SCALE, K_N = "bnd_mode", "bnd_scale", "bnd_n"
 K_BASELINES, K_GUIDES = "bnd_baselines", "bnd_guides"
 K_LO, K_HI = "bnd_lo", "bnd_hi"
+URL_LIMITS = {K_SCALE: Limit(-3.0, 3.0), K_N: Limit(-3.0, 3.0), K_LO: Limit(), K_HI: Limit()}
+"""What each URL-bound number accepts (the bounds of its widget)."""
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -82,9 +93,12 @@ def _g(x: float) -> str:
 
 
 def _u(x: float) -> str:
-    """A number in the data's units: whole numbers with separators from 100 up."""
+    """A number in the data's units: whole numbers with separators from 100 up to 10^12,
+    scientific notation beyond (a 300-digit number would not fit a metric)."""
     if not math.isfinite(x):
         return "—"
+    if abs(x) >= 1e12:
+        return sci(x, 4)
     return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
 
 
@@ -229,9 +243,9 @@ def _units_section(prof: EpsilonProfile) -> None:
                       help="Set the range from the values in the uploaded file. Strictly, "
                       "the range should be fixed before seeing the data.")
     try:
-        errs = _errors(prof, float(lo), float(hi))
+        errs = _errors(prof, *check_data_range(lo, hi))
     except (ProfileError, ValueError) as exc:
-        st.error(f"Cannot compute errors in data units: {exc}")
+        st.error(f"Cannot compute errors in data units: {plain(exc)}")
         return
     a = errs["ADPM"]
     c1, c2, c3 = st.columns(3)
@@ -265,6 +279,7 @@ def _reproduce(prof: EpsilonProfile, mode: str) -> None:
 
 # ----------------------------------------------------------------------------- page
 st.title("Bounds: how close to the best possible?")
+drop_bad_query_params(URL_LIMITS)
 st.markdown(
     "Is ADPM's error the best any method could achieve? The paper brackets the best possible "
     "worst-case error between ADPM's own worst case (an upper bound) and a lower bound that "
@@ -274,7 +289,7 @@ try:
     prof = get_profile()
     b = _bounds(prof)
 except (ProfileError, ValueError) as exc:
-    st.error(f"This profile cannot be analysed: {exc}")
+    st.error(f"This profile cannot be analysed: {plain(exc)}")
 else:
     if prof.n_excluded == prof.n:
         st.warning("Every user has eps = 0: no data may be used, so every method outputs a "

@@ -40,6 +40,7 @@ from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
 from hdp_core.validate import parse_level
 from hdp_core.views import links
+from hdp_core.views.formatting import plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -195,7 +196,7 @@ def _apply(spec: dict) -> None:
             pass
         prof = profile_from_spec(s)
     except (ProfileError, ValueError) as e:
-        st.error(f"{e}. The profile was not changed.", icon=":material/block:")
+        st.error(f"{plain(e)}. The profile was not changed.", icon=":material/block:")
         return
     set_profile(prof, s, links.spec_label(s))
     st.session_state[SEEN] = profile_version()
@@ -291,6 +292,24 @@ def _preset_controls(ui: dict) -> dict:
             "seed": int(ui["prof_preset_seed"]) if random else 0}
 
 
+def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int | None:
+    """A number of users, read as a real number so that what was typed is what arrives
+    (an integer input reads "1e15" as 1 in the browser), then checked here: a whole number
+    from 1 to ``max_n``, else an error naming the limit and None (the profile is kept)."""
+    if not isinstance(st.session_state.get(key), float):
+        st.session_state[key] = float(ui[key])
+    v = st.number_input(label, min_value=1.0, step=100.0, format="%.0f", **_kw(key),
+                        help=help)
+    if not (math.isfinite(v) and v == math.floor(v) and 1 <= v <= max_n):
+        shown = f"{v:,.0f}" if math.isfinite(v) and abs(v) < 1e21 else f"{v:.4g}"
+        why = (f"{shown} users is more than this generator makes (at most {max_n:,})"
+               if v > max_n else f"{v:g} is not a whole number of users")
+        st.error(f"{why}. The profile was not changed.", icon=":material/block:")
+        return None
+    ui[key] = int(v)
+    return int(v)
+
+
 def _seed_input(ui: dict, key: str) -> None:
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui[key] = c1.number_input(
@@ -310,7 +329,7 @@ def _range_slider(ui: dict, key: str) -> None:
     )
 
 
-def _generator_controls(ui: dict) -> dict:
+def _generator_controls(ui: dict) -> dict | None:
     ui["prof_dist"] = st.radio(
         "Distribution", list(DISTS), format_func=DISTS.get, **_kw("prof_dist"), horizontal=True,
         help="Log-uniform: levels spread evenly on a log scale. Two groups: a strict group "
@@ -319,19 +338,20 @@ def _generator_controls(ui: dict) -> dict:
     )
     d = ui["prof_dist"]
     if d == "log_uniform":
-        ui["prof_lu_n"] = st.number_input(
-            "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_lu_n"),
+        n = _users_input(
+            ui, "prof_lu_n", links.GEN_MAX_N, "Users n",
             help=f"How many users (1 to {links.GEN_MAX_N:,}); each draws its own level.",
         )
         _range_slider(ui, "prof_lu_range")
         _seed_input(ui, "prof_lu_seed")
         lo, hi = ui["prof_lu_range"]
-        return {"kind": d, "n": int(ui["prof_lu_n"]), "lo": lo, "hi": hi,
-                "seed": int(ui["prof_lu_seed"])}
+        return None if n is None else {"kind": d, "n": n, "lo": lo, "hi": hi,
+                                       "seed": int(ui["prof_lu_seed"])}
     if d == "two_groups":
-        ui["prof_tg_n"] = st.number_input(
-            "Users n", min_value=1, max_value=links.TIER_MAX_USERS, step=100,
-            **_kw("prof_tg_n"), help="Total users in both groups (tiers: n can be huge).",
+        n_tg = _users_input(
+            ui, "prof_tg_n", links.TIER_MAX_USERS, "Users n",
+            help=f"Total users in both groups (tiers: n can be huge, up to "
+            f"{links.TIER_MAX_USERS:,}).",
         )
         ui["prof_tg_frac"] = st.slider(
             "Share of users in group 1", min_value=0.0, max_value=1.0, step=0.01,
@@ -346,7 +366,9 @@ def _generator_controls(ui: dict) -> dict:
             "Group 2 eps (log scale; far right = public)", options=_options(e2, public=True),
             **_kw("prof_tg_eps2"), format_func=_fmt_level, help=LEVEL_HELP,
         )
-        spec = {"kind": d, "n": int(ui["prof_tg_n"]), "frac": float(ui["prof_tg_frac"]),
+        if n_tg is None:
+            return None
+        spec = {"kind": d, "n": n_tg, "frac": float(ui["prof_tg_frac"]),
                 "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
         n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
         if 0 < f < 1 and e2 >= e1:
@@ -357,10 +379,8 @@ def _generator_controls(ui: dict) -> dict:
                 f"asks for {_fmt_level(e2)}, {verdict}."
             )
         return spec
-    ui["prof_mx_n"] = st.number_input(
-        "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_mx_n"),
-        help=f"How many users (1 to {links.GEN_MAX_N:,}).",
-    )
+    n_mx = _users_input(ui, "prof_mx_n", links.GEN_MAX_N, "Users n",
+                        help=f"How many users (1 to {links.GEN_MAX_N:,}).")
     _range_slider(ui, "prof_mx_range")
     ui["prof_mx_public"] = st.slider(
         "Share of public users (eps = ∞)", min_value=0.0, max_value=1.0, step=0.01,
@@ -369,7 +389,9 @@ def _generator_controls(ui: dict) -> dict:
     )
     _seed_input(ui, "prof_mx_seed")
     lo, hi = ui["prof_mx_range"]
-    return {"kind": d, "n": int(ui["prof_mx_n"]), "lo": lo, "hi": hi,
+    if n_mx is None:
+        return None
+    return {"kind": d, "n": n_mx, "lo": lo, "hi": hi,
             "public": float(ui["prof_mx_public"]), "seed": int(ui["prof_mx_seed"])}
 
 
@@ -423,7 +445,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     try:
         return links.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
     except (ProfileError, ValueError) as e:
-        st.error(f"{e}. The profile was not changed.", icon=":material/block:")
+        st.error(f"{plain(e)}. The profile was not changed.", icon=":material/block:")
         return None
 
 
@@ -466,9 +488,13 @@ def _upload_controls() -> None:
         f"columns. `inf` or `public` means public data; 0 means the data is not used. "
         f"Up to {MAX_UPLOAD_BYTES // 2**20} MB."
     )
-    f = st.file_uploader(
-        "CSV file", type=["csv", "tsv", "txt", "text/csv"], key="prof_upload",
-        help="Your file is read in this session only.",
+    f = st.file_uploader(  # (the limit is in the label: a larger file is refused by the
+        # browser with only a red mark whose message shows on hover)
+        f"CSV file (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["csv", "tsv", "txt",
+                                                                    "text/csv"],
+        key="prof_upload", max_upload_size=MAX_UPLOAD_BYTES // 2**20,
+        help="Your file is read in this session only. A larger file is refused before it is "
+        "read.",
     )
     c1, c2 = st.columns(2)
     c1.download_button("Example: per user", example_csv("values"),
@@ -480,7 +506,7 @@ def _upload_controls() -> None:
     if f is not None and f.file_id != up["file_id"]:
         up.update(file_id=f.file_id, name=f.name, error=None)
         try:
-            with st.spinner(f"Reading {f.name}…"):
+            with st.spinner(f"Reading {plain(f.name)}…"):
                 prof = profile_from_csv(f.getvalue())
         except (ProfileError, ValueError) as e:
             up["error"] = str(e)
@@ -496,19 +522,20 @@ def _upload_controls() -> None:
             st.session_state[SEEN] = profile_version()
     if f is not None and up["error"]:
         st.error(
-            f"Could not use **{up['name']}**: {up['error']}. The previous profile is kept.",
+            f"Could not use **{plain(up['name'])}**: {plain(up['error'])}. The previous "
+            "profile is kept.",
             icon=":material/block:",
         )
     elif f is not None:
-        st.success(f"Using **{up['name']}**.", icon=":material/check_circle:")
+        st.success(f"Using **{plain(up['name'])}**.", icon=":material/check_circle:")
     elif up.get("profile") is not None and up["profile"].key == get_profile().key:
-        st.success(f"Using **{up['good_name']}** (uploaded earlier).",
+        st.success(f"Using **{plain(up['good_name'])}** (uploaded earlier).",
                    icon=":material/check_circle:")
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None
         if kind not in ("preset", "log_uniform", "two_groups", "mixture", "tiers"):
-            st.info(f"Current profile: {st.session_state.get('profile_label', '')}")
+            st.info(f"Current profile: {plain(st.session_state.get('profile_label', ''))}")
 
 
 # the page ----------------------------------------------------------------------------------
@@ -532,7 +559,9 @@ with left:
     if mode == "Preset":
         _apply(_preset_controls(ui))
     elif mode == "Generator":
-        _apply(_generator_controls(ui))
+        spec = _generator_controls(ui)
+        if spec is not None:
+            _apply(spec)
     elif mode == "Tiers":
         spec = _tiers_controls(ui)
         if spec is not None:
@@ -575,7 +604,8 @@ with s1:
         qs = urlencode(link_params(), doseq=True)
     except hdp.NotShareable as e:
         st.info(
-            f"This profile can't be put in a link: {e}. Download it as CSV instead and share "
+            f"This profile can't be put in a link: {plain(e)}. Download it as CSV instead and "
+            "share "
             "the file; it can be uploaded on this page.",
             icon=":material/attach_file:",
         )

@@ -16,6 +16,7 @@ import hdp_core as hdp
 from hdp_app.common import (
     PROFILE_HASH,
     cached_adpm,
+    drop_bad_query_params,
     get_profile,
     get_spec,
     guarded,
@@ -33,6 +34,8 @@ from hdp_core.validate import format_eps
 from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
+from hdp_core.views.formatting import frame_to_csv, plain
+from hdp_core.views.limits import Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -59,7 +62,7 @@ def _curve_figure(profile: EpsilonProfile):
 def _free(profile: EpsilonProfile) -> tuple[sat.FreePrivacy, pd.DataFrame, bytes, str]:
     table = sat.free_privacy_table(profile)
     df = pd.DataFrame(table.columns)
-    return sat.free_privacy(profile), df, df.to_csv(index=False).encode(), table.grouping
+    return sat.free_privacy(profile), df, frame_to_csv(df), table.grouping
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -216,7 +219,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
         e1s, bound = _boundary(float(n), float(f))
         thr = float(sat.phase_boundary(float(n), float(f), [float(e1)])[1][0])
     except ValueError as e:
-        st.error(str(e))
+        st.error(plain(e))
         return
     c1, c2 = st.columns([1, 2])
     c1.metric("The looser group saturates from eps2 =", f"{thr:.4g}",
@@ -302,6 +305,7 @@ def _reproduce(prof: EpsilonProfile) -> None:
 
 # ----------------------------------------------------------------------------- page
 st.title("Saturation: privacy for free")
+drop_bad_query_params({K_STEP: Limit(1, 10**9, integer=True)})
 st.markdown(
     "ADPM, the optimal estimator, does not simply follow each user's request. Users who ask "
     "for little privacy (a large eps; smaller eps = more privacy, ∞ = public) are all granted "
@@ -313,7 +317,7 @@ try:
     prof = get_profile()
     fp, df, csv, grouping = _free(prof)
 except (ProfileError, ValueError) as exc:
-    st.error(f"This profile cannot be analysed: {exc}")
+    st.error(f"This profile cannot be analysed: {plain(exc)}")
 else:
     if fp.n_usable == 0:
         st.warning("Every user has eps = 0: no data may be used, so ADPM outputs 0 and there "

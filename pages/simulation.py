@@ -18,6 +18,7 @@ from hdp_app.common import (
     PROFILE_HASH,
     PROFILE_LABEL,
     PROFILE_SPEC,
+    drop_bad_query_params,
     get_profile,
     run_through_app,
     set_profile,
@@ -27,12 +28,23 @@ from hdp_core.estimators import METHOD_CLASSES
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
-from hdp_core.units import range_width
 from hdp_core.views import codegen
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
+from hdp_core.views.formatting import frame_to_csv, plain
+from hdp_core.views.limits import Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
+
+URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget below)
+    "sim_a": Limit(0.05, 1000.0), "sim_b": Limit(0.05, 1000.0), "sim_p": Limit(0.0, 1.0),
+    "sim_trials": Limit(10, 200_000, integer=True),
+    "sim_seed": Limit(0, 2**31 - 1, integer=True),
+    "sim_lo": Limit(), "sim_hi": Limit(),
+    "sim_sw_n1": Limit(1, 10**9, integer=True), "sim_sw_e1": Limit(1e-4, 1e3),
+    "sim_sw_n2": Limit(1, 10**9, integer=True), "sim_sw_lo": Limit(1e-4, 1e4),
+    "sim_sw_hi": Limit(1e-4, 1e6),
+}
 
 # Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
 DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
@@ -304,15 +316,14 @@ def simulation_section() -> None:
         dist = simview.make_distribution(*spec)
         data_range = None
         if real:
-            range_width(lo, hi)
-            data_range = (float(lo), float(hi))
+            data_range = check_data_range(lo, hi)
         plan = trial_plan(prof, spec, int(trials))
         tuned_sd = None
         if tuned_on:
             tuned_sd = float(math.sqrt(dist.variance)) if own else float(tuned_in)
             tuned_sd = min(max(tuned_sd, tview.SPREAD_MIN), 0.5)
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return
 
     with metric_slot:
@@ -362,7 +373,7 @@ def simulation_section() -> None:
         ):
             results = run_simulation(prof, spec, plan.trials, int(seed), tuned_sd)
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return
 
     if any(r.approximate for r in results.values()):
@@ -448,7 +459,7 @@ def simulation_section() -> None:
     table["Seed"] = int(seed)
     table["Users"] = prof.n
     st.download_button(
-        "Download results (CSV)", table.to_csv(index=False).encode(),
+        "Download results (CSV)", frame_to_csv(table),
         file_name="hdp_simulation.csv", mime="text/csv", key="sim_csv",
         help="The table above with the settings that produced it.",
     )
@@ -535,7 +546,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         values = simview.sweep_eps_values(float(lo), float(hi), SWEEP_POINTS, public, [sat])
         sw = run_sweep(int(n_fixed), float(eps_fixed), int(n_var), tuple(values), spec)
     except (hdp.ProfileError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         if repro is not None:
             reproduce_expander(repro, None)
         return
@@ -683,6 +694,7 @@ def paper_section() -> None:
 
 # page -----------------------------------------------------------------------------------
 st.title("Simulation: how far off is each method?")
+drop_bad_query_params(URL_LIMITS)
 st.markdown(INTRO)
 note = st.session_state.pop(LOADED_NOTE, None)
 if note:
@@ -692,7 +704,7 @@ with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
     st.markdown(tview.TUNED_EXPLAIN)
 _prof = get_profile()
 st.caption(
-    f"Current profile: {st.session_state.get(PROFILE_LABEL, '')} ({_prof.n:,} users, "
+    f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} ({_prof.n:,} users, "
     f"{_prof.n_public:,} public)."
 )
 simulation_section()

@@ -21,6 +21,7 @@ from hdp_core.figures.design import method_error_figure, tier_privacy_figure, wh
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import links, menu_io
 from hdp_core.views import tuned as tview
+from hdp_core.views.formatting import plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -63,7 +64,8 @@ def fmt_eps(x: float) -> str:
 
 
 def fmt_err(x: float, unit: str) -> str:
-    return f"{x:.3g} {unit}".strip()
+    """An error in real units as markdown (the user's unit shown as plain text)."""
+    return f"{x:.3g} {plain(unit)}".strip()
 
 
 # ------------------------------------------------------------------------------------------
@@ -117,7 +119,7 @@ def init_menu() -> None:
                 load_menu(links.decode_menu_link(token), "Opened the menu from the link.")
             except (ProfileError, ValueError) as e:
                 load_menu(D.default_menu(),
-                          f"The link's menu could not be used ({e}). Showing the default "
+                          f"The link's menu could not be used ({plain(e)}). Showing the default "
                           "menu instead.")
                 ss[NOTE + "_kind"] = "warning"
                 return
@@ -183,7 +185,8 @@ def _cb_remove_tier(i: int) -> None:
         tiers = [(a, b, 100.0 / len(tiers)) for a, b, _ in tiers]
     load_menu(D.make_menu(*zip(*tiers), cur.n_users, cur.low, cur.high, cur.unit,
                           cur.data_sd, normalise=True),
-              f"Removed the tier {cur.tiers[i].name}; the other shares were scaled to 100%.")
+              f"Removed the tier {plain(cur.tiers[i].name)}; the other shares were scaled to "
+              "100%.")
     ss[NOTE + "_kind"] = "info"
 
 
@@ -198,12 +201,12 @@ def _cb_import() -> None:
                               f"{menu_io.MAX_MENU_BYTES // 1024} KB")
         menu = menu_io.menu_from_json(up.getvalue())
     except (ProfileError, ValueError) as e:
-        ss[IMPORT_MSG] = ("error", f"Could not import {up.name}: {e}. The current menu is "
-                                   "unchanged.")
+        ss[IMPORT_MSG] = ("error", f"Could not import {plain(up.name)}: {plain(e)}. The "
+                                   "current menu is unchanged.")
         return
-    load_menu(menu, f"Imported the menu from {up.name}.")
+    load_menu(menu, f"Imported the menu from {plain(up.name)}.")
     ss[NOTE + "_kind"] = "info"
-    ss[IMPORT_MSG] = ("success", f"Imported {menu.k} tiers from {up.name}.")
+    ss[IMPORT_MSG] = ("success", f"Imported {menu.k} tiers from {plain(up.name)}.")
 
 
 def _cb_apply(menu: D.Menu, note: str) -> None:
@@ -331,7 +334,7 @@ _spread_note = tview.designer_spread_note(menu if not input_error else ss[MENU])
 if _spread_note:
     st.caption(_spread_note)
 if input_error:
-    st.error(f"Please fix the menu: {input_error}. The results below are for the last valid "
+    st.error(f"Please fix the menu: {plain(input_error)}. The results below are for the last valid "
              "menu.", icon=":material/block:")
     menu = ss[MENU]
 else:
@@ -372,9 +375,9 @@ c4.metric("Users capped at tau*", f"{report.n_saturated:,}",
 if math.isfinite(tau):
     sat_names = [t.name for t, s in zip(menu.tiers, report.saturated) if s]
     st.info(
-        f"**Saturated: {', '.join(sat_names)}.** Every tier looser than tau* = {tau:.4g} gets "
-        f"tau*: offering a looser tier adds no accuracy. Their users are granted eps = "
-        f"{tau:.4g} whatever they chose.", icon=":material/info:")
+        f"**Saturated: {plain(', '.join(sat_names))}.** Every tier looser than tau* = "
+        f"{tau:.4g} gets tau*: offering a looser tier adds no accuracy. Their users are "
+        f"granted eps = {tau:.4g} whatever they chose.", icon=":material/info:")
 else:
     st.success(f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
                f"tier looser than {report.worth_offering:.4g} would be capped at that level.",
@@ -431,7 +434,7 @@ metric = c1.radio("Target measured as", list(METRIC_LABELS), format_func=METRIC_
                   "the typical size of the error.")
 if "td_target" not in ss:
     ss["td_target"] = float(f"{adpm_err.half_width / 2:.2g}") or 1.0
-target = c2.number_input(f"Target error ({unit or 'data units'})", min_value=0.0,
+target = c2.number_input(f"Target error ({plain(unit) or 'data units'})", min_value=0.0,
                          key="td_target", format="%g",
                          help="The largest error of the mean you accept, in real units. It "
                          "must be positive and less than half the data range.")
@@ -450,7 +453,7 @@ for key, default in (("td_solve_tier", 0), ("td_move_from", 0),
 
 
 def _tier_label(i: int) -> str:
-    return f"{menu.tiers[i].name} (eps {fmt_eps(menu.tiers[i].eps)})"
+    return f"{menu.tiers[i].name} (eps {fmt_eps(menu.tiers[i].eps)})"  # (plain-text options)
 
 
 a = b = 0
@@ -472,11 +475,11 @@ else:
     try:
         answer = cached_solve(menu, question, float(target), metric, int(a), int(b))
     except (ProfileError, ValueError) as e:
-        st.error(str(e), icon=":material/block:")
+        st.error(plain(e), icon=":material/block:")
 if answer is not None:
     show = {"ok": st.success, "already": st.success, "impossible": st.error,
             "trivial": st.warning}[answer.status]
-    show(answer.message)
+    show(plain(answer.message))
     c1, c2 = st.columns(2)
     applied = None
     if answer.status in ("ok", "already") and answer.value is not None:
@@ -488,11 +491,11 @@ if answer is not None:
             applied = (menu.with_n_users(int(answer.value)),
                        f"Set the number of users to {int(answer.value):,}.")
         elif question == "level":
-            c1.metric(f"Strictest eps for {menu.tiers[a].name}", fmt_eps(answer.value),
+            c1.metric(f"Strictest eps for {plain(menu.tiers[a].name)}", fmt_eps(answer.value),
                       help="Any smaller eps (more privacy) for this tier misses the target.")
             if math.isinf(answer.value) or answer.value >= D.EPS_MIN:
                 applied = (menu.with_eps(a, float(answer.value)),
-                           f"Set {menu.tiers[a].name} to eps = {fmt_eps(answer.value)}.")
+                           f"Set {plain(menu.tiers[a].name)} to eps = {fmt_eps(answer.value)}.")
         else:
             m_users = int(answer.value)
             c1.metric("Users who must move", f"{m_users:,}",
@@ -503,7 +506,7 @@ if answer is not None:
             ct[a] -= m_users
             ct[b] += m_users
             applied = (menu.with_counts(ct), f"Moved {m_users:,} users from "
-                       f"{menu.tiers[a].name} to {menu.tiers[b].name}.")
+                       f"{plain(menu.tiers[a].name)} to {plain(menu.tiers[b].name)}.")
         c2.metric("Error there", fmt_err(answer.error, unit),
                   help="The error at the answer (it meets the target; one step less does "
                   "not).")
@@ -536,22 +539,23 @@ else:
             ss["td_wi_share"] = float(round(cur, 1)) if round(cur, 1) <= both else float(cur)
             ss["td_wi_pair"] = pair
         chosen = st.slider(
-            f"Share of all users in {menu.tiers[wa].name} (%)", min_value=0.0,
+            f"Share of all users in {plain(menu.tiers[wa].name)} (%)", min_value=0.0,
             max_value=float(both) if both > 0 else 1.0, step=0.1, key="td_wi_share",
             disabled=both <= 0, format="%.1f%%",
-            help=f"Move users between {menu.tiers[wa].name} and {menu.tiers[wb].name}; the "
+            help=f"Move users between {plain(menu.tiers[wa].name)} and "
+            f"{plain(menu.tiers[wb].name)}; the "
             "chart marks this point (dashed line). The diamond is the menu as it is.")
         moved = cached_report(D.move_share(menu, wa, wb, chosen))
         c1, c2, c3 = st.columns(3)
         e_new, e_cur = moved.errors["ADPM"].get(metric_view), adpm_err.get(metric_view)
         c1.metric(f"{METRIC_LABELS[metric_view].split(' (')[0]} at this point",
                   fmt_err(e_new, unit),
-                  delta=(f"{e_new - e_cur:+.3g} {unit} vs now".replace("  ", " ")
+                  delta=(f"{e_new - e_cur:+.3g} {plain(unit)} vs now".replace("  ", " ")
                          if e_new != e_cur else None), delta_color="inverse",
                   help="ADPM's error of the mean with the shares set by the slider.")
         c2.metric("tau* at this point", fmt_eps(moved.worth_offering),
                   help="The loosest level worth offering with these shares.")
-        c3.metric(f"{menu.tiers[wa].name} / {menu.tiers[wb].name}",
+        c3.metric(f"{plain(menu.tiers[wa].name)} / {plain(menu.tiers[wb].name)}",
                   f"{chosen:.1f}% / {both - chosen:.1f}%",
                   help="Shares of all users in the two tiers at the slider's point.")
         st.plotly_chart(cached_whatif_figure(menu, wa, wb, metric_view, float(chosen)),
@@ -584,7 +588,8 @@ with st.expander("Preview the JSON"):
     st.code(json_text, language="json")
 
 st.file_uploader(
-    "Import a menu (JSON)", type=["json"], key="td_upload", on_change=_cb_import,
+    f"Import a menu (JSON, at most {menu_io.MAX_MENU_BYTES // 1024} KB)", type=["json"],
+    key="td_upload", on_change=_cb_import,
     max_upload_size=1,
     help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
     f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "

@@ -64,3 +64,11 @@ def widget(at, kind: str, key: str):
     found = [w for w in at.get(kind) if w.key == key]
     assert found, f"no {kind} {key!r}"
     return found[0]
+
+
+def shown(text: str) -> str:
+    """What markdown displays for ``text``: backslash escapes (hdp_core.views.formatting.plain)
+    removed, so tests can look for the words a user reads."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import shown
 
 import hdp_core as hdp
 from hdp_core import presets
@@ -31,7 +32,7 @@ def _ok(at):
 
 
 def _errors(at) -> list[str]:
-    return [e.value for e in at.error]
+    return [shown(e.value) for e in at.error]
 
 
 def _editor_key(at) -> str:

@@ -21,6 +21,7 @@ from .style import (
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
+    fig_text,
 )
 
 __all__ = ["method_error_figure", "tier_privacy_figure", "whatif_figure"]
@@ -33,14 +34,14 @@ _METHOD_LABELS = {
 
 
 def _unit(u: str) -> str:
-    return f" ({u})" if u else ""
+    return f" ({fig_text(u)})" if u else ""
 
 
 def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
     """Per tier: the eps it offers (asked) and the eps ADPM grants, on a log axis, with tau*
     dashed. Public tiers are drawn at the top, labelled 'public'."""
     rep = report
-    names = list(rep.menu.names)
+    names = [fig_text(nm) for nm in rep.menu.names]
     asked = rep.menu.levels
     granted = rep.granted
     fin = np.concatenate([asked[np.isfinite(asked)], granted[np.isfinite(granted)]])
@@ -88,7 +89,7 @@ def method_error_figure(report: MenuReport, metric: str = "half_width",
     """Horizontal bars: the error of the mean (RMSE or 95% half-width, real units) for ADPM,
     PropDPM and UNI, with the all-users-public error as a grey reference line."""
     rep = report
-    unit = rep.menu.unit
+    unit = fig_text(rep.menu.unit)
     word = "RMSE" if metric == "rmse" else "95% error half-width"
     methods = ["UNI", "PropDPM", "ADPM"]
     vals = [rep.errors[m].get(metric) for m in methods]
@@ -120,7 +121,7 @@ def whatif_figure(sweep: ShareSweep, metric: str, names: tuple[str, str], unit: 
     """Two panels against tier a's share: each method's error (real units) and the loosest
     level worth offering (tau*, log axis). A dashed line marks the slider's point, a diamond
     the menu as it is (``current`` share, ``current_value`` ADPM error)."""
-    a_name, b_name = names
+    a_name, b_name = (fig_text(nm) for nm in names)
     word = "RMSE" if metric == "rmse" else "95% half-width"
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
                         subplot_titles=(f"Error of the mean ({word}{_unit(unit)})",

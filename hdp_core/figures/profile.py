@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..profile import EpsilonProfile
-from .style import LAYOUT_DEFAULTS, PUBLIC_COLOR, REQUESTED_COLOR, SATURATION_COLOR
+from .style import LAYOUT_DEFAULTS, PUBLIC_COLOR, REQUESTED_COLOR, SATURATION_COLOR, fig_text
 
 __all__ = ["EXCLUDED_COLOR", "eps_ticks", "level_histogram", "profile_figure"]
 
@@ -22,6 +22,9 @@ EXCLUDED_COLOR = "#BBBBBB"
 
 PUBLIC_LABEL = "public (∞)"
 EXCLUDED_LABEL = "0 (not used)"
+MAX_TIER_BARS = 200
+"""A tiered profile with more tiers than this is drawn as a histogram of levels (users
+grouped by level bins), not one bar (one plotly trace) per tier."""
 
 
 def _fmt_eps(x: float) -> str:
@@ -121,8 +124,9 @@ def profile_figure(
     x_pub = hi + pad + gap
     x_zero = lo - pad - gap
 
-    if profile.is_tiered:
-        names = profile.names or tuple(f"Tier {j + 1}" for j in range(profile.k))
+    if profile.is_tiered and int(finite.sum()) <= MAX_TIER_BARS:
+        names = tuple(fig_text(nm) for nm in profile.names) if profile.names else tuple(
+            f"Tier {j + 1}" for j in range(profile.k))
         xs = np.log10(lv[finite])
         uniq = np.unique(xs)
         min_gap = float(np.diff(uniq).min()) if uniq.size > 1 else span
@@ -155,7 +159,8 @@ def profile_figure(
             x=centers,
             y=heights,
             width=float(edges[1] - edges[0]),
-            name="users by asked eps",
+            name="users by asked eps" + (
+                f" ({int(finite.sum()):,} tiers grouped)" if profile.is_tiered else ""),
             marker_color=REQUESTED_COLOR,
             marker_line_width=0.5,
             marker_line_color="white",
@@ -166,7 +171,7 @@ def profile_figure(
             ),
         )
 
-    pub_name = (profile.names[int(np.flatnonzero(np.isinf(lv))[0])]
+    pub_name = (fig_text(profile.names[int(np.flatnonzero(np.isinf(lv))[0])])
                 if profile.is_tiered and profile.names and n_pub else None)
     if n_pub:
         fig.add_bar(

@@ -18,6 +18,7 @@ from .style import (
     SATURATION_COLOR,
     build,
     fast_layout,
+    fig_text,
     hline,
     vline,
 )
@@ -56,7 +57,7 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
         np.where(np.isfinite(req), req, np.nan), np.where(np.isfinite(gra), gra, np.nan),
         np.repeat(c.weight, rep),
     ])
-    names = (np.repeat(np.array(c.names, dtype=object), rep) if c.names
+    names = (np.repeat(np.array([fig_text(nm) for nm in c.names], dtype=object), rep) if c.names
              else None)
     who = ("%{text}<br>users %{customdata[0]:,} to %{customdata[1]:,}" if c.per_tier
            else "user %{customdata[0]:,} (sorted by eps)")

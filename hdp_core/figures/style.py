@@ -6,6 +6,19 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+_FIG_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;",
+                              "}": "&#125;", "%": "&#37;", "\n": " ", "\r": " "})
+
+
+def fig_text(text: object) -> str:
+    """User-supplied text (a tier name, a unit) made safe for a plotly figure: plotly renders
+    a subset of HTML in names, labels, titles, annotations and hover text (links, bold,
+    <br>), and fills %{...} in hover templates; here & < > are HTML entities and % { } are
+    numeric character references, which plotly shows as the characters themselves. Lone
+    surrogates become U+FFFD (the figure's JSON could not be sent otherwise)."""
+    s = str(text).encode("utf-8", "replace").decode("utf-8")
+    return s.translate(_FIG_ESCAPES)
+
 METHOD_COLORS: dict[str, str] = {
     "ADPM": "#0072B2",  # blue
     "PropDPM": "#E69F00",  # orange

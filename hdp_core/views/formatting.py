@@ -8,28 +8,83 @@ reading an exported cell as a formula (OWASP's CSV-injection guidance).
 from __future__ import annotations
 
 import math
+import re
+from typing import Any
 
 from ..validate import format_eps
 
-__all__ = ["count_noun", "csv_safe", "format_eps", "plain", "sci"]
+__all__ = [
+    "count_noun",
+    "csv_safe",
+    "csv_unescape",
+    "format_eps",
+    "frame_to_csv",
+    "plain",
+    "sci",
+]
 
-_MD_SPECIAL = "\\`*_{}[]()<>#+-.!|~$&:"
+# Every ASCII punctuation character can be backslash-escaped in CommonMark, so escaping all
+# of them is always safe. "/" matters because Streamlit rewrites ":material/" in the raw
+# source before parsing (an escaped "\/" breaks that match); ":" stops :color[...] and other
+# directives and emoji shortcodes; "$" stops LaTeX; "<" and "&" stop HTML and entities.
+_MD_SPECIAL = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Characters a markdown renderer would treat as line structure or drop: shown as spaces.
+_BREAKS = re.compile(r"[\n\r\t\v\f\x85\u2028\u2029]")
 
 
 def plain(text: object) -> str:
-    """``text`` with every markdown/HTML special character backslash-escaped, so that
-    st.markdown, st.caption and friends show it literally (no links, images or tags)."""
-    s = str(text)
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s).replace("\n", " ")
+    """``text`` with every ASCII punctuation character backslash-escaped (and line breaks
+    turned into spaces), so that st.markdown, st.caption, st.error, widget and metric labels
+    show it literally: no links, images, HTML, emphasis, headings, lists, tables, LaTeX,
+    :material/icons:, :color[directives] or emoji shortcodes. Lone surrogates (which the
+    browser connection cannot encode) are shown as U+FFFD."""
+    s = _BREAKS.sub(" ", str(text))
+    s = s.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(s) else s
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s)
+
+
+def _has_surrogate(s: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in s)
+
+
+def _formula_like(s: str) -> bool:
+    """True if ``s`` after any leading apostrophes starts a spreadsheet formula."""
+    return s.lstrip("'").startswith(_FORMULA_START)
 
 
 def csv_safe(cell: object) -> object:
-    """A text cell that could start a spreadsheet formula (=, +, -, @, tab, carriage return)
-    gets a leading apostrophe; other values are returned unchanged."""
-    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+    """A text cell that could start a spreadsheet formula (=, +, -, @, tab, carriage return;
+    also after leading apostrophes) gets one more leading apostrophe; other values are
+    returned unchanged. :func:`csv_unescape` undoes it exactly."""
+    if isinstance(cell, str) and _formula_like(cell):
         return "'" + cell
     return cell
+
+
+def csv_unescape(cell: object) -> object:
+    """The inverse of :func:`csv_safe` for text read back from a CSV: exactly one leading
+    apostrophe is removed when what follows (after any further apostrophes) starts a
+    formula; anything else is returned unchanged."""
+    if isinstance(cell, str) and cell.startswith("'") and _formula_like(cell[1:]):
+        return cell[1:]
+    return cell
+
+
+def frame_to_csv(df: Any) -> bytes:
+    """A pandas DataFrame as UTF-8 CSV bytes (no index) with every text cell passed through
+    :func:`csv_safe`; numeric columns (e.g. -3) are written as numbers, unescaped."""
+    out = df.copy()
+    for col in out.columns:
+        if not _is_numeric_dtype(out[col].dtype):
+            out[col] = [csv_safe(v) for v in out[col]]
+    return out.to_csv(index=False).encode()
+
+
+def _is_numeric_dtype(dtype: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
 
 
 def sci(x: float, digits: int = 3) -> str:

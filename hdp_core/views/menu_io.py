@@ -15,6 +15,7 @@ from typing import Any
 from ..design import FORMAT, MAX_TIERS, VERSION, Menu, MenuReport, make_menu, menu_to_dict
 from ..errors import MenuError
 from ..validate import describe, is_real_number
+from .formatting import csv_safe
 
 __all__ = [
     "MAX_MENU_BYTES",
@@ -87,7 +88,8 @@ def report_to_csv(report: MenuReport) -> bytes:
     w.writerow(["name", "eps", "count", "share_percent", "eps_granted", "saturated",
                 "weight_of_one_user", "share_of_estimate_percent"])
     for r in report.rows():
-        w.writerow([r["tier"], repr(float(r["eps asked"])), r["users"], repr(r["share %"]),
+        w.writerow([csv_safe(r["tier"]), repr(float(r["eps asked"])), r["users"],
+                    repr(r["share %"]),
                     repr(r["eps granted"]), r["saturated"], repr(r["weight of one user"]),
                     repr(r["share of the estimate %"])])
     return buf.getvalue().encode()
