@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ProfileError
-from .validate import LEVEL_MAX, LEVEL_MIN, as_float, fmt_number, parse_level
+from .validate import LEVEL_MAX, LEVEL_MIN, as_float, csv_safe, fmt_number, parse_level
 
 __all__ = [
     "MAX_EXPAND",
@@ -434,8 +434,7 @@ class EpsilonProfile:
     def to_csv(self) -> bytes:
         """The profile as UTF-8 CSV bytes that :func:`hdp_core.tables.profile_from_csv` reads
         back (inf as 'inf'). Names that a spreadsheet would read as a formula get a leading
-        apostrophe (views.formatting.csv_safe; profile_from_csv removes it again)."""
-        from .views.formatting import csv_safe  # (text escaping lives with the views)
+        apostrophe (validate.csv_safe; profile_from_csv removes it again)."""
 
         frame = self.to_frame()
         eol = "\n"

@@ -32,7 +32,7 @@ from .profile import (
     out_of_range,
     range_message,
 )
-from .validate import EMPTY_WORDS, PUBLIC_WORDS, fmt_number
+from .validate import EMPTY_WORDS, PUBLIC_WORDS, csv_unescape, fmt_number
 
 __all__ = [
     "ENCODINGS",
@@ -215,7 +215,6 @@ def profile_from_frame(
                 )
         names = None
         if name_col is not None:
-            from .views.formatting import csv_unescape  # (the inverse of to_csv's escaping)
 
             names = [csv_unescape(str(v).strip()) or f"Tier {j + 1}"
                      for j, v in enumerate(df[name_col])]

@@ -30,6 +30,8 @@ __all__ = [
     "LEVEL_MIN",
     "PUBLIC_WORDS",
     "as_float",
+    "csv_safe",
+    "csv_unescape",
     "describe",
     "fmt_number",
     "format_eps",
@@ -229,3 +231,31 @@ def parse_number(
     if not (math.isfinite(v) and lo <= v <= hi):
         raise error(f"{where} = {v:g} is outside [{fmt_number(lo)}, {fmt_number(hi)}]")
     return v
+
+
+# spreadsheet cells ---------------------------------------------------------------------------
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a text cell as a formula (OWASP's CSV-injection list)."""
+
+
+def _formula_like(s: str) -> bool:
+    """True if ``s`` after any leading apostrophes starts a spreadsheet formula."""
+    return s.lstrip("'").startswith(_FORMULA_START)
+
+
+def csv_safe(cell: object) -> object:
+    """A text cell that could start a spreadsheet formula (=, +, -, @, tab, carriage return;
+    also after leading apostrophes) gets one more leading apostrophe; other values are
+    returned unchanged. :func:`csv_unescape` undoes it exactly."""
+    if isinstance(cell, str) and _formula_like(cell):
+        return "'" + cell
+    return cell
+
+
+def csv_unescape(cell: object) -> object:
+    """The inverse of :func:`csv_safe` for text read back from a CSV: exactly one leading
+    apostrophe is removed when what follows (after any further apostrophes) starts a
+    formula; anything else is returned unchanged."""
+    if isinstance(cell, str) and cell.startswith("'") and _formula_like(cell[1:]):
+        return cell[1:]
+    return cell

@@ -649,11 +649,6 @@ def test_interleaved_sessions_never_see_each_others_results():
             assert _shown(at) == _expected_shown(expected), kind
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the library half of issue 12: EpsilonProfile.key "
-    "must encode lengths and fields, so that these two profiles differ",
-)
 def test_two_sessions_with_colliding_profile_bytes():
     """Issue 12 item 1 through the app: a file whose eps column is the first half of the
     default profile's levels and whose value column is the second half used to share the

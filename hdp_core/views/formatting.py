@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from ..validate import format_eps
+from ..validate import csv_safe, csv_unescape, format_eps
 
 __all__ = [
     "count_noun",
@@ -28,7 +28,6 @@ __all__ = [
 # source before parsing (an escaped "\/" breaks that match); ":" stops :color[...] and other
 # directives and emoji shortcodes; "$" stops LaTeX; "<" and "&" stop HTML and entities.
 _MD_SPECIAL = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # Characters a markdown renderer would treat as line structure or drop: shown as spaces.
 _BREAKS = re.compile(r"[\n\r\t\v\f\x85\u2028\u2029]")
 
@@ -46,29 +45,6 @@ def plain(text: object) -> str:
 
 def _has_surrogate(s: str) -> bool:
     return any("\ud800" <= ch <= "\udfff" for ch in s)
-
-
-def _formula_like(s: str) -> bool:
-    """True if ``s`` after any leading apostrophes starts a spreadsheet formula."""
-    return s.lstrip("'").startswith(_FORMULA_START)
-
-
-def csv_safe(cell: object) -> object:
-    """A text cell that could start a spreadsheet formula (=, +, -, @, tab, carriage return;
-    also after leading apostrophes) gets one more leading apostrophe; other values are
-    returned unchanged. :func:`csv_unescape` undoes it exactly."""
-    if isinstance(cell, str) and _formula_like(cell):
-        return "'" + cell
-    return cell
-
-
-def csv_unescape(cell: object) -> object:
-    """The inverse of :func:`csv_safe` for text read back from a CSV: exactly one leading
-    apostrophe is removed when what follows (after any further apostrophes) starts a
-    formula; anything else is returned unchanged."""
-    if isinstance(cell, str) and cell.startswith("'") and _formula_like(cell[1:]):
-        return cell[1:]
-    return cell
 
 
 def frame_to_csv(df: Any) -> bytes:
