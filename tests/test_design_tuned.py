@@ -58,7 +58,8 @@ def test_loosest_level_worth_offering_uses_the_tuned_constant(sd):
     m = D.make_menu(["a", "b"], [0.05, 0.2], [70, 30], 2000, 0, 500, "", sd)
     rep = D.evaluate_menu(m)
     s = D.tuned_sd(m)
-    for extra, users in [(1.01, 1), (3.0, 500), (1e3, 10_000)]:
+    top = min(1e3, hdp.LEVEL_MAX / rep.worth_offering)  # stay inside the supported range
+    for extra, users in [(1.01, 1), (3.0, 500), (top, 10_000)]:
         lv = np.append(m.levels, rep.worth_offering * extra)
         ct = np.append(m.counts, users)
         sol = hdp.adpm(hdp.EpsilonProfile.from_tiers(lv, ct), data_sd=s)
