@@ -240,8 +240,8 @@ def simulation_section() -> None:
         )
         t1, t2 = st.columns(2)
         trials = t1.number_input(
-            "Trials", min_value=10, max_value=200_000, value=20_000, step=1_000,
-            key="sim_trials", bind="query-params",
+            "Trials", min_value=simview.MIN_TRIALS, max_value=200_000, value=20_000,
+            step=1_000, key="sim_trials", bind="query-params",
             help="How many times the experiment is repeated. More trials = narrower confidence "
             "intervals but a slower run (the paper used 20,000).",
         )
@@ -570,8 +570,8 @@ def paper_section() -> None:
     )
     c1, c2, c3 = st.columns([1, 1, 2])
     trials = c1.number_input(
-        "Trials", min_value=10, max_value=200_000, value=20_000, step=1_000,
-        key="sim_paper_trials", help="The paper used 20,000 per profile.",
+        "Trials", min_value=simview.MIN_TRIALS, max_value=200_000, value=20_000,
+        step=1_000, key="sim_paper_trials", help="The paper used 20,000 per profile.",
     )
     seed = c2.number_input(
         "Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="sim_paper_seed",
