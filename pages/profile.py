@@ -19,14 +19,13 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_core.bounds import two_group_threshold
 from hdp_core.errors import ProfileError
 from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
 from hdp_core.validate import parse_level
-from hdp_core.views import links
+from hdp_core.views import explain, links
 from pages.common import (
     PROFILE,
     PROFILE_HASH,
@@ -346,13 +345,8 @@ def _generator_controls(ui: dict) -> dict:
         spec = {"kind": d, "n": int(ui["prof_tg_n"]), "frac": float(ui["prof_tg_frac"]),
                 "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
         n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
-        if 0 < f < 1 and e2 >= e1:
-            thr = two_group_threshold(n, f, e1)  # the paper's two-group remark
-            verdict = "so it **is capped**" if e2 >= thr else "so it is **not** capped"
-            st.caption(
-                f"Group 2 saturates when its eps ≥ eps1 + 8/(n·f·eps1) = **{thr:.3g}**; it "
-                f"asks for {_fmt_level(e2)}, {verdict}."
-            )
+        if 0 < f < 1 and e2 >= e1:  # the paper's two-group remark, on the profile built
+            st.caption(explain.two_group_verdict(n, f, e1, e2).text)
         return spec
     ui["prof_mx_n"] = st.number_input(
         "Users n", min_value=1, max_value=links.GEN_MAX_N, step=100, **_kw("prof_mx_n"),
@@ -554,14 +548,7 @@ with right:
               f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.")
     st.plotly_chart(_figure(prof, tau, sol.n_saturated), key="prof_chart",
                     config={"displaylogo": False})
-    if math.isfinite(tau) and sol.n_saturated:
-        st.caption(
-            f"The {sol.n_saturated:,} users who asked for eps ≥ {tau:.4g} (shaded) are all "
-            f"granted τ* = {tau:.4g}: more privacy than they asked for. Giving them more weight "
-            "would add more noise than it removes (the saturation lemma)."
-        )
-    else:
-        st.caption("No user is capped: weights proportional to each user's eps are optimal.")
+    st.caption(explain.saturation_caption(prof))
     if prof.n_excluded:
         st.caption(f"{prof.n_excluded:,} users chose 0: their data is not used.")
 

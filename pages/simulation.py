@@ -20,7 +20,7 @@ from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
-from hdp_core.views import codegen
+from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
 from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
@@ -128,8 +128,7 @@ simulation): the simulated value should sit near it (more trials = narrower inte
 **Why ADPM wins.** It averages the users with weights proportional to min(eps, tau*) and adds
 just enough Laplace noise. Users who ask for strong privacy count less, so less noise is needed
 to protect them; users who ask for little privacy count more, but only up to the saturation
-level tau*: beyond it, more weight on them would cost more in sampling error than it saves in
-noise. Those capped users are *granted* tau*, more privacy than they asked for, for free. The
+level τ*. """ + explain.SATURATION_WHY + """ The
 paper proves this is the best affine estimator for the worst case (data spread as much as the
 range allows) and within a constant factor of the best possible estimator of any kind. For a
 particular gentler distribution another weighting can occasionally be slightly better.

@@ -18,7 +18,7 @@ from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 from hdp_core.figures.style import METHOD_COLORS
-from hdp_core.views import links, menu_io
+from hdp_core.views import explain, links, menu_io
 from pages.common import set_profile
 
 MENU = "td_menu"  # the current validated Menu (not a widget)
@@ -42,11 +42,9 @@ EPS_HELP = ("The privacy level this tier promises. Smaller eps = more privacy (0
             "logarithmic: each step multiplies eps by about 1.25.")
 SHARE_HELP = ("Percent of your users you expect to pick this tier. The shares should add up "
               "to 100%; if they do not, they are scaled so that they do.")
-SAT_TEXT = ("A **saturated** tier is capped: every tier looser than tau* gets tau*, so "
+SAT_TEXT = ("A **saturated** tier is capped: every tier looser than τ* gets τ*, so "
             "offering a looser tier adds no accuracy. ADPM (the paper's optimal estimator) "
-            "never gives a user more weight than a tau* user gets, because the extra weight "
-            "would cost more in noise for the strict users than it gains; the looser users "
-            "simply get more privacy than they asked for, for free.")
+            "never gives a user more weight than a τ* user gets. " + explain.SATURATION_WHY)
 WORST_TEXT = ("**Worst-case data** means data as spread out as the range allows: half the "
               "users at the bottom of the range and half at the top (standard deviation = half "
               "the range). The RMSE shown is then an upper bound for *any* data in the range. "
@@ -404,7 +402,7 @@ for col, m, label, hint in (
 ):
     v = report.errors[m].get(metric_view)
     ref = adpm_err.get(metric_view)
-    delta = None if m == "ADPM" or ref <= 0 else f"{100 * (v / ref - 1):+.3g}% vs ADPM"
+    delta = None if m == "ADPM" or ref <= 0 else f"{explain.approx_percent(v, ref)} vs ADPM"
     col.metric(label, fmt_err(v, unit), delta=delta, delta_color="inverse",
                help=f"{hint} Colour on every chart: {METHOD_COLORS[m]}.")
 st.caption(f"For reference, if every user were public the {METRIC_LABELS[metric_view]} would "

@@ -413,7 +413,8 @@ def trace_step_text(trace: AlgorithmTrace, step: int) -> str:
 
 
 def teaching_example() -> EpsilonProfile:
-    """A 50-user example in the spirit of the paper's Figure fig:r-eps: 47 levels from 0.2 to 8
-    (geometric, rounded to 2 decimals) and 3 public users; users 27..50 saturate at 1.32."""
+    """A 50-user example in the spirit of the paper's figure of r against eps: 47 levels, 0.2 to 8
+    (geometric, rounded to 2 decimals) and 3 public users; users 25..50 (26 users, public ones
+    included) saturate at tau* = 1.3246."""
     lv = np.round(np.exp(np.linspace(math.log(0.2), math.log(8.0), 47)), 2)
     return EpsilonProfile.from_values(np.concatenate([lv, [math.inf] * 3]))
