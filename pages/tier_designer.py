@@ -48,9 +48,7 @@ SAT_TEXT = ("A **saturated** tier is capped: every tier looser than τ* gets τ*
 WORST_TEXT = ("**Worst-case data** means data as spread out as the range allows: half the "
               "users at the bottom of the range and half at the top (standard deviation = half "
               "the range). The RMSE shown is then an upper bound for *any* data in the range. "
-              "The 95% half-width h means the estimate of the mean is within ±h of the true "
-              "mean 95% of the time (it treats the data's part of the error as normal, which "
-              "is accurate beyond a few dozen users, and the privacy noise exactly).")
+              + explain.HALF_WIDTH_TEXT)
 
 
 def fmt_eps(x: float) -> str:
@@ -314,8 +312,7 @@ c4.text_input("Unit", key="td_unit", max_chars=D.MAX_UNIT_CHARS,
 c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
 c1.radio("How spread out is the data?", list(SPREAD_LABELS), format_func=SPREAD_LABELS.get,
          key="td_spread", horizontal=True,
-         help="Worst case is safe: the error shown is then the largest any data in the range "
-         "can have. If you know the typical standard deviation, the numbers get tighter.")
+         help=explain.SPREAD_HELP)
 c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%g",
                 disabled=ss["td_spread"] != "sd",
                 help="Standard deviation of one user's value, in real units; at most half "
@@ -405,6 +402,8 @@ for col, m, label, hint in (
     delta = None if m == "ADPM" or ref <= 0 else f"{explain.approx_percent(v, ref)} vs ADPM"
     col.metric(label, fmt_err(v, unit), delta=delta, delta_color="inverse",
                help=f"{hint} Colour on every chart: {METHOD_COLORS[m]}.")
+if metric_view == "half_width":
+    st.caption(explain.half_width_note(adpm_err, unit))
 st.caption(f"For reference, if every user were public the {METRIC_LABELS[metric_view]} would "
            f"be {fmt_err(report.all_public.get(metric_view), unit)}: no menu can do better.")
 

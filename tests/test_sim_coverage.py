@@ -18,18 +18,20 @@ from hdp_core.simulate import CI_MIN_TRIALS, mse_interval
 from hdp_core.views import simulation as simview
 
 SEEDS = 1000
-PROFILE = hdp.EpsilonProfile.from_values(
-    np.exp(np.random.default_rng(7).uniform(math.log(0.1), math.log(5.0), 27)).tolist()
-    + [0.3, 0.3, math.inf]
-)  # 30 users: strict to loose, one public
+_SPREAD = np.exp(np.random.default_rng(7).uniform(math.log(0.1), math.log(5.0), 27))
+PROFILE = hdp.EpsilonProfile.from_values(np.append(_SPREAD, [0.3, 0.3, math.inf]))
+# 30 users: strict to loose, one public
 
 
 def _coverage(trials: int, dist: hdp.Distribution, symmetric: bool = False) -> dict[str, float]:
     hits = dict.fromkeys(hdp.METHODS, 0)
     for seed in range(SEEDS):
         for m, r in hdp.simulate_mse(hdp.METHODS, PROFILE, dist, trials=trials, seed=seed).items():
-            lo, hi = (r.mse - 1.96 * r.std_err, r.mse + 1.96 * r.std_err) if symmetric else (
-                r.ci_low, r.ci_high)
+            lo, hi = (
+                (r.mse - 1.96 * r.std_err, r.mse + 1.96 * r.std_err)
+                if symmetric
+                else (r.ci_low, r.ci_high)
+            )
             hits[m] += lo <= r.exact <= hi
     return {m: h / SEEDS for m, h in hits.items()}
 

@@ -23,14 +23,17 @@ import numpy as np
 from ..adpm import adpm
 from ..presets import two_groups
 from ..profile import EpsilonProfile
-from .formatting import count_noun
+from .formatting import count_noun, plain
 
 __all__ = [
+    "HALF_WIDTH_TEXT",
     "LEMMA_SATURATION",
     "SATURATION_WHY",
+    "SPREAD_HELP",
     "SaturationTradeoff",
     "TwoGroupVerdict",
     "approx_percent",
+    "half_width_note",
     "mse_terms",
     "saturation_caption",
     "saturation_tradeoff",
@@ -185,3 +188,48 @@ def approx_percent(value: float, reference: float, rel_precision: float = 1e-9) 
     if abs(d) < rel_precision:
         return "≈ 0%"
     return f"{100 * d:+.3g}%"
+
+
+HALF_WIDTH_TEXT = (
+    "The **95% half-width** h means the estimate of the mean is within ±h of the true mean 95% "
+    "of the time. With worst-case data and few users it is the exact worst case over data at "
+    "the two ends of the range (the normal approximation would understate it); with many users "
+    "it is an approximation that treats the data's part of the error as normal (the privacy "
+    "noise is exact). It is never shown above half the range: answering the middle of the "
+    "range is never off by more than that."
+)
+"""What the 95% half-width is, and when it is exact (hdp_core.smalln, design.small_n_half_width)."""
+
+SPREAD_HELP = (
+    "Worst case is safe for the RMSE: it is then the largest any data in the range can have. "
+    "The 95% error is the worst case over data at the two ends of the range (exact for few "
+    "users, a normal approximation for many). If you know the typical standard deviation, "
+    "the numbers get tighter."
+)
+
+
+def half_width_note(acc, unit: str = "", method: str = "ADPM") -> str:
+    """One sentence on how ``acc.half_width`` (units.Accuracy) was found: exact worst case,
+    normal approximation, or the mid-range guarantee R/2 shown instead of a larger own error."""
+    u = f" {plain(unit)}" if unit else ""
+    kind = getattr(acc, "half_width_kind", "normal")
+    if getattr(acc, "outputs_zero", False):
+        return (
+            f"{method} answers the middle of the range here: it is never off by more than "
+            f"±{acc.half_width:.3g}{u}."
+        )
+    if kind == "mid_range":
+        return (
+            f"{method}'s own 95% error would be ±{acc.half_width_own:.3g}{u}, more than "
+            f"answering the middle of the range, which is never off by more than "
+            f"±{acc.half_width:.3g}{u}: that guarantee is shown."
+        )
+    if kind == "exact":
+        return (
+            "The 95% error is exact: the worst case over data at the two ends of the "
+            "range (with this few users the normal approximation would understate it)."
+        )
+    return (
+        "The 95% error is an approximation: the data's part of the error is taken as "
+        "normal (accurate with many users); the privacy noise is exact."
+    )
