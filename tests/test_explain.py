@@ -144,3 +144,29 @@ def test_teaching_example_saturates_users_25_to_50():
     assert granted_less[0] >= 25
     doc = teaching_example.__doc__
     assert "users 25..50" in doc and "1.3246" in doc
+
+
+def test_trace_text_uses_printed_numbering_and_one_notation():
+    from hdp_core.views import saturation as sat
+
+    trace = hdp.adpm_trace(teaching_example())
+    k = int(np.argmax(trace.saturated)) + 1
+    texts = [sat.trace_step_text(trace, s) for s in range(1, trace.eps.size + 1)] + [
+        sat.TRACE_INTRO
+    ]
+    for t in texts:
+        assert "lem:" not in t and "tau_" not in t and "eps_" not in t and "||" not in t
+    assert "Lemma 3" in sat.trace_step_text(trace, k) and "Lemma 3" in sat.TRACE_INTRO
+    assert "ε₂₅" in sat.trace_step_text(trace, 25) and "τ₂₄" in sat.trace_step_text(trace, 25)
+    # the saturation lemma is the third lemma environment of the paper (printed "Lemma 3")
+    tex = pathlib.Path("/work/shared/paper/heterogeneous_privacy_mean_estimation.tex")
+    if tex.exists():
+        src = tex.read_text()
+        labels = [
+            src[i:].split("\\label{", 1)[1].split("}", 1)[0]
+            for i in [j for j in range(len(src)) if src.startswith("\\begin{lemma}", j)]
+        ]
+        assert labels.index("lem:sat") + 1 == 3
+    table = sat.trace_table(trace, 30)
+    assert list(table["step k"][:2]) == [30, 29] and len(table["step k"]) == 30
+    assert list(table)[3] == "saturated"

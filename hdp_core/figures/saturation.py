@@ -19,6 +19,8 @@ from .style import (
     build,
     fast_layout,
     hline,
+    log_axis,
+    public_y,
     vline,
 )
 
@@ -29,12 +31,18 @@ UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they 
 SAT_FILL = "rgba(213, 94, 0, 0.12)"  # saturation vermillion, light: the looser group is capped
 
 
+def _span(*arrays: np.ndarray, tau: float = math.inf) -> tuple[float, float]:
+    """(smallest positive, largest) finite level over ``arrays`` and tau."""
+    vals = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+                          + [np.array([tau])])
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    return (float(vals.min()), float(vals.max())) if vals.size else (0.1, 10.0)
+
+
 def _top(*arrays: np.ndarray, tau: float = math.inf) -> float:
-    """A y value above every finite level, where public users (eps = inf) are drawn."""
-    vals = [float(a[np.isfinite(a)].max()) for a in arrays if np.isfinite(a).any()]
-    if math.isfinite(tau):
-        vals.append(tau)
-    return 3.0 * max(vals) if vals else 1.0
+    """A y value well above every finite level (style.public_y), where public users
+    (eps = inf) are drawn, on the axis's single "public (∞)" tick."""
+    return public_y(_span(*arrays, tau=tau)[1])
 
 
 def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
@@ -107,8 +115,8 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
         margin=dict(l=60, r=20, t=80, b=50), height=height, shapes=shapes, annotations=notes,
         xaxis=dict(title=dict(text="users sorted by the eps they asked for (rank)"),
                    range=[0.5 - 0.02 * x_hi, x_hi * 1.02 + 0.5]),
-        yaxis=dict(title=dict(text="privacy level eps (log scale; smaller = more privacy)"),
-                   type="log"),
+        yaxis=log_axis(*_span(c.requested, c.granted, tau=c.tau), public=bool(pub.any()),
+                       title=dict(text="privacy level eps (log scale; smaller = more privacy)")),
     )
     return build(data, layout)
 
@@ -220,6 +228,8 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     layout = fast_layout(
         margin=dict(l=60, r=20, t=90, b=50), height=height,
         xaxis=dict(title=dict(text="user k (sorted by asked eps)"), range=[0.5, m + 0.5]),
-        yaxis=dict(title=dict(text="eps (log scale)"), type="log"),
+        yaxis=log_axis(*_span(trace.eps, trace.r[:step]),
+                       public=bool(np.isinf(trace.eps).any()),
+                       title=dict(text="eps (log scale)")),
     )
     return build(data, layout)
