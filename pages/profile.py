@@ -26,6 +26,7 @@ from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
 from hdp_core.validate import parse_level
 from hdp_core.views import explain, links
+from hdp_core.views.formatting import count_noun
 from pages.common import (
     PROFILE,
     PROFILE_HASH,
@@ -481,7 +482,7 @@ def _upload_controls() -> None:
                 links.encode(spec)
             except hdp.LinkError as e:
                 spec = {"kind": "upload", "name": f.name, "reason": str(e)}
-            label = f"File {f.name}: {prof.n:,} users"
+            label = f"File {f.name}: {count_noun(prof.n, 'user')}"
             up.update(profile=prof, spec=spec, label=label, good_name=f.name)
             set_profile(prof, spec, label)
             st.session_state[SEEN] = profile_version()
@@ -549,6 +550,12 @@ with right:
     st.plotly_chart(_figure(prof, tau, sol.n_saturated), key="prof_chart",
                     config={"displaylogo": False})
     st.caption(explain.saturation_caption(prof))
+    if prof.is_tiered and st.button(
+        "Open these tiers in the Tier designer", key="prof_to_designer",
+        help="Carry this tiers profile into the Tier designer (its menu is replaced).",
+    ):
+        st.session_state["td_from_profile"] = True
+        st.switch_page("pages/tier_designer.py")
     if prof.n_excluded:
         st.caption(f"{prof.n_excluded:,} users chose 0: their data is not used.")
 
@@ -573,4 +580,5 @@ with s2:
         mime="text/csv", key="prof_download", on_click="ignore", width="stretch",
         help="eps per user (with value if the file had one), or name, eps and count per tier.",
     )
-    st.caption(f"{prof.n:,} users, {'tiers' if prof.is_tiered else 'one row per user'}.")
+    st.caption(f"{count_noun(prof.n, 'user')}, "
+               f"{'tiers' if prof.is_tiered else 'one row per user'}.")

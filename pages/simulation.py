@@ -22,6 +22,7 @@ from hdp_core.sweeps import group_sweep
 from hdp_core.units import range_width
 from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
+from hdp_core.views.formatting import count_noun
 from pages.common import PROFILE_HASH, PROFILE_LABEL, PROFILE_SPEC, get_profile, set_profile
 
 # Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
@@ -375,8 +376,8 @@ def simulation_section() -> None:
     )
     st.caption(
         f"{plan.trials:,} trials, seed {int(seed)}, data {dist.label()}, "
-        f"{prof.n:,} users. MSE for data in [−0.5, 0.5]; × ADPM = the method's MSE divided by "
-        "ADPM's (above 1 = worse than ADPM)."
+        f"{count_noun(prof.n, 'user')}. MSE for data in [−0.5, 0.5]; × ADPM = the method's "
+        "MSE divided by ADPM's (above 1 = worse than ADPM)."
     )
     st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
 
@@ -648,7 +649,7 @@ with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
     st.markdown(EXPLAIN)
 _prof = get_profile()
 st.caption(
-    f"Current profile: {st.session_state.get(PROFILE_LABEL, '')} ({_prof.n:,} users, "
+    f"Current profile: {st.session_state.get(PROFILE_LABEL, '')} ({count_noun(_prof.n, 'user')}, "
     f"{_prof.n_public:,} public)."
 )
 simulation_section()

@@ -18,8 +18,9 @@ from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 from hdp_core.figures.style import METHOD_COLORS
-from hdp_core.views import explain, links, menu_io
-from pages.common import set_profile
+from hdp_core.views import design_link, explain, links, menu_io
+from hdp_core.views.formatting import count_noun
+from pages.common import PROFILE_LABEL, cached_adpm, get_profile, set_profile
 
 MENU = "td_menu"  # the current validated Menu (not a widget)
 NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced
@@ -196,7 +197,7 @@ def _cb_import() -> None:
         return
     load_menu(menu, f"Imported the menu from {up.name}.")
     ss[NOTE + "_kind"] = "info"
-    ss[IMPORT_MSG] = ("success", f"Imported {menu.k} tiers from {up.name}.")
+    ss[IMPORT_MSG] = ("success", f"Imported {count_noun(menu.k, 'tier')} from {up.name}.")
 
 
 def _cb_apply(menu: D.Menu, note: str) -> None:
@@ -208,8 +209,8 @@ def _cb_use_profile(menu: D.Menu) -> None:
     prof = menu.to_profile()
     spec = {"kind": "tiers", "levels": [float(x) for x in prof.levels],
             "counts": [int(c) for c in prof.counts], "names": list(prof.names)}
-    set_profile(prof, spec, f"Tier menu: {menu.k} tiers ({', '.join(menu.names)}), "
-                            f"{menu.n_users:,} users")
+    set_profile(prof, spec, f"Tier menu: {count_noun(menu.k, 'tier')} "
+                            f"({', '.join(menu.names)}), {count_noun(menu.n_users, 'user')}")
     st.session_state["td_used"] = True
 
 
@@ -252,9 +253,37 @@ def cached_figures(menu: D.Menu, metric: str):
 
 # ------------------------------------------------------------------------------------------
 # the page
+def _cb_load_profile_tiers() -> None:
+    """Load the current (tiered) profile's tiers into the designer (issue 13)."""
+    ss = st.session_state
+    try:
+        menu = design_link.menu_from_profile(get_profile(), ss[MENU])
+    except (ProfileError, ValueError) as e:
+        ss[NOTE], ss[NOTE + "_kind"] = f"The current profile cannot be loaded here: {e}.", "warning"
+        return
+    load_menu(menu, "Loaded the current profile's tiers from the Profile page.")
+    ss[NOTE + "_kind"] = "info"
+
+
+def _init_goal() -> None:
+    """First visit: the accuracy-first target from the link (?goal=metric~value)."""
+    ss = st.session_state
+    if "td_target" in ss:
+        return
+    text = st.query_params.get(design_link.GOAL_KEY)
+    if text:
+        try:
+            ss["td_metric"], ss["td_target"] = design_link.decode_goal(text)
+        except ValueError:
+            pass  # a bad target falls back to the default; the menu still opens
+
+
 # ------------------------------------------------------------------------------------------
 init_menu()
+_init_goal()
 ss = st.session_state
+if ss.pop("td_from_profile", False):  # the Profile page's "open in the Tier designer"
+    _cb_load_profile_tiers()
 
 st.title("Tier designer")
 st.markdown(
@@ -266,6 +295,13 @@ st.markdown(
 if ss.get(NOTE):
     kind = ss.get(NOTE + "_kind", "info")
     (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
+
+_sidebar_prof = get_profile()
+if _sidebar_prof.is_tiered:
+    st.button("Load the current profile's tiers", key="td_load_profile",
+              on_click=_cb_load_profile_tiers,
+              help="Replace the menu below by the tiers of the profile built on the Profile "
+              "page (names, levels and shares; the data range stays).")
 
 # --- 1. the menu ---------------------------------------------------------------------------
 st.header("1. Your menu")
@@ -337,6 +373,8 @@ if st.query_params.get(LINK_KEY) != token:
 report = cached_report(menu)
 unit = menu.unit
 adpm_err = report.errors["ADPM"]
+st.caption(design_link.whose_numbers(menu, report.tau_star, ss.get(PROFILE_LABEL, ""),
+                                     cached_adpm(_sidebar_prof).saturation_level))
 
 # --- 2. what each tier really gets ----------------------------------------------------------
 st.header("2. What each tier really gets")
@@ -426,6 +464,9 @@ target = c2.number_input(f"Target error ({unit or 'data units'})", min_value=0.0
                          key="td_target", format="%g",
                          help="The largest error of the mean you accept, in real units. It "
                          "must be positive and less than half the data range.")
+goal = design_link.encode_goal(metric, target)
+if st.query_params.get(design_link.GOAL_KEY) != goal:
+    st.query_params[design_link.GOAL_KEY] = goal
 QUESTIONS = {
     "users": "How many users does this menu need?",
     "level": "How strict can one tier be?",
@@ -494,7 +535,7 @@ if answer is not None:
             ct = menu.counts.copy()
             ct[a] -= m_users
             ct[b] += m_users
-            applied = (menu.with_counts(ct), f"Moved {m_users:,} users from "
+            applied = (menu.with_counts(ct), f"Moved {count_noun(m_users, 'user')} from "
                        f"{menu.tiers[a].name} to {menu.tiers[b].name}.")
         c2.metric("Error there", fmt_err(answer.error, unit),
                   help="The error at the answer (it meets the target; one step less does "
@@ -571,7 +612,7 @@ if ss.pop("td_used", False):
 base = st.context.url or ""
 base = base.split("?")[0] if base else f"/{PAGE_PATH}"
 st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")
-st.code(f"{base}?{LINK_KEY}={token}", language=None)
+st.code(f"{base}?{LINK_KEY}={token}&{design_link.GOAL_KEY}={goal}", language=None)
 with st.expander("Preview the JSON"):
     st.code(json_text, language="json")
 
