@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from ..adpm import AlgorithmTrace
 from ..views.saturation import RCurve, TwoLevelPoint
+from ..views.saturation import _sub
 from .style import (
     GRANTED_COLOR,
     PUBLIC_COLOR,
@@ -205,12 +206,12 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     rf = np.where(np.isfinite(r), r, top)
     data = [
         dict(type="scatter", x=k, y=req, mode="markers",
-             name="asked for (eps_k; public at the top)",
+             name="asked for (εₖ; public at the top)",
              marker=dict(color=REQUESTED_COLOR, size=7, symbol="circle-open"),
              customdata=np.where(np.isfinite(trace.eps), trace.eps, np.nan),
              hovertemplate="user %{x}<br>asked eps = %{customdata:.4g}<extra></extra>"),
         dict(type="scatter", x=k[:step], y=rf, mode="lines+markers",
-             name="granted so far (r_k)", line=dict(color=GRANTED_COLOR, width=2),
+             name="granted so far (rₖ)", line=dict(color=GRANTED_COLOR, width=2),
              marker=dict(size=7),
              hovertemplate="user %{x}<br>granted r = %{y:.4g}<extra></extra>"),
         dict(type="scatter", x=[step], y=[rf[-1]], mode="markers", name=f"step {step}",
@@ -223,7 +224,7 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     if math.isfinite(t):
         data.append(dict(
             type="scatter", x=[0.5, m + 0.5], y=[t, t], mode="lines",
-            name=f"cap for the next user, tau_{step} = {t:.4g}",
+            name=f"cap for the next user, τ{_sub(step)} = {t:.4g}",
             line=dict(color=SATURATION_COLOR, dash="dash", width=2), hoverinfo="skip"))
     layout = fast_layout(
         margin=dict(l=60, r=20, t=90, b=50), height=height,
