@@ -10,8 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..adpm import AlgorithmTrace
-from ..views.saturation import RCurve, TwoLevelPoint
-from ..views.saturation import _sub
+from ..views.saturation import RCurve, TwoLevelPoint, _sub
 from .style import (
     GRANTED_COLOR,
     PUBLIC_COLOR,
