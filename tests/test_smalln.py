@@ -142,3 +142,16 @@ def test_half_width_notes_say_which_figure_it_is():
     assert "exact" in explain.half_width_note(exact)
     big = D.evaluate_menu(D.default_menu()).errors["ADPM"]
     assert "approximation" in explain.half_width_note(big)
+
+
+def test_exact_half_width_is_not_monotone_in_the_levels():
+    """Loosening a tier lowers ADPM's MSE but can raise the exact worst-case 95% quantile at
+    small n (why test_design's monotonicity property excludes it); brute force agrees."""
+    m = D.make_menu(["a", "b"], [4.0, 6.0], [50, 50], n_users=5)  # 3 users at 4, 2 at 6
+    assert list(m.counts) == [3, 2]
+    s0, a0 = D.profile_errors(np.array([4.0, 6.0]), m.counts, m)
+    s1, a1 = D.profile_errors(np.array([8.0, 6.0]), m.counts, m)  # tier a loosened to 8
+    assert a1.mse < a0.mse and a1.half_width > a0.half_width
+    for sol, acc in ((s0, a0), (s1, a1)):
+        w_users = np.repeat(sol.weights, m.counts)
+        assert acc.half_width == pytest.approx(brute_sup(w_users, sol.noise_scale, 400), rel=2e-3)

@@ -72,9 +72,9 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
     )
     cap = rep.worth_offering
     if math.isfinite(cap):
-        label = (f"τ* = {cap:.4g}: tiers looser than this get τ*"
+        label = (f"τ* = {cap:.4g} (looser tiers get τ*)"
                  if math.isfinite(rep.tau_star)
-                 else f"{cap:.4g}: a new looser tier would be capped here")
+                 else f"{cap:.4g}: a looser tier would be capped")
         fig.add_hline(y=cap, line=dict(color=SATURATION_COLOR, dash="dash", width=2))
         fig.add_scatter(x=[None], y=[None], mode="lines", name=label,  # legend, not on bars
                         line=dict(color=SATURATION_COLOR, dash="dash", width=2))

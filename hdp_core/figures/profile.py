@@ -207,7 +207,7 @@ def profile_figure(
     x_right = (x_pub + gap / 2) if n_pub else (hi + pad)
     if math.isfinite(tau) and tau > 0:
         xt = math.log10(tau)
-        capped = "" if n_saturated is None else f": caps {count_noun(n_saturated, 'user')}"
+        capped = "" if n_saturated is None else f" (caps {count_noun(n_saturated, 'user')})"
         fig.add_vrect(
             x0=xt, x1=x_right, fillcolor=SATURATION_COLOR, opacity=0.07, line_width=0,
             layer="below",
@@ -217,7 +217,7 @@ def profile_figure(
         # clipped at the right edge
         fig.add_scatter(  # legend entry for the line
             x=[None], y=[None], mode="lines",
-            name=f"τ* = {tau:.4g}{capped}: looser users are granted τ*",
+            name=f"τ* = {tau:.4g}{capped}",
             line=dict(color=SATURATION_COLOR, dash="dash", width=2),
         )
 
