@@ -128,6 +128,8 @@ def test_two_group_verdict_matches_algorithm1_on_the_built_profile():
 
 def test_approx_percent():
     assert explain.approx_percent(1 - 4.44e-16, 1.0) == "≈ 0%"
+    assert explain.approx_percent(0.4902 * (1 + 2.13e-7), 0.4902) == "≈ 0%"  # shown as 0.49 both
+    assert explain.approx_percent(0.4902 * (1 + 2.13e-7), 0.4902, digits=8) == "+2.13e-05%"
     assert explain.approx_percent(1.2, 1.0) == "+20%"
     assert explain.approx_percent(0.5, 1.0) == "-50%"
 

@@ -178,14 +178,15 @@ def two_group_verdict(n: int, frac: float, eps1: float, eps2: float) -> TwoGroup
     return TwoGroupVerdict(n1, thr, capped, text)
 
 
-def approx_percent(value: float, reference: float, rel_precision: float = 1e-9) -> str:
-    """'+12.3%' for value vs reference; '≈ 0%' when the difference is below the numbers'
-    precision (|value/reference - 1| < rel_precision), so rounding noise such as -4.44e-14%
-    never reads as beating the optimum."""
+def approx_percent(value: float, reference: float, digits: int = 3) -> str:
+    """'+12.3%' for value vs reference; '≈ 0%' when the difference is below the precision
+    the numbers are shown with (equal at ``digits`` significant digits, or within 1e-9
+    relative), so rounding noise such as -4.44e-14% or +2.13e-05% never reads as a real
+    difference, let alone as beating the optimum."""
     if not reference > 0 or not math.isfinite(value):
         return ""
     d = value / reference - 1.0
-    if abs(d) < rel_precision:
+    if abs(d) < 1e-9 or f"{value:.{digits}g}" == f"{reference:.{digits}g}":
         return "≈ 0%"
     return f"{100 * d:+.3g}%"
 
