@@ -519,8 +519,8 @@ class MenuReport:
 def evaluate_menu(menu: Menu) -> MenuReport:
     """Granted privacy per tier, tau*, the loosest level worth offering and the errors.
 
-    ADPM (Algorithm 1) on the tiers gives r_j = min(eps_j, tau*) (lem:sat). The loosest level
-    worth offering is c = (||r||_2^2 + 8)/||r||_1 = 4 f(r) ||r||_1: by Lemma lem:sat (B) a
+    ADPM (Algorithm 1) on the tiers gives r_j = min(eps_j, tau*) (Lemma 3). The loosest level
+    worth offering is c = (||r||_2^2 + 8)/||r||_1 = 4 f(r) ||r||_1: by Lemma 3 (B) a
     new tier at any level >= c is granted exactly c, however many users pick it, and c = tau*
     when some tier saturates. Errors: ADPM, UNI (everyone at the strictest level) and PropDPM
     (weights proportional to eps), plus the reference of all users public (V / n).
