@@ -21,7 +21,7 @@ from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
 from hdp_core.views import links
-from hdp_core.views.formatting import plain
+from hdp_core.views.formatting import count_noun, plain
 
 DEFAULT_PRESET = "paper_high"
 DEFAULT_SPEC = {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0}
@@ -251,7 +251,7 @@ def render_sidebar(where=None) -> None:
         st.markdown("#### Current profile")
         st.caption(plain(st.session_state.get(PROFILE_LABEL) or ""))
         c1, c2 = st.columns(2)
-        c1.metric("Users n", compact_count(n), help=f"{n:,} users in the profile.")
+        c1.metric("Users n", compact_count(n), help=f"{count_noun(n, 'user')} in the profile.")
         c2.metric("Distinct levels", f"{s['distinct']:,}",
                   help="How many different privacy levels the users ask for.")
         c1.metric("min eps", _short(s["min"]), help="The strictest level asked for "
@@ -261,7 +261,7 @@ def render_sidebar(where=None) -> None:
         c1.metric("median eps", _short(s["median"]), help="Half the users ask for this "
                   "level or less.")
         c2.metric("Public users", f"{100 * s['public_share']:.3g}%",
-                  help=f"{s['n_public']:,} users with eps = ∞ (public data).")
+                  help=f"{count_noun(s['n_public'], 'user')} with eps = ∞ (public data).")
         tau = s["tau"]
         if math.isfinite(tau):
             c1.metric(

@@ -39,7 +39,7 @@ import json
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -49,6 +49,7 @@ from .adpm import ADPMSolution, adpm
 from .errors import MenuError
 from .estimators import get_method
 from .profile import MAX_TOTAL_USERS, EpsilonProfile
+from .smalln import two_point_half_width
 from .units import Accuracy, affine_error
 from .validate import as_float, describe, fmt_number, format_eps, is_real_number, parse_level
 
@@ -458,7 +459,8 @@ def tuned_sd(menu: Menu) -> float | None:
 
 
 def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, Accuracy]:
-    """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread.
+    """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread
+    (half-width: see :func:`small_n_half_width`).
 
     With a known data sd the weights are ADPM tuned to s = sd / R (Algorithm 1 with 8 replaced
     by 2/s^2, :func:`hdp_core.adpm.adpm`): the optimal unbiased affine estimator for that
@@ -469,7 +471,33 @@ def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, 
     ct = np.asarray(counts, dtype=np.float64)
     ssq = float(np.dot(ct, sol.weights * sol.weights))
     zero = sol.outputs_zero  # also when no user is usable (f = inf, noise_scale = inf)
-    return sol, affine_errors(ssq, 0.0 if zero else sol.noise_scale, zero, menu)
+    acc = affine_errors(ssq, 0.0 if zero else sol.noise_scale, zero, menu)
+    if not zero:
+        acc = small_n_half_width(acc, sol.weights, counts, sol.noise_scale, menu)
+    return sol, acc
+
+
+def small_n_half_width(acc: Accuracy, weights: Any, counts: Any, noise_scale: float,
+                       menu: Menu, cap: bool = True) -> Accuracy:
+    """``acc`` with a half-width that is true at small n (issue 13), for an unbiased affine
+    estimator with per-tier ``weights`` and Laplace ``noise_scale`` (data in [-0.5, 0.5]).
+
+    Worst case (no data sd given) with few users (at most smalln.MAX_ATOMS atoms): the exact
+    worst case over data at the two ends of the range (smalln.two_point_half_width), since the
+    normal approximation is not a worst case there. Otherwise the normal approximation stays
+    (half_width_kind "normal"). Either way a half-width above R/2, what answering the middle of
+    the range guarantees, is shown as R/2 (kind "mid_range"; the method's own in half_width_own)
+    unless ``cap`` is False (baselines, shown for comparison as they are).
+    """
+    hw, kind = acc.half_width, "normal"
+    if menu.data_sd is None:
+        exact = two_point_half_width(weights, counts, noise_scale, acc.level)
+        if exact is not None:
+            hw, kind = exact * menu.width, "exact"
+    own = hw
+    if cap and hw > 0.5 * menu.width:
+        hw, kind = 0.5 * menu.width, "mid_range"
+    return replace(acc, half_width=hw, half_width_kind=kind, half_width_own=own)
 
 
 def menu_error(menu: Menu, metric: str = "rmse") -> float:
@@ -529,9 +557,9 @@ class MenuReport:
 def evaluate_menu(menu: Menu) -> MenuReport:
     """Granted privacy per tier, tau*, the loosest level worth offering and the errors.
 
-    ADPM (Algorithm 1) on the tiers gives r_j = min(eps_j, tau*) (lem:sat). The loosest level
+    ADPM (Algorithm 1) on the tiers gives r_j = min(eps_j, tau*) (Lemma 3). The loosest level
     worth offering is (||r||_2^2 + c)/||r||_1 with Algorithm 1's constant c (8 in the worst
-    case, 2/s^2 when ADPM is tuned to a known spread s = data_sd / R): by the saturation lemma
+    case, 2/s^2 when ADPM is tuned to a known spread s = data_sd / R): by Lemma 3
     (B) a new tier at any level at or above it is granted exactly that, however many users pick
     it, and it equals tau* when some tier saturates. Errors: ADPM, UNI (everyone at the
     strictest level) and PropDPM (weights proportional to eps), plus the reference of all users
@@ -560,6 +588,9 @@ def evaluate_menu(menu: Menu) -> MenuReport:
         est = get_method(name, prof)
         zero = bool(getattr(est, "outputs_zero", False))
         errors[name] = affine_errors(est.sum_sq_weights(), est.noise_scale, zero, menu)
+        if not zero:
+            errors[name] = small_n_half_width(errors[name], est.weights, counts,
+                                              est.noise_scale, menu, cap=False)
     pub = affine_errors(1.0 / menu.n_users, 0.0, False, menu)
     return MenuReport(menu, counts, granted, saturated, weight, cf * weight,
                       sol.saturation_level, worth, errors, pub)

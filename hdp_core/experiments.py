@@ -9,7 +9,8 @@
 
 Command line::
 
-    python -m hdp_core.experiments table1 [--trials N] [--seed S] [--format text|csv|json]
+    python -m hdp_core.experiments table1 [--trials N] [--seed S]
+        [--format text|csv|json|markdown]
     python -m hdp_core.experiments scatter [--sequences N] [--seed S] [--format text|csv|json]
 """
 
@@ -213,8 +214,40 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+def _md_ln(x: float, digits: int = 2) -> str:
+    return f"{x:.{digits}f}".replace("-", "−") if math.isfinite(x) else str(x)
+
+
+def table1_markdown(rows: list[dict[str, Any]], trials: int, seed: int) -> str:
+    """Table 1 as the README prints it: a markdown table of ln MSE, exact / simulated
+    (paper in brackets), with the largest gap to the paper (the README's block is this
+    output at the default seed; tests/test_readme_table1.py compares them)."""
+    worst = max(
+        abs(r[f"{w}_{kind}"] - r[f"paper_{kind}"])
+        for r in rows for kind in KINDS for w in ("exact", "sim")
+    )
+    out = [
+        f"Table 1 at seed {seed} (ln MSE, exact / simulated with {trials:,} trials, paper in "
+        f"brackets; largest gap {worst:.2f}):",
+        "",
+        "| method | high Var(eps) | low Var(eps) |",
+        "|---|---|---|",
+    ]
+    for r in rows:
+        cells = [
+            f"{_md_ln(r[f'exact_{k}'])} / {_md_ln(r[f'sim_{k}'])} "
+            f"({_md_ln(r[f'paper_{k}'], 1)})"
+            for k in KINDS
+        ]
+        out.append(f"| {r['method']} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def format_table1(rows: list[dict[str, Any]], fmt: str, trials: int, seed: int) -> str:
-    """Table 1 rows as an aligned text table, CSV or JSON (non-finite numbers: null)."""
+    """Table 1 rows as an aligned text table, a markdown table (the README's), CSV or JSON
+    (non-finite numbers: null)."""
+    if fmt == "markdown":
+        return table1_markdown(rows, trials, seed)
     if fmt == "json":
         return json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows], indent=2)
     if fmt == "csv":
@@ -332,8 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seed of the simulation (default 0)")
     t.add_argument("--profile-seed", type=_int_arg(0, 2**63 - 1), default=0,
                    help="seed that draws the two privacy profiles (default 0)")
-    t.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                   help="output format (default text: an aligned table)")
+    t.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text",
+                   help="output format (default text: an aligned table; markdown: the README's)")
     s = sub.add_parser(
         "scatter",
         help="ln H vs ln f for random unsaturated sequences (is the constant 443 really 4?)",

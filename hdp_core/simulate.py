@@ -29,7 +29,15 @@ from .errors import ProfileError
 from .estimators import get_method, stream_id, tuned_spread
 from .profile import EpsilonProfile, as_profile
 
-__all__ = ["EXPAND_MAX", "MAX_SIM_WIDTH", "SimResult", "simulate_mse", "simulated_width"]
+__all__ = [
+    "CI_MIN_TRIALS",
+    "EXPAND_MAX",
+    "MAX_SIM_WIDTH",
+    "SimResult",
+    "mse_interval",
+    "simulate_mse",
+    "simulated_width",
+]
 
 EXPAND_MAX = 2_000
 """Tiers with at most this many users are simulated user by user (exactly)."""
@@ -41,11 +49,33 @@ CHUNK_CELLS = 1 << 20
 """Trials are processed in chunks of about this many simulated values (bounds memory)."""
 _WORKERS = max(1, min(2, os.cpu_count() or 1))
 """Threads simulating chunks at the same time (each holds one chunk in memory)."""
+CI_MIN_TRIALS = 500
+"""Fewest trials for which the 95% interval of :func:`mse_interval` is trusted (coverage
+measured >= 93% at this count for 30 users, every method; tests/test_sim_coverage.py)."""
+
+
+def mse_interval(mean: float, var: float, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """95% confidence interval for an MSE from ``trials`` squared errors with sample mean
+    ``mean`` and sample variance ``var``, built on the log scale (delta method):
+    mean * exp(+-z se/mean), se = sqrt(var/trials).
+
+    Squared errors are right-skewed (a Laplace error squared has skewness about 6), so the
+    symmetric interval mean +- z se misses the true MSE on the high side far more often than
+    5% at small trial counts (73-85% coverage at 10 trials). The log-scale interval is
+    asymmetric the same way and stays positive; it holds its level from CI_MIN_TRIALS trials.
+    A constant error (var = 0) gives the point interval [mean, mean].
+    """
+    if not mean > 0:
+        return 0.0, 0.0
+    se = math.sqrt(max(var, 0.0) / trials)
+    spread = z * se / mean
+    return mean * math.exp(-spread), mean * math.exp(spread)
 
 
 @dataclass
 class SimResult:
-    """Monte Carlo MSE of one method with a 95% confidence interval (data in [-0.5, 0.5])."""
+    """Monte Carlo MSE of one method with a 95% confidence interval (data in [-0.5, 0.5];
+    the interval is :func:`mse_interval`, asymmetric on the log scale)."""
 
     method: str
     mse: float
@@ -157,9 +187,10 @@ def simulate_mse(
     numbers.
 
     Returns {name: SimResult} with the mean squared error against the population mean, its
-    95% confidence interval (normal approximation over trials), the exact MSE, and optionally
-    the raw estimates (for histograms). "ADPM-tuned" is tuned to ``data_sd`` (sd on
-    [-0.5, 0.5]), by default to the standard deviation of ``dist``.
+    95% confidence interval (:func:`mse_interval`, on the log scale; trusted from
+    CI_MIN_TRIALS trials), the exact MSE, and optionally the raw estimates (for histograms).
+    "ADPM-tuned" is tuned to ``data_sd`` (sd on [-0.5, 0.5]), by default to the standard
+    deviation of ``dist``.
     """
     prof = as_profile(eps)
     if isinstance(methods, str):
@@ -232,11 +263,12 @@ def simulate_mse(
         mean, m2 = moments[m]
         var = m2 / (trials - 1)
         se = math.sqrt(var / trials)
+        ci_low, ci_high = mse_interval(mean, var, trials)
         out[m] = SimResult(
             method=m,
             mse=mean,
-            ci_low=max(mean - 1.96 * se, 0.0),
-            ci_high=mean + 1.96 * se,
+            ci_low=ci_low,
+            ci_high=ci_high,
             std_err=se,
             exact=ests[m].exact_mse(dist),
             trials=trials,

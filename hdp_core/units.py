@@ -116,7 +116,11 @@ class Accuracy:
     h with P(|error| <= h) = ``level`` (NaN when the error is not one normal plus one Laplace,
     e.g. for LDPE and SM); ``data_sd``: sd of the data part; ``noise_scale``: Laplace scale of
     the noise; ``outputs_zero``: the method answers the middle of the range (ADPM when
-    f(r) > 1/4), so it is off by at most half the range.
+    f(r) > 1/4), so it is off by at most half the range. ``half_width_kind`` says how
+    ``half_width`` was found: "normal" (the data part taken as normal: an approximation),
+    "exact" (the exact worst case over data at the two ends of the range, smalln.py) or
+    "mid_range" (the method's own half-width ``half_width_own`` exceeds half the range R/2,
+    which answering the middle of the range guarantees, so R/2 is shown).
     """
 
     mse: float
@@ -126,6 +130,8 @@ class Accuracy:
     noise_scale: float
     level: float = 0.95
     outputs_zero: bool = False
+    half_width_kind: str = "normal"
+    half_width_own: float = math.nan
 
     def get(self, metric: str) -> float:
         """The RMSE (``metric`` 'rmse') or the error half-width ('half_width')."""

@@ -32,15 +32,14 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
-from hdp_core.bounds import two_group_threshold
 from hdp_core.errors import ProfileError
 from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
 from hdp_core.validate import parse_level
-from hdp_core.views import links
-from hdp_core.views.formatting import plain
+from hdp_core.views import explain, links
+from hdp_core.views.formatting import count_noun, plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -371,13 +370,8 @@ def _generator_controls(ui: dict) -> dict | None:
         spec = {"kind": d, "n": n_tg, "frac": float(ui["prof_tg_frac"]),
                 "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
         n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
-        if 0 < f < 1 and e2 >= e1:
-            thr = two_group_threshold(n, f, e1)  # the paper's two-group remark
-            verdict = "so it **is capped**" if e2 >= thr else "so it is **not** capped"
-            st.caption(
-                f"Group 2 saturates when its eps ≥ eps1 + 8/(n·f·eps1) = **{thr:.3g}**; it "
-                f"asks for {_fmt_level(e2)}, {verdict}."
-            )
+        if 0 < f < 1 and e2 >= e1:  # the paper's two-group remark, on the profile built
+            st.caption(explain.two_group_verdict(n, f, e1, e2).text)
         return spec
     n_mx = _users_input(ui, "prof_mx_n", links.GEN_MAX_N, "Users n",
                         help=f"How many users (1 to {links.GEN_MAX_N:,}).")
@@ -516,7 +510,7 @@ def _upload_controls() -> None:
                 links.encode(spec)
             except hdp.LinkError as e:
                 spec = {"kind": "upload", "name": f.name, "reason": str(e)}
-            label = f"File {f.name}: {prof.n:,} users"
+            label = f"File {f.name}: {count_noun(prof.n, 'user')}"
             up.update(profile=prof, spec=spec, label=label, good_name=f.name)
             set_profile(prof, spec, label)
             st.session_state[SEEN] = profile_version()
@@ -586,14 +580,13 @@ with right:
               f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.")
     st.plotly_chart(_figure(prof, tau, sol.n_saturated), key="prof_chart",
                     config={"displaylogo": False})
-    if math.isfinite(tau) and sol.n_saturated:
-        st.caption(
-            f"The {sol.n_saturated:,} users who asked for eps ≥ {tau:.4g} (shaded) are all "
-            f"granted τ* = {tau:.4g}: more privacy than they asked for. Giving them more weight "
-            "would add more noise than it removes (the saturation lemma)."
-        )
-    else:
-        st.caption("No user is capped: weights proportional to each user's eps are optimal.")
+    st.caption(explain.saturation_caption(prof))
+    if prof.is_tiered and st.button(
+        "Open these tiers in the Tier designer", key="prof_to_designer",
+        help="Carry this tiers profile into the Tier designer (its menu is replaced).",
+    ):
+        st.session_state["td_from_profile"] = True
+        st.switch_page("pages/tier_designer.py")
     if prof.n_excluded:
         st.caption(f"{prof.n_excluded:,} users chose 0: their data is not used.")
 
@@ -622,4 +615,5 @@ with s2:
         mime="text/csv", key="prof_download", on_click="ignore", width="stretch",
         help="eps per user (with value if the file had one), or name, eps and count per tier.",
     )
-    st.caption(f"{prof.n:,} users, {'tiers' if prof.is_tiered else 'one row per user'}.")
+    st.caption(f"{count_noun(prof.n, 'user')}, "
+               f"{'tiers' if prof.is_tiered else 'one row per user'}.")

@@ -34,7 +34,7 @@ from hdp_core.validate import format_eps
 from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import frame_to_csv, plain
+from hdp_core.views.formatting import count_noun, frame_to_csv, plain
 from hdp_core.views.limits import Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -266,34 +266,32 @@ def _trace_section(prof: EpsilonProfile) -> None:
         st.info("Every user has eps = 0: no data may be used, so there is nothing to walk "
                 "through (ADPM outputs 0).")
         return
-    st.markdown(
-        "Sort users by eps. User 1 gets eps_1. Each next user k is compared with the cap "
-        "tau_{k-1} = (‖r‖₂² + 8)/‖r‖₁ of the users before: below it they get what they "
-        "asked for, at or above it they get the cap, and from then on the cap stops moving."
-    )
+    st.markdown(sat.TRACE_INTRO)
     if m > 1:
         if K_STEP in st.session_state:  # keep the step inside a (possibly smaller) profile
             st.session_state[K_STEP] = int(min(max(st.session_state[K_STEP], 1), m))
-        c1, c2, c3 = st.columns([1, 1, 6])
-        c1.button("◀ Previous", key="sat_trace_prev", on_click=_step, args=(-1, m),
-                  help="Go back one step.")
-        c2.button("Next ▶", key="sat_trace_next", on_click=_step, args=(1, m),
-                  help="Run the next step of the recursion.")
-        step = c3.slider("Step k", 1, m, key=K_STEP, bind="query-params",
+        step = st.slider("Step k", 1, m, key=K_STEP, bind="query-params",
                          help="How many users Algorithm 1 has processed so far.")
         step = int(min(max(step, 1), m))
+        # buttons in their own wide columns: at 1024 px (a projector) the labels stay whole
+        c1, c2, _ = st.columns([1, 1, 2])
+        c1.button("◀ Previous", key="sat_trace_prev", on_click=_step, args=(-1, m),
+                  help="Go back one step.", disabled=step <= 1, width="stretch")
+        c2.button("Next ▶", key="sat_trace_next", on_click=_step, args=(1, m),
+                  help="Run the next step of the recursion.", disabled=step >= m,
+                  width="stretch")
     else:
         step = 1
     st.info(sat.trace_step_text(trace, int(step)))
     if trace.n_excluded:
-        st.caption(f"{trace.n_excluded} users with eps = 0 were left out before the "
+        st.caption(f"{count_noun(trace.n_excluded, 'user')} with eps = 0 left out before the "
                    "recursion starts (their data is not used).")
-    left, right = st.columns([3, 2])
-    table = pd.DataFrame({k: v[: int(step)] for k, v in trace.as_dict().items()})
-    left.dataframe(table, hide_index=True, key="sat_trace_table",
-                   column_config={c: st.column_config.NumberColumn(c, format="%.4g")
-                                  for c in table.columns if c not in ("step k", "saturated")})
-    right.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
+    st.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
+    table = pd.DataFrame(sat.trace_table(trace, int(step)))
+    st.caption("Latest step first: the top row is the user just processed.")
+    st.dataframe(table, hide_index=True, key="sat_trace_table", width="stretch",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.4g")
+                                for c in table.columns if c not in ("step k", "saturated")})
 
 
 def _reproduce(prof: EpsilonProfile) -> None:

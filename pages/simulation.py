@@ -28,17 +28,17 @@ from hdp_core.estimators import METHOD_CLASSES
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
-from hdp_core.views import codegen
+from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import frame_to_csv, plain
+from hdp_core.views.formatting import count_noun, frame_to_csv, plain
 from hdp_core.views.limits import Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget below)
     "sim_a": Limit(0.05, 1000.0), "sim_b": Limit(0.05, 1000.0), "sim_p": Limit(0.0, 1.0),
-    "sim_trials": Limit(10, 200_000, integer=True),
+    "sim_trials": Limit(simview.MIN_TRIALS, 200_000, integer=True),
     "sim_seed": Limit(0, 2**31 - 1, integer=True),
     "sim_lo": Limit(), "sim_hi": Limit(),
     "sim_sw_n1": Limit(1, 10**9, integer=True), "sim_sw_e1": Limit(1e-4, 1e3),
@@ -159,8 +159,7 @@ simulation): the simulated value should sit near it (more trials = narrower inte
 **Why ADPM wins.** It averages the users with weights proportional to min(eps, tau*) and adds
 just enough Laplace noise. Users who ask for strong privacy count less, so less noise is needed
 to protect them; users who ask for little privacy count more, but only up to the saturation
-level tau*: beyond it, more weight on them would cost more in sampling error than it saves in
-noise. Those capped users are *granted* tau*, more privacy than they asked for, for free. The
+level τ*. """ + explain.SATURATION_WHY + """ The
 paper proves this is the best affine estimator for the worst case (data spread as much as the
 range allows) and within a constant factor of the best possible estimator of any kind. For a
 particular gentler distribution another weighting can occasionally be slightly better.
@@ -271,8 +270,8 @@ def simulation_section() -> None:
         )
         t1, t2 = st.columns(2)
         trials = t1.number_input(
-            "Trials", min_value=10, max_value=200_000, value=20_000, step=1_000,
-            key="sim_trials", bind="query-params",
+            "Trials", min_value=simview.MIN_TRIALS, max_value=200_000, value=20_000,
+            step=1_000, key="sim_trials", bind="query-params",
             help="How many times the experiment is repeated. More trials = narrower confidence "
             "intervals but a slower run (the paper used 20,000).",
         )
@@ -420,8 +419,8 @@ def simulation_section() -> None:
     )
     st.caption(
         f"{plan.trials:,} trials, seed {int(seed)}, data {dist.label()}, "
-        f"{prof.n:,} users. MSE for data in [−0.5, 0.5]; × ADPM = the method's MSE divided by "
-        "ADPM's (above 1 = worse than ADPM)."
+        f"{count_noun(prof.n, 'user')}. MSE for data in [−0.5, 0.5]; × ADPM = the method's "
+        "MSE divided by ADPM's (above 1 = worse than ADPM)."
     )
     st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
     if tuned_sd is not None:
@@ -623,7 +622,7 @@ def paper_section() -> None:
     )
     c1, c2, c3 = st.columns([1, 1, 2])
     trials = c1.number_input(
-        "Trials", min_value=10, max_value=experiments.MAX_TABLE1_TRIALS, value=20_000,
+        "Trials", min_value=simview.MIN_TRIALS, max_value=experiments.MAX_TABLE1_TRIALS, value=20_000,
         step=1_000, key="sim_paper_trials", help="The paper used 20,000 per profile.",
     )
     seed = c2.number_input(
@@ -704,7 +703,7 @@ with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
     st.markdown(tview.TUNED_EXPLAIN)
 _prof = get_profile()
 st.caption(
-    f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} ({_prof.n:,} users, "
+    f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} ({count_noun(_prof.n, 'user')}, "
     f"{_prof.n_public:,} public)."
 )
 simulation_section()

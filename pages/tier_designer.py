@@ -14,14 +14,14 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_app.common import run_through_app, set_profile
+from hdp_app.common import PROFILE_LABEL, cached_adpm, get_profile, run_through_app, set_profile
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 from hdp_core.figures.style import METHOD_COLORS
-from hdp_core.views import links, menu_io
+from hdp_core.views import design_link, explain, links, menu_io
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import plain
+from hdp_core.views.formatting import count_noun, plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -46,17 +46,13 @@ EPS_HELP = ("The privacy level this tier promises. Smaller eps = more privacy (0
             "logarithmic: each step multiplies eps by about 1.25.")
 SHARE_HELP = ("Percent of your users you expect to pick this tier. The shares should add up "
               "to 100%; if they do not, they are scaled so that they do.")
-SAT_TEXT = ("A **saturated** tier is capped: every tier looser than tau* gets tau*, so "
+SAT_TEXT = ("A **saturated** tier is capped: every tier looser than τ* gets τ*, so "
             "offering a looser tier adds no accuracy. ADPM (the paper's optimal estimator) "
-            "never gives a user more weight than a tau* user gets, because the extra weight "
-            "would cost more in noise for the strict users than it gains; the looser users "
-            "simply get more privacy than they asked for, for free.")
+            "never gives a user more weight than a τ* user gets. " + explain.SATURATION_WHY)
 WORST_TEXT = ("**Worst-case data** means data as spread out as the range allows: half the "
               "users at the bottom of the range and half at the top (standard deviation = half "
               "the range). The RMSE shown is then an upper bound for *any* data in the range. "
-              "The 95% half-width h means the estimate of the mean is within ±h of the true "
-              "mean 95% of the time (it treats the data's part of the error as normal, which "
-              "is accurate beyond a few dozen users, and the privacy noise exactly).")
+              + explain.HALF_WIDTH_TEXT)
 
 
 def fmt_eps(x: float) -> str:
@@ -206,7 +202,7 @@ def _cb_import() -> None:
         return
     load_menu(menu, f"Imported the menu from {plain(up.name)}.")
     ss[NOTE + "_kind"] = "info"
-    ss[IMPORT_MSG] = ("success", f"Imported {menu.k} tiers from {plain(up.name)}.")
+    ss[IMPORT_MSG] = ("success", f"Imported {count_noun(menu.k, 'tier')} from {plain(up.name)}.")
 
 
 def _cb_apply(menu: D.Menu, note: str) -> None:
@@ -218,8 +214,8 @@ def _cb_use_profile(menu: D.Menu) -> None:
     prof = menu.to_profile()
     spec = {"kind": "tiers", "levels": [float(x) for x in prof.levels],
             "counts": [int(c) for c in prof.counts], "names": list(prof.names)}
-    set_profile(prof, spec, f"Tier menu: {menu.k} tiers ({', '.join(menu.names)}), "
-                            f"{menu.n_users:,} users")
+    set_profile(prof, spec, f"Tier menu: {count_noun(menu.k, 'tier')} "
+                            f"({', '.join(menu.names)}), {count_noun(menu.n_users, 'user')}")
     st.session_state["td_used"] = True
 
 
@@ -262,9 +258,37 @@ def cached_figures(menu: D.Menu, metric: str):
 
 # ------------------------------------------------------------------------------------------
 # the page
+def _cb_load_profile_tiers() -> None:
+    """Load the current (tiered) profile's tiers into the designer (issue 13)."""
+    ss = st.session_state
+    try:
+        menu = design_link.menu_from_profile(get_profile(), ss[MENU])
+    except (ProfileError, ValueError) as e:
+        ss[NOTE], ss[NOTE + "_kind"] = f"The current profile cannot be loaded here: {e}.", "warning"
+        return
+    load_menu(menu, "Loaded the current profile's tiers from the Profile page.")
+    ss[NOTE + "_kind"] = "info"
+
+
+def _init_goal() -> None:
+    """First visit: the accuracy-first target from the link (?goal=metric~value)."""
+    ss = st.session_state
+    if "td_target" in ss:
+        return
+    text = st.query_params.get(design_link.GOAL_KEY)
+    if text:
+        try:
+            ss["td_metric"], ss["td_target"] = design_link.decode_goal(text)
+        except ValueError:
+            pass  # a bad target falls back to the default; the menu still opens
+
+
 # ------------------------------------------------------------------------------------------
 init_menu()
+_init_goal()
 ss = st.session_state
+if ss.pop("td_from_profile", False):  # the Profile page's "open in the Tier designer"
+    _cb_load_profile_tiers()
 
 st.title("Tier designer")
 st.markdown(
@@ -276,6 +300,13 @@ st.markdown(
 if ss.get(NOTE):
     kind = ss.get(NOTE + "_kind", "info")
     (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
+
+_sidebar_prof = get_profile()
+if _sidebar_prof.is_tiered:
+    st.button("Load the current profile's tiers", key="td_load_profile",
+              on_click=_cb_load_profile_tiers,
+              help="Replace the menu below by the tiers of the profile built on the Profile "
+              "page (names, levels and shares; the data range stays).")
 
 # --- 1. the menu ---------------------------------------------------------------------------
 st.header("1. Your menu")
@@ -322,8 +353,7 @@ c4.text_input("Unit", key="td_unit", max_chars=D.MAX_UNIT_CHARS,
 c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
 c1.radio("How spread out is the data?", list(SPREAD_LABELS), format_func=SPREAD_LABELS.get,
          key="td_spread", horizontal=True,
-         help="Worst case is safe: the error shown is then the largest any data in the range "
-         "can have. If you know the typical standard deviation, the numbers get tighter.")
+         help=explain.SPREAD_HELP)
 c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%g",
                 disabled=ss["td_spread"] != "sd",
                 help="Standard deviation of one user's value, in real units; at most half "
@@ -351,6 +381,8 @@ if st.query_params.get(LINK_KEY) != token:
 report = cached_report(menu)
 unit = menu.unit
 adpm_err = report.errors["ADPM"]
+st.caption(design_link.whose_numbers(menu, report.tau_star, ss.get(PROFILE_LABEL, ""),
+                                     cached_adpm(_sidebar_prof).saturation_level))
 
 # --- 2. what each tier really gets ----------------------------------------------------------
 st.header("2. What each tier really gets")
@@ -413,9 +445,11 @@ for col, m, label, hint in (
 ):
     v = report.errors[m].get(metric_view)
     ref = adpm_err.get(metric_view)
-    delta = None if m == "ADPM" or ref <= 0 else f"{100 * (v / ref - 1):+.3g}% vs ADPM"
+    delta = None if m == "ADPM" or ref <= 0 else f"{explain.approx_percent(v, ref)} vs ADPM"
     col.metric(label, fmt_err(v, unit), delta=delta, delta_color="inverse",
                help=f"{hint} Colour on every chart: {METHOD_COLORS[m]}.")
+if metric_view == "half_width":
+    st.caption(explain.half_width_note(adpm_err, unit))
 st.caption(f"For reference, if every user were public the {METRIC_LABELS[metric_view]} would "
            f"be {fmt_err(report.all_public.get(metric_view), unit)}: no menu can do better.")
 
@@ -438,6 +472,9 @@ target = c2.number_input(f"Target error ({plain(unit) or 'data units'})", min_va
                          key="td_target", format="%g",
                          help="The largest error of the mean you accept, in real units. It "
                          "must be positive and less than half the data range.")
+goal = design_link.encode_goal(metric, target)
+if st.query_params.get(design_link.GOAL_KEY) != goal:
+    st.query_params[design_link.GOAL_KEY] = goal
 QUESTIONS = {
     "users": "How many users does this menu need?",
     "level": "How strict can one tier be?",
@@ -505,7 +542,7 @@ if answer is not None:
             ct = menu.counts.copy()
             ct[a] -= m_users
             ct[b] += m_users
-            applied = (menu.with_counts(ct), f"Moved {m_users:,} users from "
+            applied = (menu.with_counts(ct), f"Moved {count_noun(m_users, 'user')} from "
                        f"{plain(menu.tiers[a].name)} to {plain(menu.tiers[b].name)}.")
         c2.metric("Error there", fmt_err(answer.error, unit),
                   help="The error at the answer (it meets the target; one step less does "
@@ -583,7 +620,7 @@ if ss.pop("td_used", False):
 base = st.context.url or ""
 base = base.split("?")[0] if base else f"/{PAGE_PATH}"
 st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")
-st.code(f"{base}?{LINK_KEY}={token}", language=None)
+st.code(f"{base}?{LINK_KEY}={token}&{design_link.GOAL_KEY}={goal}", language=None)
 with st.expander("Preview the JSON"):
     st.code(json_text, language="json")
 

@@ -525,6 +525,11 @@ def test_errors_monotone_random_menus(eps, data):
     metric = data.draw(st.sampled_from(D.METRICS))
 
     def ok(a, b):  # b (looser) is not worse than a, unless a reports the middle of the range
+        if metric == "half_width" and "exact" in (a.half_width_kind, b.half_width_kind):
+            # the exact small-n worst-case 95% quantile (smalln.py) is not monotone: ADPM's
+            # weights minimise the MSE, not a quantile (5 users, eps [4, 6] -> [8, 6]: 0.4712
+            # -> 0.4730 while the MSE falls); tests/test_smalln.py checks those numbers
+            return True
         return a.outputs_zero or b.get(metric) <= a.get(metric) * (1 + 1e-9)
 
     e0 = D.profile_errors(m.levels, m.counts, m)[1]

@@ -54,7 +54,8 @@ def test_per_user_figure_counts_and_tau():
     line = next(s for s in fig.layout.shapes if s.type == "line")
     assert line.x0 == pytest.approx(math.log10(sol.saturation_level))
     assert line.line.color == SATURATION_COLOR
-    assert any(f"{sol.saturation_level:.3g}" in a.text for a in fig.layout.annotations)
+    assert any(f"τ* = {sol.saturation_level:.4g}" in (t.name or "") for t in fig.data)
+    assert not fig.layout.annotations  # labels in the legend: nothing to overlap or clip
     ticks = list(fig.layout.xaxis.ticktext)
     assert ticks[0] == "0 (not used)" and ticks[-1] == "public (∞)"
     # the public bar is to the right of every finite level and of tau*

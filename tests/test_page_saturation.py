@@ -119,11 +119,15 @@ def test_trace_stepper_on_the_teaching_example(app):
     widget(at, "slider", "sat_trace_step").set_value(k).run()
     text = next(i.value for i in at.info if i.value.startswith(f"Step {k}:"))
     assert "saturation!" in text
-    # the end clamps
+    # at the last step "Next" is disabled (it did nothing), at the first "Previous" is
     widget(at, "slider", "sat_trace_step").set_value(50).run()
-    widget(at, "button", "sat_trace_next").click().run()
     ok(at)
+    assert widget(at, "button", "sat_trace_next").disabled
+    assert not widget(at, "button", "sat_trace_prev").disabled
     assert widget(at, "slider", "sat_trace_step").value == 50
+    assert at.dataframe[-1].value["step k"].iloc[0] == 50  # the table follows the step
+    widget(at, "slider", "sat_trace_step").set_value(1).run()
+    assert widget(at, "button", "sat_trace_prev").disabled
 
 
 def test_trace_toggle_on_a_small_profile(app):
@@ -134,7 +138,7 @@ def test_trace_toggle_on_a_small_profile(app):
     assert step.max == 5  # the two eps = 0 users are left out of the recursion
     step.set_value(5).run()
     ok(at)
-    assert np.isinf(at.dataframe[-1].value.iloc[-1, 1])  # the public user comes last
+    assert np.isinf(at.dataframe[-1].value.iloc[0, 1])  # the public user is the last step (top row)
     widget(at, "toggle", "sat_trace_example").set_value(True).run()
     ok(at)
     step = widget(at, "slider", "sat_trace_step")

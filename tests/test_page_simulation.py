@@ -21,7 +21,7 @@ from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import simulation as simview
 
 PAGE = "pages/simulation.py"
-TRIALS = 300
+TRIALS = 500  # the page minimum (simview.MIN_TRIALS)
 
 PER_USER = hdp.paper_profile("high")
 HUGE_TIERS = hdp.EpsilonProfile.from_tiers(
@@ -191,11 +191,11 @@ def test_methods_trials_seed_and_histogram(app):
     core = hdp.simulate_mse(hdp.METHODS, PER_USER, hdp.Beta(2, 3), trials=TRIALS, seed=11)
     assert after == core["ADPM"].mse and after != before
 
-    at.number_input(key="sim_trials").set_value(150).run()
+    at.number_input(key="sim_trials").set_value(600).run()
     check(at)
-    core = hdp.simulate_mse(hdp.METHODS, PER_USER, hdp.Beta(2, 3), trials=150, seed=11)
+    core = hdp.simulate_mse(hdp.METHODS, PER_USER, hdp.Beta(2, 3), trials=600, seed=11)
     assert table(at)["Simulated MSE"][1] == core["SM"].mse
-    assert any(c.value.startswith("150 trials, seed 11") for c in at.caption)
+    assert any(c.value.startswith("600 trials, seed 11") for c in at.caption)
 
     at.multiselect(key="sim_hist").set_value(["LDPE", "FME"]).run()
     check(at)
@@ -266,11 +266,11 @@ def test_profile_with_public_users(app):
 
 
 def test_large_profile_reduces_trials(app, monkeypatch):
-    monkeypatch.setattr(simview, "MAX_SIM_CELLS", 100_000)
+    monkeypatch.setattr(simview, "MAX_SIM_CELLS", 1_200_000)
     prof = hdp.EpsilonProfile.from_values(np.linspace(0.05, 2.0, 2_000))
     at = open_sim(app, profile=prof, trials=5_000)
-    assert any("50 trials instead of 5,000" in i.value for i in at.info)
-    assert any(c.value.startswith("50 trials") for c in at.caption)
+    assert any("600 trials instead of 5,000" in i.value for i in at.info)
+    assert any(c.value.startswith("600 trials") for c in at.caption)
     assert "from_csv" in at.code[0].value
     assert [d.label for d in at.get("download_button")] == [
         "Download results (CSV)", "Download profile.csv"
@@ -294,12 +294,12 @@ def test_profile_too_large_to_simulate_shows_exact_mse(app, monkeypatch):
 def test_paper_experiment_button_and_loading_a_profile(app):
     at = open_sim(app, profile=WITH_PUBLIC)
     assert not [df for df in at.dataframe if "High: paper" in df.value.columns]
-    at.number_input(key="sim_paper_trials").set_value(200).run()
+    at.number_input(key="sim_paper_trials").set_value(500).run()
     at.button(key="sim_paper_run").click().run()
     check(at)
     (paper,) = [df.value for df in at.dataframe if "High: paper" in df.value.columns]
     assert list(paper["Method"]) == labels(hdp.METHODS)
-    rows = experiments.table1(trials=200, seed=0, profile_seed=0)
+    rows = experiments.table1(trials=500, seed=0, profile_seed=0)
     for i, m in enumerate(hdp.METHODS):
         assert paper["High: paper"][i] == experiments.PAPER_TABLE1[m][0]
         assert paper["Low: paper"][i] == experiments.PAPER_TABLE1[m][1]
@@ -311,7 +311,7 @@ def test_paper_experiment_button_and_loading_a_profile(app):
     at.number_input(key="sim_paper_seed").set_value(1).run()
     check(at)
     (paper,) = [df.value for df in at.dataframe if "High: paper" in df.value.columns]
-    rows1 = experiments.table1(trials=200, seed=1, profile_seed=0)
+    rows1 = experiments.table1(trials=500, seed=1, profile_seed=0)
     assert list(paper["Low: ours (simulated)"]) == [r["sim_low"] for r in rows1]
     # showing the table did not change the current profile
     assert at.session_state[PROFILE].key == WITH_PUBLIC.key

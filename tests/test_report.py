@@ -111,9 +111,9 @@ def test_plan_trials_caps_and_floors():
     plan = simview.plan_trials(small, d, 20_000)
     assert (plan.trials, plan.width, plan.reduced) == (20_000, 1000, False)
     assert plan.cells == 20_000_000 <= simview.MAX_SIM_CELLS
-    big = hdp.EpsilonProfile.from_values(np.linspace(0.01, 1.0, 400_000))
+    big = hdp.EpsilonProfile.from_values(np.linspace(0.01, 1.0, 40_000))
     plan = simview.plan_trials(big, d, 20_000)
-    assert plan.reduced and plan.trials == simview.MAX_SIM_CELLS // 400_000 == 125
+    assert plan.reduced and plan.trials == simview.MAX_SIM_CELLS // 40_000 == 1250
     assert plan.trials * plan.width <= simview.MAX_SIM_CELLS
     floor = simview.plan_trials(small, d, 20_000, budget=5_000)
     assert floor.trials == simview.MIN_TRIALS and floor.reduced

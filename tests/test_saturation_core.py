@@ -276,14 +276,15 @@ def test_teaching_example_and_step_texts():
     assert 10 < k < 40  # saturation happens mid-way, so the walk-through shows both phases
     trace = hdp.adpm_trace(prof)
     texts = [sat.trace_step_text(trace, s) for s in range(1, 51)]
-    assert "r_1 = eps_1" in texts[0] and f"{e[0]:.4g}" in texts[0]
+    sub = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")  # the texts' subscript notation
+    assert "r₁ = ε₁" in texts[0] and f"{e[0]:.4g}" in texts[0]
     for s in range(2, k + 1):  # unsaturated steps: eps_s < tau_{s-1}
-        assert f"eps_{s} = {e[s - 1]:.4g} <" in texts[s - 1]
-        assert f"r_{s} = {e[s - 1]:.4g}" in texts[s - 1]
+        assert f"ε{str(s).translate(sub)} = {e[s - 1]:.4g} <" in texts[s - 1]
+        assert f"r{str(s).translate(sub)} = {e[s - 1]:.4g}" in texts[s - 1]
     assert "saturation!" in texts[k]  # step k+1 is the first saturated one
-    assert f"{tau:.4g}" in texts[k]
+    assert f"{tau:.4g}" in texts[k] and "Lemma 3" in texts[k]
     for s in range(k + 2, 51):
-        assert "saturated" in texts[s - 1] and f"tau* = {tau:.4g}" in texts[s - 1]
+        assert "saturated" in texts[s - 1] and f"τ* = {tau:.4g}" in texts[s - 1]
     assert "public (∞)" in texts[-1]
     with pytest.raises(ValueError):
         sat.trace_step_text(trace, 51)

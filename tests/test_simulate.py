@@ -77,10 +77,14 @@ def test_exact_and_simulated_mse_agree(agreement):
 def test_ci_bounds_are_consistent(agreement):
     for *_, r, _exact in agreement:
         assert r.ci_low <= r.mse <= r.ci_high
-        # compared as sums: ci_high - mse loses every digit when std_err << mse
-        assert r.ci_high == pytest.approx(r.mse + 1.96 * r.std_err, rel=1e-12, abs=1e-300)
-        assert r.ci_low == pytest.approx(max(r.mse - 1.96 * r.std_err, 0.0), rel=1e-12,
-                                         abs=1e-300)
+        # the log-scale interval mse * exp(+-1.96 se / mse) (simulate.mse_interval)
+        if r.mse > 0:
+            spread = 1.96 * r.std_err / r.mse
+            assert r.ci_high == pytest.approx(r.mse * math.exp(spread), rel=1e-12)
+            assert r.ci_low == pytest.approx(r.mse * math.exp(-spread), rel=1e-12)
+            assert r.ci_low * r.ci_high == pytest.approx(r.mse**2, rel=1e-12)
+        else:
+            assert r.ci_low == r.ci_high == 0.0
         assert r.log_mse == (math.log(r.mse) if r.mse > 0 else -math.inf)
 
 

@@ -22,6 +22,8 @@ from .style import (
     REQUESTED_COLOR,
     SATURATION_COLOR,
     fig_text,
+    log_axis,
+    public_y,
 )
 
 __all__ = ["method_error_figure", "tier_privacy_figure", "whatif_figure"]
@@ -45,7 +47,9 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
     asked = rep.menu.levels
     granted = rep.granted
     fin = np.concatenate([asked[np.isfinite(asked)], granted[np.isfinite(granted)]])
-    top = 3.0 * float(fin.max()) if fin.size else 1.0
+    fin = fin[fin > 0]
+    lo, hi = (float(fin.min()), float(fin.max())) if fin.size else (0.1, 10.0)
+    top = public_y(hi)
     y_asked = np.where(np.isfinite(asked), asked, top)
     y_granted = np.where(np.isfinite(granted), granted, top)
     txt_asked = ["public" if math.isinf(a) else f"{a:.3g}" for a in asked]
@@ -69,17 +73,18 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
     )
     cap = rep.worth_offering
     if math.isfinite(cap):
-        label = (f"tau* = {cap:.4g}: tiers looser than this get tau*"
+        label = (f"τ* = {cap:.4g} (looser tiers get τ*)"
                  if math.isfinite(rep.tau_star)
-                 else f"{cap:.4g}: a new looser tier would be capped here")
-        fig.add_hline(y=cap, line=dict(color=SATURATION_COLOR, dash="dash", width=2),
-                      annotation_text=label, annotation_position="top left",
-                      annotation_font_color=SATURATION_COLOR)
+                 else f"{cap:.4g}: a looser tier would be capped")
+        fig.add_hline(y=cap, line=dict(color=SATURATION_COLOR, dash="dash", width=2))
+        fig.add_scatter(x=[None], y=[None], mode="lines", name=label,  # legend, not on bars
+                        line=dict(color=SATURATION_COLOR, dash="dash", width=2))
     fig.update_layout(**LAYOUT_DEFAULTS, height=height, barmode="group")
     fig.update_layout(title=dict(text="Privacy per tier: offered vs granted<br><sup>smaller "
                                  "eps = more privacy</sup>", y=0.97),
                       margin=dict(t=95), legend=dict(y=1.0, yanchor="bottom"))
-    fig.update_yaxes(type="log", title="eps (log scale; top = public)")
+    fig.update_yaxes(**log_axis(lo, hi, public=bool(np.isinf(asked).any()),
+                                title=dict(text="eps (log scale; top = public)")))
     fig.update_xaxes(title="tier")
     return fig
 

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..profile import EpsilonProfile
+from ..views.formatting import count_noun
 from .style import LAYOUT_DEFAULTS, PUBLIC_COLOR, REQUESTED_COLOR, SATURATION_COLOR, fig_text
 
 __all__ = ["EXCLUDED_COLOR", "eps_ticks", "level_histogram", "profile_figure"]
@@ -211,19 +212,17 @@ def profile_figure(
     x_right = (x_pub + gap / 2) if n_pub else (hi + pad)
     if math.isfinite(tau) and tau > 0:
         xt = math.log10(tau)
-        capped = "" if n_saturated is None else f": caps {n_saturated:,} users"
+        capped = "" if n_saturated is None else f" (caps {count_noun(n_saturated, 'user')})"
         fig.add_vrect(
             x0=xt, x1=x_right, fillcolor=SATURATION_COLOR, opacity=0.07, line_width=0,
             layer="below",
         )
         fig.add_vline(x=xt, line_dash="dash", line_color=SATURATION_COLOR, line_width=2)
-        fig.add_annotation(
-            x=xt, y=0.99, yref="paper", yanchor="top", xanchor="left", showarrow=False,
-            text=f" τ* = {tau:.4g}{capped}", font=dict(color=SATURATION_COLOR),
-            bgcolor="rgba(255,255,255,0.8)",
-        )
+        # the label goes in the legend: on the plot it collided with bar labels and was
+        # clipped at the right edge
         fig.add_scatter(  # legend entry for the line
-            x=[None], y=[None], mode="lines", name="τ*: looser users are granted τ*",
+            x=[None], y=[None], mode="lines",
+            name=f"τ* = {tau:.4g}{capped}",
             line=dict(color=SATURATION_COLOR, dash="dash", width=2),
         )
 

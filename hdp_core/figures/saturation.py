@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..adpm import AlgorithmTrace
-from ..views.saturation import RCurve, TwoLevelPoint
+from ..views.saturation import RCurve, TwoLevelPoint, _sub
 from .style import (
     GRANTED_COLOR,
     PUBLIC_COLOR,
@@ -20,6 +20,8 @@ from .style import (
     fast_layout,
     fig_text,
     hline,
+    log_axis,
+    public_y,
     vline,
 )
 
@@ -30,12 +32,18 @@ UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they 
 SAT_FILL = "rgba(213, 94, 0, 0.12)"  # saturation vermillion, light: the looser group is capped
 
 
+def _span(*arrays: np.ndarray, tau: float = math.inf) -> tuple[float, float]:
+    """(smallest positive, largest) finite level over ``arrays`` and tau."""
+    vals = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+                          + [np.array([tau])])
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    return (float(vals.min()), float(vals.max())) if vals.size else (0.1, 10.0)
+
+
 def _top(*arrays: np.ndarray, tau: float = math.inf) -> float:
-    """A y value above every finite level, where public users (eps = inf) are drawn."""
-    vals = [float(a[np.isfinite(a)].max()) for a in arrays if np.isfinite(a).any()]
-    if math.isfinite(tau):
-        vals.append(tau)
-    return 3.0 * max(vals) if vals else 1.0
+    """A y value well above every finite level (style.public_y), where public users
+    (eps = inf) are drawn, on the axis's single "public (∞)" tick."""
+    return public_y(_span(*arrays, tau=tau)[1])
 
 
 def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
@@ -108,8 +116,8 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
         margin=dict(l=60, r=20, t=80, b=50), height=height, shapes=shapes, annotations=notes,
         xaxis=dict(title=dict(text="users sorted by the eps they asked for (rank)"),
                    range=[0.5 - 0.02 * x_hi, x_hi * 1.02 + 0.5]),
-        yaxis=dict(title=dict(text="privacy level eps (log scale; smaller = more privacy)"),
-                   type="log"),
+        yaxis=log_axis(*_span(c.requested, c.granted, tau=c.tau), public=bool(pub.any()),
+                       title=dict(text="privacy level eps (log scale; smaller = more privacy)")),
     )
     return build(data, layout)
 
@@ -198,12 +206,12 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     rf = np.where(np.isfinite(r), r, top)
     data = [
         dict(type="scatter", x=k, y=req, mode="markers",
-             name="asked for (eps_k; public at the top)",
+             name="asked for (εₖ; public at the top)",
              marker=dict(color=REQUESTED_COLOR, size=7, symbol="circle-open"),
              customdata=np.where(np.isfinite(trace.eps), trace.eps, np.nan),
              hovertemplate="user %{x}<br>asked eps = %{customdata:.4g}<extra></extra>"),
         dict(type="scatter", x=k[:step], y=rf, mode="lines+markers",
-             name="granted so far (r_k)", line=dict(color=GRANTED_COLOR, width=2),
+             name="granted so far (rₖ)", line=dict(color=GRANTED_COLOR, width=2),
              marker=dict(size=7),
              hovertemplate="user %{x}<br>granted r = %{y:.4g}<extra></extra>"),
         dict(type="scatter", x=[step], y=[rf[-1]], mode="markers", name=f"step {step}",
@@ -216,12 +224,14 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     if math.isfinite(t):
         data.append(dict(
             type="scatter", x=[0.5, m + 0.5], y=[t, t], mode="lines",
-            name=f"cap for the next user, tau_{step} = {t:.4g}",
+            name=f"cap for the next user, τ{_sub(step)} = {t:.4g}",
             line=dict(color=SATURATION_COLOR, dash="dash", width=2), hoverinfo="skip"))
     layout = fast_layout(
         margin=dict(l=60, r=20, t=90, b=50), height=height,
         xaxis=dict(title=dict(text="user k (sorted by asked eps)"), range=[0.5, m + 0.5]),
-        yaxis=dict(title=dict(text="eps (log scale)"), type="log"),
+        yaxis=log_axis(*_span(trace.eps, trace.r[:step]),
+                       public=bool(np.isinf(trace.eps).any()),
+                       title=dict(text="eps (log scale)")),
     )
     return build(data, layout)
 

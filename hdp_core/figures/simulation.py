@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from ..estimators import METHODS
 from ..sweeps import Sweep
 from .profile import eps_ticks
-from .style import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH, SATURATION_COLOR
+from .style import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH
 
 __all__ = [
     "TRUE_MEAN_COLOR",
@@ -243,8 +243,8 @@ def sweep_figure(
     if math.isfinite(saturation) and saturation > 0:
         sx = math.log10(saturation)
         if lo <= sx <= hi:
-            fig.add_vline(
-                x=sx, line=dict(color=SATURATION_COLOR, dash="dash", width=1.5),
+            fig.add_vline(  # grey dotted: FME's curve is vermillion dashed (METHOD_COLORS)
+                x=sx, line=dict(color="#555555", dash="dot", width=1.5),
                 annotation_text=f"saturates at eps = {saturation:.3g}",
                 annotation_position="top left",
             )

@@ -4,6 +4,8 @@ colour-blind safe), line styles, the light template, and small layout helpers.
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 _FIG_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;",
@@ -96,3 +98,42 @@ def build(data: list[dict], layout: dict) -> go.Figure:
     """One go.Figure from trace dicts and a layout dict, validated once (adding traces, lines
     and annotations one call at a time costs several times more)."""
     return go.Figure(data=data, layout=layout)
+
+
+def _tick_label(v: float) -> str:
+    """A full, unambiguous label: '0.5', '20', '2000', '1e+06' (never '5' for 0.5)."""
+    if 1e-3 <= v < 1e5:
+        return f"{v:.6g}"
+    return f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e")
+
+
+def public_y(finite_max: float) -> float:
+    """Where public users (eps = inf) are drawn on a log axis whose largest level is
+    ``finite_max``: one and a half decades above it, clear of every 1-2-5 level tick."""
+    return float(finite_max) * 10**1.5
+
+
+def log_axis(lo: float, hi: float, public: bool = False, **extra) -> dict:
+    """A log axis for privacy levels in [lo, hi] with ticks at 1, 2, 5 per decade, each
+    labelled in full ("0.5", "20"), so no label reads as another level. With ``public`` the
+    axis reaches public_y(hi), where a single tick reads "public (∞)" and nothing else is
+    labelled above hi (public users must not look like a finite level)."""
+    lo, hi = float(lo), float(hi)
+    if not (lo > 0 and hi >= lo):
+        lo, hi = 0.1, 10.0
+    d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    vals = [m * 10.0**d for d in range(d0, d1 + 1) for m in (1, 2, 5)]
+    vals = [v for v in vals if lo / 1.5 <= v <= hi * 1.5]
+    if len(vals) > 12:  # many decades: 1 per decade only
+        vals = [10.0**d for d in range(d0, d1 + 1) if lo / 3 <= 10.0**d <= hi * 3]
+    text = [_tick_label(v) for v in vals]
+    top = hi * 1.6
+    if public:
+        py = public_y(hi)
+        vals.append(py)
+        text.append("public (∞)")
+        top = py * 1.8
+    ax = dict(type="log", tickvals=vals, ticktext=text,
+              range=[math.log10(lo / 1.6), math.log10(top)])
+    ax.update(extra)
+    return ax

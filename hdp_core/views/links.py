@@ -41,6 +41,7 @@ from ..design import Menu, menu_to_dict
 from ..errors import LinkError, MenuError, NotShareable
 from ..profile import EpsilonProfile
 from ..validate import NUM_RE, describe, fmt_number, parse_int, parse_level, parse_number
+from .formatting import count_noun
 from .menu_io import menu_from_json
 
 __all__ = [
@@ -320,7 +321,8 @@ def spec_label(spec: Any) -> str:
             f"{100 * s['public']:.3g}% public (seed {s['seed']})"
         )
     if k == "tiers":
-        return f"Tiers: {len(s['levels'])} tiers, {sum(s['counts']):,} users"
+        return (f"Tiers: {count_noun(len(s['levels']), 'tier')}, "
+                f"{count_noun(sum(s['counts']), 'user')}")
     return f"List of {len(s['levels'])} users"
 
 

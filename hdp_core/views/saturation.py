@@ -27,6 +27,7 @@ from ..validate import format_eps
 
 __all__ = [
     "DOWNSAMPLE_ABOVE",
+    "TRACE_INTRO",
     "FreePrivacy",
     "FreePrivacyTable",
     "RCurve",
@@ -37,6 +38,7 @@ __all__ = [
     "r_curve",
     "teaching_example",
     "trace_step_text",
+    "trace_table",
     "two_level_point",
 ]
 
@@ -385,9 +387,27 @@ def _e(x: float) -> str:
     return "public (∞)" if math.isinf(x) else f"{x:.4g}"
 
 
+_SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
+
+
+def _sub(k: int | str) -> str:
+    """Subscript digits: 12 -> '₁₂' (one notation with ‖r‖₂², no ASCII 'tau_{k-1}')."""
+    return str(k).translate(_SUBSCRIPT)
+
+
+TRACE_INTRO = (
+    "Sort users by the eps they asked for. User 1 gets ε₁. Each next user k is compared with "
+    "the cap τₖ₋₁ = (‖r‖₂² + 8)/‖r‖₁ of the users before: below it they get what they asked "
+    "for, at or above it they get the cap, and from then on the cap stops moving (Lemma 3 of "
+    "the paper, the saturation lemma)."
+)
+"""The Algorithm 1 walk-through's introduction, in the notation of :func:`trace_step_text`."""
+
+
 def trace_step_text(trace: AlgorithmTrace, step: int) -> str:
-    """One sentence explaining step ``step`` (1-based) of Algorithm 1 on ``trace``:
-    the comparison of eps_k with the previous cap tau_{k-1} and what user k is granted."""
+    """One sentence explaining step ``step`` (1-based) of Algorithm 1 on ``trace``: the
+    comparison of ε_k with the previous cap τ_(k-1) and what user k is granted (Unicode
+    subscripts and ‖r‖ norms throughout; the lemma by its printed number, Lemma 3)."""
     m = int(trace.eps.size)
     if not 1 <= step <= m:
         raise ValueError(f"step must be between 1 and {m}, got {step}")
@@ -398,22 +418,45 @@ def trace_step_text(trace: AlgorithmTrace, step: int) -> str:
         return (f"Step {k}: every usable user is public, so there is nothing to protect: "
                 "ADPM is the plain sample mean (equal weights, no noise).")
     if k == 1:
-        return (f"Step 1: the strictest user asks for eps_1 = {_e(e)} and gets it (r_1 = eps_1); "
-                f"the cap for the next user is tau_1 = (||r||_2^2 + 8)/||r||_1 = {tau_k:.4g}.")
+        return (f"Step 1: the strictest user asks for ε₁ = {_e(e)} and gets it (r₁ = ε₁); "
+                f"the cap for the next user is τ₁ = (‖r‖₂² + 8)/‖r‖₁ = {tau_k:.4g}.")
     prev = float(trace.tau[k - 2])
+    sk, sp = _sub(k), _sub(k - 1)
     if not trace.saturated[k - 1]:
-        return (f"Step {k}: eps_{k} = {_e(e)} < tau_{k - 1} = {prev:.4g}, so user {k} gets what "
-                f"they asked for (r_{k} = {r:.4g}); the cap moves to tau_{k} = {tau_k:.4g}.")
+        return (f"Step {k}: ε{sk} = {_e(e)} < τ{sp} = {prev:.4g}, so user {k} gets what "
+                f"they asked for (r{sk} = {r:.4g}); the cap moves to τ{sk} = {tau_k:.4g}.")
     if not trace.saturated[k - 2]:
-        return (f"Step {k}: eps_{k} = {_e(e)} ≥ tau_{k - 1} = {prev:.4g}: saturation! User {k} "
-                f"is granted r_{k} = {r:.4g}, and the cap stops moving, so every later user "
-                f"gets tau* = {r:.4g} too (Lemma lem:sat).")
-    return (f"Step {k}: eps_{k} = {_e(e)} ≥ tau_{k - 1} = {prev:.4g}: saturated, user {k} gets "
-            f"tau* = {r:.4g} (more privacy than asked, at no cost in accuracy).")
+        return (f"Step {k}: ε{sk} = {_e(e)} ≥ τ{sp} = {prev:.4g}: saturation! User {k} "
+                f"is granted r{sk} = {r:.4g}, and the cap stops moving, so every later user "
+                f"gets τ* = {r:.4g} too (Lemma 3 of the paper, the saturation lemma).")
+    return (f"Step {k}: ε{sk} = {_e(e)} ≥ τ{sp} = {prev:.4g}: saturated, user {k} gets "
+            f"τ* = {r:.4g} (more privacy than asked, at no cost in accuracy).")
+
+
+def trace_table(trace: AlgorithmTrace, step: int) -> dict[str, np.ndarray]:
+    """The walk-through's table after ``step`` steps: one row per processed user, latest
+    first (so the table follows the stepper), columns in the trace text's notation with
+    "saturated" early enough to stay visible on a narrow screen."""
+    m = int(trace.eps.size)
+    if not 1 <= step <= m:
+        raise ValueError(f"step must be between 1 and {m}, got {step}")
+    d = trace.as_dict()
+    cols = {
+        "step k": d["step k"],
+        "εₖ asked": d["eps_k (asked)"],
+        "rₖ granted": d["r_k (granted)"],
+        "saturated": d["saturated"],
+        "cap τₖ": d["tau_k = (||r||_2^2+8)/||r||_1"],
+        "‖r‖₁": d["||r||_1"],
+        "‖r‖₂²": d["||r||_2^2"],
+        "f(r₁..rₖ)": d["f(r_1..k)"],
+    }
+    return {k: np.asarray(v)[:step][::-1] for k, v in cols.items()}
 
 
 def teaching_example() -> EpsilonProfile:
-    """A 50-user example in the spirit of the paper's Figure fig:r-eps: 47 levels from 0.2 to 8
-    (geometric, rounded to 2 decimals) and 3 public users; users 27..50 saturate at 1.32."""
+    """A 50-user example in the spirit of the paper's figure of r against eps: 47 levels, 0.2 to 8
+    (geometric, rounded to 2 decimals) and 3 public users; users 25..50 (26 users, public ones
+    included) saturate at tau* = 1.3246."""
     lv = np.round(np.exp(np.linspace(math.log(0.2), math.log(8.0), 47)), 2)
     return EpsilonProfile.from_values(np.concatenate([lv, [math.inf] * 3]))

@@ -20,7 +20,7 @@ from ..distributions import Beta, Distribution, TwoPoint, Uniform
 from ..errors import ProfileError
 from ..estimators import METHODS, get_method
 from ..profile import as_profile
-from ..simulate import SimResult, simulated_width
+from ..simulate import CI_MIN_TRIALS, SimResult, simulated_width
 from ..sweeps import log_grid
 from ..units import range_width, rmse_real
 
@@ -41,8 +41,9 @@ __all__ = [
 MAX_SIM_CELLS = 50_000_000
 """Largest trials x simulated-values-per-trial the page runs (a few seconds of numpy work)."""
 
-MIN_TRIALS = 20
-"""Fewest trials a reduced run keeps (below this the confidence interval says little)."""
+MIN_TRIALS = CI_MIN_TRIALS
+"""Fewest trials a run keeps (500): from there the 95% intervals hold (simulate.mse_interval;
+tests/test_sim_coverage.py); the page allows no fewer."""
 
 # distributions -----------------------------------------------------------------------------
 def make_distribution(kind: str, a: float = 2.0, b: float = 3.0, p: float = 0.5) -> Distribution:

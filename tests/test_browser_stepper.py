@@ -1,0 +1,56 @@
+"""The Algorithm 1 stepper in a real browser at a projector's 1024 px and at 1400 px: the
+buttons keep whole labels, "Next" is disabled at the last step, a teacher can click back
+through the steps, and the step table follows the current step. Screenshots are saved for a
+look (tmp_path). Reuses test_browser's server and browser fixtures."""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import browser, server, wait_for_run  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.browser
+
+
+def _label_whole(button) -> bool:
+    return button.evaluate(
+        "b => { const t = b.querySelector('p') || b;"
+        " return t.scrollWidth <= t.clientWidth + 1 && !t.innerText.includes('…'); }"
+    )
+
+
+@pytest.mark.parametrize("width", [1024, 1400])
+def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
+    ctx = browser.new_context(viewport={"width": width, "height": 2600})
+    page = ctx.new_page()
+    try:
+        page.goto(server + "/saturation?sat_trace_step=50")
+        wait_for_run(page)
+        prev = page.get_by_role("button", name="◀ Previous")
+        nxt = page.get_by_role("button", name="Next ▶")
+        prev.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / f"stepper_{width}_last.png"), full_page=True)
+        assert nxt.is_disabled() and prev.is_enabled()
+        box_p, box_n = prev.bounding_box(), nxt.bounding_box()
+        assert box_p["width"] >= 120 and box_n["width"] >= 120, (box_p, box_n)
+        assert _label_whole(prev) and _label_whole(nxt)
+        info = page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:")
+        assert info.count() == 1
+        prev.click()
+        wait_for_run(page)
+        assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 49:").count()
+        assert nxt.is_enabled()
+        nxt.click()
+        wait_for_run(page)
+        assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:").count()
+        grid = page.get_by_test_id("stDataFrame").last
+        grid.scroll_into_view_if_needed()
+        grid.screenshot(path=str(tmp_path / f"stepper_{width}_table.png"))
+        chart = page.get_by_test_id("stPlotlyChart").last
+        chart.screenshot(path=str(tmp_path / f"stepper_{width}_chart.png"))
+        # the table spans the page's content column (as the chart does), not a side column
+        assert grid.bounding_box()["width"] >= 0.95 * chart.bounding_box()["width"]
+        stepper = prev.locator("xpath=ancestor::*[@data-testid='stHorizontalBlock'][1]")
+        stepper.screenshot(path=str(tmp_path / f"stepper_{width}_buttons.png"))
+    finally:
+        ctx.close()

@@ -1,0 +1,66 @@
+"""Log-scale privacy axes read unambiguously: every tick label is the full number at its
+position (no "5" for 0.5, no "2" for 20), and public users sit on their own "public (∞)" tick,
+well above every finite level (not at y = 3 x the largest level, which read as a level)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import hdp_core as hdp
+from hdp_core import design as D
+from hdp_core.figures.design import tier_privacy_figure
+from hdp_core.figures.saturation import r_curve_figure, trace_figure
+from hdp_core.figures.style import log_axis
+from hdp_core.views import saturation as sat
+
+
+def _check_axis(ax, finite_max: float, public_ys=()) -> None:
+    vals, text = list(ax.tickvals), list(ax.ticktext)
+    assert len(vals) == len(text) >= 2
+    for v, t in zip(vals, text, strict=True):
+        if t == "public (∞)":
+            assert v >= 10 * finite_max
+            for y in public_ys:
+                assert y == pytest.approx(v)
+        else:
+            assert float(t) == pytest.approx(v, rel=1e-9), (t, v)
+            assert v <= 1.5 * finite_max
+    assert ("public (∞)" in text) == bool(len(public_ys))
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0.05, 20.0), (0.2, 8.0), (1e-4, 1e3), (0.5, 0.5)])
+def test_log_axis_labels_are_the_numbers(lo, hi):
+    ax = log_axis(lo, hi)
+    for v, t in zip(ax["tickvals"], ax["ticktext"], strict=True):
+        assert float(t) == pytest.approx(v, rel=1e-9)
+    if lo <= 0.5 <= hi and hi / lo < 1e3:  # 1-2-5 ticks (one per decade over many decades)
+        assert "0.5" in ax["ticktext"]
+    assert ax["range"][0] < math.log10(lo) and ax["range"][1] > math.log10(hi)
+
+
+def test_saturation_rank_chart_and_trace_chart():
+    prof = sat.teaching_example()  # 0.2 .. 8 and three public users
+    fig = r_curve_figure(sat.r_curve(hdp.adpm(prof)))
+    pub = [t for t in fig.data if "public" in (t.name or "")]
+    assert pub
+    _check_axis(fig.layout.yaxis, 8.0, list(pub[0].y))
+    assert {"0.2", "0.5", "1", "2", "5"} <= set(fig.layout.yaxis.ticktext)
+    trace = hdp.adpm_trace(prof)
+    tf = trace_figure(trace, 50)
+    asked = tf.data[0]
+    pub_y = [y for y, e in zip(asked.y, trace.eps, strict=True) if math.isinf(e)]
+    _check_axis(tf.layout.yaxis, 8.0, pub_y)
+
+
+def test_tier_designer_chart():
+    rep = D.evaluate_menu(D.default_menu())
+    fig = tier_privacy_figure(rep)
+    fin = rep.menu.levels[np.isfinite(rep.menu.levels)]
+    asked = fig.data[0]
+    pub_y = [y for y, e in zip(asked.y, rep.menu.levels, strict=True) if math.isinf(e)]
+    _check_axis(
+        fig.layout.yaxis, float(max(fin.max(), rep.granted[np.isfinite(rep.granted)].max())), pub_y
+    )
