@@ -6,7 +6,7 @@ share of users expected to pick it), a total number of users and the data's rang
 units. Everything here is exact and cheap for any number of users: tiers are never expanded.
 
 * :func:`evaluate_menu`: each tier's granted privacy r_j = min(eps_j, tau*) (saturation lemma,
-  lem:sat), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
+  Lemma 3), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
   baselines (RMSE and a 95% error half-width), and the loosest level worth offering.
 * Accuracy-first solvers: :func:`min_users`, :func:`strictest_level`, :func:`share_to_move`.
   Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
@@ -435,7 +435,7 @@ def _variance(menu: Menu) -> float:
 
 def affine_errors(sum_sq_weights: float, noise_scale: float, outputs_zero: bool,
                   menu: Menu, level: float = LEVEL) -> Accuracy:
-    """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (affine estimator, baselines.md).
+    """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (affine estimator; see hdp_core.baselines).
 
     MSE = V ||w||_2^2 + 2 b^2 on [-0.5, 0.5] (V = 1/4 worst case); RMSE = R sqrt(MSE); the
     half-width comes from error_half_width(R sqrt(V) ||w||_2, R b). A method that reports the
@@ -735,7 +735,7 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
 
     Loosening one tier's level never raises ADPM's worst-case (or tuned) MSE (the affine estimator's
     constraint w_i <= eta eps_i only relaxes), and beyond the level where the tier saturates
-    nothing changes at all (lem:sat). Bisection on log eps in [EPS_MIN, public] to relative
+    nothing changes at all (Lemma 3). Bisection on log eps in [EPS_MIN, public] to relative
     precision 1e-6; ``below`` = value / (1 + 1e-6) misses the target. "already" when even
     EPS_MIN meets it; "impossible" when even a public tier does not.
     """

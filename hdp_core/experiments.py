@@ -4,7 +4,7 @@
   "low" variance of eps, Beta(2, 3) data shifted to [-0.5, 0.5], natural log of the MSE), exact
   and by Monte Carlo, next to the paper's printed values.
 * :func:`optimality_scatter` draws random unsaturated sequences as in the subsection "On Lemma
-  lem:unsat-regime" and returns ln H(eps) and ln f(eps) for each, to check the paper's
+  Lemma 5" and returns ln H(eps) and ln f(eps) for each, to check the paper's
   suggestion that the constant 443 of Theorem 4 can be 4.
 
 Command line::
@@ -121,7 +121,7 @@ def random_unsaturated_sequences(
     n ~ uniform on {1, ..., max_n}; eps_1 log-uniform on ``eps1_range``; then
     eps_{i+1} ~ U[eps_i, tau_i) with tau_i = (||eps_1^i||_2^2 + 8)/||eps_1^i||_1
     = 4 ||eps_1^i||_1 f(eps_1^i) (the paper's sampling interval), so no index saturates
-    (Definition def:sat) and ADPM's r equals eps.
+    (Definition 2) and ADPM's r equals eps.
     Returns (eps of shape (sequences, max_n), ascending, NaN after position n; n per sequence).
     Vectorised over sequences (one numpy step per position).
     """
@@ -153,7 +153,7 @@ def optimality_scatter(
     max_n: int = 200,
     eps1_range: tuple[float, float] = EPS1_RANGE,
 ) -> dict[str, np.ndarray]:
-    """ln H(eps) and ln f(eps) for random unsaturated sequences (the paper's Figure fig:scat).
+    """ln H(eps) and ln f(eps) for random unsaturated sequences (the paper's Figure 2).
 
     For each sequence (see :func:`random_unsaturated_sequences`): f = (||eps||_2^2 + 8) /
     (4 ||eps||_1^2), ADPM's uncapped worst case (Theorem 2; r = eps since nothing saturates),

@@ -303,7 +303,7 @@ def test_saturation_is_absorbing_and_r_nondecreasing(eps):
     sol = hdp.adpm(eps)
     order = np.argsort(eps, kind="stable")
     sat = sol.saturated[order]
-    if sat.any():  # Lemma lem:sat (A): once saturated, every later user is saturated
+    if sat.any():  # Lemma 3 (A): once saturated, every later user is saturated
         assert sat[np.argmax(sat):].all()
     r = sol.r[order]
     r = r[np.isfinite(r)]  # r = inf only for public users when every used user is public
@@ -313,7 +313,7 @@ def test_saturation_is_absorbing_and_r_nondecreasing(eps):
     if tr.saturated.any() and np.max(tr.eps[np.isfinite(tr.eps)], initial=0) <= 1e6:
         assert tr.saturated[np.argmax(tr.saturated):].all()
         k = int(np.argmax(tr.saturated))
-        np.testing.assert_allclose(tr.r[k:], tr.r[k], rtol=1e-12)  # lem:sat (C)
+        np.testing.assert_allclose(tr.r[k:], tr.r[k], rtol=1e-12)  # Lemma 3 (C)
 
 
 # selection path (per-user profiles above _SELECT_MIN entries use quickselect, not a sort)

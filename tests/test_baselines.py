@@ -1,6 +1,6 @@
 """ADPM and the five baselines against independent oracles.
 
-* weights and noise of every affine method recomputed here from shared/baselines.md (and ADPM
+* weights and noise of every affine method recomputed here from the hdp_core.baselines docstring (and ADPM
   from a literal loop over Algorithm 1), including public (inf) and excluded (0) users;
 * the privacy each affine method grants, w_i / b, is within every user's request;
 * the affine MSE formula V ||w||^2 + 2 b^2, LDPE's and SM's closed forms against direct
@@ -53,7 +53,7 @@ def adpm_loop(eps) -> tuple[np.ndarray, float]:
 
 
 def baseline_oracle(name: str, eps) -> tuple[np.ndarray, float]:
-    """(weights, central noise scale) of an affine baseline from shared/baselines.md."""
+    """(weights, central noise scale) of an affine baseline from the hdp_core.baselines docstring."""
     e = np.asarray(eps, dtype=float)
     use = e > 0  # eps = 0 users are never used
     n = int(use.sum())

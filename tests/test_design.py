@@ -220,7 +220,7 @@ def test_report_agrees_with_adpm(eps, data):
 @given(st.lists(st.floats(0.01, 2), min_size=1, max_size=4), st.integers(10, 10**6),
        st.integers(1, 10**6), st.floats(1.0001, 100))
 def test_loosest_level_worth_offering(eps, n, extra, over):
-    """Lemma lem:sat (B): a new tier at any level >= c = (||r||^2 + 8)/||r||_1 is granted
+    """Lemma 3 (B): a new tier at any level >= c = (||r||^2 + 8)/||r||_1 is granted
     exactly c, however many users pick it; a new tier just below c keeps its own level."""
     k = len(eps)
     m = D.make_menu([f"t{i}" for i in range(k)], eps, [100 / k] * k, n)

@@ -2,7 +2,7 @@
 numbers at both ends, caps on runaway inputs, and the library's error family for bad input.
 
 Oracles are independent: exact rational arithmetic (fractions.Fraction) on the paper's and
-baselines.md's formulas, never numbers copied from hdp_core's output.
+the formulas of the hdp_core.baselines docstring, never numbers copied from hdp_core's output.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def test_range_ends_zero_and_public_are_accepted():
 
 def _oracle(levels, counts, method):
     """Exact MSE under TwoPoint(1/2) (V = 1/4, mean 0) and the worst case, from
-    shared/baselines.md and Algorithm 1, in rational arithmetic."""
+    the hdp_core.baselines docstring and Algorithm 1, in rational arithmetic."""
     V = Fraction(1, 4)
     tiers = [(Fraction(e), c) for e, c in zip(levels, counts) if c > 0 and e > 0 and e != INF]
     pub = sum(c for e, c in zip(levels, counts) if c > 0 and e == INF)

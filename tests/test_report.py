@@ -1,6 +1,6 @@
 """hdp_core.views.simulation: trial budget, result rows, group-sweep grid, reproducible code.
 
-Oracles: closed forms written out here from shared/baselines.md and the paper's two-group
+Oracles: closed forms written out here from the hdp_core.baselines docstring and the paper's two-group
 Remark, a recording distribution that counts what simulate_mse really draws, direct calls of
 simulate_mse / group_sweep, and running the generated script.
 """
@@ -127,7 +127,7 @@ def test_plan_trials_caps_and_floors():
 # result rows -----------------------------------------------------------------------------
 def _two_group_oracle(n1, e1, n2, dist):
     """Exact MSE of ADPM, PropDPM and UNI for n1 users at e1 plus n2 public users, from the
-    formulas of baselines.md and Algorithm 1 written out by hand."""
+    formulas of the hdp_core.baselines docstring and Algorithm 1 written out by hand."""
     v = dist.variance
     tau = e1 + 8.0 / (n1 * e1)  # the public group saturates at tau
     s1 = n1 * e1 + n2 * tau
@@ -217,7 +217,7 @@ def test_sweep_values_and_adpm_flat_after_saturation():
     assert np.all(np.diff(adpm[~after]) < 0)  # improving until then
     assert np.allclose(sw.tau[after], sat)
     # worst-case data: proportional weighting gets worse as the group goes public,
-    # ending at the public users' plain mean, V/100 (baselines.md)
+    # ending at the public users' plain mean, V/100 (hdp_core.baselines docstring)
     assert sw.mse["PropDPM"][-1] == pytest.approx(0.25 / 100)
     assert sw.mse["PropDPM"][-1] > 5 * adpm[-1]
     with pytest.raises(ValueError):

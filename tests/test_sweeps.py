@@ -1,6 +1,6 @@
 """hdp_core.sweeps against independent computations: closed forms for one level and two groups,
 brute-force H, direct calls on each scaled or resized profile, and the baselines' worst cases
-written out from shared/baselines.md (SM through an exact Poisson-binomial distribution)."""
+written out from the hdp_core.baselines docstring (SM through an exact Poisson-binomial distribution)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def poisson_binomial(p) -> np.ndarray:
 
 
 def worst_case_by_definition(method: str, eps) -> float:
-    """Worst-case MSE (data in [-0.5, 0.5]) written out from shared/baselines.md, for a
+    """Worst-case MSE (data in [-0.5, 0.5]) written out from the hdp_core.baselines docstring, for a
     per-user list of positive levels (inf allowed); no hdp_core code involved."""
     e = np.sort(np.asarray(eps, dtype=np.float64))
     n = e.size

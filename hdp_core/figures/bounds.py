@@ -152,7 +152,7 @@ def scatter_figure(
     constants: Sequence[float] = (4.0, 443.0),
     height: int = 460,
 ) -> go.Figure:
-    """The paper's Figure fig:scat: ln H against ln f for random unsaturated sequences, with the
+    """The paper's Figure 2: ln H against ln f for random unsaturated sequences, with the
     lines ln H = ln f - ln c for each c in ``constants`` (Theorem 4: every point lies above the
     c = 443 line), and ``current`` = (ln f, ln H) of the current profile."""
     ln_f = np.asarray(ln_f, dtype=np.float64)

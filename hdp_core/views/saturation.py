@@ -2,9 +2,9 @@
 
 * :func:`r_curve`: requested eps and granted r = min(eps, tau*) for users sorted by eps
   (per tier for tiered profiles, downsampled for large per-user ones, the saturation point kept
-  exactly), the paper's Figure fig:r-eps.
+  exactly), the paper's Figure 1.
 * :func:`free_privacy` and :func:`free_privacy_table`: how many users saturate, what they asked
-  for and what they get (Lemma lem:sat and Section sec:ADPM-inter), per tier, level or bin.
+  for and what they get (Lemma 3 and Section III-C), per tier, level or bin.
 * :func:`phase_boundary` and :func:`two_level_point`: the two-group phase diagram (Remark on
   two groups: saturation iff eps2 >= eps1 + 8/(n f eps1)).
 * :func:`trace_step_text` and :func:`teaching_example`: a commentary on Algorithm 1, step by step.
@@ -68,7 +68,7 @@ class RCurve:
     when every usable user is public); ``weight``: weight of one such user in the estimate;
     ``saturated``: capped at tau*. ``k_unsaturated`` users (ranks 1..k) get exactly what they
     asked for; ranks k+1..n_usable are capped at ``tau`` (the saturation index of Lemma
-    lem:sat is k). ``per_tier``: entries are tiers; ``downsampled``: some users are not drawn.
+    Lemma 3 is k). ``per_tier``: entries are tiers; ``downsampled``: some users are not drawn.
     """
 
     rank_start: np.ndarray
@@ -105,7 +105,7 @@ def _downsample_index(levels: np.ndarray, k_first_sat: int, points: int) -> np.n
 
 
 def r_curve(eps: Any, max_points: int = 4000, downsample_above: int = DOWNSAMPLE_ABOVE) -> RCurve:
-    """The r-versus-eps curve of ADPM (paper, Figure fig:r-eps) for a profile or solution.
+    """The r-versus-eps curve of ADPM (paper, Figure 1) for a profile or solution.
 
     Users with eps = 0 are left out (their data is not used; counted in ``n_excluded``).
     Per-user profiles with more than ``downsample_above`` users keep about ``max_points``
@@ -156,7 +156,7 @@ def r_curve(eps: Any, max_points: int = 4000, downsample_above: int = DOWNSAMPLE
 # ------------------------------------------------------------------------------ free privacy
 @dataclass(frozen=True)
 class FreePrivacy:
-    """Who saturates and what they gain (Section sec:ADPM-inter: privacy 'for free').
+    """Who saturates and what they gain (Section III-C: privacy 'for free').
 
     Counts are numbers of users. ``requested_min``/``requested_median``: the smallest and the
     median level asked for by saturated users (inf = public); ``gain``: requested_median / tau,
