@@ -22,3 +22,25 @@ def app():
     return AppTest.from_file(APP, default_timeout=60)
 
 
+
+
+@pytest.fixture(autouse=True)
+def _served_app_leaves_the_legacy_mode(request, monkeypatch):
+    """Run AppTest as the served app runs after its first page load: outside Streamlit's
+    legacy ``pages/`` mode. AppTest re-enters that mode before every run (a served app enters
+    it once per process), so without this every run would go through
+    hdp_app.common.run_through_app's extra rerun, which drops one-shot widget values such as
+    a button's click. Tests that exercise the legacy mode itself use the ``legacy_flag``
+    fixture (tests/test_streamlit_internals.py) and are left as they are."""
+    if "legacy_flag" in request.fixturenames:
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        PagesManager.uses_pages_directory = False  # also for another session's thread
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)

@@ -58,7 +58,7 @@ def test_loosest_level_worth_offering_uses_the_tuned_constant(sd):
     m = D.make_menu(["a", "b"], [0.05, 0.2], [70, 30], 2000, 0, 500, "", sd)
     rep = D.evaluate_menu(m)
     s = D.tuned_sd(m)
-    top = min(1e3, hdp.LEVEL_MAX / rep.worth_offering)  # stay inside the supported range
+    top = min(1e3, 0.999 * hdp.LEVEL_MAX / rep.worth_offering)  # inside the supported range
     for extra, users in [(1.01, 1), (3.0, 500), (top, 10_000)]:
         lv = np.append(m.levels, rep.worth_offering * extra)
         ct = np.append(m.counts, users)
@@ -158,9 +158,10 @@ def test_share_to_move_brute_force(mode, metric):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.001, 20), min_size=1, max_size=3), st.data())
 def test_half_width_monotone_by_brute_force(eps, data):
-    """The half-width is not what the tuned weights minimise; over a grid of n (every n up to
-    150), of one tier's level, and of users moved, it never rises (beyond the 1e-10 precision
-    of the quantile) for random menus, spreads and ranges."""
+    """The half-width is not what the tuned weights minimise; where it comes from the normal
+    approximation (a known sd, or many users) it never rises over a grid of n (every n up to
+    150) and of one tier's level (beyond the 1e-10 precision of the quantile), for random
+    menus, spreads and ranges. (The exact small-n worst case can rise: see test_smalln.)"""
     k = len(eps)
     eps = sorted(eps)
     if data.draw(st.booleans()):
@@ -173,6 +174,7 @@ def test_half_width_monotone_by_brute_force(eps, data):
            for n in range(1, 151)]
     hw = np.array([a.half_width for a in acc])
     live = ~np.array([a.outputs_zero for a in acc])[:-1]  # answering 0 is R/2, above targets
+    live &= _normal_pairs(acc)
     assert np.all((np.diff(hw) <= 2e-9 * hw[1:])[live])
     j = data.draw(st.integers(0, k - 1))
     if math.isfinite(eps[j]):
@@ -181,7 +183,14 @@ def test_half_width_monotone_by_brute_force(eps, data):
                for g in grid]
         hw = np.array([a.half_width for a in acc])
         live = ~np.array([a.outputs_zero for a in acc])[:-1]
+        live &= _normal_pairs(acc)
         assert np.all((np.diff(hw) <= 2e-9 * hw[1:])[live])
+
+
+def _normal_pairs(acc) -> np.ndarray:
+    """For consecutive grid points: True when neither half-width is the exact small-n one."""
+    normal = np.array([a.half_width_kind != "exact" for a in acc])
+    return normal[:-1] & normal[1:]
 
 
 def test_half_width_solver_checks_below_its_answer(monkeypatch):
