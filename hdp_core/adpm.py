@@ -489,27 +489,17 @@ class AlgorithmTrace:
 
     def as_dict(self) -> dict[str, np.ndarray]:
         """Columns for a table: step, eps_k, r_k, ||r||_1, ||r||_2^2, tau_k, saturated, f."""
-        if self.constant != 8.0:
-            c = f"{self.constant:.4g}"
-            return {
-                "step k": np.arange(1, self.eps.size + 1),
-                "eps_k (asked)": self.eps,
-                "r_k (granted)": self.r,
-                "||r||_1": self.l1,
-                "||r||_2^2": self.l2,
-                f"tau_k = (||r||_2^2+{c})/||r||_1": self.tau,
-                "saturated": self.saturated,
-                "MSE at the tuned spread": self.f,
-            }
+        tuned = self.constant != 8.0
+        c = f"{self.constant:.4g}" if tuned else "8"
         return {
             "step k": np.arange(1, self.eps.size + 1),
             "eps_k (asked)": self.eps,
             "r_k (granted)": self.r,
             "||r||_1": self.l1,
             "||r||_2^2": self.l2,
-            "tau_k = (||r||_2^2+8)/||r||_1": self.tau,
+            f"tau_k = (||r||_2^2+{c})/||r||_1": self.tau,
             "saturated": self.saturated,
-            "f(r_1..k)": self.f,
+            "MSE at the tuned spread" if tuned else "f(r_1..k)": self.f,
         }
 
 

@@ -483,27 +483,6 @@ def test_strictest_level_already_and_impossible():
             "impossible"
 
 
-@pytest.mark.parametrize("metric", ["rmse", "half_width"])
-def test_share_to_move_brute_force(metric):
-    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1)
-    ct = m.counts
-    errs = []
-    for k in range(int(ct[0]) + 1):
-        c = ct.copy()
-        c[0] -= k
-        c[1] += k
-        errs.append(D.profile_errors(m.levels, c, m)[1].get(metric))
-    assert np.all(np.diff(errs) <= 1e-9 * np.asarray(errs[1:]))
-    for target in np.linspace(errs[-1], errs[0], 7)[1:-1]:
-        ans = D.share_to_move(m, 0, 1, target, metric)
-        first = next(i for i, e in enumerate(errs) if e <= target)
-        assert ans.status == "ok" and ans.value == first
-        assert ans.error <= target < ans.error_below
-    assert D.share_to_move(m, 0, 1, errs[0] * 1.01, metric).status == "already"
-    ans = D.share_to_move(m, 0, 1, errs[-1] * 0.99, metric)
-    assert ans.status == "impossible" and "Even moving all" in ans.message
-
-
 def test_share_to_move_needs_a_looser_destination():
     m = D.default_menu()
     with pytest.raises(ValueError, match="looser"):

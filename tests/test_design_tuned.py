@@ -151,7 +151,11 @@ def test_share_to_move_brute_force(mode, metric):
     assert np.all(np.diff(errs) <= 1e-9 * errs[1:])
     for target in np.linspace(errs[-1], errs[0], 9)[1:-1]:
         ans = D.share_to_move(m, 0, 1, float(target), metric)
-        assert ans.value == int(np.argmax(errs <= target))
+        assert ans.status == "ok" and ans.value == int(np.argmax(errs <= target))
+        assert ans.error <= target < ans.error_below
+    assert D.share_to_move(m, 0, 1, float(errs[0]) * 1.01, metric).status == "already"
+    ans = D.share_to_move(m, 0, 1, float(errs[-1]) * 0.99, metric)
+    assert ans.status == "impossible" and "Even moving all" in ans.message
 
 
 # monotonicity: proven for the RMSE, checked by brute force for the half-width -------------

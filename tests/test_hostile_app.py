@@ -157,21 +157,6 @@ def test_plain_escapes_every_construct():
 FORMULAS = ['=HYPERLINK("http://host/x","y")', "+1", "-x", "@SUM(A1)", "\tx", "'=q"]
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """What the download buttons serve: file name -> bytes (as Streamlit stores them)."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    got: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        if filename and isinstance(path_or_data, (bytes, bytearray)):
-            got[filename] = bytes(path_or_data)
-        return original(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return got
 
 
 def _first_cells(csv_bytes: bytes, col: str) -> list[str]:
