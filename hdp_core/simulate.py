@@ -51,7 +51,7 @@ _WORKERS = max(1, min(2, os.cpu_count() or 1))
 """Threads simulating chunks at the same time (each holds one chunk in memory)."""
 CI_MIN_TRIALS = 500
 """Fewest trials for which the 95% interval of :func:`mse_interval` is trusted (coverage
-measured >= 93% at this count for 30 users, every method; tests/test_sim_coverage.py)."""
+measured >= 93% at this count for 30 users, every method; tests/test_simulate_coverage.py)."""
 
 
 def mse_interval(mean: float, var: float, trials: int, z: float = 1.96) -> tuple[float, float]:

@@ -43,7 +43,7 @@ MAX_SIM_CELLS = 50_000_000
 
 MIN_TRIALS = CI_MIN_TRIALS
 """Fewest trials a run keeps (500): from there the 95% intervals hold (simulate.mse_interval;
-tests/test_sim_coverage.py); the page allows no fewer."""
+tests/test_simulate_coverage.py); the page allows no fewer."""
 
 # distributions -----------------------------------------------------------------------------
 def make_distribution(kind: str, a: float = 2.0, b: float = 3.0, p: float = 0.5) -> Distribution:
