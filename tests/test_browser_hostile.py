@@ -1,7 +1,8 @@
 """Issue 12 in a real browser against a served app: sessions at the same time, and a link too
 long for the server (what the visitor sees there is the browser's page, not the app's).
 
-Uses the server, browser and run helpers of tests/test_browser.py (same markers and skips).
+Uses the server and browser fixtures of tests/test_browser.py and the waits of
+tests/browser_support.py (drawn = script idle, charts present, no skeleton, stable).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import math
 from urllib.parse import urlencode, urlparse
 
 import pytest
-from test_browser import browser, server, wait_for_run  # noqa: F401  (pytest fixtures)
+from browser_support import new_page, runs_ended, wait_drawn
+from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 import hdp_core as hdp
 from hdp_app.common import compact_count
@@ -56,23 +58,24 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
     upload = tmp_path / "mine.csv"
     upload.write_text("eps\n" + "\n".join(f"{0.05 + 0.01 * i:.2f}" for i in range(37)) + "\n")
     expected_up = _expected(hdp.profile_from_csv(upload.read_bytes()))
-    contexts = [
-        browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(len(urls) + 1)
-    ]
+    made = [new_page(browser) for _ in range(len(urls) + 1)]
+    contexts, pages = [m[0] for m in made], [m[1] for m in made]
     try:
-        pages = [c.new_page() for c in contexts]
         for pg, url in zip(pages, [*urls, server + "/"]):
             pg.goto(url, wait_until="commit")
         up = pages[-1]
-        wait_for_run(up)
+        wait_drawn(up)
+        n = runs_ended(up)
         up.get_by_test_id("stRadio").first.get_by_text("Upload", exact=True).click()
-        wait_for_run(up)
+        wait_drawn(up, min_charts=0, runs_before=n)
         for pg in pages[:-1]:  # the others are loading while the file goes up
             pg.reload(wait_until="commit")
+        n = runs_ended(up)
         up.locator("input[type='file']").set_input_files(str(upload))
+        wait_drawn(up, runs_before=n)
         for rnd in range(2):
             for pg in pages:
-                wait_for_run(pg)
+                wait_drawn(pg)
                 pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for()
             shown = [_sidebar(pg) for pg in pages]
             assert shown == [*expected, expected_up], f"round {rnd}"
@@ -91,11 +94,10 @@ def test_link_too_long_for_the_server(server, browser):  # noqa: F811
     request line of about 128 KB and more, before the app runs, so a 200 KB link can only show
     the browser's error page. Documented here rather than worked around."""
     long_link = f"{server}/?profile=" + "a" * 20_000
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx, pg = new_page(browser)
     try:
-        pg = ctx.new_page()
         pg.goto(long_link)
-        wait_for_run(pg)
+        wait_drawn(pg)
         alert = pg.get_by_test_id("stAlert").filter(has_text="could not be used")
         alert.wait_for(timeout=30_000)
         assert "is longer than" in alert.inner_text()
@@ -126,17 +128,15 @@ def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):  #
         None,
     )
     url = f"{server}/tier_designer?menu={links.encode_menu_link(m)}"
-    ctx = browser.new_context(viewport={"width": 1400, "height": 3000})
+    ctx, pg = new_page(browser, viewport=(1400, 3000))
     requested: list[str] = []
     try:
-        pg = ctx.new_page()
         pg.on("request", lambda r: requested.append(r.url))
         pg.goto(url)
-        wait_for_run(pg)
-        pg.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=30_000)
+        wait_drawn(pg)
+        n = runs_ended(pg)
         pg.get_by_text("use this menu as the current profile", exact=False).first.click()
-        wait_for_run(pg)
-        pg.wait_for_timeout(1500)
+        wait_drawn(pg, runs_before=n)
         assert not [u for u in requested if "invalid" in u], requested
         assert pg.locator("img[src*='invalid']").count() == 0
         assert pg.locator("[data-testid='stPlotlyChart'] a").count() == 0
