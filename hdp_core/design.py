@@ -347,9 +347,9 @@ def shares_note(shares_percent: Sequence[float]) -> str | None:
 
 
 def make_menu(
-    names: Sequence[Any],
-    eps: Sequence[Any],
-    shares_percent: Sequence[Any],
+    names: Sequence[Any] | None,
+    eps: Sequence[Any] | np.ndarray,
+    shares_percent: Sequence[Any] | np.ndarray,
     n_users: Any,
     low: Any = 0.0,
     high: Any = 1.0,
@@ -362,7 +362,8 @@ def make_menu(
     Shares are percentages and must add up to 100 (within SHARE_TOLERANCE) unless
     ``normalise`` is True, when they are scaled to 100.
     """
-    names, eps, shares_percent = list(names), list(eps), list(shares_percent)
+    eps, shares_percent = list(eps), list(shares_percent)
+    names = [f"Tier {i + 1}" for i in range(len(eps))] if names is None else list(names)
     k = len(names)
     if k == 0:
         raise MenuError("the menu has no tiers: add at least one")
@@ -587,10 +588,11 @@ def evaluate_menu(menu: Menu) -> MenuReport:
     for name in ("UNI", "PropDPM"):
         est = get_method(name, prof)
         zero = bool(getattr(est, "outputs_zero", False))
-        errors[name] = affine_errors(est.sum_sq_weights(), est.noise_scale, zero, menu)
+        b = float(est.noise_scale or 0.0)  # UNI and PropDPM are affine: a number
+        errors[name] = affine_errors(est.sum_sq_weights(), b, zero, menu)
         if not zero:
-            errors[name] = small_n_half_width(errors[name], est.weights, counts,
-                                              est.noise_scale, menu, cap=False)
+            errors[name] = small_n_half_width(errors[name], est.weights, counts, b, menu,
+                                              cap=False)
     pub = affine_errors(1.0 / menu.n_users, 0.0, False, menu)
     return MenuReport(menu, counts, granted, saturated, weight, cf * weight,
                       sol.saturation_level, worth, errors, pub)

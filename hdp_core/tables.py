@@ -216,7 +216,7 @@ def profile_from_frame(
         names = None
         if name_col is not None:
 
-            names = [csv_unescape(str(v).strip()) or f"Tier {j + 1}"
+            names = [str(csv_unescape(str(v).strip())) or f"Tier {j + 1}"
                      for j, v in enumerate(df[name_col])]
         return EpsilonProfile.from_tiers(eps, cnt.astype(np.int64), names)
     data = None

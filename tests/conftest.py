@@ -62,3 +62,10 @@ def downloads(monkeypatch):
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
     return got
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests are slow too: `pytest -m "not slow"` is the quick loop without them."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.slow)

@@ -167,7 +167,7 @@ def scatter_figure(
                       "<br>f/H = %{customdata[1]:.3g}<extra></extra>")]
     has_cur = current is not None and all(map(math.isfinite, current))
     xs = list(ln_f[np.isfinite(ln_f)])
-    if has_cur:
+    if has_cur and current is not None:
         xs.append(current[0])
     x_lo, x_hi = (min(xs), max(xs)) if xs else (-10.0, 0.0)
     pad = 0.05 * (x_hi - x_lo) + 0.1
@@ -178,7 +178,7 @@ def scatter_figure(
         data.append(dict(type="scatter", x=line_x, y=line_x - math.log(c), mode="lines",
                          name=f"ln H = ln f − ln {c:g}  (f/H = {c:g})",
                          line=dict(color=color, dash=dash, width=2), hoverinfo="skip"))
-    if has_cur:
+    if has_cur and current is not None:
         data.append(dict(
             type="scatter", x=[current[0]], y=[current[1]], mode="markers",
             name="current profile",

@@ -137,7 +137,7 @@ def phase_figure(
     e1 = np.asarray(eps1, dtype=np.float64)
     b = np.minimum(np.asarray(boundary, dtype=np.float64), y_max)
     lo, hi = float(e1[0]), float(e1[-1])
-    data = [
+    data: list[dict] = [
         dict(type="scatter", x=e1, y=np.full(e1.size, lo), mode="lines", line=dict(width=0),
              hoverinfo="skip", showlegend=False),
         dict(type="scatter", x=e1, y=e1, mode="lines", line=dict(color="#999999", width=1),

@@ -102,7 +102,7 @@ def spread_curve(eps: Any, tuned_sd: float, true_sd: Any = None, mean: float = 0
         if est.outputs_zero:
             out[m] = np.full(sd.size, float(mean) ** 2)
         else:
-            out[m] = sd**2 * est.sum_sq_weights() + 2.0 * float(est.noise_scale) ** 2
+            out[m] = sd**2 * est.sum_sq_weights() + 2.0 * float(est.noise_scale or 0.0) ** 2
     return SpreadCurve(sd, s, float(mean), out)
 
 
