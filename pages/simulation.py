@@ -678,7 +678,8 @@ def paper_section() -> None:
     )
     c1, c2, c3 = st.columns([1, 1, 2])
     trials = c1.number_input(
-        "Trials", min_value=simview.MIN_TRIALS, max_value=experiments.MAX_TABLE1_TRIALS, value=20_000,
+        "Trials", min_value=simview.MIN_TRIALS, max_value=experiments.MAX_TABLE1_TRIALS,
+        value=20_000,
         step=1_000, key="sim_paper_trials", help="The paper used 20,000 per profile.",
     )
     seed = c2.number_input(
@@ -761,7 +762,8 @@ def main() -> None:
         st.markdown(tview.TUNED_EXPLAIN)
     prof = get_profile()
     st.caption(
-        f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} ({count_noun(prof.n, 'user')}, "
+        f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} "
+        f"({count_noun(prof.n, 'user')}, "
         f"{prof.n_public:,} public)."
     )
     simulation_section()

@@ -355,7 +355,8 @@ def menu_section() -> D.Menu:
                               format_func=fmt_eps, help=EPS_HELP)
         cols[2].number_input(f"Share % of tier {i + 1}", min_value=0.0, max_value=100.0,
                              step=1.0, format="%.2f", key=f"td_share_{i}", help=SHARE_HELP)
-        cols[3].button(":material/delete:", key=f"td_remove_{i}", on_click=_cb_remove_tier, args=(i,),
+        cols[3].button(":material/delete:", key=f"td_remove_{i}", on_click=_cb_remove_tier,
+                       args=(i,),
                        disabled=ss["td_k"] <= 1,
                        help=f"Remove tier {i + 1} (the other shares are scaled to 100%).")
     st.button(":material/add: Add a tier", key="td_add", on_click=_cb_add_tier,
@@ -388,7 +389,8 @@ def menu_section() -> D.Menu:
     if _spread_note:
         st.caption(_spread_note)
     if input_error:
-        st.error(f"Please fix the menu: {plain(input_error)}. The results below are for the last valid "
+        st.error(f"Please fix the menu: {plain(input_error)}. The results below are for the "
+                 "last valid "
                  "menu.", icon=":material/block:")
         menu = ss[MENU]
     else:
@@ -664,7 +666,8 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         max_upload_size=1,
         help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
         f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "
-        f"{D.MAX_TIERS} tiers and {menu_io.MAX_MENU_BYTES // 1024} KB. A bad file leaves the current "
+        f"{D.MAX_TIERS} tiers and {menu_io.MAX_MENU_BYTES // 1024} KB. A bad file leaves the "
+        "current "
         "menu unchanged.",
     )
     msg = ss.get(IMPORT_MSG)

@@ -22,8 +22,6 @@ def app():
     return AppTest.from_file(APP, default_timeout=60)
 
 
-
-
 @pytest.fixture(autouse=True)
 def _served_app_leaves_the_legacy_mode(request, monkeypatch):
     """Run AppTest as the served app runs after its first page load: outside Streamlit's

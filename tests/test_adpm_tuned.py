@@ -491,5 +491,5 @@ def test_tuned_method_needs_a_spread():
         hdp.get_method("ADPM-tuned", [0.1, 1.0])
     with pytest.raises(ValueError, match="data_sd"):  # a point mass has no spread to tune to
         hdp.exact_mse("ADPM-tuned", [0.1, 1.0], hdp.TwoPoint(1.0))
-    with pytest.raises(hdp.UnknownMethod, match="unknown method.*ADPM-tuned"):
+    with pytest.raises(hdp.UnknownMethod, match=r"unknown method.*ADPM-tuned"):
         hdp.get_method("ADPM-tuned-typo", [0.1])

@@ -127,8 +127,9 @@ def test_strictest_level_issue_case():
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_strictest_level_brute_force(mode, metric):
-    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [50, 40, 10], 3000, 0, 100, "",
-                    8.0 if mode else None)
+    m = D.make_menu(
+        ["S", "B", "P"], [0.05, 0.5, INF], [50, 40, 10], 3000, 0, 100, "", 8.0 if mode else None
+    )
     for tier in range(3):
         for target in [0.5, 1.0, 2.0, 4.0]:
             check_strictest(m, tier, target, metric)
@@ -138,8 +139,9 @@ def test_strictest_level_brute_force(mode, metric):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_share_to_move_brute_force(mode, metric):
-    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1, "",
-                    0.05 if mode else None)
+    m = D.make_menu(
+        ["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1, "", 0.05 if mode else None
+    )
     ct = m.counts
     errs = []
     for k in range(int(ct[0]) + 1):
@@ -172,10 +174,20 @@ def test_half_width_monotone_by_brute_force(eps, data):
         eps[-1] = INF
     w = data.draw(st.lists(st.floats(0.05, 1), min_size=k, max_size=k))
     sd = data.draw(st.one_of(st.none(), st.floats(1e-4, 0.5)))
-    m = D.make_menu([f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), 150,
-                    0, 10, "", None if sd is None else 10 * sd, normalise=True)
-    acc = [D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1]
-           for n in range(1, 151)]
+    m = D.make_menu(
+        [f"t{i}" for i in range(k)],
+        eps,
+        list(100 * np.asarray(w) / sum(w)),
+        150,
+        0,
+        10,
+        "",
+        None if sd is None else 10 * sd,
+        normalise=True,
+    )
+    acc = [
+        D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1] for n in range(1, 151)
+    ]
     hw = np.array([a.half_width for a in acc])
     live = ~np.array([a.outputs_zero for a in acc])[:-1]  # answering 0 is R/2, above targets
     live &= _normal_pairs(acc)
@@ -183,8 +195,7 @@ def test_half_width_monotone_by_brute_force(eps, data):
     j = data.draw(st.integers(0, k - 1))
     if math.isfinite(eps[j]):
         grid = np.geomspace(1e-4, 1e3, 80)
-        acc = [D.profile_errors(np.where(np.arange(k) == j, g, eps), m.counts, m)[1]
-               for g in grid]
+        acc = [D.profile_errors(np.where(np.arange(k) == j, g, eps), m.counts, m)[1] for g in grid]
         hw = np.array([a.half_width for a in acc])
         live = ~np.array([a.outputs_zero for a in acc])[:-1]
         live &= _normal_pairs(acc)

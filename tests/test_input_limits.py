@@ -81,8 +81,9 @@ def any_profile(draw):
             ct[0] = 1
         names = draw(st.one_of(st.none(), st.lists(_name, min_size=k, max_size=k)))
         return EP.from_tiers(lv, ct, names)
-    data = draw(st.one_of(st.none(), st.lists(_level.filter(math.isfinite), min_size=k,
-                                              max_size=k)))
+    data = draw(
+        st.one_of(st.none(), st.lists(_level.filter(math.isfinite), min_size=k, max_size=k))
+    )
     return EP.from_values(lv, data=data)
 
 
@@ -234,8 +235,9 @@ def test_wide_header_refused_before_parsing():
 
 def test_tier_files_are_capped():
     rows = "".join(f"{0.001 * (j + 1)!r},1\n" for j in range(MAX_TIERS_FILE + 1))
-    with pytest.raises(ProfileError, match=f"{MAX_TIERS_FILE + 1:,} tiers.*at most "
-                       f"{MAX_TIERS_FILE:,}"):
+    with pytest.raises(
+        ProfileError, match=f"{MAX_TIERS_FILE + 1:,} tiers.*at most {MAX_TIERS_FILE:,}"
+    ):
         hdp.profile_from_csv("eps,count\n" + rows)
     ok = "eps,count\n" + "".join(rows.splitlines(True)[:MAX_TIERS_FILE])
     assert hdp.profile_from_csv(ok).k == MAX_TIERS_FILE
@@ -250,8 +252,10 @@ def test_simulation_planning_never_expands_many_small_tiers():
     assert simulate.simulated_width(prof, dist) == k * 2_000
 
     def run():
-        with pytest.raises(ProfileError, match=f"{k * 2000:,} values per trial.*limit is "
-                           f"{simulate.MAX_SIM_WIDTH:,}"):
+        with pytest.raises(
+            ProfileError,
+            match=f"{k * 2000:,} values per trial.*limit is {simulate.MAX_SIM_WIDTH:,}",
+        ):
             hdp.simulate_mse(["ADPM"], prof, dist, trials=10)
 
     assert _peak(run) < 50 * 2**20

@@ -25,11 +25,19 @@ def test_the_readme_has_library_examples():
 @pytest.mark.parametrize("i", range(len(BLOCKS)))
 def test_readme_example_runs_from_any_folder(i, tmp_path):
     rng = np.random.default_rng(0)
-    pd.DataFrame({
-        "spend": rng.uniform(0, 600, 2000),
-        "eps": rng.choice([0.1, 1.0, np.inf], 2000),
-    }).to_parquet(tmp_path / "users.parquet")
+    pd.DataFrame(
+        {
+            "spend": rng.uniform(0, 600, 2000),
+            "eps": rng.choice([0.1, 1.0, np.inf], 2000),
+        }
+    ).to_parquet(tmp_path / "users.parquet")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    r = subprocess.run([sys.executable, "-c", BLOCKS[i]], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=300, env=env)
+    r = subprocess.run(
+        [sys.executable, "-c", BLOCKS[i]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-3000:]

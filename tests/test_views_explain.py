@@ -165,8 +165,11 @@ def test_trace_text_uses_printed_numbering_and_one_notation():
     assert list(table)[3] == "saturated"
 
 
-PAPER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "paper" / (
-    "heterogeneous_privacy_mean_estimation.tex"
+PAPER = (
+    pathlib.Path(__file__).resolve().parents[2]
+    / "shared"
+    / "paper"
+    / ("heterogeneous_privacy_mean_estimation.tex")
 )
 
 
