@@ -1,8 +1,8 @@
 """hdp_core.views.simulation: trial budget, result rows, group-sweep grid, reproducible code.
 
 Oracles: closed forms written out here from the hdp_core.baselines docstring and the
-paper's two-group Remark, a recording distribution that counts what simulate_mse really draws, direct calls of
-simulate_mse / group_sweep, and running the generated script.
+paper's two-group Remark, a recording distribution that counts what simulate_mse really
+draws, direct calls of simulate_mse / group_sweep, and running the generated script.
 """
 
 from __future__ import annotations
