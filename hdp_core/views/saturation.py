@@ -24,6 +24,7 @@ from ..adpm import ADPMSolution, AlgorithmTrace, adpm
 from ..bounds import two_group_threshold
 from ..profile import EpsilonProfile, weighted_quantile
 from ..validate import format_eps
+from .formatting import subscript
 
 __all__ = [
     "DOWNSAMPLE_ABOVE",
@@ -434,14 +435,6 @@ def _e(x: float) -> str:
     return "public (∞)" if math.isinf(x) else f"{x:.4g}"
 
 
-_SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
-
-
-def _sub(k: int | str) -> str:
-    """Subscript digits: 12 -> '₁₂' (one notation with ‖r‖₂², no ASCII 'tau_{k-1}')."""
-    return str(k).translate(_SUBSCRIPT)
-
-
 TRACE_INTRO = (
     "Sort users by the eps they asked for. User 1 gets ε₁. Each next user k is compared with "
     "the cap τₖ₋₁ = (‖r‖₂² + 8)/‖r‖₁ of the users before: below it they get what they asked "
@@ -472,7 +465,7 @@ def trace_step_text(trace: AlgorithmTrace, step: int) -> str:
             f"the cap for the next user is τ₁ = (‖r‖₂² + 8)/‖r‖₁ = {tau_k:.4g}."
         )
     prev = float(trace.tau[k - 2])
-    sk, sp = _sub(k), _sub(k - 1)
+    sk, sp = subscript(k), subscript(k - 1)
     if not trace.saturated[k - 1]:
         return (
             f"Step {k}: ε{sk} = {_e(e)} < τ{sp} = {prev:.4g}, so user {k} gets what "
