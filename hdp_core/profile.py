@@ -92,7 +92,7 @@ def _float_entries(values: Any, what: str) -> np.ndarray:
         return seq.astype(np.float64)
     except OverflowError:  # a Python int beyond float range (never read as inf = public)
         for i, v in enumerate(seq):
-            if math.isinf(as_float(v)):
+            if isinstance(v, numbers.Integral) and math.isinf(as_float(v)):
                 digits = len(str(abs(int(v)))) if abs(int(v)) < 10**4000 else "over 4000"
                 hint = (
                     f"; levels must be 0, between {LEVEL_MIN:g} and {LEVEL_MAX:g}, or inf"

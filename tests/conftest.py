@@ -62,8 +62,16 @@ def downloads(monkeypatch):
     return got
 
 
+SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page"})
+"""Tests using these run the whole app (AppTest), Spark or a browser: they are `slow`."""
+
+
 def pytest_collection_modifyitems(config, items):
-    """Browser tests are slow too: `pytest -m "not slow"` is the quick loop without them."""
+    """`pytest -m "not slow"` is the quick loop (the library and its views, under a minute):
+    browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
+    library tests by their own marker."""
     for item in items:
-        if item.get_closest_marker("browser") is not None:
+        if item.get_closest_marker("browser") is not None or SLOW_FIXTURES & set(
+            item.fixturenames
+        ):
             item.add_marker(pytest.mark.slow)

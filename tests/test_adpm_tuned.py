@@ -251,6 +251,7 @@ def test_half_is_adpm_bit_for_bit_tiers():
 # --------------------------------------------------------------------------------------------
 # 3. every path solves Algorithm 1 with c = 2/s^2
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("s", [0.05, 0.2, 0.45])
 @pytest.mark.parametrize(("kind", "n"), LARGE)
 def test_large_paths_match_grouped_algorithm(kind, n, s):

@@ -332,6 +332,7 @@ def _pmf_moments_scipy(groups) -> tuple[float, float, float]:
     return moments_from_pmf(pmf)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "groups",
     [

@@ -67,6 +67,7 @@ def test_loosest_level_worth_offering_uses_the_tuned_constant(sd):
 
 
 # min_users ----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_min_users_issue_menu_brute_force(mode, metric):
@@ -124,6 +125,7 @@ def test_strictest_level_issue_case():
     check_strictest(m, 0, 2.5, "half_width")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_strictest_level_brute_force(mode, metric):
@@ -136,6 +138,7 @@ def test_strictest_level_brute_force(mode, metric):
 
 
 # share_to_move ------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_share_to_move_brute_force(mode, metric):
@@ -161,6 +164,7 @@ def test_share_to_move_brute_force(mode, metric):
 
 
 # monotonicity: proven for the RMSE, checked by brute force for the half-width -------------
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.001, 20), min_size=1, max_size=3), st.data())
 def test_half_width_monotone_by_brute_force(eps, data):

@@ -329,3 +329,9 @@ def test_menu_key_distinguishes_every_field():
     ]
     assert len({m.key, *(o.key for o in others)}) == len(others) + 1
     assert json.loads(json.dumps(menu_to_dict(m))) == menu_to_dict(m)
+
+
+def test_a_huge_integer_after_a_public_level_is_named_not_an_overflow():
+    """Found by the fuzz test: a float inf before a Python int beyond float range."""
+    with pytest.raises(hdp.ProfileError, match=r"level 1 \(0-based\) is a 4\d\d-digit number"):
+        hdp.EpsilonProfile.from_tiers([float("inf"), 10**400], [1, 2])

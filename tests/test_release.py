@@ -160,6 +160,7 @@ def test_data_sd_tunes_the_constant(no_noise):
 
 
 # ------------------------------------------------------------------------------ noise
+@pytest.mark.slow
 def test_noise_statistics_300_releases():
     """Errors against the non-private weighted clamped mean: mean 0 and variance 2 b^2, and
     Laplace(b) by a KS test. OpenDP's sampler cannot be seeded, so thresholds are set for a
