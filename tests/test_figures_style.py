@@ -64,3 +64,28 @@ def test_tier_designer_chart():
     _check_axis(
         fig.layout.yaxis, float(max(fin.max(), rep.granted[np.isfinite(rep.granted)].max())), pub_y
     )
+
+
+def test_what_if_and_spread_charts_label_their_log_axes_in_full():
+    """Found by a new user: the what-if chart's tau* axis and the Saturation page's tau*-spread
+    chart showed plotly's minor labels ("9 8 7 ... 2 0.1"), which read as levels 9, 8, 7."""
+    from hdp_core.figures.design import whatif_figure
+    from hdp_core.figures.saturation import tau_spread_figure
+    from hdp_core.views import tuned as tview
+
+    m = D.default_menu()
+    sw = D.share_sweep(m, 0, m.k - 1, points=21)
+    share = m.tiers[0].share_percent
+    fig = whatif_figure(sw, "rmse", (m.tiers[0].name, m.tiers[-1].name), m.unit, share,
+                        float(sw.errors["ADPM"][10]), share)
+    ax = fig.layout.yaxis2
+    assert ax.type == "log" and ax.tickvals and len(ax.tickvals) == len(ax.ticktext)
+    for v, t in zip(ax.tickvals, ax.ticktext):
+        assert float(t) == pytest.approx(v)
+    prof = hdp.preset("two_groups")
+    s, tau = tview.tau_vs_spread(prof)
+    fig = tau_spread_figure(s, tau)
+    for ax in (fig.layout.xaxis, fig.layout.yaxis):
+        assert ax.tickvals and all(
+            float(t) == pytest.approx(v) for v, t in zip(ax.tickvals, ax.ticktext)
+        )

@@ -161,5 +161,7 @@ def whatif_figure(sweep: ShareSweep, metric: str, names: tuple[str, str], unit: 
     fig.update_xaxes(title=f"share of all users in {a_name} (%); {b_name} takes the rest",
                      row=2, col=1)
     fig.update_yaxes(title=f"{word}{_unit(unit)}", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title="eps", type="log", row=2, col=1)
+    fin = w[np.isfinite(w)]
+    lo, hi = (float(fin.min()), float(fin.max())) if fin.size else (0.1, 10.0)
+    fig.update_yaxes(title="eps", row=2, col=1, **log_axis(lo, hi))  # full labels, no "2, 3"
     return fig

@@ -237,6 +237,11 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     return build(data, layout)
 
 
+def _finite_span(y: np.ndarray) -> tuple[float, float]:
+    fin = y[np.isfinite(y) & (y > 0)]
+    return (float(fin.min()), float(fin.max())) if fin.size else (0.1, 10.0)
+
+
 def tau_spread_figure(
     spreads: np.ndarray, tau: np.ndarray, marked: float | None = None, height: int = 340
 ) -> go.Figure:
@@ -255,8 +260,8 @@ def tau_spread_figure(
     layout = fast_layout(
         height=height, shapes=shapes,
         title=dict(text="Saturation level tau* against the assumed spread of the data"),
-        xaxis=dict(title=dict(text="assumed standard deviation s (on [-0.5, 0.5]; 0.5 = worst "
-                                   "case)"), type="log"),
-        yaxis=dict(title=dict(text="tau* (log scale)"), type="log"),
+        xaxis=log_axis(float(s.min()), float(s.max()), title=dict(
+            text="assumed standard deviation s (on [-0.5, 0.5]; 0.5 = worst case)")),
+        yaxis=log_axis(*_finite_span(y), title=dict(text="tau* (log scale)")),
     )
     return build(data, layout)
