@@ -21,6 +21,7 @@ import streamlit as st
 from hdp_app.common import guarded, run_through_app
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import ReleaseError, level_counts, preview_tiers, release_mean
+from hdp_core.views.formatting import plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -43,7 +44,7 @@ def _fmt(x: float, unit: str = "") -> str:
     if not math.isfinite(x):
         return "—"
     s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
-    return f"{s} {unit}".strip()
+    return f"{s} {plain(unit)}".strip()
 
 
 def _eps(x: float) -> str:
@@ -101,13 +102,17 @@ def _settings(df: pd.DataFrame) -> dict:
                        index=_guess(cols, ("eps", "epsilon"), 1), key=K_EPS,
                        help="Each user's privacy level: smaller = more privacy.")
     c1, c2, c3 = st.columns(3)
-    lo = c1.number_input("Lowest possible value", value=0.0, step=1.0, key=K_LO, help=(
-        "The public range must be fixed in advance, not read off the data. Values outside it "
-        "are clamped to it (by design)."))
-    hi = c2.number_input("Highest possible value", value=100.0, step=1.0, key=K_HI,
+    lo = c1.number_input("Lowest possible value", value=None, step=1.0, key=K_LO,
+                         placeholder="e.g. 0", help=(
+        "The public range must be fixed in advance from what you know about the data (not read "
+        "off this table). Values outside it are clamped to it (by design)."))
+    hi = c2.number_input("Highest possible value", value=None, step=1.0, key=K_HI,
+                         placeholder="e.g. 500",
                          help="Together with the lowest value this sets the privacy noise.")
     unit = c3.text_input("Unit (for display)", value="", key=K_UNIT, max_chars=20,
                          help="E.g. EUR, ms, kg. Only used to label numbers.")
+    if lo is None or hi is None:
+        raise _RangeMissing
     sd = None
     if st.toggle("I know the data's standard deviation (a public assumption)", key=K_USE_SD,
                  help="Tunes ADPM to a declared spread. It must come from outside the data "
@@ -116,6 +121,10 @@ def _settings(df: pd.DataFrame) -> dict:
                              value=max((hi - lo) / 4, 0.0), key=K_SD)
     return {"value": value, "eps": eps, "lo": float(lo), "hi": float(hi), "unit": unit,
             "data_sd": sd}
+
+
+class _RangeMissing(Exception):
+    """The public range is not set yet (it has no default: it must come from the user)."""
 
 
 def _preview(df: pd.DataFrame, s: dict) -> None:
@@ -149,13 +158,14 @@ def _preview(df: pd.DataFrame, s: dict) -> None:
 
 
 def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str) -> None:
-    st.subheader("Release")
     again = [r for r in st.session_state[LEDGER] if r["table"] == digest]
+    st.subheader("Release again?" if again else "Release")
     ok = True
     if again:
-        st.warning(f"This table was already released {len(again)} time(s) in this session. "
-                   "Releasing it again spends every user's eps again: their total privacy "
-                   "loss adds up.", icon=":material/warning:")
+        times = "once" if len(again) == 1 else f"{len(again)} times"
+        st.warning(f"This table has been released {times} in this session. Releasing it again "
+                   "spends every user's eps again: their total privacy loss adds up.",
+                   icon=":material/warning:")
         ok = st.checkbox("I understand: release again", key=K_CONFIRM)
     if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
         rel = release_mean(df, value=s["value"], eps=s["eps"], lo=s["lo"], hi=s["hi"],
@@ -182,9 +192,10 @@ def _last_section() -> None:
     c3.metric("Users used", f"{rel.n_users:,}",
               help=f"{rel.n_excluded:,} users with eps = 0 were not used.")
     for note in rel.notes:
-        st.caption(note)
-    st.markdown("**Privacy receipt** (loss = OpenDP's privacy map at one user's sensitivity; "
-                "every loss is at most the level asked for)")
+        st.caption(plain(note))
+    st.markdown("**Privacy receipt** of this release (loss = OpenDP's privacy map at one user's "
+                "sensitivity; each loss is at most the level asked for; the losses of several "
+                "releases of the same table add up)")
     t = rel.tiers
     st.dataframe(pd.DataFrame({
         "requested eps": [_eps(x) for x in t["eps"]], "users": t["users"],
@@ -218,13 +229,18 @@ guarded(_upload_section)
 table = st.session_state[TABLE]
 if table is not None:
     digest, name, df = table
-    st.caption(f"Loaded {name}: {len(df):,} rows, {df.shape[1]} columns (not displayed).")
+    st.caption(f"Loaded {plain(name)}: {len(df):,} rows, {df.shape[1]} columns (not displayed).")
     try:
         settings = _settings(df)
+    except _RangeMissing:
+        st.info("Set the lowest and highest possible values first: the public range of the "
+                "data, from what you know about it (not read off the table).")
     except (ReleaseError, ValueError) as exc:
-        st.error(f"Check the settings: {exc}")
+        st.error(f"Check the settings: {plain(exc)}")
     else:
         guarded(_preview, df, settings)
+        guarded(_last_section)
         guarded(_release_section, df, settings, digest, name)
-guarded(_last_section)
+else:
+    guarded(_last_section)
 guarded(_ledger_section)

@@ -40,12 +40,18 @@ def test_release_flow(page):
     assert not at.exception and not at.error
     assert at.selectbox(key="rel_value").value == "value"
     assert at.selectbox(key="rel_eps").value == "eps"
+    # the public range has no default: nothing is previewed or released until it is set
+    assert not at.button and any("lowest and highest" in i.value for i in at.info)
+    assert "Expected 95% error: ±" not in [m.label for m in at.metric]
+    at.number_input(key="rel_lo").set_value(0.0).run()
+    at.number_input(key="rel_hi").set_value(100.0).run()
     labels = [m.label for m in at.metric]
     assert "Expected 95% error: ±" in labels and "tau* (saturation level)" in labels
     at.button(key="rel_go").click().run()
     assert not at.exception and not at.error
     assert "Private mean" in [m.label for m in at.metric]
     assert len(at.session_state["rel_ledger"]) == 1
+    assert [e for e in at.success if "Released" in e.value]
     assert "73.12" not in _texts(at)  # raw data never shown
     assert at.query_params.get("rel_value") is None
     # the second release of the same table warns and needs a confirmation
@@ -60,11 +66,14 @@ def test_release_flow(page):
 def test_bad_inputs_show_errors_and_release_nothing(page):
     at = page
     at.get("file_uploader")[0].upload("t.csv", b"value,eps\n1,0.5\n2,-1\n", "text/csv").run()
+    at.number_input(key="rel_lo").set_value(0.0).run()
+    at.number_input(key="rel_hi").set_value(10.0).run()
     assert not at.exception
     assert any("row 2" in shown(e.value) for e in at.error)
     at.button(key="rel_go").click().run()
     assert not at.exception and at.session_state["rel_ledger"] == []
     at.get("file_uploader")[0].upload("t.csv", b"value,eps\n1,0.5\n2,0.5\n", "text/csv").run()
+    at.number_input(key="rel_lo").set_value(0.0).run()
     at.number_input(key="rel_hi").set_value(-5.0).run()
     assert any("lo < hi" in shown(e.value) for e in at.error)
     at.button(key="rel_go").click().run()
