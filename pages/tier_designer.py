@@ -620,7 +620,8 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
         c1.metric(f"{METRIC_LABELS[metric_view].split(' (')[0]} at this point",
                   fmt_err(e_new, unit),
                   delta=(f"{e_new - e_cur:+.3g} {plain(unit)} vs now".replace("  ", " ")
-                         if e_new != e_cur else None), delta_color="inverse",
+                         if f"{e_new:.3g}" != f"{e_cur:.3g}" else None),  # not rounding noise
+                  delta_color="inverse",
                   help="ADPM's error of the mean with the shares set by the slider.")
         c2.metric("tau* at this point", fmt_eps(moved.worth_offering),
                   help="The loosest level worth offering with these shares.")
