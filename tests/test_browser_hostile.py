@@ -11,7 +11,8 @@ import math
 from urllib.parse import urlencode, urlparse
 
 import pytest
-from test_browser import browser, server, wait_for_run  # noqa: F401  (pytest fixtures)
+from browser_support import new_page, runs_ended, wait_drawn
+from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 import hdp_core as hdp
 from hdp_app.common import compact_count
@@ -56,23 +57,22 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
     upload = tmp_path / "mine.csv"
     upload.write_text("eps\n" + "\n".join(f"{0.05 + 0.01 * i:.2f}" for i in range(37)) + "\n")
     expected_up = _expected(hdp.profile_from_csv(upload.read_bytes()))
-    contexts = [
-        browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(len(urls) + 1)
-    ]
+    contexts, pages = zip(*(new_page(browser) for _ in range(len(urls) + 1)))
     try:
-        pages = [c.new_page() for c in contexts]
         for pg, url in zip(pages, [*urls, server + "/"]):
             pg.goto(url, wait_until="commit")
         up = pages[-1]
-        wait_for_run(up)
+        wait_drawn(up)
+        before = runs_ended(up)
         up.get_by_test_id("stRadio").first.get_by_text("Upload", exact=True).click()
-        wait_for_run(up)
+        wait_drawn(up, runs_before=before)
         for pg in pages[:-1]:  # the others are loading while the file goes up
             pg.reload(wait_until="commit")
+        before = runs_ended(up)
         up.locator("input[type='file']").set_input_files(str(upload))
         for rnd in range(2):
-            for pg in pages:
-                wait_for_run(pg)
+            for pg in pages:  # (a reloaded page counts its runs from 0)
+                wait_drawn(pg, runs_before=before if pg is up and rnd == 0 else 0)
                 pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for()
             shown = [_sidebar(pg) for pg in pages]
             assert shown == [*expected, expected_up], f"round {rnd}"
@@ -91,11 +91,10 @@ def test_link_too_long_for_the_server(server, browser):  # noqa: F811
     request line of about 128 KB and more, before the app runs, so a 200 KB link can only show
     the browser's error page. Documented here rather than worked around."""
     long_link = f"{server}/?profile=" + "a" * 20_000
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx, pg = new_page(browser)
     try:
-        pg = ctx.new_page()
         pg.goto(long_link)
-        wait_for_run(pg)
+        wait_drawn(pg)
         alert = pg.get_by_test_id("stAlert").filter(has_text="could not be used")
         alert.wait_for(timeout=30_000)
         assert "is longer than" in alert.inner_text()
@@ -126,17 +125,15 @@ def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):  #
         None,
     )
     url = f"{server}/tier_designer?menu={links.encode_menu_link(m)}"
-    ctx = browser.new_context(viewport={"width": 1400, "height": 3000})
+    ctx, pg = new_page(browser, viewport=(1400, 3000))
     requested: list[str] = []
     try:
-        pg = ctx.new_page()
         pg.on("request", lambda r: requested.append(r.url))
         pg.goto(url)
-        wait_for_run(pg)
-        pg.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=30_000)
+        wait_drawn(pg)
+        before = runs_ended(pg)
         pg.get_by_text("use this menu as the current profile", exact=False).first.click()
-        wait_for_run(pg)
-        pg.wait_for_timeout(1500)
+        wait_drawn(pg, runs_before=before)
         assert not [u for u in requested if "invalid" in u], requested
         assert pg.locator("img[src*='invalid']").count() == 0
         assert pg.locator("[data-testid='stPlotlyChart'] a").count() == 0

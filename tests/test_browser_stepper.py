@@ -6,7 +6,8 @@ look (tmp_path). Reuses test_browser's server and browser fixtures."""
 from __future__ import annotations
 
 import pytest
-from test_browser import browser, server, wait_for_run  # noqa: F401  (fixtures)
+from browser_support import new_page, runs_ended, wait_drawn
+from test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -20,11 +21,10 @@ def _label_whole(button) -> bool:
 
 @pytest.mark.parametrize("width", [1024, 1400])
 def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
-    ctx = browser.new_context(viewport={"width": width, "height": 2600})
-    page = ctx.new_page()
+    ctx, page = new_page(browser, viewport=(width, 2600))
     try:
         page.goto(server + "/saturation?sat_trace_step=50")
-        wait_for_run(page)
+        wait_drawn(page, min_charts=4)
         prev = page.get_by_role("button", name="◀ Previous")
         nxt = page.get_by_role("button", name="Next ▶")
         prev.scroll_into_view_if_needed()
@@ -36,12 +36,14 @@ def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
         assert _label_whole(prev) and _label_whole(nxt)
         info = page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:")
         assert info.count() == 1
+        before = runs_ended(page)
         prev.click()
-        wait_for_run(page)
+        wait_drawn(page, min_charts=4, runs_before=before)
         assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 49:").count()
         assert nxt.is_enabled()
+        before = runs_ended(page)
         nxt.click()
-        wait_for_run(page)
+        wait_drawn(page, min_charts=4, runs_before=before)
         assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:").count()
         grid = page.get_by_test_id("stDataFrame").last
         grid.scroll_into_view_if_needed()
