@@ -75,8 +75,11 @@ def main(argv: list[str] | None = None) -> None:
     bare, uncached, cached, overhead = [], [], [], []
     for _ in range(args.repeats):
         s_new, s_old = next(seeds), next(seeds)
-        b = timed(lambda s=s_new: hdp.simulate_mse(
-            hdp.METHODS, prof, dist, trials=args.trials, seed=s, return_estimates=True))
+        b = timed(
+            lambda s=s_new: hdp.simulate_mse(
+                hdp.METHODS, prof, dist, trials=args.trials, seed=s, return_estimates=True
+            )
+        )
         rerun_seed(s_old)  # fill the cache for s_old
         u = timed(lambda s=s_new: rerun_seed(s))  # s_new is not cached in the app
         c = timed(lambda s=s_old: rerun_seed(s))
@@ -102,22 +105,29 @@ def main(argv: list[str] | None = None) -> None:
 
     med = statistics.median
     cells = args.trials * prof.n
-    print(f"Simulation page, n = {prof.n:,} per-user levels, {args.trials:,} trials "
-          f"({cells:.1e} simulated values), six methods, median of {args.repeats}")
+    print(
+        f"Simulation page, n = {prof.n:,} per-user levels, {args.trials:,} trials "
+        f"({cells:.1e} simulated values), six methods, median of {args.repeats}"
+    )
     print(f"  bare simulate_mse (six methods, with estimates)  {med(bare):7.3f} s")
     print(f"  page: first open (simulate + sweep + draw)       {first:7.3f} s")
-    print(f"  page rerun, seed changed (uncached)              {med(uncached):7.3f} s"
-          f"   = {med(uncached) / med(bare):5.2f} x bare")
-    print(f"  page rerun, seed changed back (cached)           {med(cached):7.3f} s"
-          f"   = {med(cached) / med(bare):5.2f} x bare")
+    print(
+        f"  page rerun, seed changed (uncached)              {med(uncached):7.3f} s"
+        f"   = {med(uncached) / med(bare):5.2f} x bare"
+    )
+    print(
+        f"  page rerun, seed changed back (cached)           {med(cached):7.3f} s"
+        f"   = {med(cached) / med(bare):5.2f} x bare"
+    )
     print(f"  page rerun, sweep control changed (cached sim)   {sweep:7.3f} s")
     print(f"  page rerun, histogram methods changed            {hist:7.3f} s")
     print(f"  uncached rerun minus bare call (paired)          {med(overhead):7.3f} s")
     try:
         import os
 
-        print(f"  (load average during the run: {os.getloadavg()[0]:.2f} on "
-              f"{os.cpu_count()} cores)")
+        print(
+            f"  (load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
+        )
     except OSError:
         pass
 

@@ -74,8 +74,9 @@ def main(argv=None) -> int:
         sat_at, sat_first = open_page(prof, "saturation")
         bnd_at, bnd_first = open_page(prof, "bounds")
         # the sweep over n is computed the first time the mode is switched: time it once
-        t_nmode = timed(lambda: widget(bnd_at, "radio", "bnd_mode")
-                        .set_value("Number of users").run())
+        t_nmode = timed(
+            lambda: widget(bnd_at, "radio", "bnd_mode").set_value("Number of users").run()
+        )
         widget(bnd_at, "radio", "bnd_mode").set_value("Scale every eps").run()
 
         phase_f = [0.3, 0.5]
@@ -83,16 +84,21 @@ def main(argv=None) -> int:
         scales = [1.0, -1.0]
         ns = [0.4, -0.4]
         cases = {
-            "trivial page, slider change (reference)": lambda i: widget(ref, "slider", "x")
-            .set_value(i % 2 + 1).run(),
-            "Saturation: phase-diagram slider (share f)": lambda i: widget(
-                sat_at, "slider", "sat_phase_f").set_value(phase_f[i % 2]).run(),
-            "Saturation: Algorithm 1 step slider": lambda i: widget(
-                sat_at, "slider", "sat_trace_step").set_value(steps[i % 2]).run(),
-            "Bounds: scale slider (marker moves)": lambda i: widget(
-                bnd_at, "slider", "bnd_scale").set_value(scales[i % 2]).run(),
-            "Bounds: data range input": lambda i: widget(
-                bnd_at, "number_input", "bnd_hi").set_value(1000.0 * (i % 2 + 1)).run(),
+            "trivial page, slider change (reference)": lambda i: (
+                widget(ref, "slider", "x").set_value(i % 2 + 1).run()
+            ),
+            "Saturation: phase-diagram slider (share f)": lambda i: (
+                widget(sat_at, "slider", "sat_phase_f").set_value(phase_f[i % 2]).run()
+            ),
+            "Saturation: Algorithm 1 step slider": lambda i: (
+                widget(sat_at, "slider", "sat_trace_step").set_value(steps[i % 2]).run()
+            ),
+            "Bounds: scale slider (marker moves)": lambda i: (
+                widget(bnd_at, "slider", "bnd_scale").set_value(scales[i % 2]).run()
+            ),
+            "Bounds: data range input": lambda i: (
+                widget(bnd_at, "number_input", "bnd_hi").set_value(1000.0 * (i % 2 + 1)).run()
+            ),
         }
         times: dict[str, list[float]] = {k: [] for k in cases}
         for fn in cases.values():  # warm-up: first change of each control
@@ -112,8 +118,10 @@ def main(argv=None) -> int:
                 raise SystemExit(str(at.exception))
 
     ref_ms = 1000 * statistics.median(times["trivial page, slider change (reference)"])
-    print(f"AppTest reruns after a slider change, n = {args.n:,} per-user profile "
-          f"(log eps ~ U[-4, 2]); median of {args.repeat}")
+    print(
+        f"AppTest reruns after a slider change, n = {args.n:,} per-user profile "
+        f"(log eps ~ U[-4, 2]); median of {args.repeat}"
+    )
     print(f"{'case':48} {'median ms':>10} {'min ms':>8} {'x reference':>12}")
     for k, v in times.items():
         med = 1000 * statistics.median(v)

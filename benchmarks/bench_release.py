@@ -100,25 +100,41 @@ def main() -> None:
                 write(path, n, kind)
                 con = duckdb.connect()
                 with Peak() as p_sum:
-                    t_sum, _ = timed(lambda path=path, con=con: con.execute(
-                        f"SELECT SUM(value) FROM read_parquet('{path}')").fetchall())
+                    t_sum, _ = timed(
+                        lambda path=path, con=con: con.execute(
+                            f"SELECT SUM(value) FROM read_parquet('{path}')"
+                        ).fetchall()
+                    )
                 c_sum = timed.cpu
                 with Peak() as p_rel:
-                    t_rel, rel = timed(lambda path=path: release_mean(
-                        path, value="value", eps="eps", lo=0, hi=1000))
+                    t_rel, rel = timed(
+                        lambda path=path: release_mean(
+                            path, value="value", eps="eps", lo=0, hi=1000
+                        )
+                    )
                 c_rel = timed.cpu
-                print(f"n={n:.0e} {kind:10s} SUM(value) {t_sum:6.3f}s ({p_sum.mb:5.0f} MB)  "
-                      f"release_mean {t_rel:6.3f}s ({p_rel.mb:5.0f} MB)  ratio "
-                      f"{t_rel / t_sum:5.2f} (CPU time ratio {c_rel / c_sum:5.2f})  plan: "
-                      f"{rel.plan}", flush=True)
+                print(
+                    f"n={n:.0e} {kind:10s} SUM(value) {t_sum:6.3f}s ({p_sum.mb:5.0f} MB)  "
+                    f"release_mean {t_rel:6.3f}s ({p_rel.mb:5.0f} MB)  ratio "
+                    f"{t_rel / t_sum:5.2f} (CPU time ratio {c_rel / c_sum:5.2f})  plan: "
+                    f"{rel.plan}",
+                    flush=True,
+                )
                 if n == 10**7 and not a.no_spark:
                     from hdp_core.release_engines import spark_session
 
                     spark_session()
-                    t_sp, _ = timed(lambda path=path: release_mean(
-                        path, value="value", eps="eps", lo=0, hi=1000, engine="spark"), reps=1)
-                    print(f"            spark local[2] release_mean {t_sp:6.3f}s  ratio to "
-                          f"DuckDB SUM {t_sp / t_sum:5.1f}", flush=True)
+                    t_sp, _ = timed(
+                        lambda path=path: release_mean(
+                            path, value="value", eps="eps", lo=0, hi=1000, engine="spark"
+                        ),
+                        reps=1,
+                    )
+                    print(
+                        f"            spark local[2] release_mean {t_sp:6.3f}s  ratio to "
+                        f"DuckDB SUM {t_sp / t_sum:5.1f}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -76,19 +76,31 @@ def main(argv=None) -> int:
         hdp.simulate_mse(hdp.METHODS, prof, dist, trials=TRIALS, seed=0)
 
     paper()  # warm-up (imports, caches)
-    t = best_of({"sim": paper, "beta": beta_once, "beta_chunked": beta_chunked,
-                 "beta_threads": beta_threads}, args.repeat)
+    t = best_of(
+        {
+            "sim": paper,
+            "beta": beta_once,
+            "beta_chunked": beta_chunked,
+            "beta_threads": beta_threads,
+        },
+        args.repeat,
+    )
     print(f"1. Paper experiment: n = {N}, {TRIALS:,} trials, 6 methods, Beta(2, 3)")
     print(f"   simulate_mse (all six methods)          {t['sim']:7.3f} s")
     print(f"   rng.beta once, {TRIALS}x{N}             {t['beta']:7.3f} s")
-    print(f"   rng.beta in the simulator's chunks      {t['beta_chunked']:7.3f} s "
-          f"({chunk_rows} rows each)")
+    print(
+        f"   rng.beta in the simulator's chunks      {t['beta_chunked']:7.3f} s "
+        f"({chunk_rows} rows each)"
+    )
     print(f"   ratio simulate / beta once:    {t['sim'] / t['beta']:.2f}x  (target <= 1.5x)")
-    print(f"   rng.beta chunks on {sim._WORKERS} threads like the simulator "
-          f"{t['beta_threads']:7.3f} s")
+    print(
+        f"   rng.beta chunks on {sim._WORKERS} threads like the simulator "
+        f"{t['beta_threads']:7.3f} s"
+    )
     print(f"   ratio simulate / beta chunked: {t['sim'] / t['beta_chunked']:.2f}x")
-    print(f"   ratio simulate / beta chunked on the same threads: "
-          f"{t['sim'] / t['beta_threads']:.2f}x")
+    print(
+        f"   ratio simulate / beta chunked on the same threads: {t['sim'] / t['beta_threads']:.2f}x"
+    )
 
     if not args.quick:
         alone = best_of(
@@ -113,10 +125,13 @@ def main(argv=None) -> int:
         s = best_of({"x": run}, args.repeat)["x"]
         worst_z = max(abs(r.mse - r.exact) / r.std_err for r in res.values())
         approx = any(r.approximate for r in res.values())
-        print(f"   {d.label():22} {s:6.3f} s  (target < 1 s; approximate={approx}; "
-              f"largest |sim - exact| = {worst_z:.1f} SE)")
-    s = best_of({"x": lambda: [hdp.exact_mse(m, huge, dist) for m in hdp.METHODS]},
-                args.repeat)["x"]
+        print(
+            f"   {d.label():22} {s:6.3f} s  (target < 1 s; approximate={approx}; "
+            f"largest |sim - exact| = {worst_z:.1f} SE)"
+        )
+    s = best_of({"x": lambda: [hdp.exact_mse(m, huge, dist) for m in hdp.METHODS]}, args.repeat)[
+        "x"
+    ]
     print(f"   exact_mse, all six methods   {s * 1e3:6.1f} ms")
 
     s = best_of({"x": lambda: optimality_scatter(500)}, args.repeat)["x"]

@@ -2,13 +2,13 @@
 
 With levels sorted ascending, Algorithm 1 sets r_1 = eps_1 and
 r_{k+1} = min(eps_{k+1}, (||r_1^k||_2^2 + 8) / ||r_1^k||_1)            (eq. thm2-r-def).
-By the saturation lemma (lem:sat) this is r_i = min(eps_i, tau*) for one level tau*, the
+By the saturation lemma (Lemma 3) this is r_i = min(eps_i, tau*) for one level tau*, the
 root of G(t) = sum_{eps_i < t} eps_i (t - eps_i) = 8 (G is increasing, and t*||eps_<t||_1 -
 ||eps_<t||_2^2 >= 8 is exactly the paper's test eps_{k+1} >= tau_k). So tau* is found without
 a full sort for large per-user profiles (a sampled bracket checked exactly, else selection
 with np.partition, expected O(n)) and in O(k log k) for k tiers, and the weights need no
 sort. Weights w = r / ||r||_1, Laplace noise scale eta = 1/||r||_1,
-worst-case MSE f(r) = (||r||_2^2 + 8) / (4 ||r||_1^2) capped at 1/4 (Theorem 2, thm:UB).
+worst-case MSE f(r) = (||r||_2^2 + 8) / (4 ||r||_1^2) capped at 1/4 (Theorem 2).
 
 Tuned to a known spread (beyond the paper): for data of standard deviation s on [-1/2, 1/2] an
 unbiased affine estimator's MSE is s^2 ||w||_2^2 + 2 eta^2 = s^2 (||r||_2^2 + c) / ||r||_1^2
@@ -259,7 +259,7 @@ def _solve_tiers(lv: np.ndarray, ct: np.ndarray, c: float = 8.0) -> tuple[float,
 def saturation_level(eps: Any, data_sd: float | None = None) -> float:
     """tau*, the level every looser user is capped at (math.inf when nothing saturates).
 
-    Lemma lem:sat: with k the first index where eps_{k+1} >= tau_k, users k+1..n all get
+    Lemma 3: with k the first index where eps_{k+1} >= tau_k, users k+1..n all get
     tau_k = (||eps_1^k||_2^2 + 8)/||eps_1^k||_1. Public users (inf) always saturate. With
     ``data_sd`` = s (see :func:`adpm`) the 8 becomes 2/s^2: the smaller the spread, the later
     saturation sets in.
@@ -300,7 +300,7 @@ class ADPMSolution:
     saturation_level: float
     """tau*: every user asking for eps >= tau* is granted tau*; math.inf if none saturate."""
     objective: float
-    """f(r) = (||r||_2^2 + 8)/(4||r||_1^2), the worst-case MSE before the 1/4 cap (thm:UB)."""
+    """f(r) = (||r||_2^2 + 8)/(4||r||_1^2), the worst-case MSE before the 1/4 cap (Theorem 2)."""
     saturated: np.ndarray
     """Boolean per entry: the user asked for eps >= tau* and is capped at tau*."""
     data_sd: float = WORST_CASE_SD
@@ -470,7 +470,7 @@ class AlgorithmTrace:
     ``eps[k]``, ``r[k]``: requested and granted level of the (k+1)-th strictest user;
     ``l1[k]`` = ||r_1^{k+1}||_1, ``l2[k]`` = ||r_1^{k+1}||_2^2 after adding that user;
     ``tau[k]`` = (l2[k] + 8)/l1[k], the cap the next user is compared with;
-    ``saturated[k]`` True when the user's eps reached the previous tau (Definition def:sat);
+    ``saturated[k]`` True when the user's eps reached the previous tau (Definition 2);
     ``f[k]`` = (l2[k] + 8)/(4 l1[k]^2), the worst-case MSE of the first k+1 users.
     ``n_excluded`` users with eps = 0 are left out before the recursion starts.
     Tuned to a spread s, ``constant`` c = 2/s^2 replaces 8 (and 4 becomes c/2 = 1/s^2, so
@@ -489,27 +489,17 @@ class AlgorithmTrace:
 
     def as_dict(self) -> dict[str, np.ndarray]:
         """Columns for a table: step, eps_k, r_k, ||r||_1, ||r||_2^2, tau_k, saturated, f."""
-        if self.constant != 8.0:
-            c = f"{self.constant:.4g}"
-            return {
-                "step k": np.arange(1, self.eps.size + 1),
-                "eps_k (asked)": self.eps,
-                "r_k (granted)": self.r,
-                "||r||_1": self.l1,
-                "||r||_2^2": self.l2,
-                f"tau_k = (||r||_2^2+{c})/||r||_1": self.tau,
-                "saturated": self.saturated,
-                "MSE at the tuned spread": self.f,
-            }
+        tuned = self.constant != 8.0
+        c = f"{self.constant:.4g}" if tuned else "8"
         return {
             "step k": np.arange(1, self.eps.size + 1),
             "eps_k (asked)": self.eps,
             "r_k (granted)": self.r,
             "||r||_1": self.l1,
             "||r||_2^2": self.l2,
-            "tau_k = (||r||_2^2+8)/||r||_1": self.tau,
+            f"tau_k = (||r||_2^2+{c})/||r||_1": self.tau,
             "saturated": self.saturated,
-            "f(r_1..k)": self.f,
+            "MSE at the tuned spread" if tuned else "f(r_1..k)": self.f,
         }
 
 

@@ -115,7 +115,7 @@ class PropDPM(AffineEstimator):
 class FME(AffineEstimator):
     """FME (reconstructed): cap every level at c = 1/sqrt(n), then weight proportionally.
 
-    r_i = min(eps_i, 1/sqrt(n)), w = r/||r||_1, b = 1/||r||_1 (shared/baselines.md: this
+    r_i = min(eps_i, 1/sqrt(n)), w = r/||r||_1, b = 1/||r||_1 (see the module docstring: this
     reconstruction of Fallah et al. Theorem 1 reproduces the paper's three FME figures).
     """
 
@@ -130,7 +130,7 @@ class FME(AffineEstimator):
         Estimator.__init__(self, eps)
         cap = 1.0 / math.sqrt(max(self.n_active, 1))
         r = np.where(self._active, np.minimum(self.profile.levels, cap), 0.0)
-        if not self._finite.any():  # every usable user public: the plain mean (baselines.md)
+        if not self._finite.any():  # every usable user public: the plain mean (module docstring)
             r = np.where(self._public, math.inf, r)
         w, b = _affine_or_mean(self, r)
         super().__init__(self.profile, w, 0.0 if not math.isfinite(b) else b)

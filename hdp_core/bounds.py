@@ -1,9 +1,9 @@
 """Upper and lower bounds on the minimax MSE L(eps) of mean estimation (paper, Sections 3-5).
 
-* Upper bound (Theorem 2, thm:UB): L(eps) <= f(r) ∧ 1/4 with r from ADPM.
-* Lower bound (Theorem 3, thm:lb): L(eps) >= (H(eps) ∧ 1/4) / 512 with
+* Upper bound (Theorem 2): L(eps) <= f(r) ∧ 1/4 with r from ADPM.
+* Lower bound (Theorem 3): L(eps) >= (H(eps) ∧ 1/4) / 512 with
   H(eps) = max_{i=0..n} 1 / (||eps_1^i||_1^2 + n - i), eps sorted ascending.
-* Optimality (Theorem 4, thm:opt): f(r) / H(eps) <= 443.
+* Optimality (Theorem 4): f(r) / H(eps) <= 443.
 
 All MSEs are for data in [-0.5, 0.5] (multiply by range^2 for other units).
 """
@@ -30,9 +30,9 @@ __all__ = [
 ]
 
 LOWER_BOUND_CONSTANT = 512.0
-"""The 1/512 in Theorem 3 (thm:lb)."""
+"""The 1/512 in Theorem 3."""
 OPTIMALITY_CONSTANT = 443.0
-"""Theorem 4 (thm:opt): f(r) <= 443 H(eps)."""
+"""Theorem 4: f(r) <= 443 H(eps)."""
 
 
 def upper_bound(eps: Any) -> float:

@@ -6,7 +6,7 @@ share of users expected to pick it), a total number of users and the data's rang
 units. Everything here is exact and cheap for any number of users: tiers are never expanded.
 
 * :func:`evaluate_menu`: each tier's granted privacy r_j = min(eps_j, tau*) (saturation lemma,
-  lem:sat), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
+  Lemma 3), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
   baselines (RMSE and a 95% error half-width), and the loosest level worth offering.
 * Accuracy-first solvers: :func:`min_users`, :func:`strictest_level`, :func:`share_to_move`.
   Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
@@ -54,11 +54,11 @@ from .units import Accuracy, affine_error
 from .validate import as_float, describe, fmt_number, format_eps, is_real_number, parse_level
 
 __all__ = [
-    "MAX_RANGE_END",
     "EPS_MAX",
     "EPS_MIN",
     "LEVEL",
     "MAX_NAME_CHARS",
+    "MAX_RANGE_END",
     "MAX_TIERS",
     "MAX_USERS",
     "METRICS",
@@ -109,7 +109,6 @@ METRICS = ("rmse", "half_width")
 """Accuracy measures a target can be given in: RMSE or the 95% error half-width."""
 FORMAT = "hdp-explorer tier menu"
 VERSION = 1
-
 
 
 # menus --------------------------------------------------------------------------------------
@@ -179,30 +178,42 @@ class Menu:
         """Hex digest of the menu's canonical JSON (for caches)."""
         if not self._key:
             text = json.dumps(menu_to_dict(self), sort_keys=True, separators=(",", ":"))
-            object.__setattr__(self, "_key", hashlib.blake2b(text.encode(), digest_size=16)
-                               .hexdigest())
+            object.__setattr__(
+                self, "_key", hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+            )
         return self._key
 
     # derived menus ------------------------------------------------------------------------
     def with_n_users(self, n: int) -> Menu:
         """The same menu with ``n`` users in total."""
-        return make_menu(self.names, self.levels, self._pcts(), n, self.low, self.high,
-                         self.unit, self.data_sd)
+        return make_menu(
+            self.names, self.levels, self._pcts(), n, self.low, self.high, self.unit, self.data_sd
+        )
 
     def with_eps(self, tier: int, eps: float) -> Menu:
         """The same menu with tier ``tier`` (0-based) at level ``eps``."""
         lv = list(self.levels)
         lv[tier] = eps
-        return make_menu(self.names, lv, self._pcts(), self.n_users, self.low, self.high,
-                         self.unit, self.data_sd)
+        return make_menu(
+            self.names, lv, self._pcts(), self.n_users, self.low, self.high, self.unit, self.data_sd
+        )
 
     def with_counts(self, counts: Sequence[int]) -> Menu:
         """The same menu with shares counts/n (whole users; apportioned back exactly)."""
         ct = [int(c) for c in counts]
         n = sum(ct)
         pcts = [100.0 * c / n for c in ct]
-        return make_menu(self.names, self.levels, pcts, n, self.low, self.high, self.unit,
-                         self.data_sd, normalise=True)
+        return make_menu(
+            self.names,
+            self.levels,
+            pcts,
+            n,
+            self.low,
+            self.high,
+            self.unit,
+            self.data_sd,
+            normalise=True,
+        )
 
     def _pcts(self) -> list[float]:
         return [t.share_percent for t in self.tiers]
@@ -250,20 +261,21 @@ def _check_name(x: Any, where: str) -> str:
     if not s:
         raise MenuError(f"{where} has no name")
     if len(s) > MAX_NAME_CHARS:
-        raise MenuError(f"{where}: the name {s[:20]!r}… is longer than {MAX_NAME_CHARS} "
-                        "characters")
+        raise MenuError(f"{where}: the name {s[:20]!r}… is longer than {MAX_NAME_CHARS} characters")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in s):
         raise MenuError(f"{where}: the name contains control characters")
     if any("\ud800" <= ch <= "\udfff" for ch in s):
-        raise MenuError(f"{where}: the name contains an invalid character (a lone UTF-16 "
-                        "surrogate)")
+        raise MenuError(
+            f"{where}: the name contains an invalid character (a lone UTF-16 surrogate)"
+        )
     return s
 
 
 def _check_eps(x: Any, where: str) -> float:
     """A tier level: a number in [EPS_MIN, EPS_MAX], or public (hdp_core.validate's words)."""
-    return parse_level(x, f"{where}: eps", error=MenuError, allow_zero=False, lo=EPS_MIN,
-                       hi=EPS_MAX)
+    return parse_level(
+        x, f"{where}: eps", error=MenuError, allow_zero=False, lo=EPS_MIN, hi=EPS_MAX
+    )
 
 
 def _check_share(x: Any, where: str) -> float:
@@ -301,8 +313,10 @@ def _check_range(low: Any, high: Any, unit: Any) -> tuple[float, float, str]:
     lo, hi = float(low), float(high)
     for name, v in (("low", lo), ("high", hi)):
         if abs(v) > MAX_RANGE_END:
-            raise MenuError(f"the data range's {name} end is {v:.6g}; each end must be between "
-                            f"-{MAX_RANGE_END:g} and {MAX_RANGE_END:g}")
+            raise MenuError(
+                f"the data range's {name} end is {v:.6g}; each end must be between "
+                f"-{MAX_RANGE_END:g} and {MAX_RANGE_END:g}"
+            )
     if not hi > lo:
         raise MenuError(f"the data range needs low < high, got low = {lo:g}, high = {hi:g}")
     if not math.isfinite(hi - lo):
@@ -323,8 +337,10 @@ def _check_sd(x: Any, lo: float, hi: float) -> float | None:
     if x is None:
         return None
     if not is_real_number(x) or not math.isfinite(as_float(x)):
-        raise MenuError(f"the data's standard deviation is {describe(x)}; give a number or null "
-                        "(null = worst case)")
+        raise MenuError(
+            f"the data's standard deviation is {describe(x)}; give a number or null "
+            "(null = worst case)"
+        )
     v = float(x)
     if v < 0:
         raise MenuError(f"the data's standard deviation {v:g} is negative")
@@ -347,9 +363,9 @@ def shares_note(shares_percent: Sequence[float]) -> str | None:
 
 
 def make_menu(
-    names: Sequence[Any],
-    eps: Sequence[Any],
-    shares_percent: Sequence[Any],
+    names: Sequence[Any] | None,
+    eps: Sequence[Any] | np.ndarray,
+    shares_percent: Sequence[Any] | np.ndarray,
     n_users: Any,
     low: Any = 0.0,
     high: Any = 1.0,
@@ -362,7 +378,8 @@ def make_menu(
     Shares are percentages and must add up to 100 (within SHARE_TOLERANCE) unless
     ``normalise`` is True, when they are scaled to 100.
     """
-    names, eps, shares_percent = list(names), list(eps), list(shares_percent)
+    eps, shares_percent = list(eps), list(shares_percent)
+    names = [f"Tier {i + 1}" for i in range(len(eps))] if names is None else list(names)
     k = len(names)
     if k == 0:
         raise MenuError("the menu has no tiers: add at least one")
@@ -374,8 +391,10 @@ def make_menu(
     seen: dict[str, int] = {}
     for i, s in enumerate(nm):
         if s.casefold() in seen:
-            raise MenuError(f"tiers {seen[s.casefold()] + 1} and {i + 1} are both called {s!r}; "
-                            "give each tier its own name")
+            raise MenuError(
+                f"tiers {seen[s.casefold()] + 1} and {i + 1} are both called {s!r}; "
+                "give each tier its own name"
+            )
         seen[s.casefold()] = i
     lv = [_check_eps(x, f"tier {i + 1} ({nm[i]})") for i, x in enumerate(eps)]
     sh = [_check_share(x, f"tier {i + 1} ({nm[i]})") for i, x in enumerate(shares_percent)]
@@ -384,8 +403,10 @@ def make_menu(
         raise MenuError("all shares are 0%: at least one tier needs users")
     if abs(tot - 100.0) > SHARE_TOLERANCE:
         if not normalise:
-            raise MenuError(f"the shares add up to {tot:.6g}%, not 100% (each tier's "
-                            "share_percent is the percent of users choosing it)")
+            raise MenuError(
+                f"the shares add up to {tot:.6g}%, not 100% (each tier's "
+                "share_percent is the percent of users choosing it)"
+            )
         sh = [100.0 * s / tot for s in sh]
     n = _check_n(n_users)
     lo, hi, u = _check_range(low, high, unit)
@@ -403,12 +424,20 @@ TEMPLATES: dict[str, str] = {
 """Ready-made menus (key: description), the first is the default."""
 
 
-def template_menu(name: str, n_users: int = 1_000_000, low: float = 0.0, high: float = 500.0,
-                  unit: str = "USD") -> Menu:
+def template_menu(
+    name: str, n_users: int = 1_000_000, low: float = 0.0, high: float = 500.0, unit: str = "USD"
+) -> Menu:
     """The template menu ``name`` (a key of TEMPLATES) for ``n_users`` users."""
     if name == "three_public":
-        return make_menu(["Strict", "Balanced", "Open"], [0.1, 1.0, math.inf], [60, 30, 10],
-                         n_users, low, high, unit)
+        return make_menu(
+            ["Strict", "Balanced", "Open"],
+            [0.1, 1.0, math.inf],
+            [60, 30, 10],
+            n_users,
+            low,
+            high,
+            unit,
+        )
     if name == "two":
         return make_menu(["Strict", "Relaxed"], [0.1, 1.0], [80, 20], n_users, low, high, unit)
     if name == "product_menu":
@@ -433,16 +462,19 @@ def _variance(menu: Menu) -> float:
     return (menu.data_sd / menu.width) ** 2
 
 
-def affine_errors(sum_sq_weights: float, noise_scale: float, outputs_zero: bool,
-                  menu: Menu, level: float = LEVEL) -> Accuracy:
-    """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (affine estimator, baselines.md).
+def affine_errors(
+    sum_sq_weights: float, noise_scale: float, outputs_zero: bool, menu: Menu, level: float = LEVEL
+) -> Accuracy:
+    """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (an affine estimator; see
+    hdp_core.baselines).
 
     MSE = V ||w||_2^2 + 2 b^2 on [-0.5, 0.5] (V = 1/4 worst case); RMSE = R sqrt(MSE); the
     half-width comes from error_half_width(R sqrt(V) ||w||_2, R b). A method that reports the
     middle of the range is off by at most R/2 (worst case |mean - middle| = R/2).
     """
-    return affine_error(sum_sq_weights, noise_scale, menu.low, menu.high, _variance(menu), level,
-                        outputs_zero)
+    return affine_error(
+        sum_sq_weights, noise_scale, menu.low, menu.high, _variance(menu), level, outputs_zero
+    )
 
 
 SD_FLOOR = 1e-9
@@ -477,8 +509,9 @@ def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, 
     return sol, acc
 
 
-def small_n_half_width(acc: Accuracy, weights: Any, counts: Any, noise_scale: float,
-                       menu: Menu, cap: bool = True) -> Accuracy:
+def small_n_half_width(
+    acc: Accuracy, weights: Any, counts: Any, noise_scale: float, menu: Menu, cap: bool = True
+) -> Accuracy:
     """``acc`` with a half-width that is true at small n (issue 13), for an unbiased affine
     estimator with per-tier ``weights`` and Laplace ``noise_scale`` (data in [-0.5, 0.5]).
 
@@ -541,16 +574,18 @@ class MenuReport:
         """One dict per tier for a table: asked and granted eps, users, weights."""
         out = []
         for j, t in enumerate(self.menu.tiers):
-            out.append({
-                "tier": t.name,
-                "eps asked": t.eps,
-                "share %": 100.0 * float(self.menu.shares[j]),
-                "users": int(self.counts[j]),
-                "eps granted": float(self.granted[j]),
-                "saturated": bool(self.saturated[j]),
-                "weight of one user": float(self.weight[j]),
-                "share of the estimate %": 100.0 * float(self.weight_share[j]),
-            })
+            out.append(
+                {
+                    "tier": t.name,
+                    "eps asked": t.eps,
+                    "share %": 100.0 * float(self.menu.shares[j]),
+                    "users": int(self.counts[j]),
+                    "eps granted": float(self.granted[j]),
+                    "saturated": bool(self.saturated[j]),
+                    "weight of one user": float(self.weight[j]),
+                    "share of the estimate %": 100.0 * float(self.weight_share[j]),
+                }
+            )
         return out
 
 
@@ -587,13 +622,23 @@ def evaluate_menu(menu: Menu) -> MenuReport:
     for name in ("UNI", "PropDPM"):
         est = get_method(name, prof)
         zero = bool(getattr(est, "outputs_zero", False))
-        errors[name] = affine_errors(est.sum_sq_weights(), est.noise_scale, zero, menu)
+        b = float(est.noise_scale or 0.0)  # UNI and PropDPM are affine: a number
+        errors[name] = affine_errors(est.sum_sq_weights(), b, zero, menu)
         if not zero:
-            errors[name] = small_n_half_width(errors[name], est.weights, counts,
-                                              est.noise_scale, menu, cap=False)
+            errors[name] = small_n_half_width(errors[name], est.weights, counts, b, menu, cap=False)
     pub = affine_errors(1.0 / menu.n_users, 0.0, False, menu)
-    return MenuReport(menu, counts, granted, saturated, weight, cf * weight,
-                      sol.saturation_level, worth, errors, pub)
+    return MenuReport(
+        menu,
+        counts,
+        granted,
+        saturated,
+        weight,
+        cf * weight,
+        sol.saturation_level,
+        worth,
+        errors,
+        pub,
+    )
 
 
 # accuracy-first solvers ---------------------------------------------------------------------
@@ -638,7 +683,11 @@ def _check_target(menu: Menu, target: float, metric: str) -> DesignAnswer | None
         raise ValueError(f"the target error must be a positive number, got {target!r}")
     if t >= menu.width / 2:
         return DesignAnswer(
-            "trivial", None, None, menu.width / 2, None,
+            "trivial",
+            None,
+            None,
+            menu.width / 2,
+            None,
             f"A target of {_fmt_err(t, menu)} is at least half the data range "
             f"({_fmt_err(menu.width / 2, menu)}): reporting the middle of the range meets it "
             "without any data. Choose a smaller target.",
@@ -704,13 +753,18 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
 
     words = _metric_words(metric)
     if meets(1):
-        return DesignAnswer("ok", 1, None, cache[1], None,
-                            f"Even 1 user meets a {words} of {_fmt_err(t, menu)}.")
+        return DesignAnswer(
+            "ok", 1, None, cache[1], None, f"Even 1 user meets a {words} of {_fmt_err(t, menu)}."
+        )
     lo, hi = 1, 2
     while not meets(hi):
         if hi >= MAX_USERS:
             return DesignAnswer(
-                "impossible", None, None, cache[hi], None,
+                "impossible",
+                None,
+                None,
+                cache[hi],
+                None,
                 f"Even {MAX_USERS:.0e} users give a {words} of {_fmt_err(cache[hi], menu)}, "
                 f"above the target {_fmt_err(t, menu)}.",
             )
@@ -721,7 +775,11 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
         meets(below)
     now = "already meets" if n <= menu.n_users else "needs more users to meet"
     return DesignAnswer(
-        "ok", n, below, cache[n], cache[below],
+        "ok",
+        n,
+        below,
+        cache[n],
+        cache[below],
         f"This menu needs at least {n:,} users for a {words} of {_fmt_err(t, menu)} "
         f"(one user fewer misses it). With {menu.n_users:,} users it {now} the target.",
     )
@@ -735,7 +793,7 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
 
     Loosening one tier's level never raises ADPM's worst-case (or tuned) MSE (the affine estimator's
     constraint w_i <= eta eps_i only relaxes), and beyond the level where the tier saturates
-    nothing changes at all (lem:sat). Bisection on log eps in [EPS_MIN, public] to relative
+    nothing changes at all (Lemma 3). Bisection on log eps in [EPS_MIN, public] to relative
     precision 1e-6; ``below`` = value / (1 + 1e-6) misses the target. "already" when even
     EPS_MIN meets it; "impossible" when even a public tier does not.
     """
@@ -757,14 +815,22 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
     e_pub = err(math.inf)
     if e_pub > t:
         return DesignAnswer(
-            "impossible", None, None, e_pub, None,
+            "impossible",
+            None,
+            None,
+            e_pub,
+            None,
             f"Even with {name} public (no privacy) the {words} is {_fmt_err(e_pub, menu)}, "
             f"above the target {_fmt_err(t, menu)}: change another tier or add users.",
         )
     e_min = err(EPS_MIN)
     if e_min <= t:
         return DesignAnswer(
-            "already", EPS_MIN, None, e_min, None,
+            "already",
+            EPS_MIN,
+            None,
+            e_min,
+            None,
             f"{name} can be as strict as eps = {EPS_MIN:g} (the strictest level offered "
             f"here) and the {words} is still {_fmt_err(e_min, menu)}.",
         )
@@ -778,7 +844,11 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
         while err(hi) > t:
             if hi >= EPS_MAX:
                 return DesignAnswer(
-                    "ok", math.inf, EPS_MAX, e_pub, err(EPS_MAX),
+                    "ok",
+                    math.inf,
+                    EPS_MAX,
+                    e_pub,
+                    err(EPS_MAX),
                     f"Only a public {name} tier meets a {words} of {_fmt_err(t, menu)} "
                     f"(eps = {EPS_MAX:g} still gives {_fmt_err(err(EPS_MAX), menu)}).",
                 )
@@ -806,14 +876,19 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
         value = hi
         ev = err(value)
     return DesignAnswer(
-        "ok", value, below, ev, eb,
+        "ok",
+        value,
+        below,
+        ev,
+        eb,
         f"{name} can be as strict as eps = {value:.4g} for a {words} of {_fmt_err(t, menu)} "
         f"(it is {_fmt_err(ev, menu)} there; any stricter level misses the target).",
     )
 
 
-def share_to_move(menu: Menu, source: int, dest: int, target: float,
-                  metric: str = "rmse") -> DesignAnswer:
+def share_to_move(
+    menu: Menu, source: int, dest: int, target: float, metric: str = "rmse"
+) -> DesignAnswer:
     """The fewest users who must move from tier ``source`` to the looser tier ``dest``.
 
     ``value`` is a number of users m (0 <= m <= users of ``source``); as a share of all users
@@ -849,20 +924,33 @@ def share_to_move(menu: Menu, source: int, dest: int, target: float,
 
     total = int(base[source])
     if err(0) <= t:
-        return DesignAnswer("already", 0, None, err(0), None,
-                            f"The menu already meets a {words} of {_fmt_err(t, menu)} "
-                            f"({_fmt_err(err(0), menu)}): nobody needs to move.")
+        return DesignAnswer(
+            "already",
+            0,
+            None,
+            err(0),
+            None,
+            f"The menu already meets a {words} of {_fmt_err(t, menu)} "
+            f"({_fmt_err(err(0), menu)}): nobody needs to move.",
+        )
     if total == 0 or err(total) > t:
         return DesignAnswer(
-            "impossible", None, None, err(total), None,
+            "impossible",
+            None,
+            None,
+            err(total),
+            None,
             f"Even moving all {total:,} users of {src} to {dst} gives a {words} of "
             f"{_fmt_err(err(total), menu)}, above the target {_fmt_err(t, menu)}.",
         )
-    m = _scan_down(lambda x: err(x) <= t, _bisect_int(lambda x: err(x) <= t, 0, total), 1,
-                   metric)
+    m = _scan_down(lambda x: err(x) <= t, _bisect_int(lambda x: err(x) <= t, 0, total), 1, metric)
     pct = 100.0 * m / menu.n_users
     return DesignAnswer(
-        "ok", m, m - 1, err(m), err(m - 1),
+        "ok",
+        m,
+        m - 1,
+        err(m),
+        err(m - 1),
         f"{m:,} users ({pct:.4g}% of all users, {100.0 * m / total:.4g}% of {src}) must move "
         f"from {src} to {dst} for a {words} of {_fmt_err(t, menu)} (one fewer misses it).",
     )
@@ -878,8 +966,17 @@ def move_share(menu: Menu, a: int, b: int, share_a_percent: float) -> Menu:
     both = p[a] + p[b]
     x = min(max(float(share_a_percent), 0.0), both)
     p[a], p[b] = x, both - x
-    return make_menu(menu.names, menu.levels, p, menu.n_users, menu.low, menu.high,
-                     menu.unit, menu.data_sd, normalise=True)
+    return make_menu(
+        menu.names,
+        menu.levels,
+        p,
+        menu.n_users,
+        menu.low,
+        menu.high,
+        menu.unit,
+        menu.data_sd,
+        normalise=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -934,6 +1031,8 @@ def menu_to_dict(menu: Menu) -> dict[str, Any]:
         "n_users": int(menu.n_users),
         "data_range": {"low": menu.low, "high": menu.high, "unit": menu.unit},
         "data_sd": menu.data_sd,
-        "tiers": [{"name": t.name, "eps": _eps_json(t.eps), "share_percent": t.share_percent}
-                  for t in menu.tiers],
+        "tiers": [
+            {"name": t.name, "eps": _eps_json(t.eps), "share_percent": t.share_percent}
+            for t in menu.tiers
+        ],
     }

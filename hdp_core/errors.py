@@ -6,8 +6,15 @@ message says which entry is wrong and why, in words a person can act on.
 
 from __future__ import annotations
 
-__all__ = ["HdpError", "LinkError", "MenuError", "NotShareable", "ProfileError", "ReleaseError",
-           "UnknownMethod"]
+__all__ = [
+    "HdpError",
+    "LinkError",
+    "MenuError",
+    "NotShareable",
+    "ProfileError",
+    "ReleaseError",
+    "UnknownMethod",
+]
 
 
 class HdpError(ValueError):

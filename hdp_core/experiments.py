@@ -4,7 +4,7 @@
   "low" variance of eps, Beta(2, 3) data shifted to [-0.5, 0.5], natural log of the MSE), exact
   and by Monte Carlo, next to the paper's printed values.
 * :func:`optimality_scatter` draws random unsaturated sequences as in the subsection "On Lemma
-  lem:unsat-regime" and returns ln H(eps) and ln f(eps) for each, to check the paper's
+  Lemma 5" and returns ln H(eps) and ln f(eps) for each, to check the paper's
   suggestion that the constant 443 of Theorem 4 can be 4.
 
 Command line::
@@ -84,8 +84,10 @@ def table1(trials: int = 20_000, seed: int = 0, profile_seed: int = 0) -> list[d
     (``-inf`` if the lower end is 0). All values are natural logs of MSEs for data in
     [-0.5, 0.5]. Profiles: ``paper_profile(kind, 1000, profile_seed)``; data Beta(2, 3).
     """
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or not (
-        2 <= trials <= MAX_TABLE1_TRIALS
+    if (
+        isinstance(trials, bool)
+        or not isinstance(trials, (int, np.integer))
+        or not (2 <= trials <= MAX_TABLE1_TRIALS)
     ):
         raise HdpError(
             f"Table 1 trials = {describe(trials)}: give a whole number from 2 to "
@@ -104,9 +106,11 @@ def table1(trials: int = 20_000, seed: int = 0, profile_seed: int = 0) -> list[d
             row[f"sim_{kind}"] = _ln(r.mse)
             row[f"sim_{kind}_lo"] = _ln(r.ci_low)
             row[f"sim_{kind}_hi"] = _ln(r.ci_high)
-    order = ["method"] + [
-        f"{what}_{kind}" for what in ("paper", "exact", "sim") for kind in KINDS
-    ] + [f"sim_{kind}_{end}" for kind in KINDS for end in ("lo", "hi")]
+    order = (
+        ["method"]
+        + [f"{what}_{kind}" for what in ("paper", "exact", "sim") for kind in KINDS]
+        + [f"sim_{kind}_{end}" for kind in KINDS for end in ("lo", "hi")]
+    )
     return [{k: rows[m][k] for k in order} for m in METHODS]
 
 
@@ -121,7 +125,7 @@ def random_unsaturated_sequences(
     n ~ uniform on {1, ..., max_n}; eps_1 log-uniform on ``eps1_range``; then
     eps_{i+1} ~ U[eps_i, tau_i) with tau_i = (||eps_1^i||_2^2 + 8)/||eps_1^i||_1
     = 4 ||eps_1^i||_1 f(eps_1^i) (the paper's sampling interval), so no index saturates
-    (Definition def:sat) and ADPM's r equals eps.
+    (Definition 2) and ADPM's r equals eps.
     Returns (eps of shape (sequences, max_n), ascending, NaN after position n; n per sequence).
     Vectorised over sequences (one numpy step per position).
     """
@@ -153,7 +157,7 @@ def optimality_scatter(
     max_n: int = 200,
     eps1_range: tuple[float, float] = EPS1_RANGE,
 ) -> dict[str, np.ndarray]:
-    """ln H(eps) and ln f(eps) for random unsaturated sequences (the paper's Figure fig:scat).
+    """ln H(eps) and ln f(eps) for random unsaturated sequences (the paper's Figure 2).
 
     For each sequence (see :func:`random_unsaturated_sequences`): f = (||eps||_2^2 + 8) /
     (4 ||eps||_1^2), ADPM's uncapped worst case (Theorem 2; r = eps since nothing saturates),
@@ -224,7 +228,9 @@ def table1_markdown(rows: list[dict[str, Any]], trials: int, seed: int) -> str:
     output at the default seed; tests/test_readme_table1.py compares them)."""
     worst = max(
         abs(r[f"{w}_{kind}"] - r[f"paper_{kind}"])
-        for r in rows for kind in KINDS for w in ("exact", "sim")
+        for r in rows
+        for kind in KINDS
+        for w in ("exact", "sim")
     )
     out = [
         f"Table 1 at seed {seed} (ln MSE, exact / simulated with {trials:,} trials, paper in "
@@ -235,8 +241,7 @@ def table1_markdown(rows: list[dict[str, Any]], trials: int, seed: int) -> str:
     ]
     for r in rows:
         cells = [
-            f"{_md_ln(r[f'exact_{k}'])} / {_md_ln(r[f'sim_{k}'])} "
-            f"({_md_ln(r[f'paper_{k}'], 1)})"
+            f"{_md_ln(r[f'exact_{k}'])} / {_md_ln(r[f'sim_{k}'])} ({_md_ln(r[f'paper_{k}'], 1)})"
             for k in KINDS
         ]
         out.append(f"| {r['method']} | " + " | ".join(cells) + " |")
@@ -261,11 +266,12 @@ def format_table1(rows: list[dict[str, Any]], fmt: str, trials: int, seed: int) 
         f"Table 1: natural log of the MSE, n = {PAPER_N} users, Beta(2, 3) data on [-0.5, 0.5], "
         f"{trials:,} trials, seed {seed}",
         "",
-        (f"{'':8}  {'high Var(eps): log eps ~ U[-4, 2]':^43}  "
-         f"{'low Var(eps): log eps ~ U[-3, -2]':^43}").rstrip(),
-        f"{'method':8}  " + "  ".join(
-            [f"{'paper':>7} {'exact':>7} {'simulated':>7} {'[95% CI]':>17}"] * 2
-        ),
+        (
+            f"{'':8}  {'high Var(eps): log eps ~ U[-4, 2]':^43}  "
+            f"{'low Var(eps): log eps ~ U[-3, -2]':^43}"
+        ).rstrip(),
+        f"{'method':8}  "
+        + "  ".join([f"{'paper':>7} {'exact':>7} {'simulated':>7} {'[95% CI]':>17}"] * 2),
     ]
     for r in rows:
         cells = []
@@ -278,7 +284,9 @@ def format_table1(rows: list[dict[str, Any]], fmt: str, trials: int, seed: int) 
         out.append(f"{r['method']:8}  " + "  ".join(cells))
     worst = max(
         abs(r[f"{w}_{kind}"] - r[f"paper_{kind}"])
-        for r in rows for kind in KINDS for w in ("exact", "sim")
+        for r in rows
+        for kind in KINDS
+        for w in ("exact", "sim")
     )
     out += ["", f"largest |ours - paper| over both columns: {worst:.2f} (ln units)"]
     return "\n".join(out)
@@ -308,15 +316,17 @@ def format_scatter(res: dict[str, np.ndarray], fmt: str, seed: int, max_n: int) 
         for i in range(count):
             w.writerow([int(res["n"][i])] + [f"{float(res[c][i]):.10g}" for c in cols[1:]])
         return buf.getvalue().rstrip("\n")
-    return "\n".join([
-        f"Random unsaturated sequences: {count:,} (n uniform on 1..{max_n}, "
-        f"eps_1 log-uniform on [{EPS1_RANGE[0]:g}, {EPS1_RANGE[1]:g}], seed {seed})",
-        f"largest f/H: {summary['max_ratio']:.4f} (sequence {k}, n = {summary['argmax_n']})",
-        f"sequences with f/H > 4: {summary['n_above_4']} of {count:,}",
-        f"sequences with f/H > 443 (would contradict Theorem 4): {summary['n_above_443']}",
-        f"ln H range [{res['ln_H'].min():.2f}, {res['ln_H'].max():.2f}], "
-        f"ln f range [{res['ln_f'].min():.2f}, {res['ln_f'].max():.2f}]",
-    ])
+    return "\n".join(
+        [
+            f"Random unsaturated sequences: {count:,} (n uniform on 1..{max_n}, "
+            f"eps_1 log-uniform on [{EPS1_RANGE[0]:g}, {EPS1_RANGE[1]:g}], seed {seed})",
+            f"largest f/H: {summary['max_ratio']:.4f} (sequence {k}, n = {summary['argmax_n']})",
+            f"sequences with f/H > 4: {summary['n_above_4']} of {count:,}",
+            f"sequences with f/H > 443 (would contradict Theorem 4): {summary['n_above_443']}",
+            f"ln H range [{res['ln_H'].min():.2f}, {res['ln_H'].max():.2f}], "
+            f"ln f range [{res['ln_f'].min():.2f}, {res['ln_f'].max():.2f}]",
+        ]
+    )
 
 
 def _int_arg(lo: int, hi: int):
@@ -359,14 +369,27 @@ def build_parser() -> argparse.ArgumentParser:
             "data, exact (closed form) and simulated, next to the paper's Table 1."
         ),
     )
-    t.add_argument("--trials", type=_int_arg(2, 10_000_000), default=20_000,
-                   help="Monte Carlo trials per profile (default 20000, as in the paper)")
-    t.add_argument("--seed", type=_int_arg(0, 2**63 - 1), default=0,
-                   help="seed of the simulation (default 0)")
-    t.add_argument("--profile-seed", type=_int_arg(0, 2**63 - 1), default=0,
-                   help="seed that draws the two privacy profiles (default 0)")
-    t.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text",
-                   help="output format (default text: an aligned table; markdown: the README's)")
+    t.add_argument(
+        "--trials",
+        type=_int_arg(2, 10_000_000),
+        default=20_000,
+        help="Monte Carlo trials per profile (default 20000, as in the paper)",
+    )
+    t.add_argument(
+        "--seed", type=_int_arg(0, 2**63 - 1), default=0, help="seed of the simulation (default 0)"
+    )
+    t.add_argument(
+        "--profile-seed",
+        type=_int_arg(0, 2**63 - 1),
+        default=0,
+        help="seed that draws the two privacy profiles (default 0)",
+    )
+    t.add_argument(
+        "--format",
+        choices=("text", "csv", "json", "markdown"),
+        default="text",
+        help="output format (default text: an aligned table; markdown: the README's)",
+    )
     s = sub.add_parser(
         "scatter",
         help="ln H vs ln f for random unsaturated sequences (is the constant 443 really 4?)",
@@ -376,14 +399,25 @@ def build_parser() -> argparse.ArgumentParser:
             "bound quantity H (Theorem 4 proves f/H <= 443; the paper suggests 4)."
         ),
     )
-    s.add_argument("--sequences", type=_int_arg(1, MAX_SEQUENCES), default=500,
-                   help="number of random sequences (default 500)")
-    s.add_argument("--seed", type=_int_arg(0, 2**63 - 1), default=0,
-                   help="random seed (default 0)")
-    s.add_argument("--max-n", type=_int_arg(1, MAX_LENGTH), default=200,
-                   help="largest sequence length; n is uniform on 1..max-n (default 200)")
-    s.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                   help="text: summary only; csv: one row per sequence; json: summary + points")
+    s.add_argument(
+        "--sequences",
+        type=_int_arg(1, MAX_SEQUENCES),
+        default=500,
+        help="number of random sequences (default 500)",
+    )
+    s.add_argument("--seed", type=_int_arg(0, 2**63 - 1), default=0, help="random seed (default 0)")
+    s.add_argument(
+        "--max-n",
+        type=_int_arg(1, MAX_LENGTH),
+        default=200,
+        help="largest sequence length; n is uniform on 1..max-n (default 200)",
+    )
+    s.add_argument(
+        "--format",
+        choices=("text", "csv", "json"),
+        default="text",
+        help="text: summary only; csv: one row per sequence; json: summary + points",
+    )
     return p
 
 

@@ -42,14 +42,14 @@ MAX_ROWS = 1_000_000
 """Largest number of data rows accepted from a table or CSV file."""
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-"""Largest CSV accepted by :func:`hdp_core.tables.profile_from_csv` (as in .streamlit/config.toml)."""
+"""Largest CSV accepted by :func:`hdp_core.tables.profile_from_csv` (as in
+.streamlit/config.toml)."""
 
 MAX_TOTAL_USERS = 10**15
 """Largest total number of users (sum of tier counts); integers stay exact in float64."""
 
 MAX_EXPAND = 20_000_000
 """Largest profile :meth:`EpsilonProfile.expand` will turn into one level per user."""
-
 
 
 def parse_eps_text(text: str, where: str = "value") -> float:
@@ -92,7 +92,7 @@ def _float_entries(values: Any, what: str) -> np.ndarray:
         return seq.astype(np.float64)
     except OverflowError:  # a Python int beyond float range (never read as inf = public)
         for i, v in enumerate(seq):
-            if math.isinf(as_float(v)):
+            if isinstance(v, numbers.Integral) and math.isinf(as_float(v)):
                 digits = len(str(abs(int(v)))) if abs(int(v)) < 10**4000 else "over 4000"
                 hint = (
                     f"; levels must be 0, between {LEVEL_MIN:g} and {LEVEL_MAX:g}, or inf"
@@ -119,8 +119,10 @@ def _levels_array(values: Any, what: str = "level") -> np.ndarray:
         raise ProfileError("the profile is empty: give at least one privacy level")
     fin = arr[np.isfinite(arr)]  # NaN and -inf are not finite: checked below
     low = arr.min()  # one pass: NaN propagates through min, and so does any negative
-    if low >= 0 and (fin.size == 0 or (fin.max() <= LEVEL_MAX and (
-            fin[fin > 0].min(initial=LEVEL_MIN) >= LEVEL_MIN))):
+    if low >= 0 and (
+        fin.size == 0
+        or (fin.max() <= LEVEL_MAX and (fin[fin > 0].min(initial=LEVEL_MIN) >= LEVEL_MIN))
+    ):
         return arr
     bad = np.isnan(arr)
     if bad.any():

@@ -154,14 +154,23 @@ class Release:
 
         rows = [{k: num(v) for k, v in r.items()} for r in self.tiers.to_dict("records")]
         return {
-            "estimate": self.estimate, "ci95": list(self.ci95),
-            "half_width95": self.half_width95, "noise_scale": self.noise_scale,
-            "saturation_level": num(self.saturation_level), "n_users": self.n_users,
-            "n_excluded": self.n_excluded, "n_public": self.n_public, "engine": self.engine,
-            "range": [self.lo, self.hi], "data_sd": self.data_sd,
-            "outputs_midrange": self.outputs_midrange, "plan": self.plan,
-            "rounding_bound": self.rounding_bound, "noise_inflation": self.noise_inflation,
-            "tiers": rows, "notes": list(self.notes),
+            "estimate": self.estimate,
+            "ci95": list(self.ci95),
+            "half_width95": self.half_width95,
+            "noise_scale": self.noise_scale,
+            "saturation_level": num(self.saturation_level),
+            "n_users": self.n_users,
+            "n_excluded": self.n_excluded,
+            "n_public": self.n_public,
+            "engine": self.engine,
+            "range": [self.lo, self.hi],
+            "data_sd": self.data_sd,
+            "outputs_midrange": self.outputs_midrange,
+            "plan": self.plan,
+            "rounding_bound": self.rounding_bound,
+            "noise_inflation": self.noise_inflation,
+            "tiers": rows,
+            "notes": list(self.notes),
         }
 
     def text(self) -> str:
@@ -206,14 +215,17 @@ def _check_sd(data_sd: Any, lo: float, hi: float) -> float | None:
     try:
         s = float(data_sd)
     except (TypeError, ValueError):
-        raise ReleaseError(f"data_sd must be a number (a standard deviation), got "
-                           f"{data_sd!r}") from None
+        raise ReleaseError(
+            f"data_sd must be a number (a standard deviation), got {data_sd!r}"
+        ) from None
     if not (math.isfinite(s) and s > 0):
         raise ReleaseError(f"data_sd must be a positive number, got {s:g}")
     sn = s / (hi - lo)
     if sn > 0.5:
-        raise ReleaseError(f"data_sd = {s:g} exceeds half the range ({(hi - lo) / 2:g}), "
-                           "the largest spread data in the range can have")
+        raise ReleaseError(
+            f"data_sd = {s:g} exceeds half the range ({(hi - lo) / 2:g}), "
+            "the largest spread data in the range can have"
+        )
     return sn
 
 
@@ -277,9 +289,19 @@ def _plan_tiers(h: Histogram, fin: np.ndarray, pub: np.ndarray, sd_norm):
     for j in range(levels.size):
         rj = float(r[j])
         fr = Fraction(rj)
-        rows.append(_Row(float(levels[j]), float(levels[j]), int(counts[j]), rj, rj,
-                         fr * sy[j], fr * int(counts[j]), rj * rj * float(counts[j]),
-                         bool(levels[j] >= tau)))
+        rows.append(
+            _Row(
+                float(levels[j]),
+                float(levels[j]),
+                int(counts[j]),
+                rj,
+                rj,
+                fr * sy[j],
+                fr * int(counts[j]),
+                rj * rj * float(counts[j]),
+                bool(levels[j] >= tau),
+            )
+        )
     return rows, tau
 
 
@@ -291,15 +313,33 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
     # entries: (eps_min, eps_max, users, qmin, qmax, sq (int), sqy (int), q2, sy, bin or None)
     ent: list[list[Any]] = []
     for i in np.flatnonzero(fin):
-        ent.append([float(h.emin[i]), float(h.emax[i]), int(h.n[i]), _qlevel(h.emin[i]),
-                    _qlevel(h.emax[i]), h.sq[i], h.sqy[i], float(h.q2[i]), h.sy[i],
-                    int(h.bin[i])])
+        ent.append(
+            [
+                float(h.emin[i]),
+                float(h.emax[i]),
+                int(h.n[i]),
+                _qlevel(h.emin[i]),
+                _qlevel(h.emax[i]),
+                h.sq[i],
+                h.sqy[i],
+                float(h.q2[i]),
+                h.sy[i],
+                int(h.bin[i]),
+            ]
+        )
     passes = 1
     while True:
-        j, kind, p1, p2 = _walk([e[3] for e in ent], [e[4] for e in ent],
-                                [e[5] / QE for e in ent], [e[7] for e in ent], c)
-        if h.coarse and ((kind == "inside" and ent[j][9] in h.coarse) or (
-                kind == "none" and any(e[9] in h.coarse and e[9] != 0 for e in ent))):
+        j, kind, p1, p2 = _walk(
+            [e[3] for e in ent],
+            [e[4] for e in ent],
+            [e[5] / QE for e in ent],
+            [e[7] for e in ent],
+            c,
+        )
+        if h.coarse and (
+            (kind == "inside" and ent[j][9] in h.coarse)
+            or (kind == "none" and any(e[9] in h.coarse and e[9] != 0 for e in ent))
+        ):
             raise _BracketMissed  # tau* is not inside the fast plan's bracket
         if kind != "inside":
             break
@@ -308,25 +348,60 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
         new = []
         for k in range(q.size):
             ql = int(q[k]) / QE
-            new.append([float(emn[k]), float(emx[k]), int(n[k]), ql, ql, int(q[k]) * int(n[k]),
-                        int(q[k]) * sy[k], ql * ql * float(n[k]), sy[k], None])
-        ent[j:j + 1] = new
+            new.append(
+                [
+                    float(emn[k]),
+                    float(emx[k]),
+                    int(n[k]),
+                    ql,
+                    ql,
+                    int(q[k]) * int(n[k]),
+                    int(q[k]) * sy[k],
+                    ql * ql * float(n[k]),
+                    sy[k],
+                    None,
+                ]
+            )
+        ent[j : j + 1] = new
     has_public = bool(pub.any())
     tau = (p2 + c) / p1 if (kind == "at" or has_public) else math.inf
     ftau = Fraction(tau) if math.isfinite(tau) else None
     rows = []
     for k, e in enumerate(ent):
         if k < j:
-            rows.append(_Row(e[0], e[1], e[2], e[3], e[4], Fraction(e[6], QE), Fraction(e[5], QE),
-                             e[7], False))
+            rows.append(
+                _Row(
+                    e[0],
+                    e[1],
+                    e[2],
+                    e[3],
+                    e[4],
+                    Fraction(e[6], QE),
+                    Fraction(e[5], QE),
+                    e[7],
+                    False,
+                )
+            )
         else:  # saturated entries exist only when tau* is finite
             assert ftau is not None
-            rows.append(_Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2],
-                             tau * tau * e[2], True))
+            rows.append(
+                _Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2], tau * tau * e[2], True)
+            )
     for i in np.flatnonzero(pub):
         assert ftau is not None  # public users make tau* finite
-        rows.append(_Row(math.inf, math.inf, int(h.n[i]), tau, tau, ftau * h.sy[i],
-                         ftau * int(h.n[i]), tau * tau * float(h.n[i]), True))
+        rows.append(
+            _Row(
+                math.inf,
+                math.inf,
+                int(h.n[i]),
+                tau,
+                tau,
+                ftau * h.sy[i],
+                ftau * int(h.n[i]),
+                tau * tau * float(h.n[i]),
+                True,
+            )
+        )
     return rows, tau, passes
 
 
@@ -336,8 +411,9 @@ def _measurement(scale: float):
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
-    return dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
-                             scale=scale)
+    return dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale
+    )
 
 
 def _noise_scale(width: Fraction, s1: Fraction, kappa: float) -> float:
@@ -363,7 +439,8 @@ def _receipt(rows: list[_Row], meas, width: Fraction, s1: Fraction, delta: float
             raise ReleaseError(
                 f"privacy check failed for the level eps = {lvl} ({row.users:,} users): "
                 f"OpenDP's privacy map gives a loss of {out[0]:.6g} > {lvl}; nothing was "
-                "released")
+                "released"
+            )
         loss.append(out[0])
         loss_max.append(out[1])
     return loss, loss_max
@@ -372,17 +449,31 @@ def _receipt(rows: list[_Row], meas, width: Fraction, s1: Fraction, delta: float
 def _frame(rows: list[_Row], loss, loss_max):
     import pandas as pd
 
-    return pd.DataFrame({
-        "eps": [r.eps for r in rows], "eps_max": [r.eps_max for r in rows],
-        "users": [r.users for r in rows], "granted_eps": [r.r_min for r in rows],
-        "granted_eps_max": [r.r_max for r in rows], "privacy_loss": loss,
-        "privacy_loss_max": loss_max, "saturated": [r.saturated for r in rows],
-    })
+    return pd.DataFrame(
+        {
+            "eps": [r.eps for r in rows],
+            "eps_max": [r.eps_max for r in rows],
+            "users": [r.users for r in rows],
+            "granted_eps": [r.r_min for r in rows],
+            "granted_eps_max": [r.r_max for r in rows],
+            "privacy_loss": loss,
+            "privacy_loss_max": loss_max,
+            "saturated": [r.saturated for r in rows],
+        }
+    )
 
 
 # ------------------------------------------------------------------------------ main entry
-def release_mean(source: Any, *, value: str, eps: str, lo: float, hi: float,
-                 engine: str = "duckdb", data_sd: float | None = None) -> Release:
+def release_mean(
+    source: Any,
+    *,
+    value: str,
+    eps: str,
+    lo: float,
+    hi: float,
+    engine: str = "duckdb",
+    data_sd: float | None = None,
+) -> Release:
     """Release the mean of ``value`` (clamped to [lo, hi]) under each row's privacy level.
 
     ``source``: a CSV or Parquet path (or a glob of many), a pandas DataFrame, or (with
@@ -407,14 +498,18 @@ def release_mean(source: Any, *, value: str, eps: str, lo: float, hi: float,
         if h.n_bad_eps:
             row, v = src.first_bad("eps")
             where = f"row {row}" if row else "a row"
-            raise ReleaseError(f"eps column {eps!r}, {where}: {_show(v)}; privacy levels must be "
-                               f"numbers >= 0 (inf = public) ({h.n_bad_eps:,} such rows)")
+            raise ReleaseError(
+                f"eps column {eps!r}, {where}: {_show(v)}; privacy levels must be "
+                f"numbers >= 0 (inf = public) ({h.n_bad_eps:,} such rows)"
+            )
         if h.n_bad_value:
             row, _ = src.first_bad("value")
             where = f"row {row}" if row else "a row"
-            raise ReleaseError(f"value column {value!r}, {where}: missing, NaN or infinite; "
-                               f"every value must be a finite number ({h.n_bad_value:,} such "
-                               "rows)")
+            raise ReleaseError(
+                f"value column {value!r}, {where}: missing, NaN or infinite; "
+                f"every value must be a finite number ({h.n_bad_value:,} such "
+                "rows)"
+            )
         zero = h.bin == ZERO_BIN
         pub = h.bin == PUBLIC_BIN
         fin = ~zero & ~pub
@@ -422,8 +517,9 @@ def release_mean(source: Any, *, value: str, eps: str, lo: float, hi: float,
         n_public = int(h.n[pub].sum())
         n_used = int(h.n[fin].sum()) + n_public
         if n_used == 0:
-            raise ReleaseError(f"no usable user: all {n_excluded:,} rows have eps = 0 (data "
-                               "not to be used)")
+            raise ReleaseError(
+                f"no usable user: all {n_excluded:,} rows have eps = 0 (data not to be used)"
+            )
         if n_public == n_used:
             rel = _all_public(h, pub, lo_f, hi_f, engine, n_excluded)
             return rel
@@ -445,8 +541,19 @@ def release_mean(source: Any, *, value: str, eps: str, lo: float, hi: float,
     finally:
         src.close()
     detail = f"{passes} aggregate pass{'es' if passes > 1 else ''}" + (f"; {plan}" if plan else "")
-    return _finish(rows, tau, lo_f, hi_f, sd_norm, data_sd, engine, n_used, n_excluded,
-                   n_public, f"{kind} ({detail})")
+    return _finish(
+        rows,
+        tau,
+        lo_f,
+        hi_f,
+        sd_norm,
+        data_sd,
+        engine,
+        n_used,
+        n_excluded,
+        n_public,
+        f"{kind} ({detail})",
+    )
 
 
 class _BracketMissed(Exception):
@@ -522,12 +629,31 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
     objective = (var * s2 + 2.0) / (fs1 * fs1)
     if objective > 0.25:  # ADPM answers the mid-range: no data used, nothing to check
         mid = lo + 0.5 * (hi - lo)
-        notes.append("ADPM's worst case passes 1/4 of the squared range: the answer is the "
-                     "mid-range, which uses no data.")
+        notes.append(
+            "ADPM's worst case passes 1/4 of the squared range: the answer is the "
+            "mid-range, which uses no data."
+        )
         zeros = [0.0] * len(rows)
-        return Release(mid, (lo, hi), 0.0, tau, n_used, _frame(rows, zeros, zeros), engine,
-                       lo, hi, data_sd, 0.5 * (hi - lo), n_excluded, n_public, True, plan,
-                       0.0, 0.0, tuple(notes))
+        return Release(
+            mid,
+            (lo, hi),
+            0.0,
+            tau,
+            n_used,
+            _frame(rows, zeros, zeros),
+            engine,
+            lo,
+            hi,
+            data_sd,
+            0.5 * (hi - lo),
+            n_excluded,
+            n_public,
+            True,
+            plan,
+            0.0,
+            0.0,
+            tuple(notes),
+        )
     r_min = min(r.r_min for r in rows if r.users > 0)
     c_r = 2.0 * delta * fs1 / wf
     kappa = 2.0 * c_r / r_min + 2.0**-40
@@ -539,9 +665,26 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
     estimate = float(meas(float(exact)))
     err = affine_error(s2 / (fs1 * fs1), scale / wf, lo, hi, variance=var, level=LEVEL)
     h = err.half_width
-    return Release(estimate, (estimate - h, estimate + h), scale, tau, n_used,
-                   _frame(rows, loss, loss_max), engine, lo, hi, data_sd, h, n_excluded,
-                   n_public, False, plan, delta, kappa, tuple(notes))
+    return Release(
+        estimate,
+        (estimate - h, estimate + h),
+        scale,
+        tau,
+        n_used,
+        _frame(rows, loss, loss_max),
+        engine,
+        lo,
+        hi,
+        data_sd,
+        h,
+        n_excluded,
+        n_public,
+        False,
+        plan,
+        delta,
+        kappa,
+        tuple(notes),
+    )
 
 
 def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
@@ -553,13 +696,38 @@ def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
     sy = sum(h.sy[i] for i in np.flatnonzero(pub))
     width = Fraction(hi) - Fraction(lo)
     est = float(Fraction(lo) + width * Fraction(sy, n * Q))
-    df = pd.DataFrame({"eps": [math.inf], "eps_max": [math.inf], "users": [n],
-                       "granted_eps": [math.inf], "granted_eps_max": [math.inf],
-                       "privacy_loss": [math.inf], "privacy_loss_max": [math.inf],
-                       "saturated": [False]})
-    return Release(est, (est, est), 0.0, math.inf, n, df, engine, lo, hi, None, 0.0,
-                   n_excluded, n, False, "public only (1 aggregate pass)", 0.0, 0.0,
-                   ("Every usable user is public (eps = inf): the plain mean, no noise.",))
+    df = pd.DataFrame(
+        {
+            "eps": [math.inf],
+            "eps_max": [math.inf],
+            "users": [n],
+            "granted_eps": [math.inf],
+            "granted_eps_max": [math.inf],
+            "privacy_loss": [math.inf],
+            "privacy_loss_max": [math.inf],
+            "saturated": [False],
+        }
+    )
+    return Release(
+        est,
+        (est, est),
+        0.0,
+        math.inf,
+        n,
+        df,
+        engine,
+        lo,
+        hi,
+        None,
+        0.0,
+        n_excluded,
+        n,
+        False,
+        "public only (1 aggregate pass)",
+        0.0,
+        0.0,
+        ("Every usable user is public (eps = inf): the plain mean, no noise.",),
+    )
 
 
 # ------------------------------------------------------------------------------ preview
@@ -574,8 +742,9 @@ class TierPreview:
     outputs_midrange: bool
 
 
-def preview_tiers(levels: Any, counts: Any, lo: float, hi: float,
-                  data_sd: float | None = None) -> TierPreview:
+def preview_tiers(
+    levels: Any, counts: Any, lo: float, hi: float, data_sd: float | None = None
+) -> TierPreview:
     """ADPM's tiers and expected ±95% for levels and user counts on [lo, hi] (the same numbers
     as the Tier designer: hdp.adpm and hdp_core.units.affine_error). eps = 0 tiers get 0."""
     import pandas as pd
@@ -621,17 +790,24 @@ def level_counts(df: Any, eps: str) -> tuple[np.ndarray, np.ndarray]:
         txt = col.astype("string").str.strip().str.lower()
         pub = txt.isin(["inf", "+inf", "infinity", "+infinity", "public", "∞"]).fillna(False)
         x = pd.to_numeric(col.where(~pub, "inf"), errors="coerce").to_numpy(dtype=float)
-        bad_txt = np.isnan(x) & txt.notna().to_numpy() & (txt != "").fillna(False).to_numpy() & \
-            ~txt.isin(["nan"]).fillna(False).to_numpy()
+        bad_txt = (
+            np.isnan(x)
+            & txt.notna().to_numpy()
+            & (txt != "").fillna(False).to_numpy()
+            & ~txt.isin(["nan"]).fillna(False).to_numpy()
+        )
         if bad_txt.any():
             i = int(np.argmax(bad_txt))
-            raise ReleaseError(f"eps column {eps!r}, row {i + 1}: {str(col.iloc[i])[:40]!r} is "
-                               "not a number")
+            raise ReleaseError(
+                f"eps column {eps!r}, row {i + 1}: {str(col.iloc[i])[:40]!r} is not a number"
+            )
     bad = np.isnan(x) | (x < 0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ReleaseError(f"eps column {eps!r}, row {i + 1}: {_show(x[i])}; privacy levels "
-                           "must be numbers >= 0 (inf = public)")
+        raise ReleaseError(
+            f"eps column {eps!r}, row {i + 1}: {_show(x[i])}; privacy levels "
+            "must be numbers >= 0 (inf = public)"
+        )
     if x.size == 0:
         raise ReleaseError("the table is empty: no users, nothing to release")
     lv, ct = np.unique(x, return_counts=True)
@@ -641,22 +817,41 @@ def level_counts(df: Any, eps: str) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------ CLI
 def main(argv: list[str] | None = None) -> int:
     """``python -m hdp_core.release PATH --value COL --eps COL --range LO HI``."""
-    ap = argparse.ArgumentParser(prog="python -m hdp_core.release",
-                                 description="Release a private mean under per-user privacy "
-                                 "levels (ADPM, OpenDP Laplace noise).")
+    ap = argparse.ArgumentParser(
+        prog="python -m hdp_core.release",
+        description="Release a private mean under per-user privacy "
+        "levels (ADPM, OpenDP Laplace noise).",
+    )
     ap.add_argument("path", help="CSV or Parquet file (or a quoted glob)")
     ap.add_argument("--value", required=True, help="column of the values")
     ap.add_argument("--eps", required=True, help="column of the privacy levels")
-    ap.add_argument("--range", nargs=2, type=float, required=True, metavar=("LO", "HI"),
-                    help="public data range; values outside are clamped")
+    ap.add_argument(
+        "--range",
+        nargs=2,
+        type=float,
+        required=True,
+        metavar=("LO", "HI"),
+        help="public data range; values outside are clamped",
+    )
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
-    ap.add_argument("--data-sd", type=float, default=None,
-                    help="declared (public) standard deviation of the data, in its units")
+    ap.add_argument(
+        "--data-sd",
+        type=float,
+        default=None,
+        help="declared (public) standard deviation of the data, in its units",
+    )
     ap.add_argument("--format", choices=["text", "json"], default="text")
     a = ap.parse_args(argv)
     try:
-        rel = release_mean(a.path, value=a.value, eps=a.eps, lo=a.range[0], hi=a.range[1],
-                           engine=a.engine, data_sd=a.data_sd)
+        rel = release_mean(
+            a.path,
+            value=a.value,
+            eps=a.eps,
+            lo=a.range[0],
+            hi=a.range[1],
+            engine=a.engine,
+            data_sd=a.data_sd,
+        )
     except ReleaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -107,11 +107,20 @@ class Histogram:
         """A pandas DataFrame of the bins (for tests and inspection)."""
         import pandas as pd
 
-        return pd.DataFrame({
-            "bin": self.bin, "n": self.n, "e1": self.e1, "e2": self.e2, "emin": self.emin,
-            "emax": self.emax, "q2": self.q2, "sy": [int(v) for v in self.sy],
-            "sq": [int(v) for v in self.sq], "sqy": [int(v) for v in self.sqy],
-        })
+        return pd.DataFrame(
+            {
+                "bin": self.bin,
+                "n": self.n,
+                "e1": self.e1,
+                "e2": self.e2,
+                "emin": self.emin,
+                "emax": self.emax,
+                "q2": self.q2,
+                "sy": [int(v) for v in self.sy],
+                "sq": [int(v) for v in self.sq],
+                "sqy": [int(v) for v in self.sqy],
+            }
+        )
 
 
 def _lit(x: float) -> str:
@@ -155,8 +164,21 @@ def _match_column(cols: list[str], want: str, role: str) -> str:
 
 
 # ------------------------------------------------------------------------------ DuckDB
-_NUMERIC_DUCK = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-                 "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL")
+_NUMERIC_DUCK = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "REAL",
+)
 _PUBLIC_SQL = "('inf', '+inf', 'infinity', '+infinity', 'public', '∞')"
 
 
@@ -197,8 +219,9 @@ class _DuckSource:
         try:
             desc = self.con.execute(f"DESCRIBE SELECT * FROM {self.rel}").fetchall()
         except Exception as exc:  # duckdb raises its own error family
-            raise ReleaseError(f"could not read the table as {self.kind}: "
-                               f"{str(exc).splitlines()[0]}") from None
+            raise ReleaseError(
+                f"could not read the table as {self.kind}: {str(exc).splitlines()[0]}"
+            ) from None
         self.types = {r[0]: str(r[1]).upper() for r in desc}
 
     def _as_double(self, col: str, role: str, eps: bool) -> str:
@@ -209,8 +232,10 @@ class _DuckSource:
         if t in ("VARCHAR", "STRING", "TEXT"):
             txt = f"lower(trim({c}))"
             if eps:
-                expr = (f"CASE WHEN {txt} IN {_PUBLIC_SQL} THEN CAST('inf' AS DOUBLE) "
-                        f"ELSE TRY_CAST(trim({c}) AS DOUBLE) END")
+                expr = (
+                    f"CASE WHEN {txt} IN {_PUBLIC_SQL} THEN CAST('inf' AS DOUBLE) "
+                    f"ELSE TRY_CAST(trim({c}) AS DOUBLE) END"
+                )
             else:
                 expr = f"TRY_CAST(trim({c}) AS DOUBLE)"
             bad = self.con.execute(
@@ -219,8 +244,10 @@ class _DuckSource:
                 f"ORDER BY rn LIMIT 1"
             ).fetchall()
             if bad:
-                raise ReleaseError(f"{role} column {col!r}, row {bad[0][0]}: "
-                                   f"{str(bad[0][1])[:40]!r} is not a number")
+                raise ReleaseError(
+                    f"{role} column {col!r}, row {bad[0][0]}: "
+                    f"{str(bad[0][1])[:40]!r} is not a number"
+                )
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
@@ -229,12 +256,16 @@ class _DuckSource:
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
         R = hi - lo
-        y = (f"least(greatest(CAST(round((least(greatest(v, {_lit(lo)}), {_lit(hi)}) - "
-             f"{_lit(lo)}) / {_lit(R)} * {Q}) AS BIGINT), 0), {Q})")
+        y = (
+            f"least(greatest(CAST(round((least(greatest(v, {_lit(lo)}), {_lit(hi)}) - "
+            f"{_lit(lo)}) / {_lit(R)} * {Q}) AS BIGINT), 0), {Q})"
+        )
         qq = f"CAST(floor(least(e, {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
-        b = (f"CASE WHEN e IS NULL OR isnan(e) OR e < 0 THEN NULL WHEN e = 0 THEN {ZERO_BIN} "
-             f"WHEN isinf(e) THEN {PUBLIC_BIN} ELSE CAST(floor(ln(e) * {BINS_PER_E}) AS BIGINT) "
-             "END")
+        b = (
+            f"CASE WHEN e IS NULL OR isnan(e) OR e < 0 THEN NULL WHEN e = 0 THEN {ZERO_BIN} "
+            f"WHEN isinf(e) THEN {PUBLIC_BIN} ELSE CAST(floor(ln(e) * {BINS_PER_E}) AS BIGINT) "
+            "END"
+        )
         self.bin_expr, self.y_expr, self.q_expr = b, y, qq
         self.key_expr = b
         sql = f"""
@@ -249,7 +280,6 @@ class _DuckSource:
         rows = self.con.execute(sql).fetchall()
         return _histogram_from_rows(rows)
 
-
     # --------------------------------------------------------------- the fast plan (DuckDB)
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.v_expr = self._as_double(value, "value", False)
@@ -260,9 +290,11 @@ class _DuckSource:
         # hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad input; DuckDB
         # orders NaN above +inf). Cheaper in DuckDB than least/greatest.
         lo_s, hi_s, mx = _lit(lo), _lit(hi), _lit(_DBL_MAX)
-        self.yc_expr = (f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
-                        f"{_lit(R)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
-                        f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END")
+        self.yc_expr = (
+            f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
+            f"{_lit(R)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
+            f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+        )
         self.y_expr = self.yc_expr
         self.q_expr = f"CAST(floor(least(e, {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
 
@@ -273,8 +305,9 @@ class _DuckSource:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
         metadata). Only steers the plan."""
         n_rows = int((self.con.execute(f"SELECT count(*) FROM {self.rel}").fetchone() or (0,))[0])
-        x = self.con.execute(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}"
-                             ).fetchnumpy()["e"]
+        x = self.con.execute(
+            f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}"
+        ).fetchnumpy()["e"]
         x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
         return np.asarray(x, dtype=float), n_rows
 
@@ -285,12 +318,14 @@ class _DuckSource:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
             qq = f"CASE WHEN {below} THEN {self.q_expr} END"
-            qcols = (f"sum(q), sum(CAST(q AS HUGEINT) * y), "
-                     f"sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)")
+            qcols = (
+                f"sum(q), sum(CAST(q AS HUGEINT) * y), "
+                f"sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)"
+            )
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
             FROM (SELECT {key} AS k, e, v, {self.yc_expr} AS y
-                  {', ' + qq + ' AS q' if below is not None else ''} FROM {self._scan()})
+                  {", " + qq + " AS q" if below is not None else ""} FROM {self._scan()})
             GROUP BY k ORDER BY k NULLS FIRST"""
         self.key_expr = key
         return self.con.execute(sql).fetchall()
@@ -307,29 +342,36 @@ class _DuckSource:
                 return None
             x, n, sy = lv[r[0]], int(r[1]), int(r[3] or 0)
             if x == 0 or math.isinf(x):
-                out.append((ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0.0, sy, 0,
-                            0, 0))
+                out.append(
+                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0)
+                )
             else:  # the general plan's per-bin sums, for one level (exact integers)
                 q = math.floor(min(x, Q_CAP) * QE)
-                out.append((int(r[0]), n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n,
-                            q * sy, 0))
+                out.append(
+                    (int(r[0]), n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0)
+                )
         out.sort(key=lambda t: t[0])
         return _histogram_from_rows(out)
 
-    def fast_bracket(self, a: float, b: float, m: int, above_first: bool = False
-                     ) -> Histogram | None:
+    def fast_bracket(
+        self, a: float, b: float, m: int, above_first: bool = False
+    ) -> Histogram | None:
         """The bracket pass for per-user levels: one scan grouped into the levels below ``a``
         (one class), m equal sub-bins of [a, b), the finite levels from ``b`` (one class),
         public and zero levels; None when any level or value is bad."""
         # small integer keys of known range: DuckDB groups them in a perfect hash table
-        inner = (f"1 + least(greatest(CAST(floor((e - {_lit(a)}) * {_lit(m / (b - a))}) AS "
-                 f"USMALLINT), 0), {m - 1})")
+        inner = (
+            f"1 + least(greatest(CAST(floor((e - {_lit(a)}) * {_lit(m / (b - a))}) AS "
+            f"USMALLINT), 0), {m - 1})"
+        )
         low = f"WHEN e > 0 AND e < {_lit(a)} THEN 0 "
         high = f"WHEN e >= {_lit(b)} AND e <= {_lit(_DBL_MAX)} THEN {m + 1} "
-        key = (f"CASE {high + low if above_first else low + high}"  # the common class first
-               f"WHEN e >= {_lit(a)} AND e < {_lit(b)} THEN {inner} "
-               f"WHEN e = CAST('inf' AS DOUBLE) THEN {m + 2} WHEN e = 0 THEN {m + 3} "
-               "ELSE NULL END")
+        key = (
+            f"CASE {high + low if above_first else low + high}"  # the common class first
+            f"WHEN e >= {_lit(a)} AND e < {_lit(b)} THEN {inner} "
+            f"WHEN e = CAST('inf' AS DOUBLE) THEN {m + 2} WHEN e = 0 THEN {m + 3} "
+            "ELSE NULL END"
+        )
         rows = self._fast(f"CAST({key} AS USMALLINT)", f"e < {_lit(b)}")
         out = []
         for r in rows:
@@ -344,8 +386,21 @@ class _DuckSource:
                 out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0.0, sy, 0, 0, 0))
             else:
                 sq = int(r[4])
-                out.append((k, n, sq / QE, float(r[6]), float(r[7]), float(r[8]),
-                            float(r[6]), sy, sq, int(r[5]), 0))
+                out.append(
+                    (
+                        k,
+                        n,
+                        sq / QE,
+                        float(r[6]),
+                        float(r[7]),
+                        float(r[8]),
+                        float(r[6]),
+                        sy,
+                        sq,
+                        int(r[5]),
+                        0,
+                    )
+                )
         h = _histogram_from_rows(out)
         h.coarse = frozenset((0, m + 1))
         return h
@@ -358,15 +413,18 @@ class _DuckSource:
         row = self.con.execute(
             f"SELECT rn, {'e' if what == 'eps' else 'v'} FROM (SELECT row_number() OVER () AS "
             f"rn, {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}) WHERE {cond} "
-            "ORDER BY rn LIMIT 1").fetchall()
+            "ORDER BY rn LIMIT 1"
+        ).fetchall()
         return row[0] if row else (0, None)
 
-    def fetch(self, bin_key: int, emin: float | None = None, emax: float | None = None
-              ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    def fetch(
+        self, bin_key: int, emin: float | None = None, emax: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """One bin's distinct quantized levels (users, sum of y, min and max eps each);
         ``emin``/``emax``, the bin's known level range, only narrow the scan."""
-        rng = ("" if emin is None or emax is None
-               else f"WHERE e >= {_lit(emin)} AND e <= {_lit(emax)}")
+        rng = (
+            "" if emin is None or emax is None else f"WHERE e >= {_lit(emin)} AND e <= {_lit(emax)}"
+        )
         sql = f"""
             WITH t AS (SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}),
             u AS (SELECT {self.key_expr} AS b, e, {self.y_expr} AS y, {self.q_expr} AS q FROM t
@@ -401,15 +459,29 @@ def _histogram_from_rows(rows: list) -> Histogram:
     def ints(i):
         return [int(r[i]) if r[i] is not None else 0 for r in keep]
 
-    return Histogram(col(0, np.int64), col(1, np.int64), col(2, float), col(3, float),
-                     col(4, float), col(5, float), col(6, float), ints(7), ints(8), ints(9),
-                     n_rows, n_bad_eps, n_bad_value)
+    return Histogram(
+        col(0, np.int64),
+        col(1, np.int64),
+        col(2, float),
+        col(3, float),
+        col(4, float),
+        col(5, float),
+        col(6, float),
+        ints(7),
+        ints(8),
+        ints(9),
+        n_rows,
+        n_bad_eps,
+        n_bad_value,
+    )
 
 
 def _fetch_rows(rows: list):
     if len(rows) > MAX_FETCH_LEVELS:
-        raise ReleaseError(f"one level bin holds {len(rows):,} distinct levels (more than "
-                           f"{MAX_FETCH_LEVELS:,}); round the eps column")
+        raise ReleaseError(
+            f"one level bin holds {len(rows):,} distinct levels (more than "
+            f"{MAX_FETCH_LEVELS:,}); round the eps column"
+        )
     q = np.array([int(r[0]) for r in rows], dtype=np.int64)
     n = np.array([int(r[1]) for r in rows], dtype=np.int64)
     emn = np.array([float(r[3]) for r in rows])
@@ -434,13 +506,16 @@ def spark_session(master: str = "local[2]"):
     if active is not None:
         return active
     if _SPARK is None:
-        _SPARK = (SparkSession.builder.master(master).appName("hdp-release")
-                  .config("spark.ui.enabled", "false")
-                  .config("spark.driver.host", "127.0.0.1")
-                  .config("spark.driver.bindAddress", "127.0.0.1")
-                  .config("spark.sql.shuffle.partitions", "4")
-                  .config("spark.sql.ansi.enabled", "false")
-                  .getOrCreate())
+        _SPARK = (
+            SparkSession.builder.master(master)
+            .appName("hdp-release")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.ansi.enabled", "false")
+            .getOrCreate()
+        )
         _SPARK.sparkContext.setLogLevel("ERROR")
     return _SPARK
 
@@ -460,16 +535,18 @@ class _SparkSource:
                 else:
                     df = spark.read.option("header", True).option("inferSchema", True).csv(path)
             except Exception as exc:
-                raise ReleaseError(f"could not read {path!r} as {kind}: "
-                                   f"{str(exc).splitlines()[0][:200]}") from None
+                raise ReleaseError(
+                    f"could not read {path!r} as {kind}: {str(exc).splitlines()[0][:200]}"
+                ) from None
         elif isinstance(source, SparkDF):
             df = source
         else:
             import pandas as pd
 
             if not isinstance(source, pd.DataFrame):
-                raise ReleaseError(f"engine='spark' needs a path or a DataFrame, got "
-                                   f"{type(source).__name__}")
+                raise ReleaseError(
+                    f"engine='spark' needs a path or a DataFrame, got {type(source).__name__}"
+                )
             df = spark.createDataFrame(source)
         self.df = df
         self.types = {f.name: f.dataType.simpleString().upper() for f in df.schema.fields}
@@ -479,20 +556,30 @@ class _SparkSource:
 
         t = self.types[col]
         c = F.col(f"`{col}`")
-        if t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE") or \
-                t.startswith("DECIMAL"):
+        if t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE") or t.startswith(
+            "DECIMAL"
+        ):
             return c.cast("double")
         if t == "STRING":
             txt = F.lower(F.trim(c))
             num = F.trim(c).cast("double")
-            expr = (F.when(txt.isin("inf", "+inf", "infinity", "+infinity", "public", "∞"),
-                           F.lit(math.inf)).otherwise(num) if eps else num)
-            bad = (self.df.select(c.alias("v"), expr.alias("d"))
-                   .where(F.col("d").isNull() & F.col("v").isNotNull() & (F.trim("v") != ""))
-                   .limit(1).collect())
+            expr = (
+                F.when(
+                    txt.isin("inf", "+inf", "infinity", "+infinity", "public", "∞"), F.lit(math.inf)
+                ).otherwise(num)
+                if eps
+                else num
+            )
+            bad = (
+                self.df.select(c.alias("v"), expr.alias("d"))
+                .where(F.col("d").isNull() & F.col("v").isNotNull() & (F.trim("v") != ""))
+                .limit(1)
+                .collect()
+            )
             if bad:
-                raise ReleaseError(f"{role} column {col!r}: {str(bad[0][0])[:40]!r} is not a "
-                                   "number")
+                raise ReleaseError(
+                    f"{role} column {col!r}: {str(bad[0][0])[:40]!r} is not a number"
+                )
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
@@ -504,24 +591,35 @@ class _SparkSource:
         R = hi - lo
         t = self.df.select(v.alias("v"), e.alias("e"))
         vc = F.least(F.greatest(F.col("v"), F.lit(lo)), F.lit(hi))
-        y = F.least(F.greatest(F.round((vc - F.lit(lo)) / F.lit(R) * F.lit(float(Q)))
-                               .cast("long"), F.lit(0)), F.lit(Q)).cast("long")
+        y = F.least(
+            F.greatest(
+                F.round((vc - F.lit(lo)) / F.lit(R) * F.lit(float(Q))).cast("long"), F.lit(0)
+            ),
+            F.lit(Q),
+        ).cast("long")
         # F.round is HALF_UP, DuckDB's round is half away from zero: the same for y >= 0
         q = F.floor(F.least(F.col("e"), F.lit(Q_CAP)) * F.lit(float(QE))).cast("long")
         ecol = F.col("e")
-        b = (F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None))
-             .when(ecol == 0, F.lit(ZERO_BIN))
-             .when(ecol == math.inf, F.lit(PUBLIC_BIN))
-             .otherwise(F.floor(F.log(ecol) * F.lit(float(BINS_PER_E))).cast("long")))
+        b = (
+            F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None))
+            .when(ecol == 0, F.lit(ZERO_BIN))
+            .when(ecol == math.inf, F.lit(PUBLIC_BIN))
+            .otherwise(F.floor(F.log(ecol) * F.lit(float(BINS_PER_E))).cast("long"))
+        )
         badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
-        u = t.select(b.alias("b"), ecol.alias("e"), y.alias("y"), q.alias("q"),
-                     badv.alias("badv"))
+        u = t.select(b.alias("b"), ecol.alias("e"), y.alias("y"), q.alias("q"), badv.alias("badv"))
         self._u = u
         fin = F.when(F.col("e") == math.inf, F.lit(0.0)).otherwise(F.col("e"))
         qf = F.col("q") / F.lit(float(QE))
         agg = u.groupBy("b").agg(
-            F.count(F.lit(1)), F.sum(fin), F.sum(fin * fin), F.min("e"), F.max("e"),
-            F.sum(qf * qf), F.sum("y"), F.sum(F.col("q").cast("decimal(20,0)")),
+            F.count(F.lit(1)),
+            F.sum(fin),
+            F.sum(fin * fin),
+            F.min("e"),
+            F.max("e"),
+            F.sum(qf * qf),
+            F.sum("y"),
+            F.sum(F.col("q").cast("decimal(20,0)")),
             F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
             F.sum(F.col("badv").cast("long")),
         )
@@ -542,9 +640,13 @@ class _SparkSource:
     def fetch(self, bin_key: int, emin: float | None = None, emax: float | None = None):
         from pyspark.sql import functions as F
 
-        rows = (self._u.where(F.col("b") == int(bin_key)).groupBy("q")
-                .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e")).orderBy("q")
-                .collect())
+        rows = (
+            self._u.where(F.col("b") == int(bin_key))
+            .groupBy("q")
+            .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
+            .orderBy("q")
+            .collect()
+        )
         return _fetch_rows([tuple(r) for r in rows])
 
     def close(self) -> None:
@@ -557,8 +659,7 @@ def _py(x: Any) -> Any:
     return x
 
 
-def aggregate(source: Any, value: str, eps: str, lo: float, hi: float,
-              engine: str = "duckdb"):
+def aggregate(source: Any, value: str, eps: str, lo: float, hi: float, engine: str = "duckdb"):
     """Open ``source`` on ``engine`` and return (source handle, Histogram).
 
     The handle's ``fetch(bin)`` gives one bin's distinct quantized levels; ``first_bad``

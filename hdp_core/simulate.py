@@ -51,7 +51,7 @@ _WORKERS = max(1, min(2, os.cpu_count() or 1))
 """Threads simulating chunks at the same time (each holds one chunk in memory)."""
 CI_MIN_TRIALS = 500
 """Fewest trials for which the 95% interval of :func:`mse_interval` is trusted (coverage
-measured >= 93% at this count for 30 users, every method; tests/test_sim_coverage.py)."""
+measured >= 93% at this count for 30 users, every method; tests/test_simulate_coverage.py)."""
 
 
 def mse_interval(mean: float, var: float, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -214,9 +214,10 @@ def simulate_mse(
     step = max(1, min(trials, CHUNK_CELLS // width))
     starts = range(0, trials, step)
     raw = {m: np.empty(trials) for m in names} if return_estimates else None
-    affine = [m for m in names if ests[m].weights is not None]
-    w_cols = np.column_stack([ests[m].weights[cols] for m in affine]) if affine else None
-    w_big = np.column_stack([ests[m].weights[big] for m in affine]) if affine else None
+    weights = {m: w for m in names if (w := ests[m].weights) is not None}
+    affine = list(weights)
+    w_cols = np.column_stack([weights[m][cols] for m in affine]) if affine else np.zeros((0, 0))
+    w_big = np.column_stack([weights[m][big] for m in affine]) if affine else np.zeros((0, 0))
     method_ids = {m: stream_id(m) for m in names}
 
     def run_chunk(ci: int) -> tuple[dict[str, tuple[int, float, float]], bool]:
@@ -226,8 +227,8 @@ def simulate_mse(
         t = min(step, trials - done)
         data_rng = np.random.default_rng([seed, 1_000_003, ci])
         chunk, approx = _draw_chunk(dist, data_rng, t, cols, big, prof.counts, keep_p)
-        lin = None
-        if affine:  # column by column without BLAS (see estimators.wsum)
+        lin = np.zeros((t, 0))
+        if affine:  # column by column without BLAS (see _trials.wsum)
             lin = np.column_stack(
                 [
                     wsum(chunk.x, w_cols[:, j]) + wsum(chunk.sums, w_big[:, j])
@@ -237,7 +238,7 @@ def simulate_mse(
         sums = {}
         for m in names:
             e, rng = ests[m], np.random.default_rng([seed, method_ids[m], ci])
-            if e.weights is not None:
+            if m in weights:
                 est = e._finish(lin[:, affine.index(m)], chunk, rng)
             else:
                 est = e._simulate_chunk(chunk, rng)

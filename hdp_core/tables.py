@@ -64,6 +64,7 @@ class CsvRead(NamedTuple):
     profile: EpsilonProfile
     encoding: str
 
+
 _EPS_NAMES = ("eps", "epsilon", "ε")
 _COUNT_NAMES = ("count", "counts", "n_users", "users")
 _VALUE_NAMES = ("value", "values", "x", "data")
@@ -73,12 +74,7 @@ _NAME_NAMES = ("name", "tier")
 def example_csv(kind: str = "values") -> bytes:
     """A small valid example file: per-user levels with values, or tiers with counts."""
     if kind == "tiers":
-        return (
-            b"name,eps,count\n"
-            b"Strict,0.1,600\n"
-            b"Balanced,1,300\n"
-            b"Open,inf,100\n"
-        )
+        return b"name,eps,count\nStrict,0.1,600\nBalanced,1,300\nOpen,inf,100\n"
     rng = np.random.default_rng(7)
     eps = np.round(np.exp(rng.uniform(-3, 1, 20)), 4)
     eps[-2:] = math.inf
@@ -108,9 +104,7 @@ def _where(row: int, col: str, header_lines: LineOf) -> str:
     return f"row {row} (line {line} of the file), column {col!r}"
 
 
-def _parse_numbers(
-    cells: Any, col: str, header_lines: LineOf, allow_inf: bool
-) -> np.ndarray:
+def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) -> np.ndarray:
     """Vectorised parse of a text/number column; first bad cell raises ProfileError."""
     import pandas as pd
 
@@ -210,14 +204,13 @@ def profile_from_frame(
                 i = int(np.argmax(bad))
                 raw = cells.iloc[i]
                 shown = raw.strip()[:40] if isinstance(raw, str) else fmt_number(cnt[i])
-                raise ProfileError(
-                    f"{_where(i + 1, str(count_col), header_lines)}: {shown} {msg}"
-                )
+                raise ProfileError(f"{_where(i + 1, str(count_col), header_lines)}: {shown} {msg}")
         names = None
         if name_col is not None:
-
-            names = [csv_unescape(str(v).strip()) or f"Tier {j + 1}"
-                     for j, v in enumerate(df[name_col])]
+            names = [
+                str(csv_unescape(str(v).strip())) or f"Tier {j + 1}"
+                for j, v in enumerate(df[name_col])
+            ]
         return EpsilonProfile.from_tiers(eps, cnt.astype(np.int64), names)
     data = None
     if value_col is not None:
@@ -337,8 +330,7 @@ def read_profile_csv(
         msg = str(e).strip().splitlines()[-1][:200]
         raise ProfileError(f"could not read the file as CSV: {msg}") from None
     df.columns = [str(c) for c in df.columns]
-    return CsvRead(profile_from_frame(df, max_rows=max_rows, header_lines=_line_of(text)),
-                   encoding)
+    return CsvRead(profile_from_frame(df, max_rows=max_rows, header_lines=_line_of(text)), encoding)
 
 
 def _line_of(text: str) -> LineOf:

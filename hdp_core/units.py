@@ -171,5 +171,12 @@ def affine_error(
         raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
     mse = variance * float(sum_sq_weights) + 2.0 * b * b
     sd = math.sqrt(variance * float(sum_sq_weights)) * width
-    return Accuracy(mse, math.sqrt(mse) * width, error_half_width(sd, b * width, level), sd,
-                    b * width, level, False)
+    return Accuracy(
+        mse,
+        math.sqrt(mse) * width,
+        error_half_width(sd, b * width, level),
+        sd,
+        b * width,
+        level,
+        False,
+    )

@@ -152,8 +152,7 @@ def parse_level(
             raise error(f"{where} is empty: give a number like 0.5{public_hint}")
         elif s.startswith("-") and (NUM_RE.fullmatch(s[1:]) or s[1:].lower() in PUBLIC_WORDS):
             raise error(
-                f"{where} = {_clip(s)} is negative; privacy levels are ≥ 0 (smaller = more "
-                "privacy)"
+                f"{where} = {_clip(s)} is negative; privacy levels are ≥ 0 (smaller = more privacy)"
             )
         elif not NUM_RE.fullmatch(s):
             raise error(f"{where} = {_clip(s)!r} is not a number{public_hint}")

@@ -1,7 +1,7 @@
 """Saturation page: the paper's central phenomenon, privacy for free.
 
 ADPM grants r_i = min(eps_i, tau*): users who ask for eps >= tau* are all capped at tau*
-(Lemma lem:sat). This page shows the r-versus-eps curve, who is capped and what they gain, the
+(Lemma 3). This page shows the r-versus-eps curve, who is capped and what they gain, the
 two-group phase diagram and Algorithm 1 step by step. All numbers come from hdp_core.
 """
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -249,11 +251,24 @@ TABLE_CONFIG = {
 }
 
 
-@st.fragment
-def simulation_section() -> None:
-    """Controls, simulation, table, charts, downloads; reruns alone when its widgets change."""
-    prof = get_profile()
-    st.header("Simulated error of each method")
+@dataclass
+class SimSettings:
+    """What the simulation controls say (data distribution spec, methods, run, units, tuning)."""
+
+    spec: tuple
+    methods: list[str]
+    trials: int
+    seed: int
+    real: bool
+    lo: float
+    hi: float
+    tuned_on: bool
+    own: bool
+    tuned_in: float
+
+
+def sim_controls() -> tuple[SimSettings, Any]:
+    """The simulation's controls; returns their settings and a slot for the true-mean metrics."""
     c1, c2, c3 = st.columns([1.3, 1.2, 1])
     with c1:
         spec = distribution_controls()
@@ -311,21 +326,13 @@ def simulation_section() -> None:
                     "worst case, ADPM itself).")
         metric_slot = st.container()
 
-    try:
-        dist = simview.make_distribution(*spec)
-        data_range = None
-        if real:
-            data_range = check_data_range(lo, hi)
-        plan = trial_plan(prof, spec, int(trials))
-        tuned_sd = None
-        if tuned_on:
-            tuned_sd = float(math.sqrt(dist.variance)) if own else float(tuned_in)
-            tuned_sd = min(max(tuned_sd, tview.SPREAD_MIN), 0.5)
-    except (hdp.ProfileError, ValueError) as exc:
-        st.error(plain(exc))
-        return
+    return SimSettings(spec, list(methods), int(trials), int(seed), bool(real), float(lo),
+                       float(hi), bool(tuned_on), bool(own), float(tuned_in)), metric_slot
 
-    with metric_slot:
+
+def true_mean_metrics(slot: Any, dist: Any, data_range: Any, lo: float, hi: float) -> None:
+    """The mean every method estimates, on [-0.5, 0.5] and (if given) in real units."""
+    with slot:
         m1, m2 = st.columns(2)
         m1.metric(
             "True mean", f"{dist.mean:.4f}",
@@ -336,59 +343,36 @@ def simulation_section() -> None:
             m2.metric("Mean (real units)", f"{simview.real_value(dist.mean, lo, hi):.4g}",
                       help=f"The same mean on your data range [{lo:g}, {hi:g}].")
 
-    if plan.too_large:
-        st.warning(
-            f"This profile needs {plan.width:,} random values per trial: too many to simulate "
-            "here (even a few trials would take minutes). Below are the exact MSEs (closed "
-            "forms); the script under 'Reproduce in Python' runs the simulation offline."
-        )
-        rows = exact_table(prof, spec, tuple(methods) or hdp.METHODS)
-        st.dataframe(
-            pd.DataFrame({
-                "Method": [method_label(r["method"]) for r in rows],
-                "Exact MSE": [r["exact"] for r in rows],
-                "ln MSE (exact)": [r["ln_exact"] for r in rows],
-                "× ADPM (exact)": [r["ratio_exact"] for r in rows],
-            }),
-            hide_index=True, column_config=TABLE_CONFIG, key="sim_exact_table",
-        )
-        sweep_section(spec, methods or list(hdp.METHODS), {
-            "profile": prof, "spec": st.session_state.get(PROFILE_SPEC), "dist": dist,
-            "methods": methods or list(hdp.METHODS), "trials": plan.requested,
-            "seed": int(seed),
-        })
-        return
-    if plan.reduced:
-        st.info(
-            f"This profile needs {plan.width:,} random values per trial, so the run uses "
-            f"**{plan.trials:,} trials instead of {plan.requested:,}** (at most "
-            f"{simview.MAX_SIM_CELLS:.0e} values in total, to stay quick). Confidence intervals "
-            "are wider accordingly."
-        )
-    try:
-        with st.spinner(
-            f"Simulating {plan.trials:,} trials × {prof.n:,} users for six methods…",
-            show_time=True,
-        ):
-            results = run_simulation(prof, spec, plan.trials, int(seed), tuned_sd)
-    except (hdp.ProfileError, ValueError) as exc:
-        st.error(plain(exc))
-        return
 
-    if any(r.approximate for r in results.values()):
-        st.info(
-            "Tiers with more than 2,000 users are simulated in aggregate: the sum of each "
-            "such tier's data is drawn from a normal approximation (central limit theorem) "
-            "instead of user by user. Results are marked approximate; with the two-point "
-            "distribution the aggregate draw is exact."
-        )
-    if not methods:
-        st.warning("Choose at least one method to see results.")
-        sweep_section(spec, list(hdp.METHODS), None)
-        return
 
-    shown = list(methods) + ([tview.TUNED] if tuned_sd is not None else [])
-    rows = simview.simulation_rows(results, shown, data_range=data_range)
+def exact_only(prof: EpsilonProfile, s: SimSettings, dist: Any, plan: Any) -> None:
+    """A profile too wide to simulate: the exact MSEs instead, and the group sweep."""
+    spec, methods, seed = s.spec, s.methods, s.seed
+    st.warning(
+        f"This profile needs {plan.width:,} random values per trial: too many to simulate "
+        "here (even a few trials would take minutes). Below are the exact MSEs (closed "
+        "forms); the script under 'Reproduce in Python' runs the simulation offline."
+    )
+    rows = exact_table(prof, spec, tuple(methods) or hdp.METHODS)
+    st.dataframe(
+        pd.DataFrame({
+            "Method": [method_label(r["method"]) for r in rows],
+            "Exact MSE": [r["exact"] for r in rows],
+            "ln MSE (exact)": [r["ln_exact"] for r in rows],
+            "× ADPM (exact)": [r["ratio_exact"] for r in rows],
+        }),
+        hide_index=True, column_config=TABLE_CONFIG, key="sim_exact_table",
+    )
+    sweep_section(spec, methods or list(hdp.METHODS), {
+        "profile": prof, "spec": st.session_state.get(PROFILE_SPEC), "dist": dist,
+        "methods": methods or list(hdp.METHODS), "trials": plan.requested,
+        "seed": int(seed),
+    })
+
+
+def headline_metrics(results: dict, rows: list[dict]) -> dict:
+    """ADPM's simulated MSE and ln MSE, and the best other method's ratio. Returns ADPM's row
+    (all six methods are always simulated)."""
     adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
     k1, k2, k3 = st.columns(3)
     k1.metric(
@@ -409,30 +393,24 @@ def simulation_section() -> None:
             "every trial). Above 1 means ADPM is more accurate.",
         )
 
-    dip = tview.dip_note({**{r["method"]: r["exact"] for r in rows},
-                          "ADPM": adpm_all["exact"]}, tuned_sd)
-    if dip:
-        st.caption(dip)
-    st.dataframe(
-        results_table(rows, data_range is not None), hide_index=True,
-        column_config=TABLE_CONFIG, key="sim_table",
-    )
-    st.caption(
-        f"{plan.trials:,} trials, seed {int(seed)}, data {dist.label()}, "
-        f"{count_noun(prof.n, 'user')}. MSE for data in [−0.5, 0.5]; × ADPM = the method's "
-        "MSE divided by ADPM's (above 1 = worse than ADPM)."
-    )
-    st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
-    if tuned_sd is not None:
-        st.caption(f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}"
-                   + (" (this distribution's own spread)." if own else " (the spread you gave)."))
-        st.subheader("If the spread is guessed wrong")
-        st.plotly_chart(figs.spread_figure(spread_curve(prof, tuned_sd, float(dist.mean))),
-                        key="sim_spread_chart")
-        st.caption("Exact MSE when the data's true standard deviation is on the x axis (same "
-                   "mean). The tuned weights are the best at the spread they are tuned to "
-                   "(dotted line); ADPM is the best for the worst case (0.5).")
+    return adpm_all
 
+
+def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> None:
+    """The tuned method's spread, and its MSE when the spread is guessed wrong."""
+    st.caption(f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}"
+               + (" (this distribution's own spread)." if own else " (the spread you gave)."))
+    st.subheader("If the spread is guessed wrong")
+    st.plotly_chart(figs.spread_figure(spread_curve(prof, tuned_sd, float(dist.mean))),
+                    key="sim_spread_chart")
+    st.caption("Exact MSE when the data's true standard deviation is on the x axis (same "
+               "mean). The tuned weights are the best at the spread they are tuned to "
+               "(dotted line); ADPM is the best for the worst case (0.5).")
+
+
+
+def histogram_part(results: dict, dist: Any, data_range: Any, lo: float, hi: float) -> None:
+    """Where the answers land around the true mean, method by method."""
     st.subheader("What the noise does to one answer")
     hist = st.multiselect(
         "Show the spread of the estimates of",
@@ -451,21 +429,99 @@ def simulation_section() -> None:
             mu, unit = simview.real_value(dist.mean, lo, hi), "real units"
         st.plotly_chart(figs.estimates_figure(ests, mu, unit=unit), key="sim_hist_chart")
 
+
+
+def download_part(rows: list[dict], dist: Any, data_range: Any, trials: int, seed: int,
+                  n_users: int) -> None:
+    """The results table with the settings that produced it, as CSV."""
     table = results_table(rows, data_range is not None)
     table.insert(0, "Profile", st.session_state.get(PROFILE_LABEL, ""))
     table["Distribution"] = dist.label()
-    table["Trials"] = plan.trials
-    table["Seed"] = int(seed)
-    table["Users"] = prof.n
+    table["Trials"] = trials
+    table["Seed"] = seed
+    table["Users"] = n_users
     st.download_button(
         "Download results (CSV)", frame_to_csv(table),
         file_name="hdp_simulation.csv", mime="text/csv", key="sim_csv",
         help="The table above with the settings that produced it.",
     )
 
+
+
+@st.fragment
+def simulation_section() -> None:
+    """Controls, simulation, table, charts, downloads; reruns alone when its widgets change."""
+    prof = get_profile()
+    st.header("Simulated error of each method")
+    s, metric_slot = sim_controls()
+    spec, methods, seed, lo, hi = s.spec, s.methods, s.seed, s.lo, s.hi
+    try:
+        dist = simview.make_distribution(*spec)
+        data_range = check_data_range(lo, hi) if s.real else None
+        plan = trial_plan(prof, spec, s.trials)
+        tuned_sd = None
+        if s.tuned_on:
+            tuned_sd = float(math.sqrt(dist.variance)) if s.own else s.tuned_in
+            tuned_sd = min(max(tuned_sd, tview.SPREAD_MIN), 0.5)
+    except (hdp.ProfileError, ValueError) as exc:
+        st.error(plain(exc))
+        return
+    true_mean_metrics(metric_slot, dist, data_range, lo, hi)
+    if plan.too_large:
+        exact_only(prof, s, dist, plan)
+        return
+    if plan.reduced:
+        st.info(
+            f"This profile needs {plan.width:,} random values per trial, so the run uses "
+            f"**{plan.trials:,} trials instead of {plan.requested:,}** (at most "
+            f"{simview.MAX_SIM_CELLS:.0e} values in total, to stay quick). Confidence intervals "
+            "are wider accordingly."
+        )
+    try:
+        with st.spinner(
+            f"Simulating {plan.trials:,} trials × {prof.n:,} users for six methods…",
+            show_time=True,
+        ):
+            results = run_simulation(prof, spec, plan.trials, seed, tuned_sd)
+    except (hdp.ProfileError, ValueError) as exc:
+        st.error(plain(exc))
+        return
+    if any(r.approximate for r in results.values()):
+        st.info(
+            "Tiers with more than 2,000 users are simulated in aggregate: the sum of each "
+            "such tier's data is drawn from a normal approximation (central limit theorem) "
+            "instead of user by user. Results are marked approximate; with the two-point "
+            "distribution the aggregate draw is exact."
+        )
+    if not methods:
+        st.warning("Choose at least one method to see results.")
+        sweep_section(spec, list(hdp.METHODS), None)
+        return
+
+    shown = list(methods) + ([tview.TUNED] if tuned_sd is not None else [])
+    rows = simview.simulation_rows(results, shown, data_range=data_range)
+    adpm_all = headline_metrics(results, rows)
+    dip = tview.dip_note({**{r["method"]: r["exact"] for r in rows},
+                          "ADPM": adpm_all["exact"]}, tuned_sd)
+    if dip:
+        st.caption(dip)
+    st.dataframe(
+        results_table(rows, data_range is not None), hide_index=True,
+        column_config=TABLE_CONFIG, key="sim_table",
+    )
+    st.caption(
+        f"{plan.trials:,} trials, seed {seed}, data {dist.label()}, "
+        f"{count_noun(prof.n, 'user')}. MSE for data in [−0.5, 0.5]; × ADPM = the method's "
+        "MSE divided by ADPM's (above 1 = worse than ADPM)."
+    )
+    st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
+    if tuned_sd is not None:
+        tuned_part(prof, dist, tuned_sd, s.own)
+    histogram_part(results, dist, data_range, lo, hi)
+    download_part(rows, dist, data_range, plan.trials, seed, prof.n)
     repro = {
         "profile": prof, "spec": st.session_state.get(PROFILE_SPEC), "dist": dist,
-        "methods": methods, "trials": plan.trials, "seed": int(seed),
+        "methods": methods, "trials": plan.trials, "seed": seed,
     }
     sweep_section(spec, methods, repro)
 
@@ -622,7 +678,8 @@ def paper_section() -> None:
     )
     c1, c2, c3 = st.columns([1, 1, 2])
     trials = c1.number_input(
-        "Trials", min_value=simview.MIN_TRIALS, max_value=experiments.MAX_TABLE1_TRIALS, value=20_000,
+        "Trials", min_value=simview.MIN_TRIALS, max_value=experiments.MAX_TABLE1_TRIALS,
+        value=20_000,
         step=1_000, key="sim_paper_trials", help="The paper used 20,000 per profile.",
     )
     seed = c2.number_input(
@@ -692,19 +749,25 @@ def paper_section() -> None:
 
 
 # page -----------------------------------------------------------------------------------
-st.title("Simulation: how far off is each method?")
-drop_bad_query_params(URL_LIMITS)
-st.markdown(INTRO)
-note = st.session_state.pop(LOADED_NOTE, None)
-if note:
-    st.success(note)
-with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
-    st.markdown(EXPLAIN)
-    st.markdown(tview.TUNED_EXPLAIN)
-_prof = get_profile()
-st.caption(
-    f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} ({count_noun(_prof.n, 'user')}, "
-    f"{_prof.n_public:,} public)."
-)
-simulation_section()
-paper_section()
+def main() -> None:
+    """The page: introduction, the live simulation, the paper's experiment."""
+    st.title("Simulation: how far off is each method?")
+    drop_bad_query_params(URL_LIMITS)
+    st.markdown(INTRO)
+    note = st.session_state.pop(LOADED_NOTE, None)
+    if note:
+        st.success(note)
+    with st.expander("What do MSE and ln MSE mean, and why does ADPM win?"):
+        st.markdown(EXPLAIN)
+        st.markdown(tview.TUNED_EXPLAIN)
+    prof = get_profile()
+    st.caption(
+        f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} "
+        f"({count_noun(prof.n, 'user')}, "
+        f"{prof.n_public:,} public)."
+    )
+    simulation_section()
+    paper_section()
+
+
+main()

@@ -284,278 +284,310 @@ def _init_goal() -> None:
 
 
 # ------------------------------------------------------------------------------------------
-init_menu()
-_init_goal()
-ss = st.session_state
-if ss.pop("td_from_profile", False):  # the Profile page's "open in the Tier designer"
-    _cb_load_profile_tiers()
-
-st.title("Tier designer")
-st.markdown(
-    "Design the menu of privacy levels your product offers and see what each tier **really** "
-    "gets. Each tier promises a privacy level eps: *smaller eps = more privacy*, *public = no "
-    "privacy*. The mean of your users' data is then estimated with ADPM, the paper's optimal "
-    "method, and the page tells you how accurate it is in your data's own units."
-)
-if ss.get(NOTE):
-    kind = ss.get(NOTE + "_kind", "info")
-    (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
-
-_sidebar_prof = get_profile()
-if _sidebar_prof.is_tiered:
-    st.button("Load the current profile's tiers", key="td_load_profile",
-              on_click=_cb_load_profile_tiers,
-              help="Replace the menu below by the tiers of the profile built on the Profile "
-              "page (names, levels and shares; the data range stays).")
-
-# --- 1. the menu ---------------------------------------------------------------------------
-st.header("1. Your menu")
-c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-c1.selectbox(
-    "Start from a template", list(D.TEMPLATES), format_func=D.TEMPLATES.get, key="td_template",
-    help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
-    "range stay).",
-)
-c2.button("Load template", key="td_load_template", on_click=_cb_template,
-          help="Replace the tiers below by the chosen template.")
-
-opts = ss[EPS_OPTS]
-for i in range(ss["td_k"]):
-    cols = st.columns([2.2, 4, 1.6, 0.7], vertical_alignment="bottom")
-    cols[0].text_input(f"Tier {i + 1} name", key=f"td_name_{i}", max_chars=D.MAX_NAME_CHARS,
-                       help="What your users see, e.g. 'Strict' or 'Open'. Each tier needs "
-                       "its own name.")
-    if ss.get(f"td_eps_{i}") not in opts:  # a value Streamlit lost: fall back to the menu's
-        ss[f"td_eps_{i}"] = float(ss[MENU].tiers[i].eps) if i < ss[MENU].k else 1.0
-    cols[1].select_slider(f"eps of tier {i + 1}", options=opts, key=f"td_eps_{i}",
-                          format_func=fmt_eps, help=EPS_HELP)
-    cols[2].number_input(f"Share % of tier {i + 1}", min_value=0.0, max_value=100.0,
-                         step=1.0, format="%.2f", key=f"td_share_{i}", help=SHARE_HELP)
-    cols[3].button(":material/delete:", key=f"td_remove_{i}", on_click=_cb_remove_tier, args=(i,),
-                   disabled=ss["td_k"] <= 1,
-                   help=f"Remove tier {i + 1} (the other shares are scaled to 100%).")
-st.button(":material/add: Add a tier", key="td_add", on_click=_cb_add_tier,
-          disabled=ss["td_k"] >= D.MAX_TIERS,
-          help=f"Add a tier (at most {D.MAX_TIERS}); it starts with 0% of the users.")
-
-c1, c2, c3, c4 = st.columns(4)
-c1.number_input("Total number of users", min_value=1, max_value=int(D.MAX_USERS), step=1000,
-                key="td_n", help="How many users will choose among the tiers (up to 10^15). "
-                "Tiers are never expanded user by user, so any size is instant.")
-c2.number_input("Data range: lowest value", key="td_lo", step=1.0, format="%g",
-                help="Smallest value a user's data can take, in real units (e.g. 0 dollars "
-                "of monthly spend). Errors are reported in these units.")
-c3.number_input("Data range: highest value", key="td_hi", step=1.0, format="%g",
-                help="Largest value a user's data can take (e.g. 500 dollars). Privacy "
-                "noise is proportional to the width of the range.")
-c4.text_input("Unit", key="td_unit", max_chars=D.MAX_UNIT_CHARS,
-              help="Label for the data's unit, e.g. USD, minutes, km.")
-c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
-c1.radio("How spread out is the data?", list(SPREAD_LABELS), format_func=SPREAD_LABELS.get,
-         key="td_spread", horizontal=True,
-         help=explain.SPREAD_HELP)
-c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%g",
-                disabled=ss["td_spread"] != "sd",
-                help="Standard deviation of one user's value, in real units; at most half "
-                "the range.")
-
-menu, shares_msg, input_error = menu_from_widgets()
-_spread_note = tview.designer_spread_note(menu if not input_error else ss[MENU])
-if _spread_note:
-    st.caption(_spread_note)
-if input_error:
-    st.error(f"Please fix the menu: {plain(input_error)}. The results below are for the last valid "
-             "menu.", icon=":material/block:")
-    menu = ss[MENU]
-else:
-    if shares_msg:
-        st.warning(shares_msg, icon=":material/balance:")
-    if menu != ss[MENU]:
-        ss[MENU] = menu
-        ss[NOTE] = None
-        ss.pop(IMPORT_MSG, None)
-token = links.encode_menu_link(menu)
-if st.query_params.get(LINK_KEY) != token:
-    st.query_params[LINK_KEY] = token
-
-report = cached_report(menu)
-unit = menu.unit
-adpm_err = report.errors["ADPM"]
-st.caption(design_link.whose_numbers(menu, report.tau_star, ss.get(PROFILE_LABEL, ""),
-                                     cached_adpm(_sidebar_prof).saturation_level))
-
-# --- 2. what each tier really gets ----------------------------------------------------------
-st.header("2. What each tier really gets")
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("Error of the mean (95%)", f"± {fmt_err(adpm_err.half_width, unit)}",
-          help="With ADPM, the estimated mean is within this distance of the true mean 95% "
-          "of the time, for worst-case data (as spread out as the range allows) unless you "
-          "gave a standard deviation.")
-c2.metric("RMSE of the mean", fmt_err(adpm_err.rmse, unit),
-          help="Root-mean-squared error of ADPM's estimate of the mean, in real units, for "
-          "worst-case data (or the standard deviation you gave).")
-tau = report.tau_star
-c3.metric("Loosest tier worth offering (tau*)", fmt_eps(report.worth_offering),
-          help="Any tier looser than this is capped at it: its users get this privacy "
-          "instead, and offering it adds no accuracy. " + ("Some tiers are capped now."
-          if math.isfinite(tau) else "No tier is capped now: this is where a new looser "
-          "tier would be capped."))
-c4.metric("Users capped at tau*", f"{report.n_saturated:,}",
-          help="Users whose tier is looser than tau*: they get tau*, more privacy than "
-          "they asked for, at no cost in accuracy.")
-
-if math.isfinite(tau):
-    sat_names = [t.name for t, s in zip(menu.tiers, report.saturated) if s]
-    st.info(
-        f"**Saturated: {plain(', '.join(sat_names))}.** Every tier looser than tau* = "
-        f"{tau:.4g} gets tau*: offering a looser tier adds no accuracy. Their users are "
-        f"granted eps = {tau:.4g} whatever they chose.", icon=":material/info:")
-else:
-    st.success(f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
-               f"tier looser than {report.worth_offering:.4g} would be capped at that level.",
-               icon=":material/check_circle:")
-with st.expander("What do 'saturated' and 'worst case' mean?"):
-    st.markdown(SAT_TEXT)
-    st.markdown(WORST_TEXT)
-
-rows = report.rows()
-table = pd.DataFrame({
-    "tier": [r["tier"] for r in rows],
-    "offers eps": [fmt_eps(r["eps asked"]) for r in rows],
-    "users": [f"{r['users']:,}" for r in rows],
-    "share %": [round(r["share %"], 4) for r in rows],
-    "granted eps": [fmt_eps(r["eps granted"]) for r in rows],
-    "saturated": ["yes, capped at tau*" if r["saturated"] else "no" for r in rows],
-    "share of the estimate %": [round(r["share of the estimate %"], 4) for r in rows],
-})
-st.dataframe(table, hide_index=True, width="stretch")
-
-st.subheader("Compared with simpler designs")
-metric_view = st.radio(
-    "Show errors as", list(METRIC_LABELS), format_func=METRIC_LABELS.get, key="td_view",
-    horizontal=True, help="The 95% half-width is the '±' people quote; the RMSE is the "
-    "typical size of the error.")
-c1, c2, c3 = st.columns(3)
-for col, m, label, hint in (
-    (c1, "ADPM", "ADPM (this page's numbers)", "The paper's optimal weights."),
-    (c2, "UNI", "Everyone at the strictest tier (UNI)",
-     "Simplest design: give every user the strictest tier's privacy and take the plain mean."),
-    (c3, "PropDPM", "Weights proportional to eps (PropDPM)",
-     "Weight each user by their eps; a few public users then take almost all the weight."),
-):
-    v = report.errors[m].get(metric_view)
-    ref = adpm_err.get(metric_view)
-    delta = None if m == "ADPM" or ref <= 0 else f"{explain.approx_percent(v, ref)} vs ADPM"
-    col.metric(label, fmt_err(v, unit), delta=delta, delta_color="inverse",
-               help=f"{hint} Colour on every chart: {METHOD_COLORS[m]}.")
-if metric_view == "half_width":
-    st.caption(explain.half_width_note(adpm_err, unit))
-st.caption(f"For reference, if every user were public the {METRIC_LABELS[metric_view]} would "
-           f"be {fmt_err(report.all_public.get(metric_view), unit)}: no menu can do better.")
-
-fig_tiers, fig_methods = cached_figures(menu, metric_view)
-c1, c2 = st.columns(2)
-c1.plotly_chart(fig_tiers, key="td_fig_tiers", width="stretch")
-c2.plotly_chart(fig_methods, key="td_fig_methods", width="stretch")
-
-# --- 3. accuracy first ----------------------------------------------------------------------
-st.header("3. Accuracy first: what does a target error take?")
-st.markdown("Set the error you need, in your data's units, and ask what it takes.")
-c1, c2 = st.columns(2)
-metric = c1.radio("Target measured as", list(METRIC_LABELS), format_func=METRIC_LABELS.get,
-                  key="td_metric", horizontal=True,
-                  help="95% half-width: the estimate is within ± this 95% of the time. RMSE: "
-                  "the typical size of the error.")
-if "td_target" not in ss:
-    ss["td_target"] = float(f"{adpm_err.half_width / 2:.2g}") or 1.0
-target = c2.number_input(f"Target error ({plain(unit) or 'data units'})", min_value=0.0,
-                         key="td_target", format="%g",
-                         help="The largest error of the mean you accept, in real units. It "
-                         "must be positive and less than half the data range.")
-goal = design_link.encode_goal(metric, target)
-if st.query_params.get(design_link.GOAL_KEY) != goal:
-    st.query_params[design_link.GOAL_KEY] = goal
+# the page, section by section
+# ------------------------------------------------------------------------------------------
 QUESTIONS = {
     "users": "How many users does this menu need?",
     "level": "How strict can one tier be?",
     "move": "How many users must move to a looser tier?",
 }
-question = st.radio("Question", list(QUESTIONS), format_func=QUESTIONS.get, key="td_question",
-                    help=tview.SOLVER_HELP)
-idx = list(range(menu.k))
-for key, default in (("td_solve_tier", 0), ("td_move_from", 0),
-                     ("td_move_to", int(menu.levels.argmax()))):
-    if ss.get(key) not in idx:
-        ss[key] = default
 
 
-def _tier_label(i: int) -> str:
-    return f"{menu.tiers[i].name} (eps {fmt_eps(menu.tiers[i].eps)})"  # (plain-text options)
+def _labeller(menu: D.Menu):
+    """Option labels for choosing a tier of ``menu`` (plain text: selectbox options)."""
+
+    def label(i: int) -> str:
+        return f"{menu.tiers[i].name} (eps {fmt_eps(menu.tiers[i].eps)})"
+
+    return label
 
 
-a = b = 0
-if question == "level":
-    a = st.selectbox("Tier", idx, format_func=_tier_label, key="td_solve_tier",
-                     help="The tier whose level you want to make as strict as possible; the "
-                     "other tiers stay as they are.")
-elif question == "move":
+def intro() -> None:
+    """Title, the note about the menu, and loading the current profile's tiers."""
+    ss = st.session_state
+    init_menu()
+    _init_goal()
+    if ss.pop("td_from_profile", False):  # the Profile page's "open in the Tier designer"
+        _cb_load_profile_tiers()
+
+    st.title("Tier designer")
+    st.markdown(
+        "Design the menu of privacy levels your product offers and see what each tier **really** "
+        "gets. Each tier promises a privacy level eps: *smaller eps = more privacy*, *public = no "
+        "privacy*. The mean of your users' data is then estimated with ADPM, the paper's optimal "
+        "method, and the page tells you how accurate it is in your data's own units."
+    )
+    if ss.get(NOTE):
+        kind = ss.get(NOTE + "_kind", "info")
+        (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
+
+    _sidebar_prof = get_profile()
+    if _sidebar_prof.is_tiered:
+        st.button("Load the current profile's tiers", key="td_load_profile",
+                  on_click=_cb_load_profile_tiers,
+                  help="Replace the menu below by the tiers of the profile built on the Profile "
+                  "page (names, levels and shares; the data range stays).")
+
+
+
+def menu_section() -> D.Menu:
+    """1. The menu: tiers, users, data range and spread. Returns the menu the page is about
+    (the last valid one when the inputs have a problem) and keeps the link in sync."""
+    ss = st.session_state
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    c1.selectbox(
+        "Start from a template", list(D.TEMPLATES), format_func=D.TEMPLATES.get, key="td_template",
+        help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
+        "range stay).",
+    )
+    c2.button("Load template", key="td_load_template", on_click=_cb_template,
+              help="Replace the tiers below by the chosen template.")
+
+    opts = ss[EPS_OPTS]
+    for i in range(ss["td_k"]):
+        cols = st.columns([2.2, 4, 1.6, 0.7], vertical_alignment="bottom")
+        cols[0].text_input(f"Tier {i + 1} name", key=f"td_name_{i}", max_chars=D.MAX_NAME_CHARS,
+                           help="What your users see, e.g. 'Strict' or 'Open'. Each tier needs "
+                           "its own name.")
+        if ss.get(f"td_eps_{i}") not in opts:  # a value Streamlit lost: fall back to the menu's
+            ss[f"td_eps_{i}"] = float(ss[MENU].tiers[i].eps) if i < ss[MENU].k else 1.0
+        cols[1].select_slider(f"eps of tier {i + 1}", options=opts, key=f"td_eps_{i}",
+                              format_func=fmt_eps, help=EPS_HELP)
+        cols[2].number_input(f"Share % of tier {i + 1}", min_value=0.0, max_value=100.0,
+                             step=1.0, format="%.2f", key=f"td_share_{i}", help=SHARE_HELP)
+        cols[3].button(":material/delete:", key=f"td_remove_{i}", on_click=_cb_remove_tier,
+                       args=(i,),
+                       disabled=ss["td_k"] <= 1,
+                       help=f"Remove tier {i + 1} (the other shares are scaled to 100%).")
+    st.button(":material/add: Add a tier", key="td_add", on_click=_cb_add_tier,
+              disabled=ss["td_k"] >= D.MAX_TIERS,
+              help=f"Add a tier (at most {D.MAX_TIERS}); it starts with 0% of the users.")
+
+    c1, c2, c3, c4 = st.columns(4)
+    c1.number_input("Total number of users", min_value=1, max_value=int(D.MAX_USERS), step=1000,
+                    key="td_n", help="How many users will choose among the tiers (up to 10^15). "
+                    "Tiers are never expanded user by user, so any size is instant.")
+    c2.number_input("Data range: lowest value", key="td_lo", step=1.0, format="%g",
+                    help="Smallest value a user's data can take, in real units (e.g. 0 dollars "
+                    "of monthly spend). Errors are reported in these units.")
+    c3.number_input("Data range: highest value", key="td_hi", step=1.0, format="%g",
+                    help="Largest value a user's data can take (e.g. 500 dollars). Privacy "
+                    "noise is proportional to the width of the range.")
+    c4.text_input("Unit", key="td_unit", max_chars=D.MAX_UNIT_CHARS,
+                  help="Label for the data's unit, e.g. USD, minutes, km.")
+    c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+    c1.radio("How spread out is the data?", list(SPREAD_LABELS), format_func=SPREAD_LABELS.get,
+             key="td_spread", horizontal=True,
+             help=explain.SPREAD_HELP)
+    c2.number_input("Data standard deviation", min_value=0.0, key="td_sd", format="%g",
+                    disabled=ss["td_spread"] != "sd",
+                    help="Standard deviation of one user's value, in real units; at most half "
+                    "the range.")
+
+    menu, shares_msg, input_error = menu_from_widgets()
+    _spread_note = tview.designer_spread_note(menu if not input_error else ss[MENU])
+    if _spread_note:
+        st.caption(_spread_note)
+    if input_error:
+        st.error(f"Please fix the menu: {plain(input_error)}. The results below are for the "
+                 "last valid "
+                 "menu.", icon=":material/block:")
+        menu = ss[MENU]
+    else:
+        if shares_msg:
+            st.warning(shares_msg, icon=":material/balance:")
+        if menu != ss[MENU]:
+            ss[MENU] = menu
+            ss[NOTE] = None
+            ss.pop(IMPORT_MSG, None)
+    token = links.encode_menu_link(menu)
+    if st.query_params.get(LINK_KEY) != token:
+        st.query_params[LINK_KEY] = token
+    return menu
+
+
+
+
+def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
+    """2. What each tier really gets, and the comparison with UNI and PropDPM. Returns the
+    error measure chosen for display ('half_width' or 'rmse')."""
+    unit = menu.unit
+    adpm_err = report.errors["ADPM"]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Error of the mean (95%)", f"± {fmt_err(adpm_err.half_width, unit)}",
+              help="With ADPM, the estimated mean is within this distance of the true mean 95% "
+              "of the time, for worst-case data (as spread out as the range allows) unless you "
+              "gave a standard deviation.")
+    c2.metric("RMSE of the mean", fmt_err(adpm_err.rmse, unit),
+              help="Root-mean-squared error of ADPM's estimate of the mean, in real units, for "
+              "worst-case data (or the standard deviation you gave).")
+    tau = report.tau_star
+    c3.metric("Loosest tier worth offering (tau*)", fmt_eps(report.worth_offering),
+              help="Any tier looser than this is capped at it: its users get this privacy "
+              "instead, and offering it adds no accuracy. " + ("Some tiers are capped now."
+              if math.isfinite(tau) else "No tier is capped now: this is where a new looser "
+              "tier would be capped."))
+    c4.metric("Users capped at tau*", f"{report.n_saturated:,}",
+              help="Users whose tier is looser than tau*: they get tau*, more privacy than "
+              "they asked for, at no cost in accuracy.")
+
+    if math.isfinite(tau):
+        sat_names = [t.name for t, s in zip(menu.tiers, report.saturated) if s]
+        st.info(
+            f"**Saturated: {plain(', '.join(sat_names))}.** Every tier looser than tau* = "
+            f"{tau:.4g} gets tau*: offering a looser tier adds no accuracy. Their users are "
+            f"granted eps = {tau:.4g} whatever they chose.", icon=":material/info:")
+    else:
+        st.success(f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
+                   f"tier looser than {report.worth_offering:.4g} would be capped at that level.",
+                   icon=":material/check_circle:")
+    with st.expander("What do 'saturated' and 'worst case' mean?"):
+        st.markdown(SAT_TEXT)
+        st.markdown(WORST_TEXT)
+
+    rows = report.rows()
+    table = pd.DataFrame({
+        "tier": [r["tier"] for r in rows],
+        "offers eps": [fmt_eps(r["eps asked"]) for r in rows],
+        "users": [f"{r['users']:,}" for r in rows],
+        "share %": [round(r["share %"], 4) for r in rows],
+        "granted eps": [fmt_eps(r["eps granted"]) for r in rows],
+        "saturated": ["yes, capped at tau*" if r["saturated"] else "no" for r in rows],
+        "share of the estimate %": [round(r["share of the estimate %"], 4) for r in rows],
+    })
+    st.dataframe(table, hide_index=True, width="stretch")
+
+    st.subheader("Compared with simpler designs")
+    metric_view = st.radio(
+        "Show errors as", list(METRIC_LABELS), format_func=METRIC_LABELS.get, key="td_view",
+        horizontal=True, help="The 95% half-width is the '±' people quote; the RMSE is the "
+        "typical size of the error.")
+    c1, c2, c3 = st.columns(3)
+    for col, m, label, hint in (
+        (c1, "ADPM", "ADPM (this page's numbers)", "The paper's optimal weights."),
+        (c2, "UNI", "Everyone at the strictest tier (UNI)",
+         "Simplest design: give every user the strictest tier's privacy and take the plain mean."),
+        (c3, "PropDPM", "Weights proportional to eps (PropDPM)",
+         "Weight each user by their eps; a few public users then take almost all the weight."),
+    ):
+        v = report.errors[m].get(metric_view)
+        ref = adpm_err.get(metric_view)
+        delta = None if m == "ADPM" or ref <= 0 else f"{explain.approx_percent(v, ref)} vs ADPM"
+        col.metric(label, fmt_err(v, unit), delta=delta, delta_color="inverse",
+                   help=f"{hint} Colour on every chart: {METHOD_COLORS[m]}.")
+    if metric_view == "half_width":
+        st.caption(explain.half_width_note(adpm_err, unit))
+    st.caption(f"For reference, if every user were public the {METRIC_LABELS[metric_view]} would "
+               f"be {fmt_err(report.all_public.get(metric_view), unit)}: no menu can do better.")
+
+    fig_tiers, fig_methods = cached_figures(menu, metric_view)
     c1, c2 = st.columns(2)
-    a = c1.selectbox("Move users from", idx, format_func=_tier_label, key="td_move_from",
-                     help="The stricter tier users would leave.")
-    b = c2.selectbox("to the looser tier", idx, format_func=_tier_label, key="td_move_to",
-                     help="The looser tier (larger eps or public) they would join.")
+    c1.plotly_chart(fig_tiers, key="td_fig_tiers", width="stretch")
+    c2.plotly_chart(fig_methods, key="td_fig_methods", width="stretch")
 
-answer = None
-if target <= 0:
-    st.info("Enter a positive target error to get an answer.")
-else:
-    try:
-        answer = cached_solve(menu, question, float(target), metric, int(a), int(b))
-    except (ProfileError, ValueError) as e:
-        st.error(plain(e), icon=":material/block:")
-if answer is not None:
-    show = {"ok": st.success, "already": st.success, "impossible": st.error,
-            "trivial": st.warning}[answer.status]
-    show(plain(answer.message))
+    return metric_view
+
+
+def target_section(menu: D.Menu, report: D.MenuReport) -> str:
+    """3. Accuracy first: the accuracy-first solvers for a target error. Returns the target's
+    link value (metric~value) for the shareable link."""
+    ss = st.session_state
+    unit = menu.unit
+    adpm_err = report.errors["ADPM"]
+    st.markdown("Set the error you need, in your data's units, and ask what it takes.")
     c1, c2 = st.columns(2)
-    applied = None
-    if answer.status in ("ok", "already") and answer.value is not None:
-        if question == "users":
-            c1.metric("Minimum number of users", f"{int(answer.value):,}",
-                      delta=f"{int(answer.value) - menu.n_users:+,} vs now",
-                      delta_color="inverse", help="The fewest users for which this menu "
-                      "(same tiers and shares) meets the target.")
-            applied = (menu.with_n_users(int(answer.value)),
-                       f"Set the number of users to {int(answer.value):,}.")
-        elif question == "level":
-            c1.metric(f"Strictest eps for {plain(menu.tiers[a].name)}", fmt_eps(answer.value),
-                      help="Any smaller eps (more privacy) for this tier misses the target.")
-            if math.isinf(answer.value) or answer.value >= D.EPS_MIN:
-                applied = (menu.with_eps(a, float(answer.value)),
-                           f"Set {plain(menu.tiers[a].name)} to eps = {fmt_eps(answer.value)}.")
-        else:
-            m_users = int(answer.value)
-            c1.metric("Users who must move", f"{m_users:,}",
-                      delta=f"{100 * m_users / menu.n_users:.3g}% of all users",
-                      delta_color="off", help="The fewest users moving from the first tier "
-                      "to the second that meets the target.")
-            ct = menu.counts.copy()
-            ct[a] -= m_users
-            ct[b] += m_users
-            applied = (menu.with_counts(ct), f"Moved {count_noun(m_users, 'user')} from "
-                       f"{plain(menu.tiers[a].name)} to {plain(menu.tiers[b].name)}.")
-        c2.metric("Error there", fmt_err(answer.error, unit),
-                  help="The error at the answer (it meets the target; one step less does "
-                  "not).")
-        if applied is not None and answer.status == "ok":
-            st.button("Apply this to the menu", key="td_apply", on_click=_cb_apply,
-                      args=applied, help="Change the menu above to this answer.")
+    metric = c1.radio("Target measured as", list(METRIC_LABELS), format_func=METRIC_LABELS.get,
+                      key="td_metric", horizontal=True,
+                      help="95% half-width: the estimate is within ± this 95% of the time. RMSE: "
+                      "the typical size of the error.")
+    if "td_target" not in ss:
+        ss["td_target"] = float(f"{adpm_err.half_width / 2:.2g}") or 1.0
+    target = c2.number_input(f"Target error ({plain(unit) or 'data units'})", min_value=0.0,
+                             key="td_target", format="%g",
+                             help="The largest error of the mean you accept, in real units. It "
+                             "must be positive and less than half the data range.")
+    goal = design_link.encode_goal(metric, target)
+    if st.query_params.get(design_link.GOAL_KEY) != goal:
+        st.query_params[design_link.GOAL_KEY] = goal
+    question = st.radio("Question", list(QUESTIONS), format_func=QUESTIONS.get, key="td_question",
+                        help=tview.SOLVER_HELP)
+    idx = list(range(menu.k))
+    _tier_label = _labeller(menu)
+    for key, default in (("td_solve_tier", 0), ("td_move_from", 0),
+                         ("td_move_to", int(menu.levels.argmax()))):
+        if ss.get(key) not in idx:
+            ss[key] = default
+    a = b = 0
+    if question == "level":
+        a = st.selectbox("Tier", idx, format_func=_tier_label, key="td_solve_tier",
+                         help="The tier whose level you want to make as strict as possible; the "
+                         "other tiers stay as they are.")
+    elif question == "move":
+        c1, c2 = st.columns(2)
+        a = c1.selectbox("Move users from", idx, format_func=_tier_label, key="td_move_from",
+                         help="The stricter tier users would leave.")
+        b = c2.selectbox("to the looser tier", idx, format_func=_tier_label, key="td_move_to",
+                         help="The looser tier (larger eps or public) they would join.")
 
-# --- 4. what-if -----------------------------------------------------------------------------
-st.header("4. What if users move between two tiers?")
-if menu.k < 2:
-    st.info("Add a second tier to explore moving users between tiers.")
-else:
+    answer = None
+    if target <= 0:
+        st.info("Enter a positive target error to get an answer.")
+    else:
+        try:
+            answer = cached_solve(menu, question, float(target), metric, int(a), int(b))
+        except (ProfileError, ValueError) as e:
+            st.error(plain(e), icon=":material/block:")
+    if answer is not None:
+        show = {"ok": st.success, "already": st.success, "impossible": st.error,
+                "trivial": st.warning}[answer.status]
+        show(plain(answer.message))
+        c1, c2 = st.columns(2)
+        applied = None
+        if answer.status in ("ok", "already") and answer.value is not None:
+            if question == "users":
+                c1.metric("Minimum number of users", f"{int(answer.value):,}",
+                          delta=f"{int(answer.value) - menu.n_users:+,} vs now",
+                          delta_color="inverse", help="The fewest users for which this menu "
+                          "(same tiers and shares) meets the target.")
+                applied = (menu.with_n_users(int(answer.value)),
+                           f"Set the number of users to {int(answer.value):,}.")
+            elif question == "level":
+                c1.metric(f"Strictest eps for {plain(menu.tiers[a].name)}", fmt_eps(answer.value),
+                          help="Any smaller eps (more privacy) for this tier misses the target.")
+                if math.isinf(answer.value) or answer.value >= D.EPS_MIN:
+                    applied = (menu.with_eps(a, float(answer.value)),
+                               f"Set {plain(menu.tiers[a].name)} to eps = {fmt_eps(answer.value)}.")
+            else:
+                m_users = int(answer.value)
+                c1.metric("Users who must move", f"{m_users:,}",
+                          delta=f"{100 * m_users / menu.n_users:.3g}% of all users",
+                          delta_color="off", help="The fewest users moving from the first tier "
+                          "to the second that meets the target.")
+                ct = menu.counts.copy()
+                ct[a] -= m_users
+                ct[b] += m_users
+                applied = (menu.with_counts(ct), f"Moved {count_noun(m_users, 'user')} from "
+                           f"{plain(menu.tiers[a].name)} to {plain(menu.tiers[b].name)}.")
+            c2.metric("Error there", fmt_err(answer.error, unit),
+                      help="The error at the answer (it meets the target; one step less does "
+                      "not).")
+            if applied is not None and answer.status == "ok":
+                st.button("Apply this to the menu", key="td_apply", on_click=_cb_apply,
+                          args=applied, help="Change the menu above to this answer.")
+
+    return goal
+
+
+def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None:
+    """4. What if users move between two tiers: a slider over tier A's share."""
+    ss = st.session_state
+    unit = menu.unit
+    adpm_err = report.errors["ADPM"]
+    if menu.k < 2:
+        st.info("Add a second tier to explore moving users between tiers.")
+        return
+    idx = list(range(menu.k))
+    _tier_label = _labeller(menu)
     if ss.get("td_wi_a") not in idx:
         ss["td_wi_a"] = int(menu.levels.argmin())
     if ss.get("td_wi_b") not in idx or ss["td_wi_b"] == ss["td_wi_a"]:
@@ -598,41 +630,67 @@ else:
         st.plotly_chart(cached_whatif_figure(menu, wa, wb, metric_view, float(chosen)),
                         key="td_fig_whatif", width="stretch")
 
-# --- 5. save, share, use ----------------------------------------------------------------------
-st.header("5. Save, share and use the menu")
-c1, c2, c3 = st.columns(3)
-json_text = menu_io.menu_to_json(menu, report)
-c1.download_button("⬇️ Menu and results (JSON)", json_text.encode(), "tier_menu.json",
-                   "application/json", key="td_dl_json",
-                   help="The menu and every number on this page; import it back below.")
-c2.download_button("⬇️ Per-tier results (CSV)", menu_io.report_to_csv(report), "tier_menu.csv",
-                   "text/csv", key="td_dl_csv",
-                   help="One row per tier (name, eps, count, granted eps, ...); the Profile "
-                   "page can read it as a tiered profile.")
-c3.button(":material/check: Use this menu as the current profile", key="td_use",
-          on_click=_cb_use_profile, args=(menu,), type="primary",
-          help="Make these tiers (with their numbers of users) the profile every other page "
-          "shows.")
-if ss.pop("td_used", False):
-    st.success("This menu is now the current profile: the other pages show it.",
-               icon=":material/check_circle:")
 
-base = st.context.url or ""
-base = base.split("?")[0] if base else f"/{PAGE_PATH}"
-st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")
-st.code(f"{base}?{LINK_KEY}={token}&{design_link.GOAL_KEY}={goal}", language=None)
-with st.expander("Preview the JSON"):
-    st.code(json_text, language="json")
 
-st.file_uploader(
-    f"Import a menu (JSON, at most {menu_io.MAX_MENU_BYTES // 1024} KB)", type=["json"],
-    key="td_upload", on_change=_cb_import,
-    max_upload_size=1,
-    help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
-    f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "
-    f"{D.MAX_TIERS} tiers and {menu_io.MAX_MENU_BYTES // 1024} KB. A bad file leaves the current "
-    "menu unchanged.",
-)
-msg = ss.get(IMPORT_MSG)
-if msg:
-    (st.error if msg[0] == "error" else st.success)(msg[1])
+def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
+    """5. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
+    ss = st.session_state
+    token = links.encode_menu_link(menu)
+    c1, c2, c3 = st.columns(3)
+    json_text = menu_io.menu_to_json(menu, report)
+    c1.download_button("⬇️ Menu and results (JSON)", json_text.encode(), "tier_menu.json",
+                       "application/json", key="td_dl_json",
+                       help="The menu and every number on this page; import it back below.")
+    c2.download_button("⬇️ Per-tier results (CSV)", menu_io.report_to_csv(report), "tier_menu.csv",
+                       "text/csv", key="td_dl_csv",
+                       help="One row per tier (name, eps, count, granted eps, ...); the Profile "
+                       "page can read it as a tiered profile.")
+    c3.button(":material/check: Use this menu as the current profile", key="td_use",
+              on_click=_cb_use_profile, args=(menu,), type="primary",
+              help="Make these tiers (with their numbers of users) the profile every other page "
+              "shows.")
+    if ss.pop("td_used", False):
+        st.success("This menu is now the current profile: the other pages show it.",
+                   icon=":material/check_circle:")
+
+    base = st.context.url or ""
+    base = base.split("?")[0] if base else f"/{PAGE_PATH}"
+    st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")
+    st.code(f"{base}?{LINK_KEY}={token}&{design_link.GOAL_KEY}={goal}", language=None)
+    with st.expander("Preview the JSON"):
+        st.code(json_text, language="json")
+
+    st.file_uploader(
+        f"Import a menu (JSON, at most {menu_io.MAX_MENU_BYTES // 1024} KB)", type=["json"],
+        key="td_upload", on_change=_cb_import,
+        max_upload_size=1,
+        help=f"A menu file exported from this page, or written by hand: tiers with name, eps "
+        f"(a number or \"public\") and share_percent adding up to 100, and n_users. At most "
+        f"{D.MAX_TIERS} tiers and {menu_io.MAX_MENU_BYTES // 1024} KB. A bad file leaves the "
+        "current "
+        "menu unchanged.",
+    )
+    msg = ss.get(IMPORT_MSG)
+    if msg:
+        (st.error if msg[0] == "error" else st.success)(msg[1])
+
+
+def main() -> None:
+    intro()
+    st.header("1. Your menu")
+    menu = menu_section()
+    report = cached_report(menu)
+    st.caption(design_link.whose_numbers(
+        menu, report.tau_star, st.session_state.get(PROFILE_LABEL, ""),
+        cached_adpm(get_profile()).saturation_level))
+    st.header("2. What each tier really gets")
+    metric_view = tiers_section(menu, report)
+    st.header("3. Accuracy first: what does a target error take?")
+    goal = target_section(menu, report)
+    st.header("4. What if users move between two tiers?")
+    whatif_section(menu, report, metric_view)
+    st.header("5. Save, share and use the menu")
+    save_section(menu, report, goal)
+
+
+main()

@@ -22,3 +22,56 @@ def app():
     return AppTest.from_file(APP, default_timeout=60)
 
 
+@pytest.fixture(autouse=True)
+def _served_app_leaves_the_legacy_mode(request, monkeypatch):
+    """Run AppTest as the served app runs after its first page load: outside Streamlit's
+    legacy ``pages/`` mode. AppTest re-enters that mode before every run (a served app enters
+    it once per process), so without this every run would go through
+    hdp_app.common.run_through_app's extra rerun, which drops one-shot widget values such as
+    a button's click. Tests that exercise the legacy mode itself use the ``legacy_flag``
+    fixture (tests/test_streamlit_internals.py) and are left as they are."""
+    if "legacy_flag" in request.fixturenames:
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        PagesManager.uses_pages_directory = False  # also for another session's thread
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """What the download buttons serve: file name -> bytes (recorded as Streamlit stores
+    each button's data in its media file storage)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    got: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        if filename and isinstance(path_or_data, (bytes, bytearray)):
+            got[filename] = bytes(path_or_data)
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return got
+
+
+SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page"})
+"""Tests using these run the whole app (AppTest), Spark or a browser: they are `slow`."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """`pytest -m "not slow"` is the quick loop (the library and its views, under a minute):
+    browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
+    library tests by their own marker."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None or SLOW_FIXTURES & set(
+            item.fixturenames
+        ):
+            item.add_marker(pytest.mark.slow)

@@ -24,11 +24,11 @@ INF = float("inf")
 PROFILE_KINDS = {
     "per_user": lambda: hdp.paper_profile("high", 400, seed=1),
     "tiered_huge": lambda: hdp.EpsilonProfile.from_tiers(
-        [0.1, 1.0, INF], [10**12, 10**11, 10**6], ["Strict", "Relaxed", "Public"]),
+        [0.1, 1.0, INF], [10**12, 10**11, 10**6], ["Strict", "Relaxed", "Public"]
+    ),
     "two_groups": lambda: hdp.preset("two_groups"),
     "all_public": lambda: hdp.EpsilonProfile.from_values([INF] * 20),
-    "with_zeros": lambda: hdp.EpsilonProfile.from_values(
-        [0.0, 0.0, 0.05, 0.2, 1.0, 5.0, INF]),
+    "with_zeros": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.05, 0.2, 1.0, 5.0, INF]),
     "all_zero": lambda: hdp.EpsilonProfile.from_values([0.0, 0.0, 0.0]),
 }
 """Kinds of profile every page must handle, built fresh for each test."""

@@ -87,8 +87,9 @@ def solver_optimum(eps: np.ndarray, tol: float = 1e-10):
     cons = [w >= 0, cp.sum(w) == 1]
     if fin.any():
         cons.append(w[fin] <= u * (sig * eps[fin]))
-    prob = cp.Problem(cp.Minimize((cp.sum_squares(w) / 4 + 2 * sig * sig * cp.square(u)) / ub),
-                      cons)
+    prob = cp.Problem(
+        cp.Minimize((cp.sum_squares(w) / 4 + 2 * sig * sig * cp.square(u)) / ub), cons
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "solution may be inaccurate" is judged below
         prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
@@ -243,10 +244,7 @@ def test_privacy_holds_for_every_user(eps):
 @st.composite
 def tiered(draw, max_k: int = 8, max_count: int = 50):
     k = draw(st.integers(1, max_k))
-    levels = [
-        draw(st.one_of(st.just(INF), st.just(0.0), st.floats(1e-3, 1e3)))
-        for _ in range(k)
-    ]
+    levels = [draw(st.one_of(st.just(INF), st.just(0.0), st.floats(1e-3, 1e3))) for _ in range(k)]
     counts = draw(st.lists(st.integers(0, max_count), min_size=k, max_size=k))
     if sum(c for c, lv in zip(counts, levels) if lv > 0) == 0:
         levels[0], counts[0] = 0.5, max(counts[0], 1)
@@ -303,17 +301,17 @@ def test_saturation_is_absorbing_and_r_nondecreasing(eps):
     sol = hdp.adpm(eps)
     order = np.argsort(eps, kind="stable")
     sat = sol.saturated[order]
-    if sat.any():  # Lemma lem:sat (A): once saturated, every later user is saturated
-        assert sat[np.argmax(sat):].all()
+    if sat.any():  # Lemma 3 (A): once saturated, every later user is saturated
+        assert sat[np.argmax(sat) :].all()
     r = sol.r[order]
     r = r[np.isfinite(r)]  # r = inf only for public users when every used user is public
     assert (np.diff(r) >= -1e-12 * np.abs(r[1:])).all()  # eq. r-inc
     tr = hdp.adpm_trace(eps)  # the same in the literal loop, where the +8 in (L2 + 8)/L1 is
     # not lost to rounding (levels up to ~1e6; above, near-ties at the cap flip either way)
     if tr.saturated.any() and np.max(tr.eps[np.isfinite(tr.eps)], initial=0) <= 1e6:
-        assert tr.saturated[np.argmax(tr.saturated):].all()
+        assert tr.saturated[np.argmax(tr.saturated) :].all()
         k = int(np.argmax(tr.saturated))
-        np.testing.assert_allclose(tr.r[k:], tr.r[k], rtol=1e-12)  # lem:sat (C)
+        np.testing.assert_allclose(tr.r[k:], tr.r[k], rtol=1e-12)  # Lemma 3 (C)
 
 
 # selection path (per-user profiles above _SELECT_MIN entries use quickselect, not a sort)
@@ -516,8 +514,13 @@ def test_two_groups_at_the_threshold_exact_arithmetic(n, eps1):
     for frac in (0.1, 0.5, 0.9):
         n1 = round(n * frac)
         thr = hdp.two_group_threshold(n, n1 / n, eps1)
-        for eps2 in (thr, math.nextafter(thr, INF), math.nextafter(thr, 0.0),
-                     thr * (1 + 1e-9), thr * (1 - 1e-9)):
+        for eps2 in (
+            thr,
+            math.nextafter(thr, INF),
+            math.nextafter(thr, 0.0),
+            thr * (1 + 1e-9),
+            thr * (1 - 1e-9),
+        ):
             if eps2 < eps1:
                 continue
             g = n1 * Fraction(eps1) * (Fraction(eps2) - Fraction(eps1))

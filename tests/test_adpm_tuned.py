@@ -251,6 +251,7 @@ def test_half_is_adpm_bit_for_bit_tiers():
 # --------------------------------------------------------------------------------------------
 # 3. every path solves Algorithm 1 with c = 2/s^2
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("s", [0.05, 0.2, 0.45])
 @pytest.mark.parametrize(("kind", "n"), LARGE)
 def test_large_paths_match_grouped_algorithm(kind, n, s):
@@ -491,5 +492,5 @@ def test_tuned_method_needs_a_spread():
         hdp.get_method("ADPM-tuned", [0.1, 1.0])
     with pytest.raises(ValueError, match="data_sd"):  # a point mass has no spread to tune to
         hdp.exact_mse("ADPM-tuned", [0.1, 1.0], hdp.TwoPoint(1.0))
-    with pytest.raises(hdp.UnknownMethod, match="unknown method.*ADPM-tuned"):
+    with pytest.raises(hdp.UnknownMethod, match=r"unknown method.*ADPM-tuned"):
         hdp.get_method("ADPM-tuned-typo", [0.1])

@@ -1,6 +1,7 @@
 """ADPM and the five baselines against independent oracles.
 
-* weights and noise of every affine method recomputed here from shared/baselines.md (and ADPM
+* weights and noise of every affine method recomputed here from the hdp_core.baselines
+  docstring (and ADPM
   from a literal loop over Algorithm 1), including public (inf) and excluded (0) users;
 * the privacy each affine method grants, w_i / b, is within every user's request;
 * the affine MSE formula V ||w||^2 + 2 b^2, LDPE's and SM's closed forms against direct
@@ -53,7 +54,8 @@ def adpm_loop(eps) -> tuple[np.ndarray, float]:
 
 
 def baseline_oracle(name: str, eps) -> tuple[np.ndarray, float]:
-    """(weights, central noise scale) of an affine baseline from shared/baselines.md."""
+    """(weights, central noise scale) of an affine baseline, from the hdp_core.baselines
+    docstring."""
     e = np.asarray(eps, dtype=float)
     use = e > 0  # eps = 0 users are never used
     n = int(use.sum())
@@ -82,8 +84,9 @@ def baseline_oracle(name: str, eps) -> tuple[np.ndarray, float]:
 def ldpe_oracle(eps) -> np.ndarray:
     """LDPE weights ∝ 1/(sigma^2 + 2/eps^2), sigma^2 = 1/4 (public: ∝ 1/sigma^2)."""
     e = np.asarray(eps, dtype=float)
-    raw = np.array([0.0 if x == 0 else 1.0 / (0.25 + (0.0 if math.isinf(x) else 2 / x**2))
-                    for x in e])
+    raw = np.array(
+        [0.0 if x == 0 else 1.0 / (0.25 + (0.0 if math.isinf(x) else 2 / x**2)) for x in e]
+    )
     return raw / raw.sum()
 
 
@@ -173,7 +176,8 @@ def test_tiered_weights_equal_expanded_weights():
     for name in hdp.METHODS:
         for d in (hdp.Beta(2, 3), hdp.TwoPoint(0.9)):
             assert hdp.exact_mse(name, tiers, d) == pytest.approx(
-                hdp.exact_mse(name, users, d), rel=1e-9)
+                hdp.exact_mse(name, users, d), rel=1e-9
+            )
 
 
 # ----------------------------------------------------------------------------- privacy
@@ -228,7 +232,8 @@ def test_ldpe_and_sm_exact_mse_formulas(prof):
         inv2 = np.where(np.isinf(e) | (e == 0), 0.0, 1.0 / e**2)
     for d in (hdp.Beta(2, 3), hdp.TwoPoint(0.5)):
         assert hdp.exact_mse("LDPE", e, d) == pytest.approx(
-            float(np.sum(w * w * (d.variance + 2 * inv2))), rel=1e-12)
+            float(np.sum(w * w * (d.variance + 2 * inv2))), rel=1e-12
+        )
     if e.size <= 100:  # SM: brute-force pmf of the number kept
         sm = hdp.get_method("SM", e)
         p0, e1, e2 = moments_from_pmf(poisson_binomial_pmf(sm.p, np.ones(e.size)))
@@ -271,8 +276,11 @@ def test_ldpe_and_sm_formulas_against_direct_simulation():
     keep = rng.random((trials, e.size)) < p
     n_kept = keep.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        est = np.where(n_kept > 0, (keep * x).sum(axis=1) / n_kept
-                       + rng.laplace(0.0, 1.0, trials) / (n_kept * t), 0.0)
+        est = np.where(
+            n_kept > 0,
+            (keep * x).sum(axis=1) / n_kept + rng.laplace(0.0, 1.0, trials) / (n_kept * t),
+            0.0,
+        )
     err2 = (est - d.mean) ** 2
     assert abs(err2.mean() - hdp.exact_mse("SM", e, d)) <= 4 * err2.std() / math.sqrt(trials)
 
@@ -324,6 +332,7 @@ def _pmf_moments_scipy(groups) -> tuple[float, float, float]:
     return moments_from_pmf(pmf)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "groups",
     [
@@ -348,7 +357,7 @@ def test_count_moments_continuous_across_branches():
     for p in (0.5, 0.05):
         lo = count_moments(np.array([p]), np.array([int(9_999 / p)]))
         hi = count_moments(np.array([p]), np.array([int(10_001 / p)]))
-        scale = (10_001 / 9_999)
+        scale = 10_001 / 9_999
         assert close(lo[1], hi[1] * scale, 1e-3)
         assert close(lo[2], hi[2] * scale**2, 1e-3)
 

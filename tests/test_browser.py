@@ -145,7 +145,8 @@ def test_every_page_in_the_navigation(server, page, tmp_path):
     for name in TITLES:
         before = runs_ended(page)
         nav.filter(has_text=name).click()
-        wait_drawn(page, runs_before=before)
+        # the Release page draws no chart until a table is uploaded
+        wait_drawn(page, min_charts=0 if name == "Release" else 1, runs_before=before)
         problems = []
         if page.get_by_test_id("stException").count():
             text = page.get_by_test_id("stException").first.inner_text()[:300]

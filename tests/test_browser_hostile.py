@@ -1,7 +1,8 @@
 """Issue 12 in a real browser against a served app: sessions at the same time, and a link too
 long for the server (what the visitor sees there is the browser's page, not the app's).
 
-Uses the server, browser and run helpers of tests/test_browser.py (same markers and skips).
+Uses the server and browser fixtures of tests/test_browser.py and the waits of
+tests/browser_support.py (drawn = script idle, charts present, no skeleton, stable).
 """
 
 from __future__ import annotations
@@ -57,22 +58,24 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
     upload = tmp_path / "mine.csv"
     upload.write_text("eps\n" + "\n".join(f"{0.05 + 0.01 * i:.2f}" for i in range(37)) + "\n")
     expected_up = _expected(hdp.profile_from_csv(upload.read_bytes()))
-    contexts, pages = zip(*(new_page(browser) for _ in range(len(urls) + 1)))
+    made = [new_page(browser) for _ in range(len(urls) + 1)]
+    contexts, pages = [m[0] for m in made], [m[1] for m in made]
     try:
         for pg, url in zip(pages, [*urls, server + "/"]):
             pg.goto(url, wait_until="commit")
         up = pages[-1]
         wait_drawn(up)
-        before = runs_ended(up)
+        n = runs_ended(up)
         up.get_by_test_id("stRadio").first.get_by_text("Upload", exact=True).click()
-        wait_drawn(up, runs_before=before)
+        wait_drawn(up, min_charts=0, runs_before=n)
         for pg in pages[:-1]:  # the others are loading while the file goes up
             pg.reload(wait_until="commit")
-        before = runs_ended(up)
+        n = runs_ended(up)
         up.locator("input[type='file']").set_input_files(str(upload))
+        wait_drawn(up, runs_before=n)
         for rnd in range(2):
-            for pg in pages:  # (a reloaded page counts its runs from 0)
-                wait_drawn(pg, runs_before=before if pg is up and rnd == 0 else 0)
+            for pg in pages:
+                wait_drawn(pg)
                 pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for()
             shown = [_sidebar(pg) for pg in pages]
             assert shown == [*expected, expected_up], f"round {rnd}"
@@ -131,9 +134,9 @@ def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):  #
         pg.on("request", lambda r: requested.append(r.url))
         pg.goto(url)
         wait_drawn(pg)
-        before = runs_ended(pg)
+        n = runs_ended(pg)
         pg.get_by_text("use this menu as the current profile", exact=False).first.click()
-        wait_drawn(pg, runs_before=before)
+        wait_drawn(pg, runs_before=n)
         assert not [u for u in requested if "invalid" in u], requested
         assert pg.locator("img[src*='invalid']").count() == 0
         assert pg.locator("[data-testid='stPlotlyChart'] a").count() == 0

@@ -24,7 +24,7 @@ def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
     ctx, page = new_page(browser, viewport=(width, 2600))
     try:
         page.goto(server + "/saturation?sat_trace_step=50")
-        wait_drawn(page, min_charts=4)
+        wait_drawn(page)
         prev = page.get_by_role("button", name="◀ Previous")
         nxt = page.get_by_role("button", name="Next ▶")
         prev.scroll_into_view_if_needed()
@@ -36,14 +36,14 @@ def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
         assert _label_whole(prev) and _label_whole(nxt)
         info = page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:")
         assert info.count() == 1
-        before = runs_ended(page)
+        n = runs_ended(page)
         prev.click()
-        wait_drawn(page, min_charts=4, runs_before=before)
+        wait_drawn(page, runs_before=n)
         assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 49:").count()
         assert nxt.is_enabled()
-        before = runs_ended(page)
+        n = runs_ended(page)
         nxt.click()
-        wait_drawn(page, min_charts=4, runs_before=before)
+        wait_drawn(page, runs_before=n)
         assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:").count()
         grid = page.get_by_test_id("stDataFrame").last
         grid.scroll_into_view_if_needed()

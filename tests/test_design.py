@@ -29,8 +29,9 @@ INF = math.inf
 def menu2(c1: int, e1: float, c2: int, e2: float, low=0.0, high=1.0, sd=None) -> D.Menu:
     """Two tiers with exactly c1 and c2 users (shares c/n apportion back exactly)."""
     n = c1 + c2
-    return D.make_menu(["A", "B"], [e1, e2], [100 * c1 / n, 100 * c2 / n], n, low, high, "u",
-                       sd, normalise=True)
+    return D.make_menu(
+        ["A", "B"], [e1, e2], [100 * c1 / n, 100 * c2 / n], n, low, high, "u", sd, normalise=True
+    )
 
 
 # menus and validation ---------------------------------------------------------------------
@@ -58,47 +59,68 @@ def test_shares_must_sum_to_100_unless_normalised():
         D.make_menu(["a"], [0.1], [0], 10, normalise=True)
 
 
-@pytest.mark.parametrize("kwargs,msg", [
-    (dict(names=[]), "no tiers"),
-    (dict(names=[f"t{i}" for i in range(11)], eps=[1] * 11, shares=[100 / 11] * 11),
-     "at most 10"),
-    (dict(names=["a", "A"]), "both called"),
-    (dict(names=["a", " "]), "no name"),
-    (dict(names=["a", "x" * 41]), "longer than 40"),
-    (dict(names=["a", "b\x07c"]), "control"),
-    (dict(names=["a", 3]), "must be text"),
-    (dict(eps=[0.1, -1]), "negative"),
-    (dict(eps=[0.1, 0]), "never used"),
-    (dict(eps=[0.1, math.nan]), "NaN"),
-    (dict(eps=[0.1, True]), "not a number"),
-    (dict(eps=[0.1, "lots"]), "public"),
-    (dict(eps=[1e-5, 1]), "below the smallest"),
-    (dict(eps=[0.1, 1e5]), "above"),
-    (dict(shares=[-10, 110]), "negative"),
-    (dict(shares=[150, -50]), "above 100"),
-    (dict(shares=[50, "50"]), "not a number"),
-    (dict(n=0), "at least 1"),
-    (dict(n=1.5), "whole number"),
-    (dict(n=10**16), "too many"),
-    (dict(n=10**400), "too many"),
-    (dict(n=True), "not a whole number"),
-    (dict(low=5, high=5), "low < high"),
-    (dict(low=0, high=math.inf), "finite"),
-    (dict(unit="x" * 21), "longer than 20"),
-    (dict(sd=-1), "negative"),
-    (dict(sd=0.51), "exceeds half the range"),
-    (dict(eps=[0.1]), "levels"),
-])
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(names=[]), "no tiers"),
+        (
+            dict(names=[f"t{i}" for i in range(11)], eps=[1] * 11, shares=[100 / 11] * 11),
+            "at most 10",
+        ),
+        (dict(names=["a", "A"]), "both called"),
+        (dict(names=["a", " "]), "no name"),
+        (dict(names=["a", "x" * 41]), "longer than 40"),
+        (dict(names=["a", "b\x07c"]), "control"),
+        (dict(names=["a", 3]), "must be text"),
+        (dict(eps=[0.1, -1]), "negative"),
+        (dict(eps=[0.1, 0]), "never used"),
+        (dict(eps=[0.1, math.nan]), "NaN"),
+        (dict(eps=[0.1, True]), "not a number"),
+        (dict(eps=[0.1, "lots"]), "public"),
+        (dict(eps=[1e-5, 1]), "below the smallest"),
+        (dict(eps=[0.1, 1e5]), "above"),
+        (dict(shares=[-10, 110]), "negative"),
+        (dict(shares=[150, -50]), "above 100"),
+        (dict(shares=[50, "50"]), "not a number"),
+        (dict(n=0), "at least 1"),
+        (dict(n=1.5), "whole number"),
+        (dict(n=10**16), "too many"),
+        (dict(n=10**400), "too many"),
+        (dict(n=True), "not a whole number"),
+        (dict(low=5, high=5), "low < high"),
+        (dict(low=0, high=math.inf), "finite"),
+        (dict(unit="x" * 21), "longer than 20"),
+        (dict(sd=-1), "negative"),
+        (dict(sd=0.51), "exceeds half the range"),
+        (dict(eps=[0.1]), "levels"),
+    ],
+)
 def test_make_menu_rejects(kwargs, msg):
-    args = dict(names=["a", "b"], eps=[0.1, 1.0], shares=[50, 50], n=100, low=0.0, high=1.0,
-                unit="", sd=None)
+    args = dict(
+        names=["a", "b"],
+        eps=[0.1, 1.0],
+        shares=[50, 50],
+        n=100,
+        low=0.0,
+        high=1.0,
+        unit="",
+        sd=None,
+    )
     args.update(kwargs)
     if "names" in kwargs and "eps" not in kwargs and len(kwargs["names"]) != 2:
         args["eps"] = [1.0] * len(kwargs["names"])
         args["shares"] = [100.0 / max(len(kwargs["names"]), 1)] * len(kwargs["names"])
     with pytest.raises(hdp.MenuError, match=msg):
-        D.make_menu(args["names"], args["eps"], args["shares"], args["n"], args["low"],
-                    args["high"], args["unit"], args["sd"])
+        D.make_menu(
+            args["names"],
+            args["eps"],
+            args["shares"],
+            args["n"],
+            args["low"],
+            args["high"],
+            args["unit"],
+            args["sd"],
+        )
 
 
 def webster_oracle(shares, n):
@@ -118,8 +140,11 @@ def test_apportion_matches_sequential_webster(shares, n):
     assert list(D.apportion(shares, n)) == webster_oracle(shares, n)
 
 
-@given(st.lists(st.floats(0, 100), min_size=1, max_size=8).filter(lambda s: sum(s) > 0),
-       st.integers(1, 10**12), st.integers(1, 1000))
+@given(
+    st.lists(st.floats(0, 100), min_size=1, max_size=8).filter(lambda s: sum(s) > 0),
+    st.integers(1, 10**12),
+    st.integers(1, 1000),
+)
 def test_apportion_house_monotone(shares, n, step):
     """Raising the total never lowers any tier's count; the counts always sum to n; a tier with
     share 0 gets nobody; each count is within one of its exact quota for two tiers."""
@@ -190,8 +215,13 @@ def test_paper_example_018():
     """1000 users at 0.1, the rest anywhere from 0.5 to public: the rest all get 0.18."""
     counts = [1000, 100, 50, 50]
     n = sum(counts)
-    m = D.make_menu(["Strict", "Mid", "Loose", "Public"], [0.1, 0.5, 5.0, INF],
-                    [100 * c / n for c in counts], n, normalise=True)
+    m = D.make_menu(
+        ["Strict", "Mid", "Loose", "Public"],
+        [0.1, 0.5, 5.0, INF],
+        [100 * c / n for c in counts],
+        n,
+        normalise=True,
+    )
     rep = D.evaluate_menu(m)
     assert list(rep.counts) == counts
     np.testing.assert_allclose(rep.granted, [0.1, 0.18, 0.18, 0.18], rtol=1e-12)
@@ -206,8 +236,9 @@ def test_report_agrees_with_adpm(eps, data):
     n = data.draw(st.integers(1, 10**7))
     if data.draw(st.booleans()):
         eps = [*eps[:-1], INF]
-    m = D.make_menu([f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), n,
-                    normalise=True)
+    m = D.make_menu(
+        [f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), n, normalise=True
+    )
     rep = D.evaluate_menu(m)
     sol = hdp.adpm(hdp.EpsilonProfile.from_tiers(m.levels, rep.counts))
     has = rep.counts > 0
@@ -217,10 +248,14 @@ def test_report_agrees_with_adpm(eps, data):
     assert rep.errors["ADPM"].mse == pytest.approx(sol.worst_case_mse, rel=1e-10)
 
 
-@given(st.lists(st.floats(0.01, 2), min_size=1, max_size=4), st.integers(10, 10**6),
-       st.integers(1, 10**6), st.floats(1.0001, 100))
+@given(
+    st.lists(st.floats(0.01, 2), min_size=1, max_size=4),
+    st.integers(10, 10**6),
+    st.integers(1, 10**6),
+    st.floats(1.0001, 100),
+)
 def test_loosest_level_worth_offering(eps, n, extra, over):
-    """Lemma lem:sat (B): a new tier at any level >= c = (||r||^2 + 8)/||r||_1 is granted
+    """Lemma 3 (B): a new tier at any level >= c = (||r||^2 + 8)/||r||_1 is granted
     exactly c, however many users pick it; a new tier just below c keeps its own level."""
     k = len(eps)
     m = D.make_menu([f"t{i}" for i in range(k)], eps, [100 / k] * k, n)
@@ -246,8 +281,7 @@ def test_worst_case_rmse_two_group_closed_form():
         f = (c1 * e1**2 + c2 * r2**2 + 8) / (4 * (c1 * e1 + c2 * r2) ** 2)
         for low, high in [(0, 1), (0, 500), (-1000, -700)]:
             rep = D.evaluate_menu(menu2(c1, e1, c2, e2, low, high))
-            assert rep.errors["ADPM"].rmse == pytest.approx((high - low) * math.sqrt(f),
-                                                            rel=1e-12)
+            assert rep.errors["ADPM"].rmse == pytest.approx((high - low) * math.sqrt(f), rel=1e-12)
             assert rep.errors["ADPM"].mse == pytest.approx(f, rel=1e-12)
 
 
@@ -255,19 +289,30 @@ def test_adpm_error_is_the_convex_optimum():
     """A convex solver finds the best affine estimator for the tiers (per-tier weights w_j,
     Laplace scale s, w_j <= s eps_j): its worst-case MSE is ADPM's."""
     cp = pytest.importorskip("cvxpy")
-    cases = [([0.05, 0.3, 2.0, INF], [400, 200, 100, 20]), ([0.2, 0.4], [30, 70]),
-             ([0.01, 0.02, 1.0], [1000, 50, 10])]
+    cases = [
+        ([0.05, 0.3, 2.0, INF], [400, 200, 100, 20]),
+        ([0.2, 0.4], [30, 70]),
+        ([0.01, 0.02, 1.0], [1000, 50, 10]),
+    ]
     for eps, counts in cases:
         n = sum(counts)
-        m = D.make_menu([f"t{i}" for i in range(len(eps))], eps, [100 * c / n for c in counts],
-                        n, 0, 250, normalise=True)
+        m = D.make_menu(
+            [f"t{i}" for i in range(len(eps))],
+            eps,
+            [100 * c / n for c in counts],
+            n,
+            0,
+            250,
+            normalise=True,
+        )
         c = np.array(counts, dtype=float)
         w = cp.Variable(len(eps), nonneg=True)
         s = cp.Variable(nonneg=True)
         cons = [c @ w == 1]
         cons += [w[j] <= s * eps[j] for j in range(len(eps)) if math.isfinite(eps[j])]
-        prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(c, cp.square(w))) / 4
-                                      + 2 * cp.square(s)), cons)
+        prob = cp.Problem(
+            cp.Minimize(cp.sum(cp.multiply(c, cp.square(w))) / 4 + 2 * cp.square(s)), cons
+        )
         prob.solve(solver=cp.CLARABEL)
         rep = D.evaluate_menu(m)
         assert rep.errors["ADPM"].mse == pytest.approx(prob.value, rel=1e-5)
@@ -284,8 +329,9 @@ def test_baselines_closed_forms():
     assert rep.errors["PropDPM"].rmse == pytest.approx(10 * math.sqrt(prop), rel=1e-12)
     prof = menu2(c1, e1, c2, e2).to_profile()
     for name in ("UNI", "PropDPM"):  # and the estimators' own worst case agrees
-        assert rep.errors[name].mse == pytest.approx(hdp.get_method(name, prof).worst_case_mse,
-                                                     rel=1e-12)
+        assert rep.errors[name].mse == pytest.approx(
+            hdp.get_method(name, prof).worst_case_mse, rel=1e-12
+        )
     # PropDPM with a public tier: all the weight on the public users, no noise
     rep = D.evaluate_menu(menu2(999, 0.1, 1, INF, 0, 10))
     assert rep.errors["PropDPM"].rmse == pytest.approx(10 * 0.5)
@@ -324,8 +370,9 @@ def test_errors_monte_carlo():
     sol = hdp.adpm(m.to_profile())
     rng = np.random.default_rng(5)
     t = 400_000
-    data = sum(sol.weights[j] * (rng.binomial(int(c), 0.5, t) - c / 2)
-               for j, c in enumerate(rep.counts))
+    data = sum(
+        sol.weights[j] * (rng.binomial(int(c), 0.5, t) - c / 2) for j, c in enumerate(rep.counts)
+    )
     err = 200 * (data + rng.laplace(0, sol.noise_scale, t))
     e = rep.errors["ADPM"]
     assert float(np.mean(err**2)) == pytest.approx(e.rmse**2, rel=0.025)
@@ -364,8 +411,9 @@ def test_min_users_brute_force(metric):
     """The answer is the first n of a full scan that meets the target, the scan is
     non-increasing, and one user fewer misses the target."""
     m = D.make_menu(["S", "M", "P"], [0.3, 1.0, INF], [50, 30, 20], 10, 0, 1)
-    summ = [D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1]
-            for n in range(1, 801)]
+    summ = [
+        D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1] for n in range(1, 801)
+    ]
     errs = [e.get(metric) for e in summ]
     # non-increasing once ADPM stops reporting the middle of the range (f <= 1/4); before
     # that the error is R/2, above every target a solver accepts
@@ -392,8 +440,7 @@ def test_min_users_one_tier_closed_form():
         expect = math.ceil(1 / u - 1e-9)
         ans = D.min_users(m, T, "rmse")
         assert ans.value == expect
-        assert _err(m.with_n_users(expect), "rmse") <= T < _err(m.with_n_users(expect - 1),
-                                                                 "rmse")
+        assert _err(m.with_n_users(expect), "rmse") <= T < _err(m.with_n_users(expect - 1), "rmse")
 
 
 def test_min_users_large_and_impossible():
@@ -416,8 +463,11 @@ def test_targets_validated():
             D.min_users(m, bad)
     with pytest.raises(ValueError, match="metric"):
         D.min_users(m, 1.0, "mae")
-    for f in (lambda t: D.min_users(m, t), lambda t: D.strictest_level(m, 0, t),
-              lambda t: D.share_to_move(m, 0, 1, t)):
+    for f in (
+        lambda t: D.min_users(m, t),
+        lambda t: D.strictest_level(m, 0, t),
+        lambda t: D.share_to_move(m, 0, 1, t),
+    ):
         ans = f(250.0)  # half the range of 0..500
         assert ans.status == "trivial" and "half the data range" in ans.message
 
@@ -479,29 +529,10 @@ def test_strictest_level_already_and_impossible():
     # even all-public data cannot beat V/n: far below that is impossible whichever tier
     rep = D.evaluate_menu(small)
     for tier in range(2):
-        assert D.strictest_level(small, tier, rep.all_public.rmse * 0.99, "rmse").status == \
-            "impossible"
-
-
-@pytest.mark.parametrize("metric", ["rmse", "half_width"])
-def test_share_to_move_brute_force(metric):
-    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1)
-    ct = m.counts
-    errs = []
-    for k in range(int(ct[0]) + 1):
-        c = ct.copy()
-        c[0] -= k
-        c[1] += k
-        errs.append(D.profile_errors(m.levels, c, m)[1].get(metric))
-    assert np.all(np.diff(errs) <= 1e-9 * np.asarray(errs[1:]))
-    for target in np.linspace(errs[-1], errs[0], 7)[1:-1]:
-        ans = D.share_to_move(m, 0, 1, target, metric)
-        first = next(i for i, e in enumerate(errs) if e <= target)
-        assert ans.status == "ok" and ans.value == first
-        assert ans.error <= target < ans.error_below
-    assert D.share_to_move(m, 0, 1, errs[0] * 1.01, metric).status == "already"
-    ans = D.share_to_move(m, 0, 1, errs[-1] * 0.99, metric)
-    assert ans.status == "impossible" and "Even moving all" in ans.message
+        assert (
+            D.strictest_level(small, tier, rep.all_public.rmse * 0.99, "rmse").status
+            == "impossible"
+        )
 
 
 def test_share_to_move_needs_a_looser_destination():
@@ -520,8 +551,9 @@ def test_errors_monotone_random_menus(eps, data):
     eps = sorted(eps)
     w = data.draw(st.lists(st.floats(0.05, 1), min_size=k, max_size=k))
     n = data.draw(st.integers(5, 3000))
-    m = D.make_menu([f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), n,
-                    normalise=True)
+    m = D.make_menu(
+        [f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), n, normalise=True
+    )
     metric = data.draw(st.sampled_from(D.METRICS))
 
     def ok(a, b):  # b (looser) is not worse than a, unless a reports the middle of the range
@@ -533,8 +565,9 @@ def test_errors_monotone_random_menus(eps, data):
         return a.outputs_zero or b.get(metric) <= a.get(metric) * (1 + 1e-9)
 
     e0 = D.profile_errors(m.levels, m.counts, m)[1]
-    e_more = D.profile_errors(m.levels, m.with_n_users(n + data.draw(st.integers(1, 50))).counts,
-                              m)[1]
+    e_more = D.profile_errors(
+        m.levels, m.with_n_users(n + data.draw(st.integers(1, 50))).counts, m
+    )[1]
     assert ok(e0, e_more)
     j = data.draw(st.integers(0, k - 1))
     lv = m.levels
@@ -567,23 +600,35 @@ def test_move_share_and_sweep():
 
 
 # JSON and links --------------------------------------------------------------------------------
-names_st = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)\
-    .map(str.strip).filter(bool)
+names_st = (
+    st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)
+    .map(str.strip)
+    .filter(bool)
+)
 
 
 @given(st.lists(names_st, min_size=1, max_size=10, unique_by=str.casefold), st.data())
 def test_json_and_link_round_trip(names, data):
     k = len(names)
     eps = [data.draw(st.one_of(st.floats(D.EPS_MIN, D.EPS_MAX), st.just(INF))) for _ in names]
-    w = data.draw(st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k).filter(
-        lambda v: sum(v) > 0))
+    w = data.draw(
+        st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k).filter(lambda v: sum(v) > 0)
+    )
     sh = list(100 * np.asarray(w) / sum(w))
     lo = data.draw(st.floats(-1e6, 1e6))
     hi = lo + data.draw(st.floats(1e-3, 1e6))
     sd = data.draw(st.one_of(st.none(), st.floats(0, (hi - lo) / 2)))
-    m = D.make_menu(names, eps, sh, data.draw(st.integers(1, 10**15)), lo, hi,
-                    data.draw(st.text(st.characters(min_codepoint=32, max_codepoint=126),
-                                      max_size=20)), sd, normalise=True)
+    m = D.make_menu(
+        names,
+        eps,
+        sh,
+        data.draw(st.integers(1, 10**15)),
+        lo,
+        hi,
+        data.draw(st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=20)),
+        sd,
+        normalise=True,
+    )
     assert menu_io.menu_from_json(menu_io.menu_to_json(m)) == m
     assert menu_io.menu_from_json(menu_io.menu_to_json(m).encode()) == m
     assert links.decode_menu_link(links.encode_menu_link(m)) == m
@@ -635,11 +680,15 @@ BAD_JSON = [
     ("[" * 100_000 + "]" * 100_000, "KB"),
     ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
     (_with(["extra"], 1), "unknown field 'extra'"),
-    (_with(["tiers"], delete=True), "no \"tiers\""),
+    (_with(["tiers"], delete=True), 'no "tiers"'),
     (_with(["tiers"], {"a": 1}), "must be a list"),
     (_with(["tiers"], []), "empty"),
-    (_with(["tiers"], [{"name": f"t{i}", "eps": 1, "share_percent": 100 / 11}
-                       for i in range(11)]), "at most 10"),
+    (
+        _with(
+            ["tiers"], [{"name": f"t{i}", "eps": 1, "share_percent": 100 / 11} for i in range(11)]
+        ),
+        "at most 10",
+    ),
     (_with(["tiers", 0], "Strict"), "must be an object"),
     (_with(["tiers", 0, "colour"], "red"), "unknown field 'colour'"),
     (_with(["tiers", 0, "eps"], delete=True), "no 'eps'"),
@@ -660,7 +709,7 @@ BAD_JSON = [
     (_with(["tiers", 0, "share_percent"], 160), "above 100"),
     (_with(["tiers", 0, "share_percent"], "60"), "not a number"),
     (_with(["tiers", 0, "share_percent"], 50), "add up to 90"),
-    (_with(["n_users"], delete=True), "no \"n_users\""),
+    (_with(["n_users"], delete=True), 'no "n_users"'),
     (_with(["n_users"], 0), "at least 1"),
     (_with(["n_users"], -3), "at least 1"),
     (_with(["n_users"], 2.5), "whole number"),
@@ -703,19 +752,23 @@ def test_malformed_json_errors_are_value_errors():
 
 
 def test_minimal_hand_written_json():
-    m = menu_io.menu_from_json('{"n_users": 1e6, "tiers": [{"name": "A", "eps": 0.5, '
-                         '"share_percent": 100}]}')
+    m = menu_io.menu_from_json(
+        '{"n_users": 1e6, "tiers": [{"name": "A", "eps": 0.5, "share_percent": 100}]}'
+    )
     assert m.n_users == 10**6 and m.low == 0 and m.high == 1 and m.data_sd is None
 
 
-@pytest.mark.parametrize("token,msg", [
-    ("", "empty"),
-    ("abc$%", "characters"),
-    ("A" * 5000, "at most"),
-    ("a", "cannot be decoded"),
-    ("bm90IGpzb24", "not valid JSON"),  # "not json"
-    (None, "not text"),
-])
+@pytest.mark.parametrize(
+    "token,msg",
+    [
+        ("", "empty"),
+        ("abc$%", "characters"),
+        ("A" * 5000, "at most"),
+        ("a", "cannot be decoded"),
+        ("bm90IGpzb24", "not valid JSON"),  # "not json"
+        (None, "not text"),
+    ],
+)
 def test_malformed_links(token, msg):
     with pytest.raises(hdp.MenuError, match=msg):
         links.decode_menu_link(token)

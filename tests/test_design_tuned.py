@@ -58,7 +58,7 @@ def test_loosest_level_worth_offering_uses_the_tuned_constant(sd):
     m = D.make_menu(["a", "b"], [0.05, 0.2], [70, 30], 2000, 0, 500, "", sd)
     rep = D.evaluate_menu(m)
     s = D.tuned_sd(m)
-    top = min(1e3, hdp.LEVEL_MAX / rep.worth_offering)  # stay inside the supported range
+    top = min(1e3, 0.999 * hdp.LEVEL_MAX / rep.worth_offering)  # inside the supported range
     for extra, users in [(1.01, 1), (3.0, 500), (top, 10_000)]:
         lv = np.append(m.levels, rep.worth_offering * extra)
         ct = np.append(m.counts, users)
@@ -67,6 +67,7 @@ def test_loosest_level_worth_offering_uses_the_tuned_constant(sd):
 
 
 # min_users ----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_min_users_issue_menu_brute_force(mode, metric):
@@ -124,22 +125,26 @@ def test_strictest_level_issue_case():
     check_strictest(m, 0, 2.5, "half_width")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_strictest_level_brute_force(mode, metric):
-    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [50, 40, 10], 3000, 0, 100, "",
-                    8.0 if mode else None)
+    m = D.make_menu(
+        ["S", "B", "P"], [0.05, 0.5, INF], [50, 40, 10], 3000, 0, 100, "", 8.0 if mode else None
+    )
     for tier in range(3):
         for target in [0.5, 1.0, 2.0, 4.0]:
             check_strictest(m, tier, target, metric)
 
 
 # share_to_move ------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("metric", D.METRICS)
 def test_share_to_move_brute_force(mode, metric):
-    m = D.make_menu(["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1, "",
-                    0.05 if mode else None)
+    m = D.make_menu(
+        ["S", "B", "P"], [0.05, 0.5, INF], [85, 10, 5], 400, 0, 1, "", 0.05 if mode else None
+    )
     ct = m.counts
     errs = []
     for k in range(int(ct[0]) + 1):
@@ -151,37 +156,60 @@ def test_share_to_move_brute_force(mode, metric):
     assert np.all(np.diff(errs) <= 1e-9 * errs[1:])
     for target in np.linspace(errs[-1], errs[0], 9)[1:-1]:
         ans = D.share_to_move(m, 0, 1, float(target), metric)
-        assert ans.value == int(np.argmax(errs <= target))
+        assert ans.status == "ok" and ans.value == int(np.argmax(errs <= target))
+        assert ans.error <= target < ans.error_below
+    assert D.share_to_move(m, 0, 1, float(errs[0]) * 1.01, metric).status == "already"
+    ans = D.share_to_move(m, 0, 1, float(errs[-1]) * 0.99, metric)
+    assert ans.status == "impossible" and "Even moving all" in ans.message
 
 
 # monotonicity: proven for the RMSE, checked by brute force for the half-width -------------
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.001, 20), min_size=1, max_size=3), st.data())
 def test_half_width_monotone_by_brute_force(eps, data):
-    """The half-width is not what the tuned weights minimise; over a grid of n (every n up to
-    150), of one tier's level, and of users moved, it never rises (beyond the 1e-10 precision
-    of the quantile) for random menus, spreads and ranges."""
+    """The half-width is not what the tuned weights minimise; where it comes from the normal
+    approximation (a known sd, or many users) it never rises over a grid of n (every n up to
+    150) and of one tier's level (beyond the 1e-10 precision of the quantile), for random
+    menus, spreads and ranges. (The exact small-n worst case can rise: see test_smalln.)"""
     k = len(eps)
     eps = sorted(eps)
     if data.draw(st.booleans()):
         eps[-1] = INF
     w = data.draw(st.lists(st.floats(0.05, 1), min_size=k, max_size=k))
     sd = data.draw(st.one_of(st.none(), st.floats(1e-4, 0.5)))
-    m = D.make_menu([f"t{i}" for i in range(k)], eps, list(100 * np.asarray(w) / sum(w)), 150,
-                    0, 10, "", None if sd is None else 10 * sd, normalise=True)
-    acc = [D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1]
-           for n in range(1, 151)]
+    m = D.make_menu(
+        [f"t{i}" for i in range(k)],
+        eps,
+        list(100 * np.asarray(w) / sum(w)),
+        150,
+        0,
+        10,
+        "",
+        None if sd is None else 10 * sd,
+        normalise=True,
+    )
+    acc = [
+        D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1] for n in range(1, 151)
+    ]
     hw = np.array([a.half_width for a in acc])
     live = ~np.array([a.outputs_zero for a in acc])[:-1]  # answering 0 is R/2, above targets
+    live &= _normal_pairs(acc)
     assert np.all((np.diff(hw) <= 2e-9 * hw[1:])[live])
     j = data.draw(st.integers(0, k - 1))
     if math.isfinite(eps[j]):
         grid = np.geomspace(1e-4, 1e3, 80)
-        acc = [D.profile_errors(np.where(np.arange(k) == j, g, eps), m.counts, m)[1]
-               for g in grid]
+        acc = [D.profile_errors(np.where(np.arange(k) == j, g, eps), m.counts, m)[1] for g in grid]
         hw = np.array([a.half_width for a in acc])
         live = ~np.array([a.outputs_zero for a in acc])[:-1]
+        live &= _normal_pairs(acc)
         assert np.all((np.diff(hw) <= 2e-9 * hw[1:])[live])
+
+
+def _normal_pairs(acc) -> np.ndarray:
+    """For consecutive grid points: True when neither half-width is the exact small-n one."""
+    normal = np.array([a.half_width_kind != "exact" for a in acc])
+    return normal[:-1] & normal[1:]
 
 
 def test_half_width_solver_checks_below_its_answer(monkeypatch):

@@ -32,15 +32,27 @@ PAPER = {  # natural log of the MSE: (high Var(eps), low Var(eps)), the paper's 
     "UNI": (-5.1, -7.1),
 }
 KEYS = [
-    "method", "paper_high", "paper_low", "exact_high", "exact_low", "sim_high", "sim_low",
-    "sim_high_lo", "sim_high_hi", "sim_low_lo", "sim_low_hi",
+    "method",
+    "paper_high",
+    "paper_low",
+    "exact_high",
+    "exact_low",
+    "sim_high",
+    "sim_low",
+    "sim_high_lo",
+    "sim_high_hi",
+    "sim_low_lo",
+    "sim_low_hi",
 ]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "hdp_core.experiments", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -113,7 +125,7 @@ def test_scatter_sequences_are_unsaturated_and_match_the_core():
     assert n.min() >= 1 and n.max() <= 40
     for j in range(60):
         e = eps[j, : n[j]]
-        assert np.isnan(eps[j, n[j]:]).all()
+        assert np.isnan(eps[j, n[j] :]).all()
         assert (np.diff(e) >= 0).all()
         # unsaturated: eps_{i+1} < tau_i for every i (Definition def:sat), so ADPM keeps r = eps.
         # The slack 8 - G shrinks geometrically along a sequence, so late users sit within
@@ -200,8 +212,9 @@ def test_cli_scatter_formats():
     c = run_cli("scatter", "--sequences", "50", "--seed", "2", "--format", "csv")
     pts = list(csv.DictReader(io.StringIO(c.stdout)))
     assert len(pts) == 50 and list(pts[0]) == ["n", "eps1", "ln_H", "ln_f", "ratio"]
-    j = json.loads(run_cli("scatter", "--sequences", "50", "--seed", "2", "--format",
-                           "json").stdout)
+    j = json.loads(
+        run_cli("scatter", "--sequences", "50", "--seed", "2", "--format", "json").stdout
+    )
     assert j["summary"]["count"] == 50 and len(j["points"]) == 50
     ratios = [float(p["ratio"]) for p in pts]
     assert j["summary"]["max_ratio"] == pytest.approx(max(ratios), rel=1e-9)

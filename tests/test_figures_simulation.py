@@ -19,8 +19,9 @@ from hdp_core.views import simulation as simview
 @pytest.fixture(scope="module")
 def results():
     prof = hdp.EpsilonProfile.from_tiers([0.1, 0.7, math.inf], [300, 50, 20])
-    return hdp.simulate_mse(hdp.METHODS, prof, hdp.Beta(2, 3), trials=2000, seed=1,
-                            return_estimates=True)
+    return hdp.simulate_mse(
+        hdp.METHODS, prof, hdp.Beta(2, 3), trials=2000, seed=1, return_estimates=True
+    )
 
 
 def test_mse_figure_points_error_bars_and_colours(results):
@@ -92,9 +93,19 @@ def test_sweep_figure_public_point_and_saturation_line():
 
 def test_paper_figure_from_table_rows():
     rows = [
-        {"method": m, "paper_high": ph, "paper_low": pl, "exact_high": ph + 0.05,
-         "exact_low": pl - 0.05, "sim_high": ph + 0.1, "sim_low": pl,
-         "sim_high_lo": ph, "sim_high_hi": ph + 0.3, "sim_low_lo": -math.inf, "sim_low_hi": pl + 1}
+        {
+            "method": m,
+            "paper_high": ph,
+            "paper_low": pl,
+            "exact_high": ph + 0.05,
+            "exact_low": pl - 0.05,
+            "sim_high": ph + 0.1,
+            "sim_low": pl,
+            "sim_high_lo": ph,
+            "sim_high_hi": ph + 0.3,
+            "sim_low_lo": -math.inf,
+            "sim_low_hi": pl + 1,
+        }
         for m, (ph, pl) in experiments.PAPER_TABLE1.items()
     ]
     fig = figs.paper_figure(rows)

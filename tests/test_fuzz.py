@@ -26,11 +26,35 @@ _numbers = st.one_of(
 )
 _texts = st.one_of(
     st.text(max_size=30),
-    st.sampled_from(["inf", "public", "-inf", "nan", "1e400", "١", "０.５", "1e-6", "1e6",
-                     "0x10", " 0.5 ", "1" * 5000, "\ud800", "1,5", "+1", "-0"]),
+    st.sampled_from(
+        [
+            "inf",
+            "public",
+            "-inf",
+            "nan",
+            "1e400",
+            "١",
+            "０.５",
+            "1e-6",
+            "1e6",
+            "0x10",
+            " 0.5 ",
+            "1" * 5000,
+            "\ud800",
+            "1,5",
+            "+1",
+            "-0",
+        ]
+    ),
 )
-_anything = st.one_of(_numbers, _texts, st.none(), st.booleans(), st.lists(_numbers, max_size=3),
-                      st.dictionaries(st.text(max_size=3), _numbers, max_size=2))
+_anything = st.one_of(
+    _numbers,
+    _texts,
+    st.none(),
+    st.booleans(),
+    st.lists(_numbers, max_size=3),
+    st.dictionaries(st.text(max_size=3), _numbers, max_size=2),
+)
 
 
 def _ok_or_hdp(fn, *args, **kw):
@@ -74,35 +98,59 @@ def test_parse_int_and_number(x):
 
 
 @FUZZ
-@given(st.one_of(st.lists(_numbers, max_size=6), _anything),
-       st.one_of(st.none(), st.lists(_numbers, max_size=6)))
+@given(
+    st.one_of(st.lists(_numbers, max_size=6), _anything),
+    st.one_of(st.none(), st.lists(_numbers, max_size=6)),
+)
 def test_from_values(values, data):
     _check_profile(_ok_or_hdp(hdp.EpsilonProfile.from_values, values, data=data))
 
 
 @FUZZ
-@given(st.lists(_numbers, max_size=5), st.one_of(st.lists(_numbers, max_size=5), _anything),
-       st.one_of(st.none(), st.lists(st.text(max_size=4), max_size=5), _anything))
+@given(
+    st.lists(_numbers, max_size=5),
+    st.one_of(st.lists(_numbers, max_size=5), _anything),
+    st.one_of(st.none(), st.lists(st.text(max_size=4), max_size=5), _anything),
+)
 def test_from_tiers(levels, counts, names):
     _check_profile(_ok_or_hdp(hdp.EpsilonProfile.from_tiers, levels, counts, names))
 
 
 @FUZZ
-@given(st.one_of(
-    st.binary(max_size=300),
-    st.builds(lambda rows: ("eps,count,name\n" + "\n".join(rows)).encode("utf-8", "replace"),
-              st.lists(st.text(max_size=25), max_size=6)),
-    st.builds(lambda xs: ("eps\n" + "\n".join(map(str, xs))).encode(), st.lists(_numbers,
-                                                                                max_size=6)),
-))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        st.builds(
+            lambda rows: ("eps,count,name\n" + "\n".join(rows)).encode("utf-8", "replace"),
+            st.lists(st.text(max_size=25), max_size=6),
+        ),
+        st.builds(
+            lambda xs: ("eps\n" + "\n".join(map(str, xs))).encode(), st.lists(_numbers, max_size=6)
+        ),
+    )
+)
 def test_profile_from_csv(content):
     _check_profile(_ok_or_hdp(hdp.profile_from_csv, content))
 
 
 _keys = st.one_of(st.sampled_from(sorted(links.QUERY_KEYS)), st.text(max_size=6))
-_vals = st.one_of(_texts, st.lists(_texts, max_size=3),
-                  st.sampled_from(["tiers", "values", "preset", "two_groups", "0.5~10",
-                                   "inf~3~Open", "paper_high", "1e-7~5", "0.5~1e13"]))
+_vals = st.one_of(
+    _texts,
+    st.lists(_texts, max_size=3),
+    st.sampled_from(
+        [
+            "tiers",
+            "values",
+            "preset",
+            "two_groups",
+            "0.5~10",
+            "inf~3~Open",
+            "paper_high",
+            "1e-7~5",
+            "0.5~1e13",
+        ]
+    ),
+)
 
 
 @FUZZ
@@ -114,14 +162,21 @@ def test_links_decode(params):
 
 
 @FUZZ
-@given(st.one_of(
-    st.text(max_size=200),
-    st.builds(lambda n, e, s, name: (
-        f'{{"n_users": {n}, "tiers": [{{"name": "{name}", "eps": {e}, "share_percent": {s}}}]}}'
-    ), st.sampled_from(["10", "1e15", "1" + "0" * 5000, "-1", "1.5", "null"]),
-        st.sampled_from(["0.5", "1e-7", "\"public\"", "Infinity", "1e400", "0"]),
-        st.sampled_from(["100", "99.9", "1e999"]), st.text(max_size=5)),
-))
+@given(
+    st.one_of(
+        st.text(max_size=200),
+        st.builds(
+            lambda n, e, s, name: (
+                f'{{"n_users": {n}, "tiers": '
+                f'[{{"name": "{name}", "eps": {e}, "share_percent": {s}}}]}}'
+            ),
+            st.sampled_from(["10", "1e15", "1" + "0" * 5000, "-1", "1.5", "null"]),
+            st.sampled_from(["0.5", "1e-7", '"public"', "Infinity", "1e400", "0"]),
+            st.sampled_from(["100", "99.9", "1e999"]),
+            st.text(max_size=5),
+        ),
+    )
+)
 def test_menu_from_json(text):
     menu = _ok_or_hdp(menu_from_json, text)
     if menu is not None:

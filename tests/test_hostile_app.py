@@ -157,21 +157,6 @@ def test_plain_escapes_every_construct():
 FORMULAS = ['=HYPERLINK("http://host/x","y")', "+1", "-x", "@SUM(A1)", "\tx", "'=q"]
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """What the download buttons serve: file name -> bytes (as Streamlit stores them)."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    got: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        if filename and isinstance(path_or_data, (bytes, bytearray)):
-            got[filename] = bytes(path_or_data)
-        return original(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return got
 
 
 def _first_cells(csv_bytes: bytes, col: str) -> list[str]:
@@ -505,7 +490,6 @@ def shown_(text: str) -> str:
     ("body", "reason"),
     [
         (b"eps,count\n0.1,10000000000000\n1,5\n", "10,000,000,000,000 is outside"),
-        (b"eps\n1e-9\n1\n", "below the smallest supported level"),
     ],
 )
 def test_unlinkable_upload_says_the_real_reason(app, body, reason):
@@ -516,6 +500,20 @@ def test_unlinkable_upload_says_the_real_reason(app, body, reason):
     infos = [shown_(i.value) for i in at.info]
     assert any("can't be put in a link" in i and reason in i for i in infos), infos
     assert not any("not made from a preset" in i for i in infos)
+
+
+def test_upload_below_the_supported_range_is_refused_naming_it(app):
+    """A level below the supported range is refused by the library itself (not merely kept out
+    of the link): the message names the row, the value and the range; the profile is kept."""
+    at = open_page(app, "profile")
+    at.radio(key="prof_mode").set_value("Upload").run()
+    before = at.session_state["profile"].key
+    at.get("file_uploader")[0].upload("f.csv", b"eps\n1e-9\n1\n", "text/csv").run()
+    assert not at.exception
+    errs = [shown_(e.value) for e in at.error]
+    assert any("row 1" in e and "1e-09" in e and "below the smallest supported" in e
+               and "1e-06" in e for e in errs), errs
+    assert at.session_state["profile"].key == before
 
 
 # ---- low: limits users see --------------------------------------------------------------------

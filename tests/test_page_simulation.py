@@ -258,7 +258,8 @@ def test_tiered_profile_with_huge_counts(app):
 def test_profile_with_public_users(app):
     at = open_sim(app, profile=WITH_PUBLIC)
     df = table(at).set_index("Method")
-    # PropDPM and SM keep only the 100 public users: MSE V/100 (baselines.md), V = 1/25
+    # PropDPM and SM keep only the 100 public users: MSE V/100 (hdp_core.baselines docstring),
+    # V = 1/25
     for m in ("PropDPM", "SM"):
         assert df.loc[labels([m])[0], "Exact MSE"] == pytest.approx(0.04 / 100, rel=1e-9)
     assert df.loc[labels(["PropDPM"])[0], "× ADPM (exact)"] > 1.5

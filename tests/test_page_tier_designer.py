@@ -239,22 +239,6 @@ def test_what_if_slider(page):
     assert menu_of(at).tiers[0].share_percent == 60.0
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """What the download buttons serve: file name -> bytes (recorded as Streamlit stores
-    each button's data in its media file storage)."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    got: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        if filename and isinstance(path_or_data, (bytes, bytearray)):
-            got[filename] = bytes(path_or_data)
-        return original(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return got
 
 
 def test_export_import_round_trip(page, downloads):

@@ -95,8 +95,11 @@ def test_from_tiers_names_must_match():
 
 @pytest.mark.parametrize(
     ("data", "words"),
-    [([1.0], ["2 levels", "1 data"]), ([1.0, math.nan], ["data value 1"]),
-     ([1.0, INF], ["data value 1"])],
+    [
+        ([1.0], ["2 levels", "1 data"]),
+        ([1.0, math.nan], ["data value 1"]),
+        ([1.0, INF], ["data value 1"]),
+    ],
 )
 def test_from_values_data_is_validated(data, words):
     with pytest.raises(hdp.ProfileError) as info:
@@ -107,8 +110,16 @@ def test_from_values_data_is_validated(data, words):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("0.5", 0.5), (" 2 ", 2.0), ("inf", INF), ("Infinity", INF), ("PUBLIC", INF), ("∞", INF),
-     ("0", 0.0), ("1e-3", 1e-3)],
+    [
+        ("0.5", 0.5),
+        (" 2 ", 2.0),
+        ("inf", INF),
+        ("Infinity", INF),
+        ("PUBLIC", INF),
+        ("∞", INF),
+        ("0", 0.0),
+        ("1e-3", 1e-3),
+    ],
 )
 def test_parse_eps_text_accepts(text, expected):
     assert parse_eps_text(text) == expected
@@ -116,8 +127,14 @@ def test_parse_eps_text_accepts(text, expected):
 
 @pytest.mark.parametrize(
     ("text", "words"),
-    [("", ["empty"]), ("nan", ["NaN"]), ("-1", ["negative"]), ("-inf", ["negative"]),
-     ("abc", ["'abc'", "not a number"]), ("1,5", ["not a number"])],
+    [
+        ("", ["empty"]),
+        ("nan", ["NaN"]),
+        ("-1", ["negative"]),
+        ("-inf", ["negative"]),
+        ("abc", ["'abc'", "not a number"]),
+        ("1,5", ["not a number"]),
+    ],
 )
 def test_parse_eps_text_rejects(text, words):
     with pytest.raises(hdp.ProfileError) as info:
@@ -132,8 +149,17 @@ def test_parse_eps_text_rejects(text, words):
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "values",
-    [[0.1, 0.2], (0.1, INF), np.array([1, 2, 3]), np.array([[0.1, 0.2], [0.3, 0.4]]), 0.7,
-     np.float32(0.5), range(1, 5), (x / 10 for x in range(1, 4)), [np.int64(3), 0, INF]],
+    [
+        [0.1, 0.2],
+        (0.1, INF),
+        np.array([1, 2, 3]),
+        np.array([[0.1, 0.2], [0.3, 0.4]]),
+        0.7,
+        np.float32(0.5),
+        range(1, 5),
+        (x / 10 for x in range(1, 4)),
+        [np.int64(3), 0, INF],
+    ],
 )
 def test_from_values_accepts_array_likes(values):
     prof = EP.from_values(values)

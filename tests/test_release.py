@@ -25,10 +25,14 @@ LO, HI = 0.0, 100.0
 
 def _tiers_frame(n=400, seed=1):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "v": rng.uniform(-20, 120, n),  # some values outside [0, 100]: clamped
-        "e": rng.choice([0.05, 0.2, 1.0, 3.0, np.inf, 0.0], n, p=[.3, .3, .2, .1, .05, .05]),
-    })
+    return pd.DataFrame(
+        {
+            "v": rng.uniform(-20, 120, n),  # some values outside [0, 100]: clamped
+            "e": rng.choice(
+                [0.05, 0.2, 1.0, 3.0, np.inf, 0.0], n, p=[0.3, 0.3, 0.2, 0.1, 0.05, 0.05]
+            ),
+        }
+    )
 
 
 def _cont_frame(n=20_000, seed=2):
@@ -107,8 +111,9 @@ def test_continuous_plan_uses_at_most_two_passes_and_matches_core():
     rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
     # the bracket pass, plus one narrow pass when tau* falls inside a sub-bin of many levels
     assert rel.plan.startswith(("level bins (1 ", "level bins (2 "))
-    assert rel.saturation_level == pytest.approx(hdp.adpm(df["e"].to_numpy()).saturation_level,
-                                                 rel=1e-9)
+    assert rel.saturation_level == pytest.approx(
+        hdp.adpm(df["e"].to_numpy()).saturation_level, rel=1e-9
+    )
 
 
 def test_tiers_plan_is_one_pass_and_uses_core_adpm():
@@ -155,6 +160,7 @@ def test_data_sd_tunes_the_constant(no_noise):
 
 
 # ------------------------------------------------------------------------------ noise
+@pytest.mark.slow
 def test_noise_statistics_300_releases():
     """Errors against the non-private weighted clamped mean: mean 0 and variance 2 b^2, and
     Laplace(b) by a KS test. OpenDP's sampler cannot be seeded, so thresholds are set for a
@@ -248,11 +254,13 @@ def _np_hist(df):
 def test_engines_agree(name, files, spark):
     df, d = files[name]
     hists = {}
-    for label, src, eng in (("duckdb-parquet", str(d / f"{name}.parquet"), "duckdb"),
-                            ("duckdb-csv", str(d / f"{name}.csv"), "duckdb"),
-                            ("pandas", df, "duckdb"),
-                            ("spark-parquet", str(d / f"{name}.parquet"), "spark"),
-                            ("spark-csv", str(d / f"{name}.csv"), "spark")):
+    for label, src, eng in (
+        ("duckdb-parquet", str(d / f"{name}.parquet"), "duckdb"),
+        ("duckdb-csv", str(d / f"{name}.csv"), "duckdb"),
+        ("pandas", df, "duckdb"),
+        ("spark-parquet", str(d / f"{name}.parquet"), "spark"),
+        ("spark-csv", str(d / f"{name}.csv"), "spark"),
+    ):
         h = aggregate(src, "v", "e", LO, HI, eng)[1].as_frame()
         hists[label] = h
     base = hists["duckdb-parquet"]
@@ -271,10 +279,8 @@ def test_engines_agree(name, files, spark):
 def test_spark_release_equals_duckdb(files, spark, no_noise):
     df, d = files["cont"]
     a = release_mean(str(d / "cont.parquet"), value="v", eps="e", lo=LO, hi=HI)
-    b = release_mean(str(d / "cont.parquet"), value="v", eps="e", lo=LO, hi=HI,
-                     engine="spark")
-    c = release_mean(spark.createDataFrame(df), value="v", eps="e", lo=LO, hi=HI,
-                     engine="spark")
+    b = release_mean(str(d / "cont.parquet"), value="v", eps="e", lo=LO, hi=HI, engine="spark")
+    c = release_mean(spark.createDataFrame(df), value="v", eps="e", lo=LO, hi=HI, engine="spark")
     assert a.estimate == b.estimate == c.estimate
     assert a.saturation_level == pytest.approx(b.saturation_level, rel=1e-12)
     assert b.engine == "spark"
@@ -295,19 +301,22 @@ def _csv(tmp_path, text, name="t.csv"):
     return str(p)
 
 
-@pytest.mark.parametrize("text, kw, match", [
-    ("v,e\n1,0.5\n", {"value": "value"}, r"no value column 'value'.*'v', 'e'"),
-    ("v,e\n1,0.5\n", {"eps": "epsilon"}, r"no eps column 'epsilon'"),
-    ("v,e\n1,0.5\nabc,0.5\n", {}, r"value column 'v', row 2: 'abc' is not a number"),
-    ("v,e\n1,0.5\n2,lots\n", {}, r"eps column 'e', row 2: 'lots' is not a number"),
-    ("v,e\n1,0.5\nnan,0.5\n", {}, r"value column 'v', row 2: missing, NaN or infinite"),
-    ("v,e\n1,0.5\n2,0.5\ninf,0.5\n", {}, r"value column 'v', row 3: missing, NaN or inf"),
-    ("v,e\n1,0.5\n2,0.5\n,0.5\n", {}, r"value column 'v', row 3: missing"),
-    ("v,e\n1,0.5\n2,nan\n", {}, r"eps column 'e', row 2: NaN"),
-    ("v,e\n1,0.5\n2,-1\n", {}, r"eps column 'e', row 2: -1"),
-    ("v,e\n", {}, r"the table is empty"),
-    ("v,e\n1,0\n2,0\n", {}, r"no usable user: all 2 rows have eps = 0"),
-])
+@pytest.mark.parametrize(
+    "text, kw, match",
+    [
+        ("v,e\n1,0.5\n", {"value": "value"}, r"no value column 'value'.*'v', 'e'"),
+        ("v,e\n1,0.5\n", {"eps": "epsilon"}, r"no eps column 'epsilon'"),
+        ("v,e\n1,0.5\nabc,0.5\n", {}, r"value column 'v', row 2: 'abc' is not a number"),
+        ("v,e\n1,0.5\n2,lots\n", {}, r"eps column 'e', row 2: 'lots' is not a number"),
+        ("v,e\n1,0.5\nnan,0.5\n", {}, r"value column 'v', row 2: missing, NaN or infinite"),
+        ("v,e\n1,0.5\n2,0.5\ninf,0.5\n", {}, r"value column 'v', row 3: missing, NaN or inf"),
+        ("v,e\n1,0.5\n2,0.5\n,0.5\n", {}, r"value column 'v', row 3: missing"),
+        ("v,e\n1,0.5\n2,nan\n", {}, r"eps column 'e', row 2: NaN"),
+        ("v,e\n1,0.5\n2,-1\n", {}, r"eps column 'e', row 2: -1"),
+        ("v,e\n", {}, r"the table is empty"),
+        ("v,e\n1,0\n2,0\n", {}, r"no usable user: all 2 rows have eps = 0"),
+    ],
+)
 def test_bad_input(tmp_path, text, kw, match):
     args = {"value": "v", "eps": "e", "lo": LO, "hi": HI} | kw
     with pytest.raises(ReleaseError, match=match):
@@ -344,8 +353,10 @@ def test_cli_json_and_text(tmp_path, capsys):
     df = _tiers_frame(200, 11)
     p = tmp_path / "t.parquet"
     df.to_parquet(p)
-    assert R.main([str(p), "--value", "v", "--eps", "e", "--range", "0", "100",
-                   "--format", "json"]) == 0
+    assert (
+        R.main([str(p), "--value", "v", "--eps", "e", "--range", "0", "100", "--format", "json"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["engine"] == "duckdb" and out["n_users"] == int((df["e"] > 0).sum())
     assert {"eps", "users", "granted_eps", "privacy_loss"} <= set(out["tiers"][0])

@@ -223,8 +223,7 @@ def test_estimate_unbiased_for_population_mean_with_fresh_data(eps):
     draws = 2000
     for m in hdp.METHODS:
         est = hdp.get_method(m, eps)
-        out = np.array([est.estimate(d.sample(rng, len(eps)), rng)
-                        for _ in range(draws)])
+        out = np.array([est.estimate(d.sample(rng, len(eps)), rng) for _ in range(draws)])
         se = out.std() / math.sqrt(draws)
         assert abs(out.mean() - d.mean) <= 5 * se, m
 
@@ -316,8 +315,9 @@ def _tier_oracle(levels, counts, d) -> dict[str, float]:
     [HUGE, hdp.EpsilonProfile.from_tiers(HUGE_LEVELS, HUGE_COUNTS)],
     ids=["with public and excluded", "private only"],
 )
-@pytest.mark.parametrize("d", [hdp.TwoPoint(0.5), hdp.TwoPoint(0.9), hdp.Beta(2, 3)],
-                         ids=lambda d: d.label())
+@pytest.mark.parametrize(
+    "d", [hdp.TwoPoint(0.5), hdp.TwoPoint(0.9), hdp.Beta(2, 3)], ids=lambda d: d.label()
+)
 def test_huge_tiers_exact_and_simulated(prof, d):
     assert prof.n >= 10**9
     oracle = _tier_oracle(prof.levels, prof.counts, d)

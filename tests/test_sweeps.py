@@ -1,6 +1,7 @@
 """hdp_core.sweeps against independent computations: closed forms for one level and two groups,
 brute-force H, direct calls on each scaled or resized profile, and the baselines' worst cases
-written out from shared/baselines.md (SM through an exact Poisson-binomial distribution)."""
+written out from the hdp_core.baselines docstring (SM through an exact Poisson-binomial
+distribution)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def poisson_binomial(p) -> np.ndarray:
 
 
 def worst_case_by_definition(method: str, eps) -> float:
-    """Worst-case MSE (data in [-0.5, 0.5]) written out from shared/baselines.md, for a
+    """Worst-case MSE (data in [-0.5, 0.5]) written out from the hdp_core.baselines docstring, for a
     per-user list of positive levels (inf allowed); no hdp_core code involved."""
     e = np.sort(np.asarray(eps, dtype=np.float64))
     n = e.size
@@ -160,8 +161,9 @@ def test_group_sweep_two_groups_preset():
 
 
 # ------------------------------------------------------------------------------ direct calls
-eps_lists = st.lists(st.one_of(st.floats(0.01, 10.0), st.just(INF), st.just(0.0)),
-                     min_size=1, max_size=25).filter(lambda v: any(x > 0 for x in v))
+eps_lists = st.lists(
+    st.one_of(st.floats(0.01, 10.0), st.just(INF), st.just(0.0)), min_size=1, max_size=25
+).filter(lambda v: any(x > 0 for x in v))
 
 
 @settings(max_examples=25)
@@ -177,8 +179,7 @@ def test_scale_sweep_points_equal_direct_calls(eps):
         assert sw.H[i] == pytest.approx(h_brute(np.asarray(eps) * c), rel=1e-9)
         assert sw.tau[i] == pytest.approx(hdp.saturation_level(p), rel=1e-9)
         for m in hdp.METHODS:
-            assert sw.mse[m][i] == pytest.approx(hdp.get_method(m, p).worst_case_mse,
-                                                 rel=1e-7), m
+            assert sw.mse[m][i] == pytest.approx(hdp.get_method(m, p).worst_case_mse, rel=1e-7), m
 
 
 @settings(max_examples=25)
@@ -201,20 +202,25 @@ def test_n_sweep_points_equal_direct_calls(eps):
 
 
 # ------------------------------------------------------------------------------ baselines
-@pytest.mark.parametrize("eps", [
-    [0.1] * 10 + [0.5, 1.0, 2.0, 3.0],
-    list(np.exp(np.linspace(-3, 1.5, 30))),
-    [0.05, 0.2, 0.2, 0.9, INF, INF],
-    [INF, INF, INF],
-])
+@pytest.mark.parametrize(
+    "eps",
+    [
+        [0.1] * 10 + [0.5, 1.0, 2.0, 3.0],
+        list(np.exp(np.linspace(-3, 1.5, 30))),
+        [0.05, 0.2, 0.2, 0.9, INF, INF],
+        [INF, INF, INF],
+    ],
+)
 def test_baseline_worst_cases_equal_their_definitions(eps):
     factors = [0.05, 0.5, 1.0, 4.0]
     sw = sweeps.scale_sweep(eps, factors, methods=BASELINES)
     for i, c in enumerate(factors):
         scaled = np.asarray(eps) * c
         for m in BASELINES:
-            assert sw.mse[m][i] == pytest.approx(worst_case_by_definition(m, scaled),
-                                                 rel=1e-8), (m, c)
+            assert sw.mse[m][i] == pytest.approx(worst_case_by_definition(m, scaled), rel=1e-8), (
+                m,
+                c,
+            )
 
 
 def test_sweep_with_a_distribution_is_the_exact_mse():
@@ -223,8 +229,7 @@ def test_sweep_with_a_distribution_is_the_exact_mse():
     sw = sweeps.scale_sweep(prof, [0.1, 1.0, 10.0], methods=("ADPM", "LDPE"), dist=dist)
     for i, c in enumerate([0.1, 1.0, 10.0]):
         for m in ("ADPM", "LDPE"):
-            assert sw.mse[m][i] == pytest.approx(hdp.exact_mse(m, prof.scaled(c), dist),
-                                                 rel=1e-10)
+            assert sw.mse[m][i] == pytest.approx(hdp.exact_mse(m, prof.scaled(c), dist), rel=1e-10)
 
 
 def test_log_grid():

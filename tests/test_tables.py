@@ -31,7 +31,9 @@ def test_per_user_file():
 
 
 def test_tier_file_with_count_and_names():
-    prof = hdp.profile_from_csv(b"name,eps,count\nStrict,0.1,600\nBalanced,1,300\nOpen,public,100\n")
+    prof = hdp.profile_from_csv(
+        b"name,eps,count\nStrict,0.1,600\nBalanced,1,300\nOpen,public,100\n"
+    )
     assert prof.is_tiered
     assert prof.levels.tolist() == [0.1, 1.0, INF]
     assert prof.counts.tolist() == [600, 300, 100]

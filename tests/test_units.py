@@ -29,17 +29,24 @@ def oracle_cdf(h: float, s: float, b: float) -> float:
     Laplace cdf inside. Break points at 0 and ±h where the integrand has kinks.
     """
     if s >= b:
+
         def f(u):
             w = math.exp(-abs(u) / b) / (2 * b)
             return w * (_ncdf((h - u) / s) - _ncdf((-h - u) / s))
+
         lim = 60 * b
     else:
+
         def lap(u):
             return 0.5 * math.exp(u / b) if u < 0 else 1 - 0.5 * math.exp(-u / b)
 
         def f(z):
-            return math.exp(-0.5 * (z / s) ** 2) / (s * math.sqrt(2 * math.pi)) * (
-                lap(h - z) - lap(-h - z))
+            return (
+                math.exp(-0.5 * (z / s) ** 2)
+                / (s * math.sqrt(2 * math.pi))
+                * (lap(h - z) - lap(-h - z))
+            )
+
         lim = 40 * s
     pts = [p for p in (-h, 0.0, h) if -lim < p < lim]
     v, _ = integrate.quad(f, -lim, lim, points=pts, epsabs=1e-14, epsrel=1e-12, limit=500)
@@ -180,8 +187,10 @@ def test_range_width():
     assert range_width(-1.5, 2.5) == 4.0
 
 
-@pytest.mark.parametrize("lo,hi", [(1.0, 1.0), (2.0, 1.0), (0.0, math.inf), (-math.inf, 0.0),
-                                   (math.nan, 1.0), (0.0, math.nan)])
+@pytest.mark.parametrize(
+    "lo,hi",
+    [(1.0, 1.0), (2.0, 1.0), (0.0, math.inf), (-math.inf, 0.0), (math.nan, 1.0), (0.0, math.nan)],
+)
 def test_bad_ranges(lo, hi):
     with pytest.raises(ValueError, match="range"):
         range_width(lo, hi)

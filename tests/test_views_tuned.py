@@ -27,7 +27,8 @@ def test_palette_has_the_tuned_method():
     assert c == "#56B4E9"
     others = [v for k, v in METHOD_COLORS.items() if k != "ADPM-tuned"]
     assert c not in others and METHOD_DASH["ADPM-tuned"] not in [
-        v for k, v in METHOD_DASH.items() if k != "ADPM-tuned"]
+        v for k, v in METHOD_DASH.items() if k != "ADPM-tuned"
+    ]
 
 
 @pytest.mark.parametrize("p", [0.5, 0.3, 0.9])
@@ -99,6 +100,7 @@ def test_dip_note():
 
 def test_designer_note_and_help():
     from hdp_core import design as D
+
     m = D.make_menu(["a"], [0.1], [100], 1000, 0, 500, "US$*", 5.0)
     note = tv.designer_spread_note(m)
     assert "s = 0.01" in note and "20000" in note and r"US\$\*" in note
@@ -115,8 +117,9 @@ def test_figures():
     assert np.allclose(fig.data[1].y, c.mse["ADPM-tuned"])
     s, tau = tv.tau_vs_spread(PROF)
     f2 = tau_spread_figure(s, tau, 0.2)
-    assert np.allclose(np.asarray(f2.data[0].y, dtype=float)[np.isfinite(tau)],
-                       tau[np.isfinite(tau)])
+    assert np.allclose(
+        np.asarray(f2.data[0].y, dtype=float)[np.isfinite(tau)], tau[np.isfinite(tau)]
+    )
     sw = scale_sweep(PROF, [0.1, 1.0, 10.0], methods=("ADPM",))
     y = tv.tuned_sweep_mse(PROF, "scale", sw.x, 0.2)
     f3 = sweep_figure(sw, "x", 1, (), None, tuned=(0.2, y))

@@ -152,7 +152,7 @@ def scatter_figure(
     constants: Sequence[float] = (4.0, 443.0),
     height: int = 460,
 ) -> go.Figure:
-    """The paper's Figure fig:scat: ln H against ln f for random unsaturated sequences, with the
+    """The paper's Figure 2: ln H against ln f for random unsaturated sequences, with the
     lines ln H = ln f - ln c for each c in ``constants`` (Theorem 4: every point lies above the
     c = 443 line), and ``current`` = (ln f, ln H) of the current profile."""
     ln_f = np.asarray(ln_f, dtype=np.float64)
@@ -167,7 +167,7 @@ def scatter_figure(
                       "<br>f/H = %{customdata[1]:.3g}<extra></extra>")]
     has_cur = current is not None and all(map(math.isfinite, current))
     xs = list(ln_f[np.isfinite(ln_f)])
-    if has_cur:
+    if has_cur and current is not None:
         xs.append(current[0])
     x_lo, x_hi = (min(xs), max(xs)) if xs else (-10.0, 0.0)
     pad = 0.05 * (x_hi - x_lo) + 0.1
@@ -178,7 +178,7 @@ def scatter_figure(
         data.append(dict(type="scatter", x=line_x, y=line_x - math.log(c), mode="lines",
                          name=f"ln H = ln f − ln {c:g}  (f/H = {c:g})",
                          line=dict(color=color, dash=dash, width=2), hoverinfo="skip"))
-    if has_cur:
+    if has_cur and current is not None:
         data.append(dict(
             type="scatter", x=[current[0]], y=[current[1]], mode="markers",
             name="current profile",

@@ -100,7 +100,7 @@ def profile_figure(
 ) -> go.Figure:
     """The profile as a chart: a log-scale histogram (per-user) or one bar per tier with its
     count, a separate 'public (∞)' bar, a '0 (not used)' bar when there are such users, and
-    tau* (the saturation level of lem:sat) as a dashed line with the capped region shaded."""
+    tau* (the saturation level of Lemma 3) as a dashed line with the capped region shaded."""
     lv, ct = profile.levels, profile.counts
     n = profile.n
     n_pub = profile.n_public

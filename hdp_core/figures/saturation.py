@@ -10,7 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..adpm import AlgorithmTrace
-from ..views.saturation import RCurve, TwoLevelPoint, _sub
+from ..views.formatting import subscript
+from ..views.saturation import RCurve, TwoLevelPoint
 from .style import (
     GRANTED_COLOR,
     PUBLIC_COLOR,
@@ -137,7 +138,7 @@ def phase_figure(
     e1 = np.asarray(eps1, dtype=np.float64)
     b = np.minimum(np.asarray(boundary, dtype=np.float64), y_max)
     lo, hi = float(e1[0]), float(e1[-1])
-    data = [
+    data: list[dict] = [
         dict(type="scatter", x=e1, y=np.full(e1.size, lo), mode="lines", line=dict(width=0),
              hoverinfo="skip", showlegend=False),
         dict(type="scatter", x=e1, y=e1, mode="lines", line=dict(color="#999999", width=1),
@@ -224,7 +225,7 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
     if math.isfinite(t):
         data.append(dict(
             type="scatter", x=[0.5, m + 0.5], y=[t, t], mode="lines",
-            name=f"cap for the next user, τ{_sub(step)} = {t:.4g}",
+            name=f"cap for the next user, τ{subscript(step)} = {t:.4g}",
             line=dict(color=SATURATION_COLOR, dash="dash", width=2), hoverinfo="skip"))
     layout = fast_layout(
         margin=dict(l=60, r=20, t=90, b=50), height=height,

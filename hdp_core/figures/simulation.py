@@ -257,7 +257,7 @@ def sweep_figure(
             f"{n_fixed:,} users at eps = {eps_fixed:g} and {n_var:,} users at the eps on the "
             "x axis (exact MSE)"
         )
-    yaxis = dict(type="log", title="MSE (log scale)", exponentformat="e")
+    yaxis: dict[str, Any] = dict(type="log", title="MSE (log scale)", exponentformat="e")
     window = _y_window([np.asarray(sweep.mse[m]) for m in methods if m in sweep.mse])
     if window is not None:
         yaxis["range"] = list(window)

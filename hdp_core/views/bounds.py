@@ -115,8 +115,7 @@ def affine_error_real(
     """
     w = np.asarray(weights, dtype=np.float64)
     c = np.ones(w.size) if counts is None else np.asarray(counts, dtype=np.float64)
-    return affine_error(float(np.dot(c, w * w)), noise_scale, lo, hi, variance, level,
-                        outputs_zero)
+    return affine_error(float(np.dot(c, w * w)), noise_scale, lo, hi, variance, level, outputs_zero)
 
 
 def method_errors_real(
@@ -135,7 +134,13 @@ def method_errors_real(
         est = get_method(m, prof)
         if est.affine and est.weights is not None and est.noise_scale is not None:
             out[m] = affine_error_real(
-                est.weights, est.noise_scale, lo, hi, prof.counts, 0.25, level,
+                est.weights,
+                est.noise_scale,
+                lo,
+                hi,
+                prof.counts,
+                0.25,
+                level,
                 bool(getattr(est, "outputs_zero", False)),
             )
         else:

@@ -37,7 +37,6 @@ def distribution_code(dist: Distribution) -> str:
     raise ValueError(f"no code for distribution {dist!r}")
 
 
-
 def _num(x: float) -> str:
     x = float(x)
     if math.isinf(x):
@@ -56,8 +55,7 @@ def _spec_call(spec: Mapping[str, Any]) -> str | None:
         return f"hdp.preset({s['name']!r}, seed={s['seed']})"
     if k == "log_uniform":
         return (
-            f"hdp.presets.log_uniform({s['n']}, {_num(s['lo'])}, {_num(s['hi'])}, "
-            f"seed={s['seed']})"
+            f"hdp.presets.log_uniform({s['n']}, {_num(s['lo'])}, {_num(s['hi'])}, seed={s['seed']})"
         )
     if k == "two_groups":
         return (
@@ -134,7 +132,7 @@ def reproduce_code(
         "    r = res[name]",
         '    print(f"{name:8s} MSE {r.mse:.4e} (95% CI {r.ci_low:.4e} to {r.ci_high:.4e}) "',
         '          f"exact {r.exact:.4e} ln MSE {r.log_mse:.2f} "',
-        '          f"ratio to ADPM {r.mse / res[\'ADPM\'].mse:.3g}")',
+        "          f\"ratio to ADPM {r.mse / res['ADPM'].mse:.3g}\")",
     ]
     if sweep is not None:
         lines += [
@@ -176,8 +174,13 @@ print(sat.trace_step_text(trace, 10))
 """
 
 
-def bounds_code(profile: EpsilonProfile, spec: Mapping[str, Any] | None, mode: str,
-                lo: float = 0.0, hi: float = 100_000.0) -> str:
+def bounds_code(
+    profile: EpsilonProfile,
+    spec: Mapping[str, Any] | None,
+    mode: str,
+    lo: float = 0.0,
+    hi: float = 100_000.0,
+) -> str:
     """The Bounds page's calls, for ``profile`` and the sweep ``mode`` ('scale' or 'n')."""
     if mode not in ("scale", "n"):
         raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")

@@ -2,7 +2,7 @@
 
 Pages import their sentences from here so that no two pages explain the same fact differently.
 Every number a sentence quotes is computed by the same functions as the charts (ADPM,
-presets.two_groups) and tested against independent calculations (tests/test_explain.py).
+presets.two_groups) and tested against independent calculations (tests/test_views_explain.py).
 
 The saturation trade-off (Theorem 2, Lemma 3 of the paper): ADPM's worst-case MSE is
 f(r) = (||r||_2^2 + 8) / (4 ||r||_1^2) = sampling term + noise term, with

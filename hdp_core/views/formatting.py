@@ -21,6 +21,7 @@ __all__ = [
     "frame_to_csv",
     "plain",
     "sci",
+    "subscript",
 ]
 
 # Every ASCII punctuation character can be backslash-escaped in CommonMark, so escaping all
@@ -77,3 +78,11 @@ def count_noun(n: float, noun: str, plural: str | None = None) -> str:
     word = noun if n == 1 else (plural or noun + "s")
     shown = f"{int(n):,}" if float(n).is_integer() else f"{n:,.3g}"
     return f"{shown} {word}"
+
+
+_SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
+
+
+def subscript(k: int | str) -> str:
+    """Subscript digits: 12 -> '₁₂' (one notation with ‖r‖₂², no ASCII 'tau_{k-1}')."""
+    return str(k).translate(_SUBSCRIPT)

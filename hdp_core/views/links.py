@@ -19,7 +19,8 @@ In the URL the kind goes in ``profile`` and every field in its own ``p_<field>``
 Decoding is strict: every number must match a plain decimal pattern and lie in a sane range,
 unknown presets and fields are refused, and anything longer than :data:`MAX_QUERY_CHARS` is
 refused before it is parsed. Errors are :class:`hdp_core.errors.LinkError` (an
-``HdpError``, so a ``ValueError``) with a message a person can act on. Nothing here imports streamlit.
+``HdpError``, so a ``ValueError``) with a message a person can act on. Nothing here imports
+streamlit.
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ __all__ = [
     "TIER_MAX_USERS",
     "counts_from_shares",
     "decode",
+    "decode_menu_link",
     "encode",
+    "encode_menu_link",
     "from_query_string",
     "normalize_spec",
-    "decode_menu_link",
-    "encode_menu_link",
     "profile_from_spec",
     "spec_from_profile",
     "spec_label",
@@ -103,9 +104,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "values": ("eps",),
 }
 _DEFAULTS = {"seed": 0}
-QUERY_KEYS = frozenset(
-    {_KIND_KEY} | {_PREFIX + f for fields in _FIELDS.values() for f in fields}
-)
+QUERY_KEYS = frozenset({_KIND_KEY} | {_PREFIX + f for fields in _FIELDS.values() for f in fields})
 """Every URL parameter this module reads or writes; other pages must not bind these."""
 
 _MAX_RAW = 4 * MAX_QUERY_CHARS  # refuse anything longer than this before looking at it
@@ -273,9 +272,7 @@ def spec_from_profile(profile: EpsilonProfile) -> dict:
     or MAX_VALUES users, or levels outside the link's range (then offer the CSV instead).
     """
     if profile.data is not None:
-        raise NotShareable(
-            "this profile carries each user's data value, which a link cannot hold"
-        )
+        raise NotShareable("this profile carries each user's data value, which a link cannot hold")
     if profile.is_tiered:
         if profile.k > MAX_TIERS:
             raise NotShareable(f"{profile.k} tiers are too many for a link (max {MAX_TIERS})")
@@ -321,8 +318,9 @@ def spec_label(spec: Any) -> str:
             f"{100 * s['public']:.3g}% public (seed {s['seed']})"
         )
     if k == "tiers":
-        return (f"Tiers: {count_noun(len(s['levels']), 'tier')}, "
-                f"{count_noun(sum(s['counts']), 'user')}")
+        return (
+            f"Tiers: {count_noun(len(s['levels']), 'tier')}, {count_noun(sum(s['counts']), 'user')}"
+        )
     return f"List of {len(s['levels'])} users"
 
 
@@ -364,8 +362,9 @@ def decode(params: Mapping[str, Any]) -> dict | None:
     for anything malformed (unknown kind or preset, bad or out-of-range number, extra or
     repeated field, over-long text)."""
     if not isinstance(params, Mapping):
-        raise LinkError(f"the link's parameters must be a mapping of names to text, got "
-                        f"{type(params).__name__}")
+        raise LinkError(
+            f"the link's parameters must be a mapping of names to text, got {type(params).__name__}"
+        )
     ours: dict[str, list[str]] = {}
     total = 0
     for key, val in params.items():
@@ -392,11 +391,9 @@ def decode(params: Mapping[str, Any]) -> dict | None:
     if kind not in _FIELDS:
         raise LinkError(f"unknown profile kind {kind[:30]!r}; one of {', '.join(KINDS)}")
     fields = _FIELDS[kind]
-    unknown = sorted(k for k in ours if k[len(_PREFIX):] not in fields)
+    unknown = sorted(k for k in ours if k[len(_PREFIX) :] not in fields)
     if unknown:
-        raise LinkError(
-            f"parameter(s) {', '.join(unknown)[:60]} do not belong to a {kind} profile"
-        )
+        raise LinkError(f"parameter(s) {', '.join(unknown)[:60]} do not belong to a {kind} profile")
     if kind == "tiers":
         tiers = ours.get(_PREFIX + "tier", [])
         if not tiers:
@@ -424,7 +421,7 @@ def decode(params: Mapping[str, Any]) -> dict | None:
     for key, vals in ours.items():
         if len(vals) != 1:
             raise LinkError(f"parameter {key!r} is given {len(vals)} times")
-        spec[key[len(_PREFIX):]] = vals[0]
+        spec[key[len(_PREFIX) :]] = vals[0]
     if kind == "values":
         if "eps" not in spec:
             raise LinkError("a values link needs p_eps=<e1>_<e2>_...")
@@ -447,8 +444,12 @@ def from_query_string(query: str) -> dict | None:
     if len(query) > _MAX_RAW:
         raise LinkError(f"the link is longer than {_MAX_RAW:,} characters")
     try:
-        params = parse_qs(query.lstrip("?"), keep_blank_values=True, strict_parsing=False,
-                          max_num_fields=4 * MAX_TIERS)
+        params = parse_qs(
+            query.lstrip("?"),
+            keep_blank_values=True,
+            strict_parsing=False,
+            max_num_fields=4 * MAX_TIERS,
+        )
     except ValueError as e:
         raise LinkError(f"the link's query string cannot be read: {e}") from None
     return decode(params)
@@ -523,15 +524,20 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
     used: list[tuple[str, float, float]] = []
     for i, r in enumerate(rows):
         if not isinstance(r, Mapping):
-            raise LinkError(f"row {i + 1} must have the cells name, eps and {col}, got "
-                            f"{describe(r)}")
+            raise LinkError(
+                f"row {i + 1} must have the cells name, eps and {col}, got {describe(r)}"
+            )
         name = r.get("name")
-        name = "" if name is None or (isinstance(name, float) and math.isnan(name)) else str(
-            name
-        ).strip()
+        name = (
+            ""
+            if name is None or (isinstance(name, float) and math.isnan(name))
+            else str(name).strip()
+        )
         eps = r.get("eps")
-        eps_empty = eps is None or (isinstance(eps, float) and math.isnan(eps)) or (
-            isinstance(eps, str) and not eps.strip()
+        eps_empty = (
+            eps is None
+            or (isinstance(eps, float) and math.isnan(eps))
+            or (isinstance(eps, str) and not eps.strip())
         )
         size = _cell_number(r.get(col))
         if not name and eps_empty and size is None:
@@ -588,11 +594,13 @@ def decode_menu_link(token: Any) -> Menu:
     if not s:
         raise MenuError("the link's menu is empty")
     if len(s) > MAX_MENU_LINK_CHARS:
-        raise MenuError(f"the link's menu is {len(s):,} characters long; at most "
-                        f"{MAX_MENU_LINK_CHARS:,}")
+        raise MenuError(
+            f"the link's menu is {len(s):,} characters long; at most {MAX_MENU_LINK_CHARS:,}"
+        )
     if any(ch not in _B64 for ch in s):
-        raise MenuError("the link's menu contains characters a menu link never has (was it "
-                        "cut or edited?)")
+        raise MenuError(
+            "the link's menu contains characters a menu link never has (was it cut or edited?)"
+        )
     try:
         raw = base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
     except (binascii.Error, ValueError):

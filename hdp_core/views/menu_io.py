@@ -49,13 +49,22 @@ def report_to_dict(report: MenuReport) -> dict[str, Any]:
     """The results of :func:`evaluate_menu` as a JSON-ready dict (inf as "inf")."""
     errs = {}
     for m, e in report.errors.items():
-        errs[m] = {"rmse": e.rmse, "half_width_95": e.half_width, "mse_on_unit_range": e.mse,
-                   "reports_middle_of_range": e.outputs_zero}
+        errs[m] = {
+            "rmse": e.rmse,
+            "half_width_95": e.half_width,
+            "mse_on_unit_range": e.mse,
+            "reports_middle_of_range": e.outputs_zero,
+        }
     return {
         "tiers": [
-            {"name": r["tier"], "users": r["users"], "eps_granted": _num_json(r["eps granted"]),
-             "saturated": r["saturated"], "weight_of_one_user": r["weight of one user"],
-             "share_of_estimate_percent": r["share of the estimate %"]}
+            {
+                "name": r["tier"],
+                "users": r["users"],
+                "eps_granted": _num_json(r["eps granted"]),
+                "saturated": r["saturated"],
+                "weight_of_one_user": r["weight of one user"],
+                "share_of_estimate_percent": r["share of the estimate %"],
+            }
             for r in report.rows()
         ],
         "tau_star": _num_json(report.tau_star),
@@ -63,7 +72,8 @@ def report_to_dict(report: MenuReport) -> dict[str, Any]:
         "users_capped": report.n_saturated,
         "errors": errs,
         "all_public_rmse": report.all_public.rmse,
-        "data": "worst case (sd = half the range)" if report.menu.data_sd is None
+        "data": "worst case (sd = half the range)"
+        if report.menu.data_sd is None
         else f"standard deviation {report.menu.data_sd:g}",
         "unit": report.menu.unit,
     }
@@ -85,26 +95,43 @@ def report_to_csv(report: MenuReport) -> bytes:
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["name", "eps", "count", "share_percent", "eps_granted", "saturated",
-                "weight_of_one_user", "share_of_estimate_percent"])
+    w.writerow(
+        [
+            "name",
+            "eps",
+            "count",
+            "share_percent",
+            "eps_granted",
+            "saturated",
+            "weight_of_one_user",
+            "share_of_estimate_percent",
+        ]
+    )
     for r in report.rows():
-        w.writerow([csv_safe(r["tier"]), repr(float(r["eps asked"])), r["users"],
-                    repr(r["share %"]),
-                    repr(r["eps granted"]), r["saturated"], repr(r["weight of one user"]),
-                    repr(r["share of the estimate %"])])
+        w.writerow(
+            [
+                csv_safe(r["tier"]),
+                repr(float(r["eps asked"])),
+                r["users"],
+                repr(r["share %"]),
+                repr(r["eps granted"]),
+                r["saturated"],
+                repr(r["weight of one user"]),
+                repr(r["share of the estimate %"]),
+            ]
+        )
     return buf.getvalue().encode()
 
 
 def _reject_constant(name: str) -> Any:
-    raise MenuError(f"{name} is not allowed in a menu file; write \"public\" for a public tier")
+    raise MenuError(f'{name} is not allowed in a menu file; write "public" for a public tier')
 
 
 def _parse_float(text: str) -> float:
     _too_long(text)
     v = float(text)
     if not math.isfinite(v):
-        raise MenuError(f"the number {text[:30]} is too large; write \"public\" for a public "
-                        "tier")
+        raise MenuError(f'the number {text[:30]} is too large; write "public" for a public tier')
     return v
 
 
@@ -114,8 +141,10 @@ _MAX_NUMBER_CHARS = 40
 
 def _too_long(text: str) -> None:
     if len(text) > _MAX_NUMBER_CHARS:
-        raise MenuError(f"a number in the file is {len(text):,} characters long, too long "
-                        f"(at most {_MAX_NUMBER_CHARS})")
+        raise MenuError(
+            f"a number in the file is {len(text):,} characters long, too long "
+            f"(at most {_MAX_NUMBER_CHARS})"
+        )
 
 
 def _parse_int(text: str) -> int:
@@ -147,31 +176,32 @@ def menu_from_dict(d: Any) -> Menu:
     if extra:
         raise MenuError(f"unknown field {extra[0]!r}; allowed: {', '.join(sorted(_TOP_KEYS))}")
     if "format" in d and d["format"] != FORMAT:
-        raise MenuError(f"\"format\" is {describe(d['format'])}; expected {FORMAT!r}")
+        raise MenuError(f'"format" is {describe(d["format"])}; expected {FORMAT!r}')
     if "version" in d and (not is_real_number(d["version"]) or d["version"] != VERSION):
-        raise MenuError(f"\"version\" is {describe(d['version'])}; this app reads version "
-                        f"{VERSION}")
+        raise MenuError(f'"version" is {describe(d["version"])}; this app reads version {VERSION}')
     if "results" in d and not isinstance(d["results"], Mapping):
-        raise MenuError("\"results\" must be an object (it is ignored when reading)")
+        raise MenuError('"results" must be an object (it is ignored when reading)')
     if "tiers" not in d:
-        raise MenuError("the menu has no \"tiers\" field")
+        raise MenuError('the menu has no "tiers" field')
     tiers = d["tiers"]
     if not isinstance(tiers, list):
-        raise MenuError(f"\"tiers\" must be a list of tiers, got {describe(tiers)}")
+        raise MenuError(f'"tiers" must be a list of tiers, got {describe(tiers)}')
     if not tiers:
-        raise MenuError("\"tiers\" is empty: add at least one tier")
+        raise MenuError('"tiers" is empty: add at least one tier')
     if len(tiers) > MAX_TIERS:
         raise MenuError(f"the menu has {len(tiers)} tiers; at most {MAX_TIERS}")
     names, eps, shares = [], [], []
     for i, t in enumerate(tiers):
         where = f"tier {i + 1}"
         if not isinstance(t, Mapping):
-            raise MenuError(f"{where} must be an object with name, eps and share_percent, got "
-                            f"{describe(t)}")
+            raise MenuError(
+                f"{where} must be an object with name, eps and share_percent, got {describe(t)}"
+            )
         bad = sorted(set(map(str, t)) - _TIER_KEYS)
         if bad:
-            raise MenuError(f"{where}: unknown field {bad[0]!r}; a tier has name, eps and "
-                            "share_percent")
+            raise MenuError(
+                f"{where}: unknown field {bad[0]!r}; a tier has name, eps and share_percent"
+            )
         for f in ("name", "eps", "share_percent"):
             if f not in t:
                 raise MenuError(f"{where} has no {f!r}")
@@ -179,19 +209,28 @@ def menu_from_dict(d: Any) -> Menu:
         eps.append(t["eps"])
         shares.append(t["share_percent"])
     if "n_users" not in d:
-        raise MenuError("the menu has no \"n_users\" field (total number of users)")
+        raise MenuError('the menu has no "n_users" field (total number of users)')
     rng = d.get("data_range", {"low": 0.0, "high": 1.0, "unit": ""})
     if not isinstance(rng, Mapping):
-        raise MenuError(f"\"data_range\" must be an object with low, high and unit, got "
-                        f"{describe(rng)}")
+        raise MenuError(
+            f'"data_range" must be an object with low, high and unit, got {describe(rng)}'
+        )
     bad = sorted(set(map(str, rng)) - _RANGE_KEYS)
     if bad:
         raise MenuError(f"data_range: unknown field {bad[0]!r}; it has low, high and unit")
     for f in ("low", "high"):
         if f not in rng:
             raise MenuError(f"data_range has no {f!r}")
-    return make_menu(names, eps, shares, d["n_users"], rng["low"], rng["high"],
-                     rng.get("unit", ""), d.get("data_sd"))
+    return make_menu(
+        names,
+        eps,
+        shares,
+        d["n_users"],
+        rng["low"],
+        rng["high"],
+        rng.get("unit", ""),
+        d.get("data_sd"),
+    )
 
 
 def menu_from_json(content: bytes | str) -> Menu:
@@ -203,21 +242,30 @@ def menu_from_json(content: bytes | str) -> Menu:
     else:
         raise MenuError(f"expected JSON text, got {type(content).__name__}")
     if len(raw) > MAX_MENU_BYTES:
-        raise MenuError(f"the file is {len(raw) / 1024:.0f} KB; a menu file is at most "
-                        f"{MAX_MENU_BYTES // 1024} KB")
+        raise MenuError(
+            f"the file is {len(raw) / 1024:.0f} KB; a menu file is at most "
+            f"{MAX_MENU_BYTES // 1024} KB"
+        )
     if not raw.strip():
         raise MenuError("the file is empty")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise MenuError(f"the file is not UTF-8 text (undecodable byte at position {e.start})"
-                        ) from None
+        raise MenuError(
+            f"the file is not UTF-8 text (undecodable byte at position {e.start})"
+        ) from None
     try:
-        d = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
-                       parse_int=_parse_int, object_pairs_hook=_no_duplicates)
+        d = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_parse_float,
+            parse_int=_parse_int,
+            object_pairs_hook=_no_duplicates,
+        )
     except json.JSONDecodeError as e:
-        raise MenuError(f"the file is not valid JSON: {e.msg} at line {e.lineno}, column "
-                        f"{e.colno}") from None
+        raise MenuError(
+            f"the file is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
+        ) from None
     except RecursionError:
         raise MenuError("the file is nested too deeply to be a menu") from None
     return menu_from_dict(d)

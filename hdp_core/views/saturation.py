@@ -2,9 +2,9 @@
 
 * :func:`r_curve`: requested eps and granted r = min(eps, tau*) for users sorted by eps
   (per tier for tiered profiles, downsampled for large per-user ones, the saturation point kept
-  exactly), the paper's Figure fig:r-eps.
+  exactly), the paper's Figure 1.
 * :func:`free_privacy` and :func:`free_privacy_table`: how many users saturate, what they asked
-  for and what they get (Lemma lem:sat and Section sec:ADPM-inter), per tier, level or bin.
+  for and what they get (Lemma 3 and Section III-C), per tier, level or bin.
 * :func:`phase_boundary` and :func:`two_level_point`: the two-group phase diagram (Remark on
   two groups: saturation iff eps2 >= eps1 + 8/(n f eps1)).
 * :func:`trace_step_text` and :func:`teaching_example`: a commentary on Algorithm 1, step by step.
@@ -24,6 +24,7 @@ from ..adpm import ADPMSolution, AlgorithmTrace, adpm
 from ..bounds import two_group_threshold
 from ..profile import EpsilonProfile, weighted_quantile
 from ..validate import format_eps
+from .formatting import subscript
 
 __all__ = [
     "DOWNSAMPLE_ABOVE",
@@ -68,7 +69,7 @@ class RCurve:
     when every usable user is public); ``weight``: weight of one such user in the estimate;
     ``saturated``: capped at tau*. ``k_unsaturated`` users (ranks 1..k) get exactly what they
     asked for; ranks k+1..n_usable are capped at ``tau`` (the saturation index of Lemma
-    lem:sat is k). ``per_tier``: entries are tiers; ``downsampled``: some users are not drawn.
+    Lemma 3 is k). ``per_tier``: entries are tiers; ``downsampled``: some users are not drawn.
     """
 
     rank_start: np.ndarray
@@ -105,7 +106,7 @@ def _downsample_index(levels: np.ndarray, k_first_sat: int, points: int) -> np.n
 
 
 def r_curve(eps: Any, max_points: int = 4000, downsample_above: int = DOWNSAMPLE_ABOVE) -> RCurve:
-    """The r-versus-eps curve of ADPM (paper, Figure fig:r-eps) for a profile or solution.
+    """The r-versus-eps curve of ADPM (paper, Figure 1) for a profile or solution.
 
     Users with eps = 0 are left out (their data is not used; counted in ``n_excluded``).
     Per-user profiles with more than ``downsample_above`` users keep about ``max_points``
@@ -156,7 +157,7 @@ def r_curve(eps: Any, max_points: int = 4000, downsample_above: int = DOWNSAMPLE
 # ------------------------------------------------------------------------------ free privacy
 @dataclass(frozen=True)
 class FreePrivacy:
-    """Who saturates and what they gain (Section sec:ADPM-inter: privacy 'for free').
+    """Who saturates and what they gain (Section III-C: privacy 'for free').
 
     Counts are numbers of users. ``requested_min``/``requested_median``: the smallest and the
     median level asked for by saturated users (inf = public); ``gain``: requested_median / tau,
@@ -265,8 +266,13 @@ def free_privacy_table(eps: Any, max_rows: int = 40) -> FreePrivacyTable:
     if prof.is_tiered and order.size <= max_rows:
         names = prof.names or tuple(f"Tier {j + 1}" for j in range(prof.k))
         cols = _table_from_rows(
-            [names[j] for j in order], ct[order], lv[order], sol.r[order],
-            sol.weights[order], cf[order] * sol.weights[order], sol.saturated[order],
+            [names[j] for j in order],
+            ct[order],
+            lv[order],
+            sol.r[order],
+            sol.weights[order],
+            cf[order] * sol.weights[order],
+            sol.saturated[order],
         )
         return FreePrivacyTable(cols, "tier")
     # distinct levels (a tiered profile may repeat a level across tiers)
@@ -275,8 +281,13 @@ def free_privacy_table(eps: Any, max_rows: int = 40) -> FreePrivacyTable:
     users = np.bincount(inv, weights=cf[order], minlength=u.size)
     if u.size <= max_rows:
         cols = _table_from_rows(
-            [format_eps(x) for x in u], np.rint(users), u, sol.r[rep], sol.weights[rep],
-            users * sol.weights[rep], sol.saturated[rep],
+            [format_eps(x) for x in u],
+            np.rint(users),
+            u,
+            sol.r[rep],
+            sol.weights[rep],
+            users * sol.weights[rep],
+            sol.saturated[rep],
         )
         return FreePrivacyTable(cols, "level")
     return FreePrivacyTable(_binned_table(sol, u, users, rep, max_rows), "bin")
@@ -286,10 +297,21 @@ def _binned_table(sol: ADPMSolution, u, users, rep, max_rows: int) -> dict[str, 
     r, w, sat_flags = sol.r[rep], sol.weights[rep], sol.saturated[rep]
     fin = np.isfinite(u) & (u > 0)
     fu, fusers, fr, fw, fsat = u[fin], users[fin], r[fin], w[fin], sat_flags[fin]
-    rows: dict[str, list] = {k: [] for k in (
-        "group", "requested eps from", "requested eps to", "users", "granted eps from",
-        "granted eps to", "weight of one user from", "weight of one user to",
-        "share of total weight", "saturated")}
+    rows: dict[str, list] = {
+        k: []
+        for k in (
+            "group",
+            "requested eps from",
+            "requested eps to",
+            "users",
+            "granted eps from",
+            "granted eps to",
+            "weight of one user from",
+            "weight of one user to",
+            "share of total weight",
+            "saturated",
+        )
+    }
 
     def add(label, lo, hi, n, g_lo, g_hi, w_lo, w_hi, share, sat):
         for key, val in zip(rows, (label, lo, hi, n, g_lo, g_hi, w_lo, w_hi, share, sat)):
@@ -315,16 +337,38 @@ def _binned_table(sol: ADPMSolution, u, users, rep, max_rows: int) -> dict[str, 
             add(label, fu[a], fu[b], n, fr[a], fr[b], fw[a], fw[b], s, bool(st_))
     if np.isinf(u).any():
         j = int(np.flatnonzero(np.isinf(u))[0])
-        add("public (∞)", math.inf, math.inf, users[j], r[j], r[j], w[j], w[j],
-            users[j] * w[j], bool(sat_flags[j]))
-    out = {k: np.asarray(v, dtype=np.float64) for k, v in rows.items()
-           if k not in ("group", "users", "saturated")}
+        add(
+            "public (∞)",
+            math.inf,
+            math.inf,
+            users[j],
+            r[j],
+            r[j],
+            w[j],
+            w[j],
+            users[j] * w[j],
+            bool(sat_flags[j]),
+        )
+    out = {
+        k: np.asarray(v, dtype=np.float64)
+        for k, v in rows.items()
+        if k not in ("group", "users", "saturated")
+    }
     out["group"] = np.array(rows["group"], dtype=object)
     out["users"] = np.rint(np.asarray(rows["users"], dtype=np.float64)).astype(np.int64)
     out["saturated"] = np.asarray(rows["saturated"], dtype=bool)
-    order = ("group", "requested eps from", "requested eps to", "users", "granted eps from",
-             "granted eps to", "weight of one user from", "weight of one user to",
-             "share of total weight", "saturated")
+    order = (
+        "group",
+        "requested eps from",
+        "requested eps to",
+        "users",
+        "granted eps from",
+        "granted eps to",
+        "weight of one user from",
+        "weight of one user to",
+        "share of total weight",
+        "saturated",
+    )
     return {k: out[k] for k in order}
 
 
@@ -377,7 +421,11 @@ def two_level_point(eps: Any) -> TwoLevelPoint | None:
     e1, e2 = float(lv[0]), float(lv[1])
     first2 = np.flatnonzero((prof.levels == e2) & (prof.counts > 0))[0]
     return TwoLevelPoint(
-        n=n, frac=frac, eps1=e1, eps2=e2, threshold=float(two_group_threshold(n, frac, e1)),
+        n=n,
+        frac=frac,
+        eps1=e1,
+        eps2=e2,
+        threshold=float(two_group_threshold(n, frac, e1)),
         saturated=bool(sol.saturated[first2]),
     )
 
@@ -385,14 +433,6 @@ def two_level_point(eps: Any) -> TwoLevelPoint | None:
 # ------------------------------------------------------------------------------ Algorithm 1
 def _e(x: float) -> str:
     return "public (∞)" if math.isinf(x) else f"{x:.4g}"
-
-
-_SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
-
-
-def _sub(k: int | str) -> str:
-    """Subscript digits: 12 -> '₁₂' (one notation with ‖r‖₂², no ASCII 'tau_{k-1}')."""
-    return str(k).translate(_SUBSCRIPT)
 
 
 TRACE_INTRO = (
@@ -415,22 +455,32 @@ def trace_step_text(trace: AlgorithmTrace, step: int) -> str:
     e, r = float(trace.eps[k - 1]), float(trace.r[k - 1])
     tau_k = float(trace.tau[k - 1])
     if math.isinf(r):
-        return (f"Step {k}: every usable user is public, so there is nothing to protect: "
-                "ADPM is the plain sample mean (equal weights, no noise).")
+        return (
+            f"Step {k}: every usable user is public, so there is nothing to protect: "
+            "ADPM is the plain sample mean (equal weights, no noise)."
+        )
     if k == 1:
-        return (f"Step 1: the strictest user asks for ε₁ = {_e(e)} and gets it (r₁ = ε₁); "
-                f"the cap for the next user is τ₁ = (‖r‖₂² + 8)/‖r‖₁ = {tau_k:.4g}.")
+        return (
+            f"Step 1: the strictest user asks for ε₁ = {_e(e)} and gets it (r₁ = ε₁); "
+            f"the cap for the next user is τ₁ = (‖r‖₂² + 8)/‖r‖₁ = {tau_k:.4g}."
+        )
     prev = float(trace.tau[k - 2])
-    sk, sp = _sub(k), _sub(k - 1)
+    sk, sp = subscript(k), subscript(k - 1)
     if not trace.saturated[k - 1]:
-        return (f"Step {k}: ε{sk} = {_e(e)} < τ{sp} = {prev:.4g}, so user {k} gets what "
-                f"they asked for (r{sk} = {r:.4g}); the cap moves to τ{sk} = {tau_k:.4g}.")
+        return (
+            f"Step {k}: ε{sk} = {_e(e)} < τ{sp} = {prev:.4g}, so user {k} gets what "
+            f"they asked for (r{sk} = {r:.4g}); the cap moves to τ{sk} = {tau_k:.4g}."
+        )
     if not trace.saturated[k - 2]:
-        return (f"Step {k}: ε{sk} = {_e(e)} ≥ τ{sp} = {prev:.4g}: saturation! User {k} "
-                f"is granted r{sk} = {r:.4g}, and the cap stops moving, so every later user "
-                f"gets τ* = {r:.4g} too (Lemma 3 of the paper, the saturation lemma).")
-    return (f"Step {k}: ε{sk} = {_e(e)} ≥ τ{sp} = {prev:.4g}: saturated, user {k} gets "
-            f"τ* = {r:.4g} (more privacy than asked, at no cost in accuracy).")
+        return (
+            f"Step {k}: ε{sk} = {_e(e)} ≥ τ{sp} = {prev:.4g}: saturation! User {k} "
+            f"is granted r{sk} = {r:.4g}, and the cap stops moving, so every later user "
+            f"gets τ* = {r:.4g} too (Lemma 3 of the paper, the saturation lemma)."
+        )
+    return (
+        f"Step {k}: ε{sk} = {_e(e)} ≥ τ{sp} = {prev:.4g}: saturated, user {k} gets "
+        f"τ* = {r:.4g} (more privacy than asked, at no cost in accuracy)."
+    )
 
 
 def trace_table(trace: AlgorithmTrace, step: int) -> dict[str, np.ndarray]:

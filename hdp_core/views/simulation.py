@@ -43,7 +43,8 @@ MAX_SIM_CELLS = 50_000_000
 
 MIN_TRIALS = CI_MIN_TRIALS
 """Fewest trials a run keeps (500): from there the 95% intervals hold (simulate.mse_interval;
-tests/test_sim_coverage.py); the page allows no fewer."""
+tests/test_simulate_coverage.py); the page allows no fewer."""
+
 
 # distributions -----------------------------------------------------------------------------
 def make_distribution(kind: str, a: float = 2.0, b: float = 3.0, p: float = 0.5) -> Distribution:
@@ -91,9 +92,7 @@ class TrialPlan:
         return self.width * min(self.requested, MIN_TRIALS) > 2 * self.budget
 
 
-def plan_trials(
-    eps: Any, dist: Distribution, trials: int, budget: int | None = None
-) -> TrialPlan:
+def plan_trials(eps: Any, dist: Distribution, trials: int, budget: int | None = None) -> TrialPlan:
     """Cap ``trials`` so that trials x simulated_width <= budget (default MAX_SIM_CELLS; never
     below MIN_TRIALS, never above the request). Returns a :class:`TrialPlan`."""
     if budget is None:
@@ -175,9 +174,14 @@ def exact_rows(
     exact = {m: get_method(m, prof).exact_mse(dist) for m in names}
     ref = exact.get(reference)
     return [
-        {"method": m, "exact": exact[m], "ln_exact": _ln(exact[m]),
-         "ratio_exact": _ratio(exact[m], ref)}
-        for m in names if m in methods
+        {
+            "method": m,
+            "exact": exact[m],
+            "ln_exact": _ln(exact[m]),
+            "ratio_exact": _ratio(exact[m], ref),
+        }
+        for m in names
+        if m in methods
     ]
 
 

@@ -102,7 +102,7 @@ def spread_curve(eps: Any, tuned_sd: float, true_sd: Any = None, mean: float = 0
         if est.outputs_zero:
             out[m] = np.full(sd.size, float(mean) ** 2)
         else:
-            out[m] = sd**2 * est.sum_sq_weights() + 2.0 * float(est.noise_scale) ** 2
+            out[m] = sd**2 * est.sum_sq_weights() + 2.0 * float(est.noise_scale or 0.0) ** 2
     return SpreadCurve(sd, s, float(mean), out)
 
 
@@ -205,8 +205,11 @@ SOLVER_HELP = (
     "Answers for the RMSE are exact: a search on the exact error formulas, which never rise "
     "as users are added or levels loosened (for worst-case data, and for ADPM tuned to a "
     "standard deviation you gave). The 95% half-width is not what ADPM minimises: its answers "
-    "come from the same search, checked by a scan just below each answer and by brute-force "
-    "tests. Either way you get a clear answer when the target cannot be met."
+    "come from the same search, checked by a scan just below each answer; they meet the target "
+    "and the next smaller value does not. With few users and worst-case data the half-width is "
+    "computed exactly and can rise when a user is added, so a smaller answer further down may "
+    "also meet the target there. Either way you get a clear answer when the target cannot be "
+    "met."
 )
 
 

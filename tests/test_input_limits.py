@@ -2,7 +2,7 @@
 numbers at both ends, caps on runaway inputs, and the library's error family for bad input.
 
 Oracles are independent: exact rational arithmetic (fractions.Fraction) on the paper's and
-baselines.md's formulas, never numbers copied from hdp_core's output.
+the formulas of the hdp_core.baselines docstring, never numbers copied from hdp_core's output.
 """
 
 from __future__ import annotations
@@ -81,8 +81,9 @@ def any_profile(draw):
             ct[0] = 1
         names = draw(st.one_of(st.none(), st.lists(_name, min_size=k, max_size=k)))
         return EP.from_tiers(lv, ct, names)
-    data = draw(st.one_of(st.none(), st.lists(_level.filter(math.isfinite), min_size=k,
-                                              max_size=k)))
+    data = draw(
+        st.one_of(st.none(), st.lists(_level.filter(math.isfinite), min_size=k, max_size=k))
+    )
     return EP.from_values(lv, data=data)
 
 
@@ -119,7 +120,7 @@ def test_range_ends_zero_and_public_are_accepted():
 
 def _oracle(levels, counts, method):
     """Exact MSE under TwoPoint(1/2) (V = 1/4, mean 0) and the worst case, from
-    shared/baselines.md and Algorithm 1, in rational arithmetic."""
+    the hdp_core.baselines docstring and Algorithm 1, in rational arithmetic."""
     V = Fraction(1, 4)
     tiers = [(Fraction(e), c) for e, c in zip(levels, counts) if c > 0 and e > 0 and e != INF]
     pub = sum(c for e, c in zip(levels, counts) if c > 0 and e == INF)
@@ -234,8 +235,9 @@ def test_wide_header_refused_before_parsing():
 
 def test_tier_files_are_capped():
     rows = "".join(f"{0.001 * (j + 1)!r},1\n" for j in range(MAX_TIERS_FILE + 1))
-    with pytest.raises(ProfileError, match=f"{MAX_TIERS_FILE + 1:,} tiers.*at most "
-                       f"{MAX_TIERS_FILE:,}"):
+    with pytest.raises(
+        ProfileError, match=f"{MAX_TIERS_FILE + 1:,} tiers.*at most {MAX_TIERS_FILE:,}"
+    ):
         hdp.profile_from_csv("eps,count\n" + rows)
     ok = "eps,count\n" + "".join(rows.splitlines(True)[:MAX_TIERS_FILE])
     assert hdp.profile_from_csv(ok).k == MAX_TIERS_FILE
@@ -250,8 +252,10 @@ def test_simulation_planning_never_expands_many_small_tiers():
     assert simulate.simulated_width(prof, dist) == k * 2_000
 
     def run():
-        with pytest.raises(ProfileError, match=f"{k * 2000:,} values per trial.*limit is "
-                           f"{simulate.MAX_SIM_WIDTH:,}"):
+        with pytest.raises(
+            ProfileError,
+            match=f"{k * 2000:,} values per trial.*limit is {simulate.MAX_SIM_WIDTH:,}",
+        ):
             hdp.simulate_mse(["ADPM"], prof, dist, trials=10)
 
     assert _peak(run) < 50 * 2**20
@@ -325,3 +329,9 @@ def test_menu_key_distinguishes_every_field():
     ]
     assert len({m.key, *(o.key for o in others)}) == len(others) + 1
     assert json.loads(json.dumps(menu_to_dict(m))) == menu_to_dict(m)
+
+
+def test_a_huge_integer_after_a_public_level_is_named_not_an_overflow():
+    """Found by the fuzz test: a float inf before a Python int beyond float range."""
+    with pytest.raises(hdp.ProfileError, match=r"level 1 \(0-based\) is a 4\d\d-digit number"):
+        hdp.EpsilonProfile.from_tiers([float("inf"), 10**400], [1, 2])

@@ -1,8 +1,8 @@
 """hdp_core.views.simulation: trial budget, result rows, group-sweep grid, reproducible code.
 
-Oracles: closed forms written out here from shared/baselines.md and the paper's two-group
-Remark, a recording distribution that counts what simulate_mse really draws, direct calls of
-simulate_mse / group_sweep, and running the generated script.
+Oracles: closed forms written out here from the hdp_core.baselines docstring and the
+paper's two-group Remark, a recording distribution that counts what simulate_mse really
+draws, direct calls of simulate_mse / group_sweep, and running the generated script.
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ def _recording() -> RecordingBeta:
 def test_simulated_width_counts_what_simulate_mse_draws(profile):
     d = _recording()
     hdp.simulate_mse(["ADPM", "UNI"], profile, d, trials=5, seed=1)
-    per_user = sum(size[1] for what, size in d.drawn if what == "users" and len(size) == 2
-                   and size[0] == 5)
+    per_user = sum(
+        size[1] for what, size in d.drawn if what == "users" and len(size) == 2 and size[0] == 5
+    )
     sums = max((size[-1] for what, size in d.drawn if what == "sums"), default=0)
     assert simview.simulated_width(profile, d) == per_user + sums
 
@@ -127,7 +128,7 @@ def test_plan_trials_caps_and_floors():
 # result rows -----------------------------------------------------------------------------
 def _two_group_oracle(n1, e1, n2, dist):
     """Exact MSE of ADPM, PropDPM and UNI for n1 users at e1 plus n2 public users, from the
-    formulas of baselines.md and Algorithm 1 written out by hand."""
+    formulas of the hdp_core.baselines docstring and Algorithm 1 written out by hand."""
     v = dist.variance
     tau = e1 + 8.0 / (n1 * e1)  # the public group saturates at tau
     s1 = n1 * e1 + n2 * tau
@@ -217,7 +218,7 @@ def test_sweep_values_and_adpm_flat_after_saturation():
     assert np.all(np.diff(adpm[~after]) < 0)  # improving until then
     assert np.allclose(sw.tau[after], sat)
     # worst-case data: proportional weighting gets worse as the group goes public,
-    # ending at the public users' plain mean, V/100 (baselines.md)
+    # ending at the public users' plain mean, V/100 (hdp_core.baselines docstring)
     assert sw.mse["PropDPM"][-1] == pytest.approx(0.25 / 100)
     assert sw.mse["PropDPM"][-1] > 5 * adpm[-1]
     with pytest.raises(ValueError):
@@ -236,12 +237,21 @@ def _run(code: str) -> dict:
 
 CASES = [
     (hdp.preset("paper_high"), {"kind": "preset", "name": "paper_high", "seed": 0}, "preset("),
-    (hdp.presets.log_uniform(300, 0.05, 2.0, 3),
-     {"kind": "log_uniform", "n": 300, "lo": 0.05, "hi": 2.0, "seed": 3}, "log_uniform("),
-    (hdp.presets.mixture(200, 0.05, 1.0, 0.1, 2),
-     {"kind": "mixture", "n": 200, "lo": 0.05, "hi": 1.0, "public": 0.1, "seed": 2}, "mixture("),
-    (hdp.EpsilonProfile.from_tiers([0.1, 0.5, math.inf], [10**9, 3000, 40], ["a", "b", "c"]),
-     None, "from_tiers("),
+    (
+        hdp.presets.log_uniform(300, 0.05, 2.0, 3),
+        {"kind": "log_uniform", "n": 300, "lo": 0.05, "hi": 2.0, "seed": 3},
+        "log_uniform(",
+    ),
+    (
+        hdp.presets.mixture(200, 0.05, 1.0, 0.1, 2),
+        {"kind": "mixture", "n": 200, "lo": 0.05, "hi": 1.0, "public": 0.1, "seed": 2},
+        "mixture(",
+    ),
+    (
+        hdp.EpsilonProfile.from_tiers([0.1, 0.5, math.inf], [10**9, 3000, 40], ["a", "b", "c"]),
+        None,
+        "from_tiers(",
+    ),
     (hdp.EpsilonProfile.from_values([0.2, 1.5, math.inf, 0.0]), None, "from_values("),
     # spec says paper_high, but the profile is different: the spec must not be trusted
     (hdp.preset("paper_low"), {"kind": "preset", "name": "paper_high", "seed": 0}, "from_csv("),
@@ -252,8 +262,15 @@ CASES = [
 def test_reproduce_code_gives_the_same_numbers(profile, spec, expect, tmp_path, capsys):
     dist = hdp.Beta(2.0, 3.0)
     methods = ["ADPM", "SM", "UNI"]
-    sweep = {"n_fixed": 50, "eps_fixed": 0.2, "n_var": 10, "lo": 0.2, "hi": 20.0,
-             "points": 8, "public": True}
+    sweep = {
+        "n_fixed": 50,
+        "eps_fixed": 0.2,
+        "n_var": 10,
+        "lo": 0.2,
+        "hi": 20.0,
+        "points": 8,
+        "public": True,
+    }
     code = codegen.reproduce_code(profile, spec, dist, methods, 300, 5, sweep=sweep)
     assert expect in code
     (tmp_path / "profile.csv").write_bytes(profile.to_csv())
@@ -282,6 +299,7 @@ def test_profile_code_small_profile_inline_large_from_csv():
     big = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, codegen.INLINE_MAX_ENTRIES + 1))
     assert "from_csv" in codegen.profile_code(big, None)
     small = hdp.EpsilonProfile.from_values(np.linspace(0.1, 1.0, codegen.INLINE_MAX_ENTRIES))
-    assert eval(codegen.profile_code(small, {"kind": "nonsense"})[7:], {"hdp": hdp,
-                                                                       "math": math}).key \
+    assert (
+        eval(codegen.profile_code(small, {"kind": "nonsense"})[7:], {"hdp": hdp, "math": math}).key
         == small.key
+    )

@@ -40,6 +40,7 @@ def test_page_minimum_is_the_trusted_count():
     assert simview.MIN_TRIALS == CI_MIN_TRIALS == 500
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist", [hdp.Beta(2, 3), hdp.TwoPoint(0.9)], ids=["beta", "twopoint"])
 def test_coverage_at_the_page_minimum(dist):
     cov = _coverage(simview.MIN_TRIALS, dist)

@@ -78,8 +78,11 @@ def test_r_curve_matches_algorithm1(eps):
 
 
 def test_r_curve_tiers_span_their_users():
-    prof = hdp.EpsilonProfile.from_tiers([1.0, 0.1, INF, 0.0, 0.5], [10**11, 10**12, 7, 3, 0],
-                                         ["mid", "strict", "open", "none", "empty"])
+    prof = hdp.EpsilonProfile.from_tiers(
+        [1.0, 0.1, INF, 0.0, 0.5],
+        [10**11, 10**12, 7, 3, 0],
+        ["mid", "strict", "open", "none", "empty"],
+    )
     c = sat.r_curve(prof)
     assert c.per_tier and c.names == ("strict", "mid", "open")
     np.testing.assert_array_equal(c.rank_start, [1, 10**12 + 1, 10**12 + 10**11 + 1])
@@ -124,8 +127,9 @@ def test_free_privacy_paper_example():
     assert fp.weight_share == pytest.approx(200 * 0.18 / (1000 * 0.1 + 200 * 0.18), rel=1e-12)
 
 
-@given(st.integers(1, 10**9), st.integers(1, 10**9), st.floats(0.001, 5.0),
-       st.floats(1.0001, 100.0))
+@given(
+    st.integers(1, 10**9), st.integers(1, 10**9), st.floats(0.001, 5.0), st.floats(1.0001, 100.0)
+)
 def test_free_privacy_two_groups_closed_form(n1, n2, e1, mult):
     tau = two_group_tau(n1, e1)
     e2 = tau * mult  # above the boundary: the looser group saturates
@@ -154,8 +158,7 @@ def _check_table_against_oracle(eps, table):
     return e, r, tau, total
 
 
-@given(st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.3, 1.0, 4.0, INF]), min_size=1,
-                max_size=80))
+@given(st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.3, 1.0, 4.0, INF]), min_size=1, max_size=80))
 def test_free_privacy_table_levels(eps):
     if not any(x > 0 for x in eps):
         return
@@ -163,9 +166,14 @@ def test_free_privacy_table_levels(eps):
     assert t.grouping == "level"
     _e, _r, tau, total = _check_table_against_oracle(eps, t)
     cols = t.columns
-    for lv, users, g, w, share, s in zip(cols["requested eps"], cols["users"],
-                                         cols["granted eps"], cols["weight of one user"],
-                                         cols["share of total weight"], cols["saturated"]):
+    for lv, users, g, w, share, s in zip(
+        cols["requested eps"],
+        cols["users"],
+        cols["granted eps"],
+        cols["weight of one user"],
+        cols["share of total weight"],
+        cols["saturated"],
+    ):
         assert users == sum(1 for x in eps if x == lv)
         if lv == 0:
             assert g == 0 and w == 0 and share == 0 and not s
@@ -181,8 +189,9 @@ def test_free_privacy_table_levels(eps):
 
 
 def test_free_privacy_table_tiers_and_csv():
-    prof = hdp.EpsilonProfile.from_tiers([2.0, 0.1, 0.5, INF], [300, 10**12, 0, 5],
-                                         ["Relaxed", "Strict", "Empty", "Public"])
+    prof = hdp.EpsilonProfile.from_tiers(
+        [2.0, 0.1, 0.5, INF], [300, 10**12, 0, 5], ["Relaxed", "Strict", "Empty", "Public"]
+    )
     t = sat.free_privacy_table(prof)
     cols = t.columns
     assert t.grouping == "tier"
@@ -190,8 +199,9 @@ def test_free_privacy_table_tiers_and_csv():
     tau = two_group_tau(10**12, 0.1)
     np.testing.assert_allclose(cols["granted eps"], [0.1, tau, tau], rtol=1e-12)
     s1 = 10**12 * 0.1 + 305 * tau
-    np.testing.assert_allclose(cols["weight of one user"], np.array([0.1, tau, tau]) / s1,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        cols["weight of one user"], np.array([0.1, tau, tau]) / s1, rtol=1e-10
+    )
     np.testing.assert_array_equal(cols["saturated"], [False, True, True])
     # the table survives a CSV round trip (what the page's download button serves)
     df = pd.DataFrame(cols)
@@ -215,10 +225,15 @@ def test_free_privacy_table_bins():
     lo, hi = c["requested eps from"][mid], c["requested eps to"][mid]
     assert (lo <= hi).all() and (hi[:-1] < lo[1:]).all()  # disjoint, increasing bins
     fin = np.sort(eps[np.isfinite(eps) & (eps > 0)])
-    for a, b_, n, s, g_lo, g_hi, share in zip(lo, hi, c["users"][mid], c["saturated"][mid],
-                                              c["granted eps from"][mid],
-                                              c["granted eps to"][mid],
-                                              c["share of total weight"][mid]):
+    for a, b_, n, s, g_lo, g_hi, share in zip(
+        lo,
+        hi,
+        c["users"][mid],
+        c["saturated"][mid],
+        c["granted eps from"][mid],
+        c["granted eps to"][mid],
+        c["share of total weight"][mid],
+    ):
         inside = fin[(fin >= a) & (fin <= b_)]
         assert n == inside.size
         assert s == (a >= tau) and (s or b_ < tau)  # a bin never straddles tau*
@@ -307,8 +322,9 @@ def test_regime_guides_are_the_two_terms_of_f(n, eps):
     np.testing.assert_allclose(g["strict"], 2.0 / (x * n * eps) ** 2, rtol=1e-12)
     ns = np.array([1, 10, 1000, 10**7])
     gn = bviews.regime_guides(prof, ns, "n")
-    np.testing.assert_allclose(gn["loose"] + gn["strict"],
-                               (ns * eps**2 + 8) / (4.0 * ns**2 * eps**2), rtol=1e-9)
+    np.testing.assert_allclose(
+        gn["loose"] + gn["strict"], (ns * eps**2 + 8) / (4.0 * ns**2 * eps**2), rtol=1e-9
+    )
 
 
 def test_regime_guides_with_public_and_excluded_users():
@@ -336,8 +352,10 @@ def test_sweep_points():
 def _normal_laplace_cdf(h: float, s: float, b: float) -> float:
     """P(|Z + L| <= h) by numerical integration over the Laplace variable L = b u (scipy);
     the integrand is even in u, so twice the integral over u >= 0."""
+
     def integrand(u):
         return math.exp(-u) * (stats.norm.cdf((h - b * u) / s) - stats.norm.cdf((-h - b * u) / s))
+
     val, _ = integrate.quad(integrand, 0.0, 60.0, limit=400, epsabs=1e-12, epsrel=1e-12)
     return val
 
@@ -353,7 +371,8 @@ def test_affine_error_real_against_integration(lo, hi):
     assert e.data_sd == pytest.approx(R * math.sqrt(ssq / 4), rel=1e-12)
     assert e.noise_scale == pytest.approx(R * b)
     assert _normal_laplace_cdf(e.half_width, e.data_sd, e.noise_scale) == pytest.approx(
-        0.95, abs=1e-6)
+        0.95, abs=1e-6
+    )
 
 
 def test_affine_error_real_limits():

@@ -52,9 +52,12 @@ def test_round_trip_gives_the_same_spec_and_profile(spec):
 
 def test_query_strings_are_readable():
     assert links.to_query_string(SPECS[0]) == "profile=preset&p_name=paper_low&p_seed=3"
-    assert links.to_query_string(
-        {"kind": "tiers", "levels": [0.1, math.inf], "counts": [9, 1], "names": ["A", "B"]}
-    ) == "profile=tiers&p_tier=0.1~9~A&p_tier=inf~1~B"
+    assert (
+        links.to_query_string(
+            {"kind": "tiers", "levels": [0.1, math.inf], "counts": [9, 1], "names": ["A", "B"]}
+        )
+        == "profile=tiers&p_tier=0.1~9~A&p_tier=inf~1~B"
+    )
     assert links.to_query_string({"kind": "values", "levels": [0.5, 2]}) == (
         "profile=values&p_eps=0.5_2"
     )
@@ -65,7 +68,9 @@ def test_hand_written_link_is_read():
     assert spec == {"kind": "log_uniform", "n": 200, "lo": 0.5, "hi": 20.0, "seed": 12}
     # seed is optional; the paper's low-variance preset without a seed is draw 0
     assert links.from_query_string("profile=preset&p_name=paper_low") == {
-        "kind": "preset", "name": "paper_low", "seed": 0,
+        "kind": "preset",
+        "name": "paper_low",
+        "seed": 0,
     }
 
 
@@ -103,8 +108,12 @@ def test_tiers_round_trip_property(tiers, names):
         with pytest.raises(LinkError):
             links.normalize_spec({"kind": "tiers", "levels": levels, "counts": counts})
         return
-    spec = {"kind": "tiers", "levels": levels, "counts": counts,
-            "names": None if names is None else names[: len(levels)]}
+    spec = {
+        "kind": "tiers",
+        "levels": levels,
+        "counts": counts,
+        "names": None if names is None else names[: len(levels)],
+    }
     try:
         qs = links.to_query_string(spec)
     except NotShareable:
@@ -180,11 +189,29 @@ def test_malformed_link_raises_share_error(link):
     assert 0 < len(str(e.value)) < 400  # short enough to show
 
 
-@given(st.dictionaries(
-    st.sampled_from(["profile", "p_n", "p_lo", "p_hi", "p_seed", "p_name", "p_tier", "p_eps",
-                     "p_frac", "p_eps1", "p_eps2", "p_public", "p_x", "other"]),
-    st.one_of(st.text(max_size=30), st.lists(st.text(max_size=12), max_size=4)),
-))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "profile",
+                "p_n",
+                "p_lo",
+                "p_hi",
+                "p_seed",
+                "p_name",
+                "p_tier",
+                "p_eps",
+                "p_frac",
+                "p_eps1",
+                "p_eps2",
+                "p_public",
+                "p_x",
+                "other",
+            ]
+        ),
+        st.one_of(st.text(max_size=30), st.lists(st.text(max_size=12), max_size=4)),
+    )
+)
 def test_decode_never_raises_anything_but_share_error(params):
     try:
         spec = links.decode(params)
@@ -204,8 +231,12 @@ def test_from_query_string_on_junk(text):
 
 def test_encode_refuses_a_profile_too_long_for_a_link():
     n = 50
-    spec = {"kind": "tiers", "levels": [0.001 * (j + 1) + 1e-9 for j in range(n)],
-            "counts": [10**9] * n, "names": ["N" * 40] * n}
+    spec = {
+        "kind": "tiers",
+        "levels": [0.001 * (j + 1) + 1e-9 for j in range(n)],
+        "counts": [10**9] * n,
+        "names": ["N" * 40] * n,
+    }
     with pytest.raises(NotShareable, match="characters"):
         links.encode(spec)
     # the same tiers without names fit
@@ -269,15 +300,23 @@ def test_labels_name_the_numbers():
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("0.5", 0.5), ("public", math.inf), ("INF", math.inf), ("∞", math.inf), ("0", 0.0),
-     (" 2e-3 ", 0.002), (3, 3.0)],
+    [
+        ("0.5", 0.5),
+        ("public", math.inf),
+        ("INF", math.inf),
+        ("∞", math.inf),
+        ("0", 0.0),
+        (" 2e-3 ", 0.002),
+        (3, 3.0),
+    ],
 )
 def test_parse_level_accepts(text, expected):
     assert parse_level(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "nan", "-1", "abc", "1e999", "1e7", "1e-9", True, None,
-                                  float("nan")])
+@pytest.mark.parametrize(
+    "text", ["", "nan", "-1", "abc", "1e999", "1e7", "1e-9", True, None, float("nan")]
+)
 def test_parse_level_refuses(text):
     with pytest.raises(hdp.HdpError):
         parse_level(text)
@@ -291,13 +330,20 @@ def test_rows_with_counts():
         {"name": "", "eps": None, "count": float("nan")},  # a row just added: skipped
     ]
     spec = links.tiers_spec_from_rows(rows)
-    assert spec == {"kind": "tiers", "levels": [0.1, math.inf], "counts": [600, 100],
-                    "names": ["Strict", "Tier 2"]}
+    assert spec == {
+        "kind": "tiers",
+        "levels": [0.1, math.inf],
+        "counts": [600, 100],
+        "names": ["Strict", "Tier 2"],
+    }
 
 
 def test_rows_with_shares_of_n():
-    rows = [{"eps": "0.1", "share": 50.0}, {"eps": "1", "share": 30.0},
-            {"eps": "inf", "share": 20.0}]
+    rows = [
+        {"eps": "0.1", "share": 50.0},
+        {"eps": "1", "share": 30.0},
+        {"eps": "inf", "share": 20.0},
+    ]
     spec = links.tiers_spec_from_rows(rows, "share", total=1001)
     assert sum(spec["counts"]) == 1001
     assert spec["counts"] == [501, 300, 200]  # 500.5 / 300.3 / 200.2: the .5 gets the user
@@ -308,8 +354,10 @@ def test_rows_with_shares_of_n():
     ("rows", "match"),
     [
         ([{"eps": "abc", "count": 1}], "row 1: eps"),
-        ([{"eps": "0.1", "count": 1}, {"name": "B", "eps": "-2", "count": 1}],
-         r"row 2 \(B\).*negative"),
+        (
+            [{"eps": "0.1", "count": 1}, {"name": "B", "eps": "-2", "count": 1}],
+            r"row 2 \(B\).*negative",
+        ),
         ([{"eps": "0.1", "count": None}], "give a number of users"),
         ([{"eps": "0.1", "count": 2.5}], "whole number"),
         ([{"eps": "0.1", "count": -1}], "negative"),
@@ -337,16 +385,21 @@ def _hamilton(shares, n):
     return base
 
 
-@given(st.lists(st.one_of(st.integers(0, 1000), st.floats(0, 100)), min_size=1, max_size=10)
-       .filter(lambda s: sum(s) > 0), st.integers(1, 10**6))
+@given(
+    st.lists(st.one_of(st.integers(0, 1000), st.floats(0, 100)), min_size=1, max_size=10).filter(
+        lambda s: sum(s) > 0
+    ),
+    st.integers(1, 10**6),
+)
 def test_counts_from_shares_is_hamiltons_method(shares, n):
     got = links.counts_from_shares(shares, n)
     assert int(got.sum()) == n
     assert list(got) == _hamilton(shares, n)
 
 
-@pytest.mark.parametrize(("shares", "n"), [([], 5), ([1, -1], 5), ([0, 0], 5),
-                                          ([1, float("nan")], 5), ([1], 0)])
+@pytest.mark.parametrize(
+    ("shares", "n"), [([], 5), ([1, -1], 5), ([0, 0], 5), ([1, float("nan")], 5), ([1], 0)]
+)
 def test_counts_from_shares_refuses(shares, n):
     with pytest.raises(LinkError):
         links.counts_from_shares(shares, n)

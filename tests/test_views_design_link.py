@@ -35,8 +35,10 @@ def test_menu_from_profile_keeps_tiers_and_range():
     assert list(m.levels) == [0.1, 1.0, math.inf]
     assert list(m.counts) == [600, 300, 100]
     assert (m.low, m.high, m.unit, m.data_sd) == (0, 500, "USD", 40)
-    # the menu's ADPM is the profile's ADPM
-    assert D.evaluate_menu(m).tau_star == pytest.approx(hdp.adpm(prof).saturation_level)
+    # the menu's ADPM is the profile's ADPM, tuned to the menu's spread (sd 40 on a width of 500)
+    assert D.evaluate_menu(m).tau_star == pytest.approx(
+        hdp.adpm(prof, data_sd=40 / 500).saturation_level
+    )
     with pytest.raises(hdp.MenuError, match="one row per user"):
         dl.menu_from_profile(hdp.EpsilonProfile.from_values([0.1, 0.2]), like)
     with pytest.raises(hdp.MenuError, match="eps = 0"):

@@ -17,8 +17,14 @@ from hdp_core.figures.style import PUBLIC_COLOR, SATURATION_COLOR
 
 
 def _bars(fig, name=None):
-    return [t for t in fig.data if t.type == "bar" and t.x is not None and t.x[0] is not None
-            and (name is None or t.name == name)]
+    return [
+        t
+        for t in fig.data
+        if t.type == "bar"
+        and t.x is not None
+        and t.x[0] is not None
+        and (name is None or t.name == name)
+    ]
 
 
 def test_histogram_counts_every_level_in_its_bin():
@@ -82,11 +88,14 @@ def test_no_tau_line_when_nothing_saturates():
     assert not [s for s in fig.layout.shapes if s.type == "line"]
 
 
-@pytest.mark.parametrize(("lo", "hi", "expected"), [
-    (-2, 1, ["0.01", "0.1", "1", "10"]),
-    (-1.0, 0.5, ["0.1", "0.2", "0.5", "1", "2"]),
-    (-1.3, -0.87, ["0.06", "0.07", "0.1"]),  # the paper's low-variance range
-])
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (-2, 1, ["0.01", "0.1", "1", "10"]),
+        (-1.0, 0.5, ["0.1", "0.2", "0.5", "1", "2"]),
+        (-1.3, -0.87, ["0.06", "0.07", "0.1"]),  # the paper's low-variance range
+    ],
+)
 def test_ticks_are_labelled_in_eps(lo, hi, expected):
     vals, text = eps_ticks(lo, hi)
     for t in expected:
