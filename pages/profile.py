@@ -15,6 +15,7 @@ import math
 from typing import Any
 from urllib.parse import urlencode
 
+import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
@@ -408,8 +409,6 @@ def _tiers_controls(ui: dict) -> dict | None:
     key = f"prof_tiers_editor_{t['gen']}"
     if key not in st.session_state:  # first show, or back from another page: latest rows
         t["base"] = [dict(r) for r in t["rows"]]
-    import pandas as pd  # here: importing pandas costs ~0.3 s of the first load
-
     base = pd.DataFrame(t["base"], columns=["name", "eps", "count", "share"])
     base = base.astype({"name": "object", "eps": "object", "count": "float64",
                         "share": "float64"})
