@@ -18,6 +18,7 @@ import pathlib
 import streamlit as st
 
 from hdp_app.common import init_state, render_note, render_sidebar, sync_url
+from hdp_app.perf import freeze_after_imports
 
 st.set_page_config(
     page_title="hdp-explorer",
@@ -49,3 +50,4 @@ nav.run()
 render_note(note)
 render_sidebar(summary)
 sync_url()
+freeze_after_imports()  # short garbage collections after later runs (hdp_app.perf)

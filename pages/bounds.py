@@ -24,6 +24,7 @@ from hdp_app.common import (
     guarded,
     run_through_app,
 )
+from hdp_app.perf import live
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.errors import ProfileError
@@ -74,6 +75,17 @@ def _tuned_sweep(profile: EpsilonProfile, mode: str, data_sd: float) -> np.ndarr
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _guides(profile: EpsilonProfile, mode: str) -> dict:
     return bviews.regime_guides(profile, bviews.sweep_points(profile, mode), mode)
+
+
+@st.cache_resource(hash_funcs=PROFILE_HASH, max_entries=64, show_spinner=False)
+def _sweep_chart(profile: EpsilonProfile, mode: str, x_title: str, idx: int, show_base: bool,
+                 show_guides: bool, tuned_sd: float | None):
+    """The sweep figure for one position of the controls, built once and shared by every
+    session (never modified): a slider step that comes back to a position costs no rebuild."""
+    guides = _guides(profile, mode) if show_guides else None
+    tuned = None if tuned_sd is None else (tuned_sd, _tuned_sweep(profile, mode, tuned_sd))
+    return sweep_figure(_sweep(profile, mode), x_title, idx, BASELINES if show_base else (),
+                        guides, tuned=tuned)
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
@@ -142,7 +154,12 @@ def _sweep_section(prof: EpsilonProfile) -> None:
                         "Scale: multiply every user's eps by the same factor (smaller = more "
                         "privacy for everyone). Users: change n, keeping the share of users at "
                         "each level."))
-    mode = MODES[label]
+    live(_sweep_live, prof, MODES[label])  # a fragment: its controls rerun only it
+
+
+def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
+    """The sweep's slider, toggles and chart (the mode radio above reruns the page: the
+    code under "Reproduce in Python" follows it)."""
     c1, c2, c3 = st.columns([4, 1, 1])
     if mode == "scale":
         e = c1.slider("Scale factor c (log10)", -3.0, 3.0, 0.0, bviews.SWEEP_STEP, format="10^%.1f",
@@ -171,11 +188,11 @@ def _sweep_section(prof: EpsilonProfile) -> None:
                              key="bnd_spread", disabled=not known)
     with st.spinner("Computing the sweep (once per profile)…"):
         sw = _sweep(prof, mode)
-        guides = _guides(prof, mode) if show_guides else None
         tuned = (float(spread), _tuned_sweep(prof, mode, float(spread))) if known else None
-    idx = int(np.clip(round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP), 0,
-                      sw.x.size - 1))
-    fig = sweep_figure(sw, x_title, idx, BASELINES if show_base else (), guides, tuned=tuned)
+        idx = int(np.clip(round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP),
+                          0, sw.x.size - 1))
+        fig = _sweep_chart(prof, mode, x_title, idx, bool(show_base), bool(show_guides),
+                           tuned[0] if tuned is not None else None)
     st.plotly_chart(fig, key="bnd_sweep_chart")
     if tuned is not None:
         st.caption(f"Sky blue: ADPM tuned to s = {tuned[0]:.3g}, its exact MSE when the data's "
@@ -296,6 +313,7 @@ else:
                    "constant and the worst-case MSE is 1/4. Change the profile on the Profile "
                    "page.")
     for section, arg in ((_headline, b), (_glance, b), (_sweep_section, prof),
-                         (_scatter_section, b), (_units_section, prof)):
+                         (_scatter_section, b)):
         guarded(section, arg)
+    live(_units_section, prof)
     _reproduce(prof, MODES.get(st.session_state.get(K_MODE), "scale"))

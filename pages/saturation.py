@@ -22,6 +22,7 @@ from hdp_app.common import (
     guarded,
     run_through_app,
 )
+from hdp_app.perf import live
 from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import (
     phase_figure,
@@ -329,10 +330,10 @@ else:
         guarded(_metrics, fp)
         guarded(_curve_section, prof, fp)
         guarded(_table_section, df, csv, grouping, fp)
-    guarded(_phase_section, prof)
-    guarded(_trace_section, prof)
+    live(_phase_section, prof)  # fragments: a control there reruns only its section
+    live(_trace_section, prof)
     if fp.n_usable:
-        guarded(_spread_section, prof)
+        live(_spread_section, prof)
     _reproduce(prof)
     if fp.n_excluded:
         st.caption(f"{fp.n_excluded:,} users with eps = 0 ({format_eps(0.0)}) are excluded.")

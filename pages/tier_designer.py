@@ -14,7 +14,14 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_app.common import PROFILE_LABEL, cached_adpm, get_profile, run_through_app, set_profile
+from hdp_app.common import (
+    PROFILE_LABEL,
+    cached_adpm,
+    get_profile,
+    profile_version,
+    run_through_app,
+    set_profile,
+)
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
@@ -303,7 +310,7 @@ def _labeller(menu: D.Menu):
 
 
 def intro() -> None:
-    """Title, the note about the menu, and loading the current profile's tiers."""
+    """Menu state (from the link on a first visit), the title and the introduction."""
     ss = st.session_state
     init_menu()
     _init_goal()
@@ -317,6 +324,12 @@ def intro() -> None:
         "privacy*. The mean of your users' data is then estimated with ADPM, the paper's optimal "
         "method, and the page tells you how accurate it is in your data's own units."
     )
+
+
+def menu_note() -> None:
+    """The note about the menu (bad link, import, applied answer) and loading the current
+    profile's tiers (in the fragment: the menu's controls change the note)."""
+    ss = st.session_state
     if ss.get(NOTE):
         kind = ss.get(NOTE + "_kind", "info")
         (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
@@ -676,8 +689,24 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         (st.error if msg[0] == "error" else st.success)(msg[1])
 
 
+FULL_RUN_VERSION = "td_full_run_version"  # the profile version the last full run drew
+
+
 def main() -> None:
     intro()
+    st.session_state[FULL_RUN_VERSION] = profile_version()
+    body()
+
+
+@st.fragment
+def body() -> None:
+    """Sections 1 to 5, as a fragment (issue 11): the menu's controls rerun only this part,
+    not the page's introduction, the sidebar and the URL sync. "Use this menu as the current
+    profile" changes the profile, which the sidebar and the other pages follow: then the whole
+    app reruns at once, before anything is drawn."""
+    if st.session_state.get(FULL_RUN_VERSION) != profile_version():
+        st.rerun(scope="app")
+    menu_note()
     st.header("1. Your menu")
     menu = menu_section()
     report = cached_report(menu)

@@ -2,7 +2,9 @@
 local port, Debian's Chromium through Playwright, and one definition of "the page is drawn".
 
 "Drawn" (``wait_drawn``): the app is connected, a script run has ended since the action that
-started the wait, the script is idle (``data-test-script-state="notRunning"``), at least
+started the wait (a change of ``data-test-script-state`` from "running", or, for a fragment run
+too fast for React to draw that state, a message from the server), the script is idle
+(``data-test-script-state="notRunning"``), no message has arrived for ``STABLE_MS``, at least
 ``min_charts`` plotly charts are on the page and every one of them has drawn its SVG, no
 ``stSkeleton`` placeholder is left (the client keeps loading element code after the script
 ends), and all of that has held, with the DOM unchanged, for ``STABLE_MS``.
@@ -143,7 +145,16 @@ NAV_SELECTOR = (
 
 INIT_SCRIPT = """
 (() => {
-  const S = window.__hdp = {nav: [], seen: new Set(), runsEnded: 0, changes: 0};
+  const S = window.__hdp = {nav: [], seen: new Set(), runsEnded: 0, msgs: 0, changes: 0};
+  // Every message from the server counts too: a fragment run can end so fast that React
+  // never draws data-test-script-state="running", so no attribute change marks it.
+  const WS = window.WebSocket;
+  window.WebSocket = class extends WS {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", () => { S.msgs++; });
+    }
+  };
   const SEL = __SEL__;
   const label = (a) => {
     let t = a.textContent;
@@ -178,7 +189,7 @@ async ({minCharts, runsBefore, timeoutMs, stableMs}) => {
     const state = app && app.getAttribute("data-test-script-state");
     why = !app ? "no stApp"
       : app.getAttribute("data-test-connection-state") !== "CONNECTED" ? "not connected"
-      : S.runsEnded <= runsBefore ? "no script run has ended yet"
+      : S.runsEnded + S.msgs <= runsBefore ? "no script run has ended yet"
       : state !== "notRunning" ? "script state " + state
       : document.querySelector("[data-testid=stSkeleton]") ? "stSkeleton on the page"
       : charts.length < minCharts ? charts.length + " charts < " + minCharts
@@ -186,7 +197,7 @@ async ({minCharts, runsBefore, timeoutMs, stableMs}) => {
       : "";
     const now = performance.now();
     if (!why) {
-      const s = S.runsEnded + "/" + S.changes;
+      const s = S.runsEnded + "/" + S.msgs + "/" + S.changes;
       if (s !== sig) { sig = s; since = now; }
       else if (now - since >= stableMs) {
         return {ok: true, drawnEpochMs: performance.timeOrigin + since, charts: charts.length};
@@ -200,8 +211,9 @@ async ({minCharts, runsBefore, timeoutMs, stableMs}) => {
 
 
 def runs_ended(page) -> int:
-    """How many script runs have ended in this document so far."""
-    return page.evaluate("window.__hdp.runsEnded")
+    """A count that grows with every script run in this document: runs seen ending plus
+    messages received from the server (pass it to ``wait_drawn`` as ``runs_before``)."""
+    return page.evaluate("window.__hdp.runsEnded + window.__hdp.msgs")
 
 
 def wait_drawn(

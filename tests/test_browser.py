@@ -88,42 +88,43 @@ def _users_n(page) -> str:
 
 
 def _first_loads(browser, path: str, tmp_path) -> list[str]:
-    """Open ``path`` once on each of FIRST_LOADS fresh servers (started together, so their
-    start-up overlaps); returns the problems seen, one line each."""
+    """Open ``path`` once on each of FIRST_LOADS fresh servers, every load in flight at once
+    (each server is asked by one browser window, as soon as it answers its health check, so
+    start-ups and loads overlap); returns the problems seen, one line each."""
     servers = [Server(log_dir=tmp_path) for _ in range(FIRST_LOADS)]
     problems = []
+    opened = []
     try:
-        for i, srv in enumerate(servers):
+        for srv in servers:
             base = srv.ready()
             ctx, page = new_page(browser)
-            try:
-                log = RequestLog(page, base)
-                page.goto(base + path)
-                wait_drawn(page)
-                seen, now = nav_seen(page), nav_now(page)
-                if set(seen) - set(TITLES) or now != TITLES:
-                    problems.append(f"load {i}: navigation showed {seen}, now {now}")
-                if page.get_by_test_id("stException").count():
-                    problems.append(f"load {i}: an exception is shown")
-                if not any("Users n" in t for t in _summary_labels(page)):
-                    problems.append(f"load {i}: no sidebar summary (app.py did not run)")
-                if "profile" not in _query(page):
-                    problems.append(f"load {i}: the URL does not carry the profile: {page.url}")
-                if path.startswith("/saturation"):
-                    if urlparse(page.url).path != "/saturation":
-                        problems.append(f"load {i}: the URL left the page: {page.url}")
-                    if not page.get_by_text("Saturation: privacy for free").count():
-                        problems.append(f"load {i}: the Saturation page is not shown")
-                    if "15" not in _users_n(page):
-                        problems.append(f"load {i}: the link's profile is not current")
-                if foreign := log.foreign():
-                    problems.append(f"load {i}: requests left the machine: {foreign}")
-                if problems:
-                    page.screenshot(path=str(tmp_path / f"load{i}.png"))
-            finally:
-                ctx.close()
-                srv.stop()
+            opened.append((ctx, page, RequestLog(page, base)))
+            page.goto(base + path, wait_until="commit")  # the navigation is recorded from here
+        for i, (_, page, log) in enumerate(opened):
+            wait_drawn(page)
+            seen, now = nav_seen(page), nav_now(page)
+            if set(seen) - set(TITLES) or now != TITLES:
+                problems.append(f"load {i}: navigation showed {seen}, now {now}")
+            if page.get_by_test_id("stException").count():
+                problems.append(f"load {i}: an exception is shown")
+            if not any("Users n" in t for t in _summary_labels(page)):
+                problems.append(f"load {i}: no sidebar summary (app.py did not run)")
+            if "profile" not in _query(page):
+                problems.append(f"load {i}: the URL does not carry the profile: {page.url}")
+            if path.startswith("/saturation"):
+                if urlparse(page.url).path != "/saturation":
+                    problems.append(f"load {i}: the URL left the page: {page.url}")
+                if not page.get_by_text("Saturation: privacy for free").count():
+                    problems.append(f"load {i}: the Saturation page is not shown")
+                if "15" not in _users_n(page):
+                    problems.append(f"load {i}: the link's profile is not current")
+            if foreign := log.foreign():
+                problems.append(f"load {i}: requests left the machine: {foreign}")
+            if problems:
+                page.screenshot(path=str(tmp_path / f"load{i}.png"))
     finally:
+        for ctx, _, _ in opened:
+            ctx.close()
         for srv in servers:
             srv.stop()
     return problems
