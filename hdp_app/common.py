@@ -252,29 +252,50 @@ def render_sidebar(where=None) -> None:
         st.caption(plain(st.session_state.get(PROFILE_LABEL) or ""))
         c1, c2 = st.columns(2)
         c1.metric("Users n", compact_count(n), help=f"{count_noun(n, 'user')} in the profile.")
-        c2.metric("Distinct levels", f"{s['distinct']:,}",
-                  help="How many different privacy levels the users ask for.")
-        c1.metric("min eps", _short(s["min"]), help="The strictest level asked for "
-                  "(smaller eps = more privacy; 0 = data not used).")
-        c2.metric("max eps", _short(s["max"]), help="The loosest level asked for "
-                  "('public' = eps ∞, public data).")
-        c1.metric("median eps", _short(s["median"]), help="Half the users ask for this "
-                  "level or less.")
-        c2.metric("Public users", f"{100 * s['public_share']:.3g}%",
-                  help=f"{count_noun(s['n_public'], 'user')} with eps = ∞ (public data).")
+        c2.metric(
+            "Distinct levels",
+            f"{s['distinct']:,}",
+            help="How many different privacy levels the users ask for.",
+        )
+        c1.metric(
+            "min eps",
+            _short(s["min"]),
+            help="The strictest level asked for (smaller eps = more privacy; 0 = data not used).",
+        )
+        c2.metric(
+            "max eps",
+            _short(s["max"]),
+            help="The loosest level asked for ('public' = eps ∞, public data).",
+        )
+        c1.metric(
+            "median eps", _short(s["median"]), help="Half the users ask for this level or less."
+        )
+        c2.metric(
+            "Public users",
+            f"{100 * s['public_share']:.3g}%",
+            help=f"{count_noun(s['n_public'], 'user')} with eps = ∞ (public data).",
+        )
         tau = s["tau"]
         if math.isfinite(tau):
             c1.metric(
-                "tau*", f"{tau:.4g}",
+                "tau*",
+                f"{tau:.4g}",
                 help="Saturation level: ADPM grants every user who asked for eps ≥ tau* "
                 "exactly tau*, more privacy than they asked for, at no cost in accuracy.",
             )
-            c2.metric("Users capped", compact_count(s["n_saturated"]),
-                      help=f"{s['n_saturated']:,} users ({100 * s['n_saturated'] / n:.3g}%) "
-                      "are granted tau* instead of their looser level.")
+            c2.metric(
+                "Users capped",
+                compact_count(s["n_saturated"]),
+                help=f"{s['n_saturated']:,} users ({100 * s['n_saturated'] / n:.3g}%) "
+                "are granted tau* instead of their looser level.",
+            )
         else:
-            c1.metric("tau*", "none", help="No user is capped: the levels are close enough "
-                      "that weights proportional to eps are optimal.")
+            c1.metric(
+                "tau*",
+                "none",
+                help="No user is capped: the levels are close enough "
+                "that weights proportional to eps are optimal.",
+            )
             c2.metric("Users capped", "0")
         if s["n_excluded"]:
             st.caption(f"{s['n_excluded']:,} users with eps = 0 are excluded (data not used).")
@@ -325,7 +346,8 @@ def drop_bad_query_params(limits: dict) -> None:
             dropped.append(f"{key}={shown} ({problem})")
     if dropped:
         st.warning(
-            "The link's value was ignored for " + plain("; ".join(dropped))
+            "The link's value was ignored for "
+            + plain("; ".join(dropped))
             + ". Those controls start at their defaults.",
             icon=":material/link_off:",
         )

@@ -55,8 +55,13 @@ def _bounds(profile: EpsilonProfile) -> dict:
     sol = hdp.adpm(profile)
     h = hdp.lower_bound_H(profile)
     worst = {m: hdp.get_method(m, profile).worst_case_mse for m in BASELINES}
-    return {"upper": sol.worst_case_mse, "f": sol.objective, "H": h,
-            "lower": float(lower_bound_from_H(h)), "worst": worst}
+    return {
+        "upper": sol.worst_case_mse,
+        "f": sol.objective,
+        "H": h,
+        "lower": float(lower_bound_from_H(h)),
+        "worst": worst,
+    }
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -78,14 +83,22 @@ def _guides(profile: EpsilonProfile, mode: str) -> dict:
 
 
 @st.cache_resource(hash_funcs=PROFILE_HASH, max_entries=64, show_spinner=False)
-def _sweep_chart(profile: EpsilonProfile, mode: str, x_title: str, idx: int, show_base: bool,
-                 show_guides: bool, tuned_sd: float | None):
+def _sweep_chart(
+    profile: EpsilonProfile,
+    mode: str,
+    x_title: str,
+    idx: int,
+    show_base: bool,
+    show_guides: bool,
+    tuned_sd: float | None,
+):
     """The sweep figure for one position of the controls, built once and shared by every
     session (never modified): a slider step that comes back to a position costs no rebuild."""
     guides = _guides(profile, mode) if show_guides else None
     tuned = None if tuned_sd is None else (tuned_sd, _tuned_sweep(profile, mode, tuned_sd))
-    return sweep_figure(_sweep(profile, mode), x_title, idx, BASELINES if show_base else (),
-                        guides, tuned=tuned)
+    return sweep_figure(
+        _sweep(profile, mode), x_title, idx, BASELINES if show_base else (), guides, tuned=tuned
+    )
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
@@ -117,20 +130,40 @@ def _u(x: float) -> str:
 # ----------------------------------------------------------------------------- sections
 def _headline(b: dict) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("ADPM worst-case MSE f ∧ 1/4", _g(b["upper"]), help=(
-        "Upper bound (Theorem 2): ADPM's MSE for the worst data in [-0.5, 0.5]. The best "
-        "possible method can do no worse than this."))
-    c2.metric("Lower bound (H ∧ 1/4)/512", _g(b["lower"]), help=(
-        "Theorem 3: no method that grants every user their eps can have a smaller worst-case "
-        "MSE than this."))
+    c1.metric(
+        "ADPM worst-case MSE f ∧ 1/4",
+        _g(b["upper"]),
+        help=(
+            "Upper bound (Theorem 2): ADPM's MSE for the worst data in [-0.5, 0.5]. The best "
+            "possible method can do no worse than this."
+        ),
+    )
+    c2.metric(
+        "Lower bound (H ∧ 1/4)/512",
+        _g(b["lower"]),
+        help=(
+            "Theorem 3: no method that grants every user their eps can have a smaller worst-case "
+            "MSE than this."
+        ),
+    )
     ratio = b["upper"] / b["lower"] if b["lower"] > 0 else math.inf
-    c3.metric("Gap: upper / lower", _g(ratio), help=(
-        "How far apart the two bounds are. Theorem 4 guarantees at most 443 × 512 = 226,816; "
-        "most of it is the loose constant 1/512 of the lower bound."))
+    c3.metric(
+        "Gap: upper / lower",
+        _g(ratio),
+        help=(
+            "How far apart the two bounds are. Theorem 4 guarantees at most 443 × 512 = 226,816; "
+            "most of it is the loose constant 1/512 of the lower bound."
+        ),
+    )
     fh = b["f"] / b["H"] if 0 < b["H"] < math.inf else math.inf
-    c4.metric("f / H", _g(fh) if math.isfinite(b["f"]) else "—", help=(
-        "ADPM's uncapped worst case over H(eps). Theorem 4 proves f/H ≤ 443; the paper's "
-        "experiments suggest it is at most 4."))
+    c4.metric(
+        "f / H",
+        _g(fh) if math.isfinite(b["f"]) else "—",
+        help=(
+            "ADPM's uncapped worst case over H(eps). Theorem 4 proves f/H ≤ 443; the paper's "
+            "experiments suggest it is at most 4."
+        ),
+    )
     st.markdown(
         "The best possible worst-case error lies between the two bounds. Their constants are "
         "loose: the 1/512 comes from the lower-bound argument (Le Cam's method) and the paper "
@@ -143,17 +176,26 @@ def _headline(b: dict) -> None:
 def _glance(b: dict) -> None:
     fig = bounds_glance_figure(b["upper"], b["lower"], min(b["H"], 0.25), b["worst"])
     st.plotly_chart(fig, key="bnd_glance_chart")
-    st.caption("Worst-case MSE for data in [-0.5, 0.5] (log scale; shorter is better). "
-               "No method can go below the lower bound; ADPM is the best affine method.")
+    st.caption(
+        "Worst-case MSE for data in [-0.5, 0.5] (log scale; shorter is better). "
+        "No method can go below the lower bound; ADPM is the best affine method."
+    )
 
 
 def _sweep_section(prof: EpsilonProfile) -> None:
     st.subheader("Sweep: from strict to loose privacy, from few to many users")
-    label = st.radio("Sweep", list(MODES), horizontal=True, key=K_MODE,
-                     bind="query-params", help=(
-                        "Scale: multiply every user's eps by the same factor (smaller = more "
-                        "privacy for everyone). Users: change n, keeping the share of users at "
-                        "each level."))
+    label = st.radio(
+        "Sweep",
+        list(MODES),
+        horizontal=True,
+        key=K_MODE,
+        bind="query-params",
+        help=(
+            "Scale: multiply every user's eps by the same factor (smaller = more "
+            "privacy for everyone). Users: change n, keeping the share of users at "
+            "each level."
+        ),
+    )
     live(_sweep_live, prof, MODES[label])  # a fragment: its controls rerun only it
 
 
@@ -162,52 +204,111 @@ def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
     code under "Reproduce in Python" follows it)."""
     c1, c2, c3 = st.columns([4, 1, 1])
     if mode == "scale":
-        e = c1.slider("Scale factor c (log10)", -3.0, 3.0, 0.0, bviews.SWEEP_STEP, format="10^%.1f",
-                      key=K_SCALE, bind="query-params", help=(
-                          "Every eps is multiplied by c = 10^x. Left: stricter privacy "
-                          "(smaller eps); right: looser. 10^0 is the current profile."))
+        e = c1.slider(
+            "Scale factor c (log10)",
+            -3.0,
+            3.0,
+            0.0,
+            bviews.SWEEP_STEP,
+            format="10^%.1f",
+            key=K_SCALE,
+            bind="query-params",
+            help=(
+                "Every eps is multiplied by c = 10^x. Left: stricter privacy "
+                "(smaller eps); right: looser. 10^0 is the current profile."
+            ),
+        )
         x_title = "scale factor c on every eps (log scale; 1 = current profile)"
     else:
-        e = c1.slider("Number of users (log10 of the factor on n)", -3.0, 3.0, 0.0,
-                      bviews.SWEEP_STEP, format="10^%.1f", key=K_N, bind="query-params", help=(
-                          "n is multiplied by 10^x, keeping each level's share of users. "
-                          "10^0 is the current profile."))
+        e = c1.slider(
+            "Number of users (log10 of the factor on n)",
+            -3.0,
+            3.0,
+            0.0,
+            bviews.SWEEP_STEP,
+            format="10^%.1f",
+            key=K_N,
+            bind="query-params",
+            help=(
+                "n is multiplied by 10^x, keeping each level's share of users. "
+                "10^0 is the current profile."
+            ),
+        )
         x_title = "number of users n (log scale)"
-    show_base = c2.toggle("Baselines", value=True, key=K_BASELINES, bind="query-params",
-                          help="Draw the five baselines' worst-case MSE on the same axes.")
-    show_guides = c3.toggle("Regimes", value=True, key=K_GUIDES, bind="query-params",
-                            help="Dotted guides: ≈ 1/(4n) when privacy is loose and "
-                            "≈ 2/(n·mean eps)² when it is strict.")
+    show_base = c2.toggle(
+        "Baselines",
+        value=True,
+        key=K_BASELINES,
+        bind="query-params",
+        help="Draw the five baselines' worst-case MSE on the same axes.",
+    )
+    show_guides = c3.toggle(
+        "Regimes",
+        value=True,
+        key=K_GUIDES,
+        bind="query-params",
+        help="Dotted guides: ≈ 1/(4n) when privacy is loose and "
+        "≈ 2/(n·mean eps)² when it is strict.",
+    )
     k1, k2 = st.columns([1, 2], vertical_alignment="bottom")
-    known = k1.toggle("Known data spread", key="bnd_tuned", bind="query-params",
-                      help="Beyond the paper: with the data's standard deviation s known, "
-                      "ADPM tuned to it (Algorithm 1 with 8 replaced by 2/s²) has a smaller "
-                      "exact MSE than the worst-case curves.")
-    spread = k2.number_input("Standard deviation s (on [−0.5, 0.5])", min_value=0.001,
-                             max_value=0.5, value=0.2, step=0.01, format="%.3f",
-                             key="bnd_spread", disabled=not known)
+    known = k1.toggle(
+        "Known data spread",
+        key="bnd_tuned",
+        bind="query-params",
+        help="Beyond the paper: with the data's standard deviation s known, "
+        "ADPM tuned to it (Algorithm 1 with 8 replaced by 2/s²) has a smaller "
+        "exact MSE than the worst-case curves.",
+    )
+    spread = k2.number_input(
+        "Standard deviation s (on [−0.5, 0.5])",
+        min_value=0.001,
+        max_value=0.5,
+        value=0.2,
+        step=0.01,
+        format="%.3f",
+        key="bnd_spread",
+        disabled=not known,
+    )
     with st.spinner("Computing the sweep (once per profile)…"):
         sw = _sweep(prof, mode)
         tuned = (float(spread), _tuned_sweep(prof, mode, float(spread))) if known else None
-        idx = int(np.clip(round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP),
-                          0, sw.x.size - 1))
-        fig = _sweep_chart(prof, mode, x_title, idx, bool(show_base), bool(show_guides),
-                           tuned[0] if tuned is not None else None)
+        idx = int(
+            np.clip(
+                round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP), 0, sw.x.size - 1
+            )
+        )
+        fig = _sweep_chart(
+            prof,
+            mode,
+            x_title,
+            idx,
+            bool(show_base),
+            bool(show_guides),
+            tuned[0] if tuned is not None else None,
+        )
     st.plotly_chart(fig, key="bnd_sweep_chart")
     if tuned is not None:
-        st.caption(f"Sky blue: ADPM tuned to s = {tuned[0]:.3g}, its exact MSE when the data's "
-                   f"standard deviation is s ({float(tuned[1][idx]):.3e} at the marker, "
-                   f"against ADPM's worst case {float(sw.upper[idx]):.3e}). It is not a bound: "
-                   "data more spread out than s cost it more.")
-    where = (f"c = {sw.x[idx]:.3g} (every eps × {sw.x[idx]:.3g})" if mode == "scale"
-             else f"n = {int(sw.x[idx]):,} users")
+        st.caption(
+            f"Sky blue: ADPM tuned to s = {tuned[0]:.3g}, its exact MSE when the data's "
+            f"standard deviation is s ({float(tuned[1][idx]):.3e} at the marker, "
+            f"against ADPM's worst case {float(sw.upper[idx]):.3e}). It is not a bound: "
+            "data more spread out than s cost it more."
+        )
+    where = (
+        f"c = {sw.x[idx]:.3g} (every eps × {sw.x[idx]:.3g})"
+        if mode == "scale"
+        else f"n = {int(sw.x[idx]):,} users"
+    )
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("At the marker", where.split(" (")[0], help="The slider's position on the sweep.")
     c2.metric("ADPM worst case", _g(float(sw.upper[idx])))
     c3.metric("Lower bound", _g(float(sw.lower[idx])))
     tau = float(sw.tau[idx])
-    c4.metric("tau* there", _g(tau) if math.isfinite(tau) else "none",
-              help="The saturation level at this point (users asking for more are capped).")
+    c4.metric(
+        "tau* there",
+        _g(tau) if math.isfinite(tau) else "none",
+        help="The saturation level at this point (users asking for more are capped).",
+    )
     best = min(BASELINES, key=lambda m: sw.mse[m][idx])
     st.caption(
         "Left of the bend privacy is strict and noise dominates: the error falls like "
@@ -226,8 +327,11 @@ def _scatter_section(b: dict) -> None:
         cur = (math.log(b["f"]), math.log(b["H"]))
     st.plotly_chart(scatter_figure(sc["ln_f"], sc["ln_H"], sc["n"], cur), key="bnd_scatter_chart")
     c1, c2, c3 = st.columns(3)
-    c1.metric("Largest f/H in the scatter", f"{float(sc['max_ratio']):.3g}",
-              help="Over 500 random unsaturated sequences (n from 1 to 200).")
+    c1.metric(
+        "Largest f/H in the scatter",
+        f"{float(sc['max_ratio']):.3g}",
+        help="Over 500 random unsaturated sequences (n from 1 to 200).",
+    )
     c2.metric("Sequences with f/H > 4", f"{int(sc['n_above_4'])} of {sc['n'].size}")
     c3.metric("Current profile f/H", _g(b["f"] / b["H"]) if cur else "—")
     st.caption(
@@ -246,19 +350,36 @@ def _use_data_range(lo: float, hi: float) -> None:
 def _units_section(prof: EpsilonProfile) -> None:
     st.subheader("Error in your data's units")
     c1, c2, c3 = st.columns([1, 1, 2])
-    lo = c1.number_input("Data range: lowest possible value", value=0.0, step=1000.0,
-                         key=K_LO, bind="query-params", help=(
-                             "The smallest value a user's data can take (e.g. 0 for a salary). "
-                             "The range must be known in advance: it sets the privacy noise."))
-    hi = c2.number_input("highest possible value", value=100_000.0, step=1000.0, key=K_HI,
-                         bind="query-params", help="The largest value a user's data can take.")
+    lo = c1.number_input(
+        "Data range: lowest possible value",
+        value=0.0,
+        step=1000.0,
+        key=K_LO,
+        bind="query-params",
+        help=(
+            "The smallest value a user's data can take (e.g. 0 for a salary). "
+            "The range must be known in advance: it sets the privacy noise."
+        ),
+    )
+    hi = c2.number_input(
+        "highest possible value",
+        value=100_000.0,
+        step=1000.0,
+        key=K_HI,
+        bind="query-params",
+        help="The largest value a user's data can take.",
+    )
     if prof.data is not None and prof.data.size:
         d_lo, d_hi = float(prof.data.min()), float(prof.data.max())
         if d_hi > d_lo:
-            c3.button(f"Use the uploaded data's range ({d_lo:.4g} to {d_hi:.4g})",
-                      key="bnd_use_data_range", on_click=_use_data_range, args=(d_lo, d_hi),
-                      help="Set the range from the values in the uploaded file. Strictly, "
-                      "the range should be fixed before seeing the data.")
+            c3.button(
+                f"Use the uploaded data's range ({d_lo:.4g} to {d_hi:.4g})",
+                key="bnd_use_data_range",
+                on_click=_use_data_range,
+                args=(d_lo, d_hi),
+                help="Set the range from the values in the uploaded file. Strictly, "
+                "the range should be fixed before seeing the data.",
+            )
     try:
         errs = _errors(prof, *check_data_range(lo, hi))
     except (ProfileError, ValueError) as exc:
@@ -266,25 +387,42 @@ def _units_section(prof: EpsilonProfile) -> None:
         return
     a = errs["ADPM"]
     c1, c2, c3 = st.columns(3)
-    c1.metric("ADPM worst-case RMSE", _u(a.rmse), help=(
-        "Root-mean-squared error of one ADPM release, in your units, for the worst data "
-        "distribution on the range (half the values at each end)."))
-    c2.metric("ADPM 95% error: ±", _u(a.half_width), help=(
-        "With 95% probability one release is within this distance of the true mean (worst-case "
-        "data): a normal data part, sd √V·‖w‖₂ with V = 1/4 of the range², plus the Laplace "
-        "noise, combined exactly."))
-    c3.metric("of which Laplace noise scale", _u(a.noise_scale), help=(
-        "The scale of ADPM's Laplace noise in your units (its sd is √2 times this)."))
-    df = pd.DataFrame({
-        "method": list(errs),
-        "worst-case RMSE": [_u(r.rmse) for r in errs.values()],
-        "95% error ±": [_u(r.half_width) for r in errs.values()],
-        "data part sd": [_u(r.data_sd) for r in errs.values()],
-        "Laplace noise scale": [_u(r.noise_scale) for r in errs.values()],
-    })
+    c1.metric(
+        "ADPM worst-case RMSE",
+        _u(a.rmse),
+        help=(
+            "Root-mean-squared error of one ADPM release, in your units, for the worst data "
+            "distribution on the range (half the values at each end)."
+        ),
+    )
+    c2.metric(
+        "ADPM 95% error: ±",
+        _u(a.half_width),
+        help=(
+            "With 95% probability one release is within this distance of the true mean (worst-case "
+            "data): a normal data part, sd √V·‖w‖₂ with V = 1/4 of the range², plus the Laplace "
+            "noise, combined exactly."
+        ),
+    )
+    c3.metric(
+        "of which Laplace noise scale",
+        _u(a.noise_scale),
+        help=("The scale of ADPM's Laplace noise in your units (its sd is √2 times this)."),
+    )
+    df = pd.DataFrame(
+        {
+            "method": list(errs),
+            "worst-case RMSE": [_u(r.rmse) for r in errs.values()],
+            "95% error ±": [_u(r.half_width) for r in errs.values()],
+            "data part sd": [_u(r.data_sd) for r in errs.values()],
+            "Laplace noise scale": [_u(r.noise_scale) for r in errs.values()],
+        }
+    )
     st.dataframe(df, hide_index=True, key="bnd_units_table")
-    st.caption("LDPE and SM are not one weighted mean plus one Laplace noise, so only their "
-               "RMSE is shown. The 95% half-widths treat the data part as normal (many users).")
+    st.caption(
+        "LDPE and SM are not one weighted mean plus one Laplace noise, so only their "
+        "RMSE is shown. The 95% half-widths treat the data part as normal (many users)."
+    )
 
 
 def _reproduce(prof: EpsilonProfile, mode: str) -> None:
@@ -309,11 +447,17 @@ except (ProfileError, ValueError) as exc:
     st.error(f"This profile cannot be analysed: {plain(exc)}")
 else:
     if prof.n_excluded == prof.n:
-        st.warning("Every user has eps = 0: no data may be used, so every method outputs a "
-                   "constant and the worst-case MSE is 1/4. Change the profile on the Profile "
-                   "page.")
-    for section, arg in ((_headline, b), (_glance, b), (_sweep_section, prof),
-                         (_scatter_section, b)):
+        st.warning(
+            "Every user has eps = 0: no data may be used, so every method outputs a "
+            "constant and the worst-case MSE is 1/4. Change the profile on the Profile "
+            "page."
+        )
+    for section, arg in (
+        (_headline, b),
+        (_glance, b),
+        (_sweep_section, prof),
+        (_scatter_section, b),
+    ):
         guarded(section, arg)
     live(_units_section, prof)
     _reproduce(prof, MODES.get(st.session_state.get(K_MODE), "scale"))

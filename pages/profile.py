@@ -91,8 +91,7 @@ def _default_ui() -> dict[str, Any]:
     }
 
 
-@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16,
-               show_spinner=False)
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _figure(profile: EpsilonProfile, tau: float, n_saturated: int):
     """The profile chart (hdp_core.figures.profile), cached on the profile."""
     return profile_figure(profile, tau, n_saturated)
@@ -137,19 +136,38 @@ def _ui_from_spec(spec: Any, prof: EpsilonProfile) -> dict[str, Any]:
     if k == "preset":
         return {"prof_mode": "Preset", "prof_preset": s["name"], "prof_preset_seed": s["seed"]}
     if k == "log_uniform":
-        return {"prof_mode": "Generator", "prof_dist": k, "prof_lu_n": s["n"],
-                "prof_lu_range": (s["lo"], s["hi"]), "prof_lu_seed": s["seed"]}
+        return {
+            "prof_mode": "Generator",
+            "prof_dist": k,
+            "prof_lu_n": s["n"],
+            "prof_lu_range": (s["lo"], s["hi"]),
+            "prof_lu_seed": s["seed"],
+        }
     if k == "two_groups":
-        return {"prof_mode": "Generator", "prof_dist": k, "prof_tg_n": s["n"],
-                "prof_tg_frac": s["frac"], "prof_tg_eps1": s["eps1"], "prof_tg_eps2": s["eps2"]}
+        return {
+            "prof_mode": "Generator",
+            "prof_dist": k,
+            "prof_tg_n": s["n"],
+            "prof_tg_frac": s["frac"],
+            "prof_tg_eps1": s["eps1"],
+            "prof_tg_eps2": s["eps2"],
+        }
     if k == "mixture":
-        return {"prof_mode": "Generator", "prof_dist": k, "prof_mx_n": s["n"],
-                "prof_mx_range": (s["lo"], s["hi"]), "prof_mx_public": s["public"],
-                "prof_mx_seed": s["seed"]}
+        return {
+            "prof_mode": "Generator",
+            "prof_dist": k,
+            "prof_mx_n": s["n"],
+            "prof_mx_range": (s["lo"], s["hi"]),
+            "prof_mx_public": s["public"],
+            "prof_mx_seed": s["seed"],
+        }
     if k == "tiers":
         _rebase_tiers(_rows_from_profile(prof) or DEFAULT_ROWS)
-        return {"prof_mode": "Tiers", "prof_tiers_units": "count",
-                "prof_tiers_total": int(sum(s["counts"]))}
+        return {
+            "prof_mode": "Tiers",
+            "prof_tiers_units": "count",
+            "prof_tiers_total": int(sum(s["counts"])),
+        }
     return {"prof_mode": "Upload"}
 
 
@@ -273,22 +291,39 @@ def _num_or_none(x: Any) -> float | None:
 # the four ways ------------------------------------------------------------------------------
 def _preset_controls(ui: dict) -> dict:
     ui["prof_preset"] = st.selectbox(
-        "Preset", list(PRESETS), format_func=PRESETS.get, **_kw("prof_preset"),
+        "Preset",
+        list(PRESETS),
+        format_func=PRESETS.get,
+        **_kw("prof_preset"),
         help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
         "levels at random (log eps uniform), so the seed picks the draw.",
     )
     random = ui["prof_preset"] in links.RANDOM_PRESETS
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui["prof_preset_seed"] = c1.number_input(
-        "Seed", min_value=0, max_value=links.SEED_MAX, step=1, **_kw("prof_preset_seed"),
+        "Seed",
+        min_value=0,
+        max_value=links.SEED_MAX,
+        step=1,
+        **_kw("prof_preset_seed"),
         disabled=not random,
-        help="Which random draw (same seed = same profile)." if random
+        help="Which random draw (same seed = same profile)."
+        if random
         else "This preset is not random.",
     )
-    c2.button(":material/casino: New draw", key="prof_preset_draw", on_click=_new_draw,
-              args=("prof_preset_seed",), disabled=not random, width="stretch")
-    return {"kind": "preset", "name": ui["prof_preset"],
-            "seed": int(ui["prof_preset_seed"]) if random else 0}
+    c2.button(
+        ":material/casino: New draw",
+        key="prof_preset_draw",
+        on_click=_new_draw,
+        args=("prof_preset_seed",),
+        disabled=not random,
+        width="stretch",
+    )
+    return {
+        "kind": "preset",
+        "name": ui["prof_preset"],
+        "seed": int(ui["prof_preset_seed"]) if random else 0,
+    }
 
 
 def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int | None:
@@ -297,12 +332,14 @@ def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int |
     from 1 to ``max_n``, else an error naming the limit and None (the profile is kept)."""
     if not isinstance(st.session_state.get(key), float):
         st.session_state[key] = float(ui[key])
-    v = st.number_input(label, min_value=1.0, step=100.0, format="%.0f", **_kw(key),
-                        help=help)
+    v = st.number_input(label, min_value=1.0, step=100.0, format="%.0f", **_kw(key), help=help)
     if not (math.isfinite(v) and v == math.floor(v) and 1 <= v <= max_n):
         shown = f"{v:,.0f}" if math.isfinite(v) and abs(v) < 1e21 else f"{v:.4g}"
-        why = (f"{shown} users is more than this generator makes (at most {max_n:,})"
-               if v > max_n else f"{v:g} is not a whole number of users")
+        why = (
+            f"{shown} users is more than this generator makes (at most {max_n:,})"
+            if v > max_n
+            else f"{v:g} is not a whole number of users"
+        )
         st.error(f"{why}. The profile was not changed.", icon=":material/block:")
         return None
     ui[key] = int(v)
@@ -312,17 +349,29 @@ def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int |
 def _seed_input(ui: dict, key: str) -> None:
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     ui[key] = c1.number_input(
-        "Seed", min_value=0, max_value=links.SEED_MAX, step=1, **_kw(key),
+        "Seed",
+        min_value=0,
+        max_value=links.SEED_MAX,
+        step=1,
+        **_kw(key),
         help="Which random draw (same seed = same profile).",
     )
-    c2.button(":material/casino: New draw", key=key + "_draw", on_click=_new_draw, args=(key,),
-              width="stretch")
+    c2.button(
+        ":material/casino: New draw",
+        key=key + "_draw",
+        on_click=_new_draw,
+        args=(key,),
+        width="stretch",
+    )
 
 
 def _range_slider(ui: dict, key: str) -> None:
     lo, hi = ui[key]  # (the widget's own state is not read before it is drawn)
     ui[key] = st.select_slider(
-        "Range of eps (log scale)", options=_options(lo, hi), value=(lo, hi), **_kw(key),
+        "Range of eps (log scale)",
+        options=_options(lo, hi),
+        value=(lo, hi),
+        **_kw(key),
         format_func=lambda x: f"{x:g}",
         help="Levels are drawn so that log(eps) is uniform between these two. " + LEVEL_HELP,
     )
@@ -330,7 +379,11 @@ def _range_slider(ui: dict, key: str) -> None:
 
 def _generator_controls(ui: dict) -> dict | None:
     ui["prof_dist"] = st.radio(
-        "Distribution", list(DISTS), format_func=DISTS.get, **_kw("prof_dist"), horizontal=True,
+        "Distribution",
+        list(DISTS),
+        format_func=DISTS.get,
+        **_kw("prof_dist"),
+        horizontal=True,
         help="Log-uniform: levels spread evenly on a log scale. Two groups: a strict group "
         "and a looser one (the paper's two-group remark). Mixture: log-uniform private users "
         "plus a share of public users.",
@@ -338,55 +391,95 @@ def _generator_controls(ui: dict) -> dict | None:
     d = ui["prof_dist"]
     if d == "log_uniform":
         n = _users_input(
-            ui, "prof_lu_n", links.GEN_MAX_N, "Users n",
+            ui,
+            "prof_lu_n",
+            links.GEN_MAX_N,
+            "Users n",
             help=f"How many users (1 to {links.GEN_MAX_N:,}); each draws its own level.",
         )
         _range_slider(ui, "prof_lu_range")
         _seed_input(ui, "prof_lu_seed")
         lo, hi = ui["prof_lu_range"]
-        return None if n is None else {"kind": d, "n": n, "lo": lo, "hi": hi,
-                                       "seed": int(ui["prof_lu_seed"])}
+        return (
+            None
+            if n is None
+            else {"kind": d, "n": n, "lo": lo, "hi": hi, "seed": int(ui["prof_lu_seed"])}
+        )
     if d == "two_groups":
         n_tg = _users_input(
-            ui, "prof_tg_n", links.TIER_MAX_USERS, "Users n",
+            ui,
+            "prof_tg_n",
+            links.TIER_MAX_USERS,
+            "Users n",
             help=f"Total users in both groups (tiers: n can be huge, up to "
             f"{links.TIER_MAX_USERS:,}).",
         )
         ui["prof_tg_frac"] = st.slider(
-            "Share of users in group 1", min_value=0.0, max_value=1.0, step=0.01,
-            **_kw("prof_tg_frac"), format="%.2f", help="Fraction f of the n users in group 1.",
+            "Share of users in group 1",
+            min_value=0.0,
+            max_value=1.0,
+            step=0.01,
+            **_kw("prof_tg_frac"),
+            format="%.2f",
+            help="Fraction f of the n users in group 1.",
         )
         e1, e2 = ui["prof_tg_eps1"], ui["prof_tg_eps2"]
         ui["prof_tg_eps1"] = st.select_slider(
-            "Group 1 eps (log scale)", options=_options(e1), **_kw("prof_tg_eps1"),
-            format_func=_fmt_level, help=LEVEL_HELP,
+            "Group 1 eps (log scale)",
+            options=_options(e1),
+            **_kw("prof_tg_eps1"),
+            format_func=_fmt_level,
+            help=LEVEL_HELP,
         )
         ui["prof_tg_eps2"] = st.select_slider(
-            "Group 2 eps (log scale; far right = public)", options=_options(e2, public=True),
-            **_kw("prof_tg_eps2"), format_func=_fmt_level, help=LEVEL_HELP,
+            "Group 2 eps (log scale; far right = public)",
+            options=_options(e2, public=True),
+            **_kw("prof_tg_eps2"),
+            format_func=_fmt_level,
+            help=LEVEL_HELP,
         )
         if n_tg is None:
             return None
-        spec = {"kind": d, "n": n_tg, "frac": float(ui["prof_tg_frac"]),
-                "eps1": ui["prof_tg_eps1"], "eps2": ui["prof_tg_eps2"]}
+        spec = {
+            "kind": d,
+            "n": n_tg,
+            "frac": float(ui["prof_tg_frac"]),
+            "eps1": ui["prof_tg_eps1"],
+            "eps2": ui["prof_tg_eps2"],
+        }
         n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
         if 0 < f < 1 and e2 >= e1:  # the paper's two-group remark, on the profile built
             st.caption(explain.two_group_verdict(n, f, e1, e2).text)
         return spec
-    n_mx = _users_input(ui, "prof_mx_n", links.GEN_MAX_N, "Users n",
-                        help=f"How many users (1 to {links.GEN_MAX_N:,}).")
+    n_mx = _users_input(
+        ui,
+        "prof_mx_n",
+        links.GEN_MAX_N,
+        "Users n",
+        help=f"How many users (1 to {links.GEN_MAX_N:,}).",
+    )
     _range_slider(ui, "prof_mx_range")
     ui["prof_mx_public"] = st.slider(
-        "Share of public users (eps = ∞)", min_value=0.0, max_value=1.0, step=0.01,
-        **_kw("prof_mx_public"), format="%.2f",
+        "Share of public users (eps = ∞)",
+        min_value=0.0,
+        max_value=1.0,
+        step=0.01,
+        **_kw("prof_mx_public"),
+        format="%.2f",
         help="This fraction of users is public: their data is used as is.",
     )
     _seed_input(ui, "prof_mx_seed")
     lo, hi = ui["prof_mx_range"]
     if n_mx is None:
         return None
-    return {"kind": d, "n": n_mx, "lo": lo, "hi": hi,
-            "public": float(ui["prof_mx_public"]), "seed": int(ui["prof_mx_seed"])}
+    return {
+        "kind": d,
+        "n": n_mx,
+        "lo": lo,
+        "hi": hi,
+        "public": float(ui["prof_mx_public"]),
+        "seed": int(ui["prof_mx_seed"]),
+    }
 
 
 def _tiers_controls(ui: dict) -> dict | None:
@@ -395,23 +488,29 @@ def _tiers_controls(ui: dict) -> dict | None:
         "more privacy; 0 = the data is not used. Add or delete rows at the table's edge."
     )
     ui["prof_tiers_units"] = st.radio(
-        "Tier sizes as", ["count", "share"], key="prof_tiers_units", horizontal=True,
+        "Tier sizes as",
+        ["count", "share"],
+        key="prof_tiers_units",
+        horizontal=True,
         format_func={"count": "numbers of users", "share": "shares of n (%)"}.get,
         on_change=_on_units,
     )
     units = ui["prof_tiers_units"]
     if units == "share":
         ui["prof_tiers_total"] = st.number_input(
-            "Total users n", min_value=1, max_value=links.TIER_MAX_USERS, step=1000,
-            **_kw("prof_tiers_total"), help="Shares are turned into whole users adding up to n.",
+            "Total users n",
+            min_value=1,
+            max_value=links.TIER_MAX_USERS,
+            step=1000,
+            **_kw("prof_tiers_total"),
+            help="Shares are turned into whole users adding up to n.",
         )
     t = st.session_state[TIERS]
     key = f"prof_tiers_editor_{t['gen']}"
     if key not in st.session_state:  # first show, or back from another page: latest rows
         t["base"] = [dict(r) for r in t["rows"]]
     base = pd.DataFrame(t["base"], columns=["name", "eps", "count", "share"])
-    base = base.astype({"name": "object", "eps": "object", "count": "float64",
-                        "share": "float64"})
+    base = base.astype({"name": "object", "eps": "object", "count": "float64", "share": "float64"})
     edited = st.data_editor(
         base,
         key=key,
@@ -420,18 +519,28 @@ def _tiers_controls(ui: dict) -> dict | None:
         width="stretch",
         column_order=["name", "eps", "count" if units == "count" else "share"],
         column_config={
-            "name": st.column_config.TextColumn("Tier", help="A name (optional).",
-                                                max_chars=40),
+            "name": st.column_config.TextColumn("Tier", help="A name (optional).", max_chars=40),
             "eps": st.column_config.TextColumn(
-                "eps", help="Privacy level: a number like 0.5 or `public` (∞). " + LEVEL_HELP,
-                required=True, max_chars=30),
+                "eps",
+                help="Privacy level: a number like 0.5 or `public` (∞). " + LEVEL_HELP,
+                required=True,
+                max_chars=30,
+            ),
             "count": st.column_config.NumberColumn(
-                "Users", help="How many users choose this tier.", min_value=0,
-                max_value=links.TIER_MAX_USERS, step=1, format="%d"),
+                "Users",
+                help="How many users choose this tier.",
+                min_value=0,
+                max_value=links.TIER_MAX_USERS,
+                step=1,
+                format="%d",
+            ),
             "share": st.column_config.NumberColumn(
-                "Share (%)", help="Share of the n users in this tier (shares are "
-                "rescaled to add up to 100%).", min_value=0.0, max_value=100.0,
-                format="%.4g"),
+                "Share (%)",
+                help="Share of the n users in this tier (shares are rescaled to add up to 100%).",
+                min_value=0.0,
+                max_value=100.0,
+                format="%.4g",
+            ),
         },
     )
     t["rows"] = edited.to_dict("records")
@@ -459,8 +568,13 @@ def _tier_log_slider(t: dict) -> None:
         return
     labels = [f"{i + 1}. {r.get('name') or f'Tier {i + 1}'}" for i, r in enumerate(rows)]
     c1, c2 = st.columns([2, 3], vertical_alignment="bottom")
-    i = c1.selectbox("Tier to slide", range(len(rows)), format_func=labels.__getitem__,
-                     key="prof_tier_pick", help="Pick a tier to set its eps on a log scale.")
+    i = c1.selectbox(
+        "Tier to slide",
+        range(len(rows)),
+        format_func=labels.__getitem__,
+        key="prof_tier_pick",
+        help="Pick a tier to set its eps on a log scale.",
+    )
     i = min(int(i or 0), len(rows) - 1)
     try:
         cur = parse_level(rows[i].get("eps"))
@@ -468,9 +582,14 @@ def _tier_log_slider(t: dict) -> None:
         cur = 1.0
     key = f"prof_tier_eps_{t['gen']}_{i}"
     c2.select_slider(
-        "Its eps on a log scale (far right = public)", options=_options(cur, public=True),
-        value=cur, key=key, format_func=_fmt_level,
-        on_change=_on_tier_slider, args=(i, key), help=LEVEL_HELP,
+        "Its eps on a log scale (far right = public)",
+        options=_options(cur, public=True),
+        value=cur,
+        key=key,
+        format_func=_fmt_level,
+        on_change=_on_tier_slider,
+        args=(i, key),
+        help=LEVEL_HELP,
     )
 
 
@@ -484,19 +603,31 @@ def _upload_controls() -> None:
     )
     f = st.file_uploader(  # (the limit is in the label: a larger file is refused by the
         # browser with only a red mark whose message shows on hover)
-        f"CSV file (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["csv", "tsv", "txt",
-                                                                    "text/csv"],
-        key="prof_upload", max_upload_size=MAX_UPLOAD_BYTES // 2**20,
-        help="Your file is read in this session only. A larger file is refused before it is "
-        "read.",
+        f"CSV file (at most {MAX_UPLOAD_BYTES // 2**20} MB)",
+        type=["csv", "tsv", "txt", "text/csv"],
+        key="prof_upload",
+        max_upload_size=MAX_UPLOAD_BYTES // 2**20,
+        help="Your file is read in this session only. A larger file is refused before it is read.",
     )
     c1, c2 = st.columns(2)
-    c1.download_button("Example: per user", example_csv("values"),
-                       file_name="example_users.csv", mime="text/csv",
-                       key="prof_example_values", on_click="ignore", width="stretch")
-    c2.download_button("Example: tiers", example_csv("tiers"),
-                       file_name="example_tiers.csv", mime="text/csv",
-                       key="prof_example_tiers", on_click="ignore", width="stretch")
+    c1.download_button(
+        "Example: per user",
+        example_csv("values"),
+        file_name="example_users.csv",
+        mime="text/csv",
+        key="prof_example_values",
+        on_click="ignore",
+        width="stretch",
+    )
+    c2.download_button(
+        "Example: tiers",
+        example_csv("tiers"),
+        file_name="example_tiers.csv",
+        mime="text/csv",
+        key="prof_example_tiers",
+        on_click="ignore",
+        width="stretch",
+    )
     if f is not None and f.file_id != up["file_id"]:
         up.update(file_id=f.file_id, name=f.name, error=None)
         try:
@@ -523,8 +654,10 @@ def _upload_controls() -> None:
     elif f is not None:
         st.success(f"Using **{plain(up['name'])}**.", icon=":material/check_circle:")
     elif up.get("profile") is not None and up["profile"].key == get_profile().key:
-        st.success(f"Using **{plain(up['good_name'])}** (uploaded earlier).",
-                   icon=":material/check_circle:")
+        st.success(
+            f"Using **{plain(up['good_name'])}** (uploaded earlier).",
+            icon=":material/check_circle:",
+        )
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None
@@ -544,7 +677,10 @@ st.markdown(
 left, right = st.columns([5, 7], gap="large")
 with left:
     ui["prof_mode"] = st.radio(
-        "Build the profile from", MODES, key="prof_mode", horizontal=True,
+        "Build the profile from",
+        MODES,
+        key="prof_mode",
+        horizontal=True,
         on_change=_on_mode,
         help="Preset: the paper's profiles and worked examples. Generator: draw levels "
         "from a distribution. Tiers: a menu of levels with their users. Upload: your CSV.",
@@ -569,20 +705,31 @@ tau = sol.saturation_level
 
 with right:
     m1, m2, m3 = st.columns(3)
-    m1.metric("tau*", "none" if math.isinf(tau) else f"{tau:.4g}",
-              help="Saturation level: every user who asked for eps ≥ tau* is granted tau* "
-              "(more privacy than asked) at no cost in accuracy.")
-    m2.metric("Users capped", compact_count(sol.n_saturated),
-              help=f"{sol.n_saturated:,} users ({100 * sol.n_saturated / prof.n:.3g}%) are "
-              "granted tau* instead of their looser level.")
-    m3.metric("Worst-case MSE", f"{sol.worst_case_mse:.2e}",
-              help="ADPM's worst-case mean squared error for the mean of data in "
-              f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.")
-    st.plotly_chart(_figure(prof, tau, sol.n_saturated), key="prof_chart",
-                    config={"displaylogo": False})
+    m1.metric(
+        "tau*",
+        "none" if math.isinf(tau) else f"{tau:.4g}",
+        help="Saturation level: every user who asked for eps ≥ tau* is granted tau* "
+        "(more privacy than asked) at no cost in accuracy.",
+    )
+    m2.metric(
+        "Users capped",
+        compact_count(sol.n_saturated),
+        help=f"{sol.n_saturated:,} users ({100 * sol.n_saturated / prof.n:.3g}%) are "
+        "granted tau* instead of their looser level.",
+    )
+    m3.metric(
+        "Worst-case MSE",
+        f"{sol.worst_case_mse:.2e}",
+        help="ADPM's worst-case mean squared error for the mean of data in "
+        f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.",
+    )
+    st.plotly_chart(
+        _figure(prof, tau, sol.n_saturated), key="prof_chart", config={"displaylogo": False}
+    )
     st.caption(explain.saturation_caption(prof))
     if prof.is_tiered and st.button(
-        "Open these tiers in the Tier designer", key="prof_to_designer",
+        "Open these tiers in the Tier designer",
+        key="prof_to_designer",
         help="Carry this tiers profile into the Tier designer (its menu is replaced).",
     ):
         st.session_state["td_from_profile"] = True
@@ -611,9 +758,15 @@ with s1:
         st.caption("The link (also in the address bar) reopens this exact profile.")
 with s2:
     st.download_button(
-        "⬇️ Download profile (CSV)", data=prof.to_csv, file_name="privacy_profile.csv",
-        mime="text/csv", key="prof_download", on_click="ignore", width="stretch",
+        "⬇️ Download profile (CSV)",
+        data=prof.to_csv,
+        file_name="privacy_profile.csv",
+        mime="text/csv",
+        key="prof_download",
+        on_click="ignore",
+        width="stretch",
         help="eps per user (with value if the file had one), or name, eps and count per tier.",
     )
-    st.caption(f"{count_noun(prof.n, 'user')}, "
-               f"{'tiers' if prof.is_tiered else 'one row per user'}.")
+    st.caption(
+        f"{count_noun(prof.n, 'user')}, {'tiers' if prof.is_tiered else 'one row per user'}."
+    )

@@ -54,8 +54,9 @@ def _eps(x: float) -> str:
 def _load(up) -> None:
     data = up.getvalue()
     if len(data) > MAX_UPLOAD_BYTES:
-        raise ReleaseError(f"the file has {len(data) / 2**20:.1f} MB; at most "
-                           f"{MAX_UPLOAD_BYTES // 2**20} MB")
+        raise ReleaseError(
+            f"the file has {len(data) / 2**20:.1f} MB; at most {MAX_UPLOAD_BYTES // 2**20} MB"
+        )
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     cur = st.session_state[TABLE]
     if cur is not None and cur[0] == digest:
@@ -63,8 +64,9 @@ def _load(up) -> None:
     try:
         df = pd.read_csv(io.BytesIO(data))
     except Exception as exc:  # pandas raises many kinds
-        raise ReleaseError(f"the file could not be read as CSV ({str(exc).splitlines()[0]})")\
-            from None
+        raise ReleaseError(
+            f"the file could not be read as CSV ({str(exc).splitlines()[0]})"
+        ) from None
     if df.shape[1] < 2:
         raise ReleaseError("the table needs at least two columns: a value and an eps column")
     st.session_state[TABLE] = (digest, up.name, df)
@@ -73,14 +75,16 @@ def _load(up) -> None:
 
 def _upload_section() -> None:
     up = st.file_uploader(
-        "Your table (CSV, one row per user)", type=["csv"], key=K_UPLOAD,
+        "Your table (CSV, one row per user)",
+        type=["csv"],
+        key=K_UPLOAD,
         help="Needs a column of values (e.g. a salary) and a column eps with the privacy level "
         "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy). The "
-        "file stays in this browser session only: it is never shown, stored or put in a link.")
+        "file stays in this browser session only: it is never shown, stored or put in a link.",
+    )
     if up is None:
         st.session_state[TABLE] = None
-        st.info("Upload a CSV to start. Example columns: `value,eps` with rows like "
-                "`52000,0.5`.")
+        st.info("Upload a CSV to start. Example columns: `value,eps` with rows like `52000,0.5`.")
         return
     _load(up)
 
@@ -96,31 +100,70 @@ def _guess(cols: list[str], names: tuple[str, ...], fallback: int) -> int:
 def _settings(df: pd.DataFrame) -> dict:
     cols = [str(c) for c in df.columns]
     c1, c2 = st.columns(2)
-    value = c1.selectbox("Value column", cols, index=_guess(cols, ("value", "x", "data"), 0),
-                         key=K_VALUE, help="The numbers whose mean you want to release.")
-    eps = c2.selectbox("Privacy-level column (eps)", cols,
-                       index=_guess(cols, ("eps", "epsilon"), 1), key=K_EPS,
-                       help="Each user's privacy level: smaller = more privacy.")
+    value = c1.selectbox(
+        "Value column",
+        cols,
+        index=_guess(cols, ("value", "x", "data"), 0),
+        key=K_VALUE,
+        help="The numbers whose mean you want to release.",
+    )
+    eps = c2.selectbox(
+        "Privacy-level column (eps)",
+        cols,
+        index=_guess(cols, ("eps", "epsilon"), 1),
+        key=K_EPS,
+        help="Each user's privacy level: smaller = more privacy.",
+    )
     c1, c2, c3 = st.columns(3)
-    lo = c1.number_input("Lowest possible value", value=None, step=1.0, key=K_LO,
-                         placeholder="e.g. 0", help=(
-        "The public range must be fixed in advance from what you know about the data (not read "
-        "off this table). Values outside it are clamped to it (by design)."))
-    hi = c2.number_input("Highest possible value", value=None, step=1.0, key=K_HI,
-                         placeholder="e.g. 500",
-                         help="Together with the lowest value this sets the privacy noise.")
-    unit = c3.text_input("Unit (for display)", value="", key=K_UNIT, max_chars=20,
-                         help="E.g. EUR, ms, kg. Only used to label numbers.")
+    lo = c1.number_input(
+        "Lowest possible value",
+        value=None,
+        step=1.0,
+        key=K_LO,
+        placeholder="e.g. 0",
+        help=(
+            "The public range must be fixed in advance from what you know about the data (not read "
+            "off this table). Values outside it are clamped to it (by design)."
+        ),
+    )
+    hi = c2.number_input(
+        "Highest possible value",
+        value=None,
+        step=1.0,
+        key=K_HI,
+        placeholder="e.g. 500",
+        help="Together with the lowest value this sets the privacy noise.",
+    )
+    unit = c3.text_input(
+        "Unit (for display)",
+        value="",
+        key=K_UNIT,
+        max_chars=20,
+        help="E.g. EUR, ms, kg. Only used to label numbers.",
+    )
     if lo is None or hi is None:
         raise _RangeMissing
     sd = None
-    if st.toggle("I know the data's standard deviation (a public assumption)", key=K_USE_SD,
-                 help="Tunes ADPM to a declared spread. It must come from outside the data "
-                 "(never estimated from this table); off = worst case."):
-        sd = st.number_input("Declared standard deviation (data units)", min_value=0.0,
-                             value=max((hi - lo) / 4, 0.0), key=K_SD)
-    return {"value": value, "eps": eps, "lo": float(lo), "hi": float(hi), "unit": unit,
-            "data_sd": sd}
+    if st.toggle(
+        "I know the data's standard deviation (a public assumption)",
+        key=K_USE_SD,
+        help="Tunes ADPM to a declared spread. It must come from outside the data "
+        "(never estimated from this table); off = worst case.",
+    ):
+        sd = st.number_input(
+            "Declared standard deviation (data units)",
+            min_value=0.0,
+            value=max((hi - lo) / 4, 0.0),
+            key=K_SD,
+        )
+    return {
+        "value": value,
+        "eps": eps,
+        "lo": float(lo),
+        "hi": float(hi),
+        "unit": unit,
+        "data_sd": sd,
+    }
 
 
 class _RangeMissing(Exception):
@@ -132,29 +175,44 @@ def _preview(df: pd.DataFrame, s: dict) -> None:
     lv, ct = level_counts(df, s["eps"])
     pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
     t = pv.tiers
-    show = pd.DataFrame({
-        "requested eps": [_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
-        "users": t["users"],
-        "granted eps": [_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
-        "share of the weight": [f"{100 * w:.3g}%" for w in t["weight_share"]],
-    })
+    show = pd.DataFrame(
+        {
+            "requested eps": [_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
+            "users": t["users"],
+            "granted eps": [_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
+            "share of the weight": [f"{100 * w:.3g}%" for w in t["weight_share"]],
+        }
+    )
     if len(show) > 200:
         st.caption(f"{len(show):,} distinct levels: showing the 200 strictest.")
         show = show.head(200)
     st.dataframe(show, hide_index=True, key="rel_preview_table")
     c1, c2, c3 = st.columns(3)
     tau = pv.saturation_level
-    c1.metric("tau* (saturation level)", "none" if math.isinf(tau) else f"{tau:.4g}",
-              help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
-              "at no cost in accuracy.")
-    c2.metric("Expected 95% error: ±", _fmt(pv.half_width95, s["unit"]), help=(
-        "With 95% probability the released mean is within this distance of the true mean of "
-        "the clamped values (worst-case or declared spread, and the exact privacy noise)."))
-    c3.metric("Privacy noise scale", _fmt(pv.noise_scale, s["unit"]),
-              help="Scale of the Laplace noise added to the weighted mean.")
+    c1.metric(
+        "tau* (saturation level)",
+        "none" if math.isinf(tau) else f"{tau:.4g}",
+        help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
+        "at no cost in accuracy.",
+    )
+    c2.metric(
+        "Expected 95% error: ±",
+        _fmt(pv.half_width95, s["unit"]),
+        help=(
+            "With 95% probability the released mean is within this distance of the true mean of "
+            "the clamped values (worst-case or declared spread, and the exact privacy noise)."
+        ),
+    )
+    c3.metric(
+        "Privacy noise scale",
+        _fmt(pv.noise_scale, s["unit"]),
+        help="Scale of the Laplace noise added to the weighted mean.",
+    )
     if pv.outputs_midrange:
-        st.warning("With these levels the noise would swamp the answer: the release will be "
-                   "the middle of the range, which uses no data.")
+        st.warning(
+            "With these levels the noise would swamp the answer: the release will be "
+            "the middle of the range, which uses no data."
+        )
 
 
 def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str) -> None:
@@ -163,19 +221,29 @@ def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str) -> None:
     ok = True
     if again:
         times = "once" if len(again) == 1 else f"{len(again)} times"
-        st.warning(f"This table has been released {times} in this session. Releasing it again "
-                   "spends every user's eps again: their total privacy loss adds up.",
-                   icon=":material/warning:")
+        st.warning(
+            f"This table has been released {times} in this session. Releasing it again "
+            "spends every user's eps again: their total privacy loss adds up.",
+            icon=":material/warning:",
+        )
         ok = st.checkbox("I understand: release again", key=K_CONFIRM)
     if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
-        rel = release_mean(df, value=s["value"], eps=s["eps"], lo=s["lo"], hi=s["hi"],
-                           data_sd=s["data_sd"])
+        rel = release_mean(
+            df, value=s["value"], eps=s["eps"], lo=s["lo"], hi=s["hi"], data_sd=s["data_sd"]
+        )
         st.session_state[LAST] = (rel, s["unit"])
-        st.session_state[LEDGER].append({
-            "table": digest, "file": name, "time": time.strftime("%H:%M:%S"),
-            "value column": s["value"], "range": f"[{s['lo']:g}, {s['hi']:g}]",
-            "estimate": rel.estimate, "± 95%": rel.half_width95, "users": rel.n_users,
-        })
+        st.session_state[LEDGER].append(
+            {
+                "table": digest,
+                "file": name,
+                "time": time.strftime("%H:%M:%S"),
+                "value column": s["value"],
+                "range": f"[{s['lo']:g}, {s['hi']:g}]",
+                "estimate": rel.estimate,
+                "± 95%": rel.half_width95,
+                "users": rel.n_users,
+            }
+        )
         st.rerun()
 
 
@@ -187,24 +255,41 @@ def _last_section() -> None:
     st.success("Released. Only the number below and the receipt are private-safe to share.")
     c1, c2, c3 = st.columns(3)
     c1.metric("Private mean", _fmt(rel.estimate, unit))
-    c2.metric("± 95%", _fmt(rel.half_width95, unit),
-              help="From the public noise law and the worst-case or declared spread.")
-    c3.metric("Users used", f"{rel.n_users:,}",
-              help=f"{rel.n_excluded:,} users with eps = 0 were not used.")
+    c2.metric(
+        "± 95%",
+        _fmt(rel.half_width95, unit),
+        help="From the public noise law and the worst-case or declared spread.",
+    )
+    c3.metric(
+        "Users used",
+        f"{rel.n_users:,}",
+        help=f"{rel.n_excluded:,} users with eps = 0 were not used.",
+    )
     for note in rel.notes:
         st.caption(plain(note))
-    st.markdown("**Privacy receipt** of this release (loss = OpenDP's privacy map at one user's "
-                "sensitivity; each loss is at most the level asked for; the losses of several "
-                "releases of the same table add up)")
+    st.markdown(
+        "**Privacy receipt** of this release (loss = OpenDP's privacy map at one user's "
+        "sensitivity; each loss is at most the level asked for; the losses of several "
+        "releases of the same table add up)"
+    )
     t = rel.tiers
-    st.dataframe(pd.DataFrame({
-        "requested eps": [_eps(x) for x in t["eps"]], "users": t["users"],
-        "granted eps": [_eps(x) for x in t["granted_eps"]],
-        "privacy loss": [_eps(x) for x in t["privacy_loss"]],
-    }), hide_index=True, key="rel_receipt_table")
-    st.caption(f"Noise: Laplace, scale {_fmt(rel.noise_scale, unit)} (OpenDP). Plan: "
-               f"{rel.plan}. Rounding bound added to every sensitivity: "
-               f"{rel.rounding_bound:.3g}.")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "requested eps": [_eps(x) for x in t["eps"]],
+                "users": t["users"],
+                "granted eps": [_eps(x) for x in t["granted_eps"]],
+                "privacy loss": [_eps(x) for x in t["privacy_loss"]],
+            }
+        ),
+        hide_index=True,
+        key="rel_receipt_table",
+    )
+    st.caption(
+        f"Noise: Laplace, scale {_fmt(rel.noise_scale, unit)} (OpenDP). Plan: "
+        f"{rel.plan}. Rounding bound added to every sensitivity: "
+        f"{rel.rounding_bound:.3g}."
+    )
 
 
 def _ledger_section() -> None:
@@ -233,8 +318,10 @@ if table is not None:
     try:
         settings = _settings(df)
     except _RangeMissing:
-        st.info("Set the lowest and highest possible values first: the public range of the "
-                "data, from what you know about it (not read off the table).")
+        st.info(
+            "Set the lowest and highest possible values first: the public range of the "
+            "data, from what you know about it (not read off the table)."
+        )
     except (ReleaseError, ValueError) as exc:
         st.error(f"Check the settings: {plain(exc)}")
     else:

@@ -84,26 +84,51 @@ def _eps(x: float) -> str:
 def _metrics(fp: sat.FreePrivacy) -> None:
     c1, c2, c3, c4 = st.columns(4)
     if math.isfinite(fp.tau):
-        c1.metric("Saturation level tau*", f"{fp.tau:.4g}", help=(
-            "Every user who asked for eps ≥ tau* is granted exactly tau*: more privacy than "
-            "they asked for (smaller eps = more privacy), at no cost in accuracy."))
+        c1.metric(
+            "Saturation level tau*",
+            f"{fp.tau:.4g}",
+            help=(
+                "Every user who asked for eps ≥ tau* is granted exactly tau*: more privacy than "
+                "they asked for (smaller eps = more privacy), at no cost in accuracy."
+            ),
+        )
     else:
-        c1.metric("Saturation level tau*", "none", help=(
-            "Nobody is capped: the levels are close enough that weights proportional to eps "
-            "are optimal, so every user gets exactly what they asked for."))
-    c2.metric("Users capped at tau*", f"{fp.n_saturated:,}",
-              f"{100 * fp.saturated_share:.3g}% of users", delta_color="off", delta_arrow="off",
-              help="Saturated users: they asked for a looser level than tau* and get tau*.")
+        c1.metric(
+            "Saturation level tau*",
+            "none",
+            help=(
+                "Nobody is capped: the levels are close enough that weights proportional to eps "
+                "are optimal, so every user gets exactly what they asked for."
+            ),
+        )
+    c2.metric(
+        "Users capped at tau*",
+        f"{fp.n_saturated:,}",
+        f"{100 * fp.saturated_share:.3g}% of users",
+        delta_color="off",
+        delta_arrow="off",
+        help="Saturated users: they asked for a looser level than tau* and get tau*.",
+    )
     if fp.n_saturated:
-        c3.metric("They asked for (median)", _eps(fp.requested_median),
-                  f"smallest {_eps(fp.requested_min)}", delta_color="off", delta_arrow="off",
-                  help="The median privacy level the capped users asked for "
-                  "('public' = they asked for no privacy at all).")
+        c3.metric(
+            "They asked for (median)",
+            _eps(fp.requested_median),
+            f"smallest {_eps(fp.requested_min)}",
+            delta_color="off",
+            delta_arrow="off",
+            help="The median privacy level the capped users asked for "
+            "('public' = they asked for no privacy at all).",
+        )
         gain = "∞ (public → tau*)" if math.isinf(fp.gain) else f"{fp.gain:.3g}×"
-        c4.metric("They get", f"{fp.tau:.4g}", f"{gain} stricter", delta_color="off",
-                  delta_arrow="off",
-                  help="What the median capped user gets: tau*, this many times smaller "
-                  "(stricter) than what they asked for, for free.")
+        c4.metric(
+            "They get",
+            f"{fp.tau:.4g}",
+            f"{gain} stricter",
+            delta_color="off",
+            delta_arrow="off",
+            help="What the median capped user gets: tau*, this many times smaller "
+            "(stricter) than what they asked for, for free.",
+        )
     else:
         c3.metric("They asked for (median)", "—", help="No user is capped.")
         c4.metric("They get", "—", help="No user is capped.")
@@ -121,22 +146,30 @@ def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
             f"them **tau\\* = {fp.tau:.4g}**, stricter than they asked, at no cost in accuracy."
         )
     elif curve.n_usable and not math.isfinite(fp.tau) and fp.n_public == fp.n_usable:
-        st.markdown("Every usable user is public: ADPM is the plain sample mean, nobody is "
-                    "capped and there is no noise.")
+        st.markdown(
+            "Every usable user is public: ADPM is the plain sample mean, nobody is "
+            "capped and there is no noise."
+        )
     else:
-        st.markdown("Nobody is capped: the levels are close together, so weights proportional "
-                    "to eps are optimal and every user gets exactly what they asked for.")
+        st.markdown(
+            "Nobody is capped: the levels are close together, so weights proportional "
+            "to eps are optimal and every user gets exactly what they asked for."
+        )
     notes = []
     if curve.per_tier:
         notes.append("Each tier is drawn as a flat segment over its users.")
     if curve.downsampled:
-        notes.append(f"{curve.rank_start.size:,} of {curve.n_usable:,} users are drawn "
-                     "(evenly in rank and in eps; the saturation point is exact).")
+        notes.append(
+            f"{curve.rank_start.size:,} of {curve.n_usable:,} users are drawn "
+            "(evenly in rank and in eps; the saturation point is exact)."
+        )
     if fp.n_public:
         notes.append("Public users (eps = ∞) are drawn on the line at the top.")
     if curve.n_excluded:
-        notes.append(f"{curve.n_excluded:,} users with eps = 0 are not drawn: their data is "
-                     "not used (weight 0).")
+        notes.append(
+            f"{curve.n_excluded:,} users with eps = 0 are not drawn: their data is "
+            "not used (weight 0)."
+        )
     if notes:
         st.caption(" ".join(notes))
 
@@ -149,11 +182,18 @@ def _tau_spread(profile: EpsilonProfile) -> tuple:
 def _spread_section(prof: EpsilonProfile) -> None:
     """tau* of ADPM tuned to an assumed data spread (issue 14; beyond the paper)."""
     st.subheader("Saturation against the assumed spread of the data")
-    s = st.number_input("Assumed standard deviation s (on [−0.5, 0.5])", min_value=0.001,
-                        max_value=0.5, value=0.2, step=0.01, format="%.3f",
-                        key="sat_spread", help="ADPM assumes the worst case, s = 0.5. Tuned "
-                        "to a smaller known spread (Algorithm 1 with 8 replaced by 2/s²), it "
-                        "caps later.")
+    s = st.number_input(
+        "Assumed standard deviation s (on [−0.5, 0.5])",
+        min_value=0.001,
+        max_value=0.5,
+        value=0.2,
+        step=0.01,
+        format="%.3f",
+        key="sat_spread",
+        help="ADPM assumes the worst case, s = 0.5. Tuned "
+        "to a smaller known spread (Algorithm 1 with 8 replaced by 2/s²), it "
+        "caps later.",
+    )
     spreads, tau = _tau_spread(prof)
     st.plotly_chart(tau_spread_figure(spreads, tau, float(s)), key="sat_spread_chart")
     st.markdown(tview.saturation_spread_sentence(prof, float(s)))
@@ -161,8 +201,11 @@ def _spread_section(prof: EpsilonProfile) -> None:
 
 def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePrivacy) -> None:
     st.subheader("Free privacy, group by group")
-    what = {"tier": "one row per tier", "level": "one row per distinct level",
-            "bin": "levels grouped into bins on a log scale (split at tau*)"}[grouping]
+    what = {
+        "tier": "one row per tier",
+        "level": "one row per distinct level",
+        "bin": "levels grouped into bins on a log scale (split at tau*)",
+    }[grouping]
     st.caption(
         f"{what.capitalize()}. 'Weight of one user' is that user's share of the estimate; "
         "'share of total weight' sums to 1 over all users. A saturated group is granted "
@@ -174,17 +217,30 @@ def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePriv
             f"hold {100 * fp.weight_share:.3g}% of the total weight and each gets tau* = "
             f"{fp.tau:.4g} instead of the looser level they asked for."
         )
-    fmt = {c: st.column_config.NumberColumn(c, format="%.4g") for c in df.columns
-           if c.startswith(("requested", "granted"))}
-    fmt.update({c: st.column_config.NumberColumn(c, format="%.3e") for c in df.columns
-                if c.startswith("weight")})
+    fmt = {
+        c: st.column_config.NumberColumn(c, format="%.4g")
+        for c in df.columns
+        if c.startswith(("requested", "granted"))
+    }
+    fmt.update(
+        {
+            c: st.column_config.NumberColumn(c, format="%.3e")
+            for c in df.columns
+            if c.startswith("weight")
+        }
+    )
     fmt["share of total weight"] = st.column_config.NumberColumn(
-        "share of total weight", format="percent")
+        "share of total weight", format="percent"
+    )
     fmt["users"] = st.column_config.NumberColumn("users", format="localized")
     st.dataframe(df, hide_index=True, column_config=fmt, key="sat_table")
     st.download_button(
-        "Download this table (CSV)", csv, file_name="free_privacy.csv", mime="text/csv",
-        key="sat_table_csv", help="The table above as a CSV file (inf = public).",
+        "Download this table (CSV)",
+        csv,
+        file_name="free_privacy.csv",
+        mime="text/csv",
+        key="sat_table_csv",
+        help="The table above as a CSV file (inf = public).",
         on_click="ignore",
     )
 
@@ -194,8 +250,11 @@ def _phase_section(prof: EpsilonProfile) -> None:
     point = sat.two_level_point(cached_adpm(prof))
     # the controls start from the current profile, and follow it whenever it changes
     if point is not None:
-        seed = (int(point.n), float(min(max(round(point.frac, 2), 0.01), 1.0)),
-                float(min(max(point.eps1, 1e-6), 1e6)))
+        seed = (
+            int(point.n),
+            float(min(max(round(point.frac, 2), 0.01), 1.0)),
+            float(min(max(point.eps1, 1e-6), 1e6)),
+        )
     else:
         seed = (int(max(prof.n, 1)), 0.5, 0.1)
     changed = st.session_state.get(K_PHASE_FOR) != prof.key
@@ -209,13 +268,31 @@ def _phase_section(prof: EpsilonProfile) -> None:
         "weights proportional to eps are optimal."
     )
     c1, c2, c3 = st.columns(3)
-    n = c1.number_input("Users n", min_value=1, max_value=10**15, step=100, key=K_PHASE_N,
-                        help="Total number of users in the two groups.")
-    f = c2.slider("Share f of users in the stricter group", 0.01, 1.0, step=0.01,
-                  key=K_PHASE_F, help="The fraction of the n users who ask for eps1.")
-    e1 = c3.number_input("eps1 (stricter group)", min_value=1e-6, max_value=1e6,
-                         step=0.01, format="%.4g", key=K_PHASE_E1,
-                         help="The stricter group's privacy level (smaller eps = more privacy).")
+    n = c1.number_input(
+        "Users n",
+        min_value=1,
+        max_value=10**15,
+        step=100,
+        key=K_PHASE_N,
+        help="Total number of users in the two groups.",
+    )
+    f = c2.slider(
+        "Share f of users in the stricter group",
+        0.01,
+        1.0,
+        step=0.01,
+        key=K_PHASE_F,
+        help="The fraction of the n users who ask for eps1.",
+    )
+    e1 = c3.number_input(
+        "eps1 (stricter group)",
+        min_value=1e-6,
+        max_value=1e6,
+        step=0.01,
+        format="%.4g",
+        key=K_PHASE_E1,
+        help="The stricter group's privacy level (smaller eps = more privacy).",
+    )
     try:
         e1s, bound = _boundary(float(n), float(f))
         thr = float(sat.phase_boundary(float(n), float(f), [float(e1)])[1][0])
@@ -223,24 +300,29 @@ def _phase_section(prof: EpsilonProfile) -> None:
         st.error(plain(e))
         return
     c1, c2 = st.columns([1, 2])
-    c1.metric("The looser group saturates from eps2 =", f"{thr:.4g}",
-              help="With these n, f and eps1, any looser level eps2 at or above this is "
-              "capped at it: asking for less privacy (even public) changes nothing.")
+    c1.metric(
+        "The looser group saturates from eps2 =",
+        f"{thr:.4g}",
+        help="With these n, f and eps1, any looser level eps2 at or above this is "
+        "capped at it: asking for less privacy (even public) changes nothing.",
+    )
     if point is not None:
         pub = math.isinf(point.eps2)
         c2.markdown(
             f"The current profile has two groups: {100 * point.frac:.3g}% of {point.n:,} users "
             f"at eps1 = {point.eps1:.4g} and the rest at eps2 = {_eps(point.eps2)}; its own "
             f"boundary is {point.threshold:.4g}, so it is **"
-            + ("saturated" if point.saturated else "unsaturated") + "**"
+            + ("saturated" if point.saturated else "unsaturated")
+            + "**"
             + (" (public users always saturate)." if pub else ".")
         )
     else:
-        c2.caption("The current profile does not have exactly two distinct positive levels, "
-                   "so it is not drawn here; build a two-group profile on the Profile page to "
-                   "see its point.")
-    st.plotly_chart(phase_figure(e1s, bound, float(n), float(f), point),
-                    key="sat_phase_chart")
+        c2.caption(
+            "The current profile does not have exactly two distinct positive levels, "
+            "so it is not drawn here; build a two-group profile on the Profile page to "
+            "see its point."
+        )
+    st.plotly_chart(phase_figure(e1s, bound, float(n), float(f), point), key="sat_phase_chart")
 
 
 def _step(delta: int, top: int) -> None:
@@ -252,47 +334,83 @@ def _trace_section(prof: EpsilonProfile) -> None:
     small = prof.n <= TRACE_MAX
     if small:
         use_example = st.toggle(
-            "Use the 50-user teaching example instead of the current profile", key=K_EXAMPLE,
-            bind="query-params", help="A 50-user example (levels 0.2 to 8 and three public "
-            "users) in the spirit of the paper's r-versus-eps figure.")
+            "Use the 50-user teaching example instead of the current profile",
+            key=K_EXAMPLE,
+            bind="query-params",
+            help="A 50-user example (levels 0.2 to 8 and three public "
+            "users) in the spirit of the paper's r-versus-eps figure.",
+        )
     else:
         use_example = True
-        st.caption(f"The walk-through is for profiles of at most {TRACE_MAX} users; the "
-                   f"current one has {prof.n:,}, so here is a 50-user teaching example (levels "
-                   "0.2 to 8 and three public users).")
+        st.caption(
+            f"The walk-through is for profiles of at most {TRACE_MAX} users; the "
+            f"current one has {prof.n:,}, so here is a 50-user teaching example (levels "
+            "0.2 to 8 and three public users)."
+        )
     src = sat.teaching_example() if use_example else prof
     trace = _trace(src)
     m = int(trace.eps.size)
     if m == 0:
-        st.info("Every user has eps = 0: no data may be used, so there is nothing to walk "
-                "through (ADPM outputs 0).")
+        st.info(
+            "Every user has eps = 0: no data may be used, so there is nothing to walk "
+            "through (ADPM outputs 0)."
+        )
         return
     st.markdown(sat.TRACE_INTRO)
     if m > 1:
         if K_STEP in st.session_state:  # keep the step inside a (possibly smaller) profile
             st.session_state[K_STEP] = int(min(max(st.session_state[K_STEP], 1), m))
-        step = st.slider("Step k", 1, m, key=K_STEP, bind="query-params",
-                         help="How many users Algorithm 1 has processed so far.")
+        step = st.slider(
+            "Step k",
+            1,
+            m,
+            key=K_STEP,
+            bind="query-params",
+            help="How many users Algorithm 1 has processed so far.",
+        )
         step = int(min(max(step, 1), m))
         # buttons in their own wide columns: at 1024 px (a projector) the labels stay whole
         c1, c2, _ = st.columns([1, 1, 2])
-        c1.button("◀ Previous", key="sat_trace_prev", on_click=_step, args=(-1, m),
-                  help="Go back one step.", disabled=step <= 1, width="stretch")
-        c2.button("Next ▶", key="sat_trace_next", on_click=_step, args=(1, m),
-                  help="Run the next step of the recursion.", disabled=step >= m,
-                  width="stretch")
+        c1.button(
+            "◀ Previous",
+            key="sat_trace_prev",
+            on_click=_step,
+            args=(-1, m),
+            help="Go back one step.",
+            disabled=step <= 1,
+            width="stretch",
+        )
+        c2.button(
+            "Next ▶",
+            key="sat_trace_next",
+            on_click=_step,
+            args=(1, m),
+            help="Run the next step of the recursion.",
+            disabled=step >= m,
+            width="stretch",
+        )
     else:
         step = 1
     st.info(sat.trace_step_text(trace, int(step)))
     if trace.n_excluded:
-        st.caption(f"{count_noun(trace.n_excluded, 'user')} with eps = 0 left out before the "
-                   "recursion starts (their data is not used).")
+        st.caption(
+            f"{count_noun(trace.n_excluded, 'user')} with eps = 0 left out before the "
+            "recursion starts (their data is not used)."
+        )
     st.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
     table = pd.DataFrame(sat.trace_table(trace, int(step)))
     st.caption("Latest step first: the top row is the user just processed.")
-    st.dataframe(table, hide_index=True, key="sat_trace_table", width="stretch",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.4g")
-                                for c in table.columns if c not in ("step k", "saturated")})
+    st.dataframe(
+        table,
+        hide_index=True,
+        key="sat_trace_table",
+        width="stretch",
+        column_config={
+            c: st.column_config.NumberColumn(c, format="%.4g")
+            for c in table.columns
+            if c not in ("step k", "saturated")
+        },
+    )
 
 
 def _reproduce(prof: EpsilonProfile) -> None:
@@ -319,14 +437,17 @@ except (ProfileError, ValueError) as exc:
     st.error(f"This profile cannot be analysed: {plain(exc)}")
 else:
     if fp.n_usable == 0:
-        st.warning("Every user has eps = 0: no data may be used, so ADPM outputs 0 and there "
-                   "is no saturation to show. Change the profile on the Profile page.")
+        st.warning(
+            "Every user has eps = 0: no data may be used, so ADPM outputs 0 and there "
+            "is no saturation to show. Change the profile on the Profile page."
+        )
     else:
         if fp.outputs_zero:
             st.warning(
                 "ADPM's worst-case error bound f(r) exceeds 1/4 for this profile, so ADPM "
                 "outputs 0 instead of using the data; the levels below are what its weights "
-                "would grant.")
+                "would grant."
+            )
         guarded(_metrics, fp)
         guarded(_curve_section, prof, fp)
         guarded(_table_section, df, csv, grouping, fp)

@@ -39,12 +39,17 @@ from hdp_core.views.limits import Limit, check_data_range
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget below)
-    "sim_a": Limit(0.05, 1000.0), "sim_b": Limit(0.05, 1000.0), "sim_p": Limit(0.0, 1.0),
+    "sim_a": Limit(0.05, 1000.0),
+    "sim_b": Limit(0.05, 1000.0),
+    "sim_p": Limit(0.0, 1.0),
     "sim_trials": Limit(simview.MIN_TRIALS, 200_000, integer=True),
     "sim_seed": Limit(0, 2**31 - 1, integer=True),
-    "sim_lo": Limit(), "sim_hi": Limit(),
-    "sim_sw_n1": Limit(1, 10**9, integer=True), "sim_sw_e1": Limit(1e-4, 1e3),
-    "sim_sw_n2": Limit(1, 10**9, integer=True), "sim_sw_lo": Limit(1e-4, 1e4),
+    "sim_lo": Limit(),
+    "sim_hi": Limit(),
+    "sim_sw_n1": Limit(1, 10**9, integer=True),
+    "sim_sw_e1": Limit(1e-4, 1e3),
+    "sim_sw_n2": Limit(1, 10**9, integer=True),
+    "sim_sw_lo": Limit(1e-4, 1e4),
     "sim_sw_hi": Limit(1e-4, 1e6),
 }
 
@@ -79,14 +84,20 @@ def dist_spec(kind: str, a: float, b: float, p: float) -> tuple:
 
 # cached core calls ------------------------------------------------------------------------
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=24, show_spinner=False)
-def run_simulation(profile: EpsilonProfile, spec: tuple, trials: int, seed: int,
-                   tuned_sd: float | None = None) -> dict:
+def run_simulation(
+    profile: EpsilonProfile, spec: tuple, trials: int, seed: int, tuned_sd: float | None = None
+) -> dict:
     """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
     ``tuned_sd`` also ADPM tuned to it (the six keep their numbers: fixed noise streams)."""
     names = hdp.METHODS if tuned_sd is None else (*hdp.METHODS, tview.TUNED)
     return hdp.simulate_mse(
-        names, profile, simview.make_distribution(*spec), trials=trials, seed=seed,
-        return_estimates=True, data_sd=tuned_sd,
+        names,
+        profile,
+        simview.make_distribution(*spec),
+        trials=trials,
+        seed=seed,
+        return_estimates=True,
+        data_sd=tuned_sd,
     )
 
 
@@ -117,12 +128,14 @@ def exact_table(profile: EpsilonProfile, spec: tuple, methods: tuple) -> list[di
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
-def reproduce_code(profile, spec_json: str, dist, methods: tuple, trials: int, seed: int,
-                   sweep: tuple | None) -> str:
+def reproduce_code(
+    profile, spec_json: str, dist, methods: tuple, trials: int, seed: int, sweep: tuple | None
+) -> str:
     """codegen.reproduce_code, cached (rebuilding a preset to check it costs a little)."""
     spec = json.loads(spec_json)
-    return codegen.reproduce_code(profile, spec, dist, methods, trials, seed,
-                                 sweep=None if sweep is None else dict(sweep))
+    return codegen.reproduce_code(
+        profile, spec, dist, methods, trials, seed, sweep=None if sweep is None else dict(sweep)
+    )
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=8, show_spinner=False)
@@ -146,7 +159,8 @@ noise and measure how far each answer lands from the truth. The profile is the c
 (change it on the Profile page); the data come from the distribution you pick below.
 """
 
-EXPLAIN = """
+EXPLAIN = (
+    """
 **MSE (mean squared error)** is the average of (estimate − true mean)² over the repetitions,
 for data scaled to [−0.5, 0.5]. Its square root is a typical error: MSE = 1e-4 means answers are
 typically off by about 0.01, i.e. 1% of the data range. Lower is better.
@@ -161,7 +175,9 @@ simulation): the simulated value should sit near it (more trials = narrower inte
 **Why ADPM wins.** It averages the users with weights proportional to min(eps, tau*) and adds
 just enough Laplace noise. Users who ask for strong privacy count less, so less noise is needed
 to protect them; users who ask for little privacy count more, but only up to the saturation
-level τ*. """ + explain.SATURATION_WHY + """ The
+level τ*. """
+    + explain.SATURATION_WHY
+    + """ The
 paper proves this is the best affine estimator for the worst case (data spread as much as the
 range allows) and within a constant factor of the best possible estimator of any kind. For a
 particular gentler distribution another weighting can occasionally be slightly better.
@@ -178,6 +194,7 @@ noisy). LDPE has each user add their own noise before sending (local privacy): m
 every level at 1/√n and then weight proportionally, which reproduces all the FME numbers the
 paper reports. It saturates too, but at a fixed level that ignores the profile.
 """
+)
 
 
 # the live simulation ---------------------------------------------------------------------
@@ -198,18 +215,33 @@ def distribution_controls() -> tuple:
     if kind == "beta":
         ca, cb = st.columns(2)
         a = ca.number_input(
-            "a", min_value=0.05, max_value=1000.0, value=2.0, step=0.5, key="sim_a",
+            "a",
+            min_value=0.05,
+            max_value=1000.0,
+            value=2.0,
+            step=0.5,
+            key="sim_a",
             bind="query-params",
             help="Beta shape a: larger a pushes values up (mean a/(a+b) − 0.5).",
         )
         b = cb.number_input(
-            "b", min_value=0.05, max_value=1000.0, value=3.0, step=0.5, key="sim_b",
+            "b",
+            min_value=0.05,
+            max_value=1000.0,
+            value=3.0,
+            step=0.5,
+            key="sim_b",
             bind="query-params",
             help="Beta shape b: larger b pushes values down. a = b = 1 is uniform.",
         )
     elif kind == "twopoint":
         p = st.slider(
-            "p: share of users at +0.5 (the rest at −0.5)", 0.0, 1.0, 0.5, 0.01, key="sim_p",
+            "p: share of users at +0.5 (the rest at −0.5)",
+            0.0,
+            1.0,
+            0.5,
+            0.01,
+            key="sim_p",
             bind="query-params",
             help="Every value is either −0.5 or +0.5. p = 0.5 gives the largest variance (1/4).",
         )
@@ -285,49 +317,92 @@ def sim_controls() -> tuple[SimSettings, Any]:
         )
         t1, t2 = st.columns(2)
         trials = t1.number_input(
-            "Trials", min_value=simview.MIN_TRIALS, max_value=200_000, value=20_000,
-            step=1_000, key="sim_trials", bind="query-params",
+            "Trials",
+            min_value=simview.MIN_TRIALS,
+            max_value=200_000,
+            value=20_000,
+            step=1_000,
+            key="sim_trials",
+            bind="query-params",
             help="How many times the experiment is repeated. More trials = narrower confidence "
             "intervals but a slower run (the paper used 20,000).",
         )
         seed = t2.number_input(
-            "Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="sim_seed",
+            "Seed",
+            min_value=0,
+            max_value=2**31 - 1,
+            value=0,
+            step=1,
+            key="sim_seed",
             bind="query-params",
             help="Fixes the random numbers, so the same settings give the same results.",
         )
     with c3:
         real = st.toggle(
-            "Show real units", key="sim_real", bind="query-params",
+            "Show real units",
+            key="sim_real",
+            bind="query-params",
             help="Give the range of your data (e.g. ages 18 to 90) to see the true mean and "
             "the typical error (RMSE) in those units.",
         )
         lo, hi = 0.0, 100.0
         if real:
             r1, r2 = st.columns(2)
-            lo = r1.number_input("Data from", value=0.0, key="sim_lo", bind="query-params",
-                                 help="Smallest possible value of the data.")
-            hi = r2.number_input("to", value=100.0, key="sim_hi", bind="query-params",
-                                 help="Largest possible value of the data.")
+            lo = r1.number_input(
+                "Data from",
+                value=0.0,
+                key="sim_lo",
+                bind="query-params",
+                help="Smallest possible value of the data.",
+            )
+            hi = r2.number_input(
+                "to",
+                value=100.0,
+                key="sim_hi",
+                bind="query-params",
+                help="Largest possible value of the data.",
+            )
         tuned_on = st.toggle(
-            "Add ADPM tuned to the spread", key="sim_tuned", bind="query-params",
+            "Add ADPM tuned to the spread",
+            key="sim_tuned",
+            bind="query-params",
             help="Beyond the paper: ADPM's weights for data of a known standard deviation s "
             "(Algorithm 1 with 8 replaced by 2/s²). ADPM itself is tuned to the worst case.",
         )
         own, tuned_in = True, 0.2
         if tuned_on:
-            own = st.checkbox("Tune to this distribution's own spread", value=True,
-                              key="sim_tuned_own",
-                              help="Off: enter the spread it is tuned to (a guess).")
+            own = st.checkbox(
+                "Tune to this distribution's own spread",
+                value=True,
+                key="sim_tuned_own",
+                help="Off: enter the spread it is tuned to (a guess).",
+            )
             if not own:
                 tuned_in = st.number_input(
-                    "Tuned to standard deviation s", min_value=0.001, max_value=0.5,
-                    value=0.2, step=0.01, format="%.3f", key="sim_tuned_sd",
+                    "Tuned to standard deviation s",
+                    min_value=0.001,
+                    max_value=0.5,
+                    value=0.2,
+                    step=0.01,
+                    format="%.3f",
+                    key="sim_tuned_sd",
                     help="Standard deviation of one value on the [−0.5, 0.5] scale (0.5 = the "
-                    "worst case, ADPM itself).")
+                    "worst case, ADPM itself).",
+                )
         metric_slot = st.container()
 
-    return SimSettings(spec, list(methods), int(trials), int(seed), bool(real), float(lo),
-                       float(hi), bool(tuned_on), bool(own), float(tuned_in)), metric_slot
+    return SimSettings(
+        spec,
+        list(methods),
+        int(trials),
+        int(seed),
+        bool(real),
+        float(lo),
+        float(hi),
+        bool(tuned_on),
+        bool(own),
+        float(tuned_in),
+    ), metric_slot
 
 
 def true_mean_metrics(slot: Any, dist: Any, data_range: Any, lo: float, hi: float) -> None:
@@ -335,14 +410,17 @@ def true_mean_metrics(slot: Any, dist: Any, data_range: Any, lo: float, hi: floa
     with slot:
         m1, m2 = st.columns(2)
         m1.metric(
-            "True mean", f"{dist.mean:.4f}",
+            "True mean",
+            f"{dist.mean:.4f}",
             help="What every method tries to estimate, in the [−0.5, 0.5] scale of the data "
             f"({dist.label()}; variance {dist.variance:.4g}).",
         )
         if data_range is not None:
-            m2.metric("Mean (real units)", f"{simview.real_value(dist.mean, lo, hi):.4g}",
-                      help=f"The same mean on your data range [{lo:g}, {hi:g}].")
-
+            m2.metric(
+                "Mean (real units)",
+                f"{simview.real_value(dist.mean, lo, hi):.4g}",
+                help=f"The same mean on your data range [{lo:g}, {hi:g}].",
+            )
 
 
 def exact_only(prof: EpsilonProfile, s: SimSettings, dist: Any, plan: Any) -> None:
@@ -355,19 +433,30 @@ def exact_only(prof: EpsilonProfile, s: SimSettings, dist: Any, plan: Any) -> No
     )
     rows = exact_table(prof, spec, tuple(methods) or hdp.METHODS)
     st.dataframe(
-        pd.DataFrame({
-            "Method": [method_label(r["method"]) for r in rows],
-            "Exact MSE": [r["exact"] for r in rows],
-            "ln MSE (exact)": [r["ln_exact"] for r in rows],
-            "× ADPM (exact)": [r["ratio_exact"] for r in rows],
-        }),
-        hide_index=True, column_config=TABLE_CONFIG, key="sim_exact_table",
+        pd.DataFrame(
+            {
+                "Method": [method_label(r["method"]) for r in rows],
+                "Exact MSE": [r["exact"] for r in rows],
+                "ln MSE (exact)": [r["ln_exact"] for r in rows],
+                "× ADPM (exact)": [r["ratio_exact"] for r in rows],
+            }
+        ),
+        hide_index=True,
+        column_config=TABLE_CONFIG,
+        key="sim_exact_table",
     )
-    sweep_section(spec, methods or list(hdp.METHODS), {
-        "profile": prof, "spec": st.session_state.get(PROFILE_SPEC), "dist": dist,
-        "methods": methods or list(hdp.METHODS), "trials": plan.requested,
-        "seed": int(seed),
-    })
+    sweep_section(
+        spec,
+        methods or list(hdp.METHODS),
+        {
+            "profile": prof,
+            "spec": st.session_state.get(PROFILE_SPEC),
+            "dist": dist,
+            "methods": methods or list(hdp.METHODS),
+            "trials": plan.requested,
+            "seed": int(seed),
+        },
+    )
 
 
 def headline_metrics(results: dict, rows: list[dict]) -> dict:
@@ -376,19 +465,22 @@ def headline_metrics(results: dict, rows: list[dict]) -> dict:
     adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
     k1, k2, k3 = st.columns(3)
     k1.metric(
-        "ADPM simulated MSE", f"{adpm_all['mse']:.3e}",
+        "ADPM simulated MSE",
+        f"{adpm_all['mse']:.3e}",
         help=f"95% CI {adpm_all['ci_low']:.3e} to {adpm_all['ci_high']:.3e}; exact "
         f"{adpm_all['exact']:.3e}.",
     )
     k2.metric(
-        "ADPM ln MSE", "−∞" if adpm_all["ln_mse"] is None else f"{adpm_all['ln_mse']:.2f}",
+        "ADPM ln MSE",
+        "−∞" if adpm_all["ln_mse"] is None else f"{adpm_all['ln_mse']:.2f}",
         help="Natural log of the MSE, the paper's unit (Table 1).",
     )
     others = [r for r in rows if r["method"] != "ADPM" and r["ratio"] is not None]
     if others:
         best = min(others, key=lambda r: r["mse"])
         k3.metric(
-            f"Best other method: {best['method']}", f"{best['ratio']:.3g}× ADPM's MSE",
+            f"Best other method: {best['method']}",
+            f"{best['ratio']:.3g}× ADPM's MSE",
             help="Simulated MSE of the best baseline shown, divided by ADPM's (same data in "
             "every trial). Above 1 means ADPM is more accurate.",
         )
@@ -398,15 +490,19 @@ def headline_metrics(results: dict, rows: list[dict]) -> dict:
 
 def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> None:
     """The tuned method's spread, and its MSE when the spread is guessed wrong."""
-    st.caption(f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}"
-               + (" (this distribution's own spread)." if own else " (the spread you gave)."))
+    st.caption(
+        f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}"
+        + (" (this distribution's own spread)." if own else " (the spread you gave).")
+    )
     st.subheader("If the spread is guessed wrong")
-    st.plotly_chart(figs.spread_figure(spread_curve(prof, tuned_sd, float(dist.mean))),
-                    key="sim_spread_chart")
-    st.caption("Exact MSE when the data's true standard deviation is on the x axis (same "
-               "mean). The tuned weights are the best at the spread they are tuned to "
-               "(dotted line); ADPM is the best for the worst case (0.5).")
-
+    st.plotly_chart(
+        figs.spread_figure(spread_curve(prof, tuned_sd, float(dist.mean))), key="sim_spread_chart"
+    )
+    st.caption(
+        "Exact MSE when the data's true standard deviation is on the x axis (same "
+        "mean). The tuned weights are the best at the spread they are tuned to "
+        "(dotted line); ADPM is the best for the worst case (0.5)."
+    )
 
 
 def histogram_part(results: dict, dist: Any, data_range: Any, lo: float, hi: float) -> None:
@@ -430,9 +526,9 @@ def histogram_part(results: dict, dist: Any, data_range: Any, lo: float, hi: flo
         st.plotly_chart(figs.estimates_figure(ests, mu, unit=unit), key="sim_hist_chart")
 
 
-
-def download_part(rows: list[dict], dist: Any, data_range: Any, trials: int, seed: int,
-                  n_users: int) -> None:
+def download_part(
+    rows: list[dict], dist: Any, data_range: Any, trials: int, seed: int, n_users: int
+) -> None:
     """The results table with the settings that produced it, as CSV."""
     table = results_table(rows, data_range is not None)
     table.insert(0, "Profile", st.session_state.get(PROFILE_LABEL, ""))
@@ -441,11 +537,13 @@ def download_part(rows: list[dict], dist: Any, data_range: Any, trials: int, see
     table["Seed"] = seed
     table["Users"] = n_users
     st.download_button(
-        "Download results (CSV)", frame_to_csv(table),
-        file_name="hdp_simulation.csv", mime="text/csv", key="sim_csv",
+        "Download results (CSV)",
+        frame_to_csv(table),
+        file_name="hdp_simulation.csv",
+        mime="text/csv",
+        key="sim_csv",
         help="The table above with the settings that produced it.",
     )
-
 
 
 @st.fragment
@@ -501,13 +599,16 @@ def simulation_section() -> None:
     shown = list(methods) + ([tview.TUNED] if tuned_sd is not None else [])
     rows = simview.simulation_rows(results, shown, data_range=data_range)
     adpm_all = headline_metrics(results, rows)
-    dip = tview.dip_note({**{r["method"]: r["exact"] for r in rows},
-                          "ADPM": adpm_all["exact"]}, tuned_sd)
+    dip = tview.dip_note(
+        {**{r["method"]: r["exact"] for r in rows}, "ADPM": adpm_all["exact"]}, tuned_sd
+    )
     if dip:
         st.caption(dip)
     st.dataframe(
-        results_table(rows, data_range is not None), hide_index=True,
-        column_config=TABLE_CONFIG, key="sim_table",
+        results_table(rows, data_range is not None),
+        hide_index=True,
+        column_config=TABLE_CONFIG,
+        key="sim_table",
     )
     st.caption(
         f"{plan.trials:,} trials, seed {seed}, data {dist.label()}, "
@@ -520,8 +621,12 @@ def simulation_section() -> None:
     histogram_part(results, dist, data_range, lo, hi)
     download_part(rows, dist, data_range, plan.trials, seed, prof.n)
     repro = {
-        "profile": prof, "spec": st.session_state.get(PROFILE_SPEC), "dist": dist,
-        "methods": methods, "trials": plan.trials, "seed": seed,
+        "profile": prof,
+        "spec": st.session_state.get(PROFILE_SPEC),
+        "dist": dist,
+        "methods": methods,
+        "trials": plan.trials,
+        "seed": seed,
     }
     sweep_section(spec, methods, repro)
 
@@ -544,15 +649,22 @@ def reproduce_expander(repro: dict, sweep: dict | None) -> None:
     """The exact hdp_core calls for the current settings (and profile.csv if needed)."""
     with st.expander("Reproduce in Python"):
         code = reproduce_code(
-            repro["profile"], json.dumps(repro["spec"], sort_keys=True, default=str),
-            repro["dist"], tuple(repro["methods"]), repro["trials"], repro["seed"],
+            repro["profile"],
+            json.dumps(repro["spec"], sort_keys=True, default=str),
+            repro["dist"],
+            tuple(repro["methods"]),
+            repro["trials"],
+            repro["seed"],
             None if sweep is None else tuple(sorted(sweep.items())),
         )
         st.code(code, language="python")
         if "profile.csv" in code:
             st.download_button(
-                "Download profile.csv", profile_csv(repro["profile"]), file_name="profile.csv",
-                mime="text/csv", key="sim_profile_csv",
+                "Download profile.csv",
+                profile_csv(repro["profile"]),
+                file_name="profile.csv",
+                mime="text/csv",
+                key="sim_profile_csv",
                 help="The current profile, read by the script above.",
             )
 
@@ -561,34 +673,70 @@ def reproduce_expander(repro: dict, sweep: dict | None) -> None:
 def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     c = st.columns(6)
     n_fixed = c[0].number_input(
-        "Fixed group: users", min_value=1, max_value=10**9, value=900, step=100,
-        key="sim_sw_n1", bind="query-params",
+        "Fixed group: users",
+        min_value=1,
+        max_value=10**9,
+        value=900,
+        step=100,
+        key="sim_sw_n1",
+        bind="query-params",
         help="How many users keep a fixed privacy level.",
     )
     eps_fixed = c[1].number_input(
-        "Fixed group: eps", min_value=1e-4, max_value=1e3, value=0.1, step=0.05,
-        format="%.4g", key="sim_sw_e1", bind="query-params",
+        "Fixed group: eps",
+        min_value=1e-4,
+        max_value=1e3,
+        value=0.1,
+        step=0.05,
+        format="%.4g",
+        key="sim_sw_e1",
+        bind="query-params",
         help="Their privacy level (smaller = more privacy).",
     )
     n_var = c[2].number_input(
-        "Varying group: users", min_value=1, max_value=10**9, value=100, step=10,
-        key="sim_sw_n2", bind="query-params",
+        "Varying group: users",
+        min_value=1,
+        max_value=10**9,
+        value=100,
+        step=10,
+        key="sim_sw_n2",
+        bind="query-params",
         help="How many users relax their privacy along the x axis.",
     )
     lo = c[3].number_input(
-        "Their eps from", min_value=1e-4, max_value=1e4, value=0.1, step=0.05, format="%.4g",
-        key="sim_sw_lo", bind="query-params", help="Start of the x axis.",
+        "Their eps from",
+        min_value=1e-4,
+        max_value=1e4,
+        value=0.1,
+        step=0.05,
+        format="%.4g",
+        key="sim_sw_lo",
+        bind="query-params",
+        help="Start of the x axis.",
     )
     hi = c[4].number_input(
-        "to", min_value=1e-4, max_value=1e6, value=100.0, step=10.0, format="%.4g",
-        key="sim_sw_hi", bind="query-params", help="Largest finite eps on the x axis.",
+        "to",
+        min_value=1e-4,
+        max_value=1e6,
+        value=100.0,
+        step=10.0,
+        format="%.4g",
+        key="sim_sw_hi",
+        bind="query-params",
+        help="Largest finite eps on the x axis.",
     )
     public = c[5].toggle(
-        "then public (∞)", value=True, key="sim_sw_pub", bind="query-params",
+        "then public (∞)",
+        value=True,
+        key="sim_sw_pub",
+        bind="query-params",
         help="Add the point where the varying group's data are public (eps = ∞).",
     )
     data = st.radio(
-        "Data for the sweep", SWEEP_DATA, horizontal=True, key="sim_sw_data",
+        "Data for the sweep",
+        SWEEP_DATA,
+        horizontal=True,
+        key="sim_sw_data",
         bind="query-params",
         help="'Worst case' uses two-point data with p = 0.5 (every value ±0.5, the largest "
         "spread possible), the case ADPM is built for. With gentler data another weighting "
@@ -609,7 +757,8 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     end = "∞" if public else f"{hi:g}"
     k = st.columns(4)
     k[0].metric(
-        "Saturation point", f"{sat:.4g}",
+        "Saturation point",
+        f"{sat:.4g}",
         help="From this eps on, ADPM caps the varying group at tau* = eps + 8/(n eps) of the "
         "fixed group: they get this much privacy whatever they asked for, and ADPM's error "
         "stops changing.",
@@ -640,10 +789,18 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
             "above to see the guarantee."
         )
     if repro is not None:
-        reproduce_expander(repro, {
-            "n_fixed": int(n_fixed), "eps_fixed": float(eps_fixed), "n_var": int(n_var),
-            "lo": float(lo), "hi": float(hi), "points": SWEEP_POINTS, "public": bool(public),
-        })
+        reproduce_expander(
+            repro,
+            {
+                "n_fixed": int(n_fixed),
+                "eps_fixed": float(eps_fixed),
+                "n_var": int(n_var),
+                "lo": float(lo),
+                "hi": float(hi),
+                "points": SWEEP_POINTS,
+                "public": bool(public),
+            },
+        )
 
 
 # the paper's experiment -----------------------------------------------------------------
@@ -678,18 +835,31 @@ def paper_section() -> None:
     )
     c1, c2, c3 = st.columns([1, 1, 2])
     trials = c1.number_input(
-        "Trials", min_value=simview.MIN_TRIALS, max_value=experiments.MAX_TABLE1_TRIALS,
+        "Trials",
+        min_value=simview.MIN_TRIALS,
+        max_value=experiments.MAX_TABLE1_TRIALS,
         value=20_000,
-        step=1_000, key="sim_paper_trials", help="The paper used 20,000 per profile.",
+        step=1_000,
+        key="sim_paper_trials",
+        help="The paper used 20,000 per profile.",
     )
     seed = c2.number_input(
-        "Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="sim_paper_seed",
+        "Seed",
+        min_value=0,
+        max_value=2**31 - 1,
+        value=0,
+        step=1,
+        key="sim_paper_seed",
         help="Seed of the simulation (the two profiles are always drawn with seed 0).",
     )
     c3.write("")
-    c3.button("Run the paper's experiment", key="sim_paper_run", type="primary",
-              on_click=_show_paper,
-              help="Simulates both profiles of Table 1 with all six methods.")
+    c3.button(
+        "Run the paper's experiment",
+        key="sim_paper_run",
+        type="primary",
+        on_click=_show_paper,
+        help="Simulates both profiles of Table 1 with all six methods.",
+    )
     if not st.session_state.get(PAPER_SHOWN):
         return
     with st.spinner(f"Running Table 1: 2 profiles × {int(trials):,} trials…", show_time=True):
@@ -713,22 +883,28 @@ def paper_section() -> None:
     )
     fmt = st.column_config.NumberColumn(format="%.2f")
     st.dataframe(
-        df, hide_index=True, key="sim_paper_table",
+        df,
+        hide_index=True,
+        key="sim_paper_table",
         column_config={c: fmt for c in df.columns if c.endswith(("paper", "simulated)", "exact"))},
     )
     gap = max(
         abs(r[f"sim_{k}"] - r[f"paper_{k}"])
-        for r in rows for k in ("high", "low") if math.isfinite(r[f"sim_{k}"])
+        for r in rows
+        for k in ("high", "low")
+        if math.isfinite(r[f"sim_{k}"])
     )
     g1, g2 = st.columns(2)
     g1.metric(
-        "Largest gap to the paper", f"{gap:.2f} ln units",
+        "Largest gap to the paper",
+        f"{gap:.2f} ln units",
         help="Largest |ours − paper| over both columns. The paper prints one decimal, and its "
         "profiles were drawn with an unknown seed, so gaps of about 0.1 are expected.",
     )
     best = [min(rows, key=lambda r, k=k: r[f"sim_{k}"])["method"] for k in ("high", "low")]
     g2.metric(
-        "Lowest simulated MSE (high / low)", f"{best[0]} / {best[1]}",
+        "Lowest simulated MSE (high / low)",
+        f"{best[0]} / {best[1]}",
         help="The method with the smallest simulated MSE for each profile.",
     )
     st.caption(
@@ -743,9 +919,13 @@ def paper_section() -> None:
         if prof.key == cur.key:
             col.success(f"The {kind}-variance profile is your current profile.")
         else:
-            col.button(f"Make the {kind}-variance profile current", key=f"sim_load_{kind}",
-                       on_click=_load_paper_profile, args=(kind,),
-                       help="Replaces your current profile (every page will use it).")
+            col.button(
+                f"Make the {kind}-variance profile current",
+                key=f"sim_load_{kind}",
+                on_click=_load_paper_profile,
+                args=(kind,),
+                help="Replaces your current profile (every page will use it).",
+            )
 
 
 # page -----------------------------------------------------------------------------------

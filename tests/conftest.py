@@ -71,7 +71,5 @@ def pytest_collection_modifyitems(config, items):
     browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
     library tests by their own marker."""
     for item in items:
-        if item.get_closest_marker("browser") is not None or SLOW_FIXTURES & set(
-            item.fixturenames
-        ):
+        if item.get_closest_marker("browser") is not None or SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)

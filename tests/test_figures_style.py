@@ -76,8 +76,15 @@ def test_what_if_and_spread_charts_label_their_log_axes_in_full():
     m = D.default_menu()
     sw = D.share_sweep(m, 0, m.k - 1, points=21)
     share = m.tiers[0].share_percent
-    fig = whatif_figure(sw, "rmse", (m.tiers[0].name, m.tiers[-1].name), m.unit, share,
-                        float(sw.errors["ADPM"][10]), share)
+    fig = whatif_figure(
+        sw,
+        "rmse",
+        (m.tiers[0].name, m.tiers[-1].name),
+        m.unit,
+        share,
+        float(sw.errors["ADPM"][10]),
+        share,
+    )
     ax = fig.layout.yaxis2
     assert ax.type == "log" and ax.tickvals and len(ax.tickvals) == len(ax.ticktext)
     for v, t in zip(ax.tickvals, ax.ticktext):

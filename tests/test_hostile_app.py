@@ -157,8 +157,6 @@ def test_plain_escapes_every_construct():
 FORMULAS = ['=HYPERLINK("http://host/x","y")', "+1", "-x", "@SUM(A1)", "\tx", "'=q"]
 
 
-
-
 def _first_cells(csv_bytes: bytes, col: str) -> list[str]:
     df = pd.read_csv(io.BytesIO(csv_bytes), dtype=str, keep_default_na=False)
     return list(df[col])
@@ -511,8 +509,10 @@ def test_upload_below_the_supported_range_is_refused_naming_it(app):
     at.get("file_uploader")[0].upload("f.csv", b"eps\n1e-9\n1\n", "text/csv").run()
     assert not at.exception
     errs = [shown_(e.value) for e in at.error]
-    assert any("row 1" in e and "1e-09" in e and "below the smallest supported" in e
-               and "1e-06" in e for e in errs), errs
+    assert any(
+        "row 1" in e and "1e-09" in e and "below the smallest supported" in e and "1e-06" in e
+        for e in errs
+    ), errs
     assert at.session_state["profile"].key == before
 
 

@@ -122,8 +122,12 @@ def test_tiers_editor_edits_apply_and_bad_cells_keep_the_profile(started):
     at.radio(key="prof_mode").set_value("Tiers").run()
     _ok(at)
     # paper_high has 1000 levels: the editor starts from the default three tiers
-    assert _key(at) == hdp.EpsilonProfile.from_tiers(
-        [0.1, 1, math.inf], [600, 300, 100], ["Strict", "Balanced", "Public"]).key
+    assert (
+        _key(at)
+        == hdp.EpsilonProfile.from_tiers(
+            [0.1, 1, math.inf], [600, 300, 100], ["Strict", "Balanced", "Public"]
+        ).key
+    )
     at.session_state[_editor_key(at)] = {
         "edited_rows": {0: {"eps": "0.2"}},
         "added_rows": [{"name": "Opt-out", "eps": "0", "count": 7}],
@@ -131,14 +135,18 @@ def test_tiers_editor_edits_apply_and_bad_cells_keep_the_profile(started):
     }
     at.run()
     _ok(at)
-    want = hdp.EpsilonProfile.from_tiers([0.2, 1, 0], [600, 300, 7],
-                                         ["Strict", "Balanced", "Opt-out"])
+    want = hdp.EpsilonProfile.from_tiers(
+        [0.2, 1, 0], [600, 300, 7], ["Strict", "Balanced", "Opt-out"]
+    )
     assert _key(at) == want.key
     assert at.query_params["p_tier"] == ["0.2~600~Strict", "1~300~Balanced", "0~7~Opt-out"]
     assert any("not used" in c.value for c in at.caption)  # the 7 users at eps = 0
 
-    at.session_state[_editor_key(at)] = {"edited_rows": {1: {"eps": "-3"}},
-                                         "added_rows": [], "deleted_rows": []}
+    at.session_state[_editor_key(at)] = {
+        "edited_rows": {1: {"eps": "-3"}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     assert not at.exception
     assert any("row 2 (Balanced)" in e and "negative" in e for e in _errors(at))
@@ -155,8 +163,12 @@ def test_tier_log_slider_sets_a_tiers_eps(started):
     assert at.select_slider(key=slider_key).value == 1.0
     at.select_slider(key=slider_key).set_value(0.2).run()
     _ok(at)
-    assert _key(at) == hdp.EpsilonProfile.from_tiers(
-        [0.1, 0.2, math.inf], [600, 300, 100], ["Strict", "Balanced", "Public"]).key
+    assert (
+        _key(at)
+        == hdp.EpsilonProfile.from_tiers(
+            [0.1, 0.2, math.inf], [600, 300, 100], ["Strict", "Balanced", "Public"]
+        ).key
+    )
     assert at.session_state["prof_tiers"]["rows"][1]["eps"] == "0.2"
     slider_key = f"prof_tier_eps_{at.session_state['prof_tiers']['gen']}_1"
     at.select_slider(key=slider_key).set_value(math.inf).run()
@@ -258,19 +270,32 @@ def test_a_good_file_after_a_bad_one(started):
 
 # links ---------------------------------------------------------------------------------------
 GOOD_LINKS = [
-    ({"profile": "preset", "p_name": "paper_low", "p_seed": "2"}, "Preset",
-     hdp.preset("paper_low", 2)),
-    ({"profile": "log_uniform", "p_n": "250", "p_lo": "0.0183", "p_hi": "7.39",
-      "p_seed": "1"}, "Generator", presets.log_uniform(250, 0.0183, 7.39, 1)),
-    ({"profile": "tiers", "p_tier": ["0.1~10~A", "inf~5~B"]}, "Tiers",
-     hdp.EpsilonProfile.from_tiers([0.1, math.inf], [10, 5], ["A", "B"])),
-    ({"profile": "values", "p_eps": "0.3_0.1_inf"}, "Upload",
-     hdp.EpsilonProfile.from_values([0.3, 0.1, math.inf])),
+    (
+        {"profile": "preset", "p_name": "paper_low", "p_seed": "2"},
+        "Preset",
+        hdp.preset("paper_low", 2),
+    ),
+    (
+        {"profile": "log_uniform", "p_n": "250", "p_lo": "0.0183", "p_hi": "7.39", "p_seed": "1"},
+        "Generator",
+        presets.log_uniform(250, 0.0183, 7.39, 1),
+    ),
+    (
+        {"profile": "tiers", "p_tier": ["0.1~10~A", "inf~5~B"]},
+        "Tiers",
+        hdp.EpsilonProfile.from_tiers([0.1, math.inf], [10, 5], ["A", "B"]),
+    ),
+    (
+        {"profile": "values", "p_eps": "0.3_0.1_inf"},
+        "Upload",
+        hdp.EpsilonProfile.from_values([0.3, 0.1, math.inf]),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("params", "mode", "want"), GOOD_LINKS,
-                         ids=[g[0]["profile"] for g in GOOD_LINKS])
+@pytest.mark.parametrize(
+    ("params", "mode", "want"), GOOD_LINKS, ids=[g[0]["profile"] for g in GOOD_LINKS]
+)
 def test_link_opens_its_profile_and_sets_the_controls(app, params, mode, want):
     for k, v in params.items():
         app.query_params[k] = v
@@ -347,8 +372,11 @@ def test_profile_survives_a_page_switch(started):
 def test_tiers_edits_survive_a_page_switch(started):
     at = started
     at.radio(key="prof_mode").set_value("Tiers").run()
-    at.session_state[_editor_key(at)] = {"edited_rows": {2: {"count": 900}},
-                                         "added_rows": [], "deleted_rows": []}
+    at.session_state[_editor_key(at)] = {
+        "edited_rows": {2: {"count": 900}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     want = _key(at)
     assert at.session_state["profile"].n_public == 900
@@ -376,9 +404,18 @@ def test_profile_changed_elsewhere_moves_the_controls(started):
     assert list(at.data_editor[0].value["eps"]) == ["0.3", "3"]
 
 
-@pytest.mark.parametrize(("n", "text"), [(0, "0"), (99_999, "99,999"), (100_000, "100k"),
-                                         (1_000_000, "1M"), (1_234_567, "1.23M"),
-                                         (10**9, "1B"), (2 * 10**12, "2T")])
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (0, "0"),
+        (99_999, "99,999"),
+        (100_000, "100k"),
+        (1_000_000, "1M"),
+        (1_234_567, "1.23M"),
+        (10**9, "1B"),
+        (2 * 10**12, "2T"),
+    ],
+)
 def test_compact_counts_fit_the_sidebar(n, text):
     from hdp_app.common import compact_count
 

@@ -13,15 +13,22 @@ SECRET = 73.123456  # a raw value that must never be displayed
 
 def _csv() -> bytes:
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"value": np.r_[SECRET, rng.uniform(0, 100, 499)],
-                       "eps": rng.choice([0.1, 0.5, 2.0, "public", 0], 500)})
+    df = pd.DataFrame(
+        {
+            "value": np.r_[SECRET, rng.uniform(0, 100, 499)],
+            "eps": rng.choice([0.1, 0.5, 2.0, "public", 0], 500),
+        }
+    )
     return df.to_csv(index=False).encode()
 
 
 def _texts(at) -> str:
-    parts = [str(e.value) for kind in ("markdown", "caption", "metric", "info", "warning",
-                                       "success", "error")
-             for e in at.get(kind) if hasattr(e, "value")]
+    parts = [
+        str(e.value)
+        for kind in ("markdown", "caption", "metric", "info", "warning", "success", "error")
+        for e in at.get(kind)
+        if hasattr(e, "value")
+    ]
     for d in at.get("arrow_data_frame"):
         parts.append(d.value.to_string())
     return "\n".join(parts)

@@ -42,8 +42,9 @@ def test_page_renders_for_every_kind_of_profile(app, kind):
     sol = hdp.adpm(prof)
     if usable:
         tau = metric(at, "Saturation level tau*")
-        assert tau == (f"{sol.saturation_level:.4g}" if math.isfinite(sol.saturation_level)
-                       else "none")
+        assert tau == (
+            f"{sol.saturation_level:.4g}" if math.isfinite(sol.saturation_level) else "none"
+        )
         assert metric(at, "Users capped at tau*") == f"{sol.n_saturated:,}"
         table = at.dataframe[0].value
         assert int(table["users"].sum()) == prof.n

@@ -25,7 +25,8 @@ TRIALS = 500  # the page minimum (simview.MIN_TRIALS)
 
 PER_USER = hdp.paper_profile("high")
 HUGE_TIERS = hdp.EpsilonProfile.from_tiers(
-    [0.05, 0.5, 2.0, math.inf], [6 * 10**11, 3 * 10**11, 10**11, 10**9],
+    [0.05, 0.5, 2.0, math.inf],
+    [6 * 10**11, 3 * 10**11, 10**11, 10**9],
     ["Strict", "Balanced", "Relaxed", "Public"],
 )
 WITH_PUBLIC = hdp.EpsilonProfile.from_tiers([0.1, math.inf], [900, 100])
@@ -167,8 +168,15 @@ def test_real_units(app):
 
 
 def test_a_link_opens_the_same_settings(app):
-    at = open_sim(app, sim_dist="Two-point", sim_p="0.25", sim_seed="4",
-                  sim_methods=["ADPM", "UNI"], sim_sw_data="Worst case", sim_sw_n2="20")
+    at = open_sim(
+        app,
+        sim_dist="Two-point",
+        sim_p="0.25",
+        sim_seed="4",
+        sim_methods=["ADPM", "UNI"],
+        sim_sw_data="Worst case",
+        sim_sw_n2="20",
+    )
     assert metric(at, "True mean") == "-0.2500"
     df = table(at)
     core = hdp.simulate_mse(hdp.METHODS, PER_USER, hdp.TwoPoint(0.25), trials=TRIALS, seed=4)
@@ -274,7 +282,8 @@ def test_large_profile_reduces_trials(app, monkeypatch):
     assert any(c.value.startswith("600 trials") for c in at.caption)
     assert "from_csv" in at.code[0].value
     assert [d.label for d in at.get("download_button")] == [
-        "Download results (CSV)", "Download profile.csv"
+        "Download results (CSV)",
+        "Download profile.csv",
     ]
 
 
@@ -324,6 +333,7 @@ def test_paper_experiment_button_and_loading_a_profile(app):
     assert at.session_state[PROFILE].key == hdp.paper_profile("low").key
     assert any("low-variance" in s.value for s in at.success)
     df = table(at)
-    core = hdp.simulate_mse(hdp.METHODS, hdp.paper_profile("low"), hdp.Beta(2, 3),
-                            trials=TRIALS, seed=2)
+    core = hdp.simulate_mse(
+        hdp.METHODS, hdp.paper_profile("low"), hdp.Beta(2, 3), trials=TRIALS, seed=2
+    )
     assert df["Simulated MSE"][0] == core["ADPM"].mse

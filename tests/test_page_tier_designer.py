@@ -58,14 +58,25 @@ def test_default_page(page):
     assert metric(at, "Users capped") == f"{rep.n_saturated:,}"
     assert metric(at, "Everyone at the strictest tier") == fmt(rep.errors["UNI"].half_width)
     assert metric(at, "Weights proportional") == fmt(rep.errors["PropDPM"].half_width)
-    assert any("Saturated: Balanced, Open" in shown(i.value) and "adds no accuracy" in i.value
-               for i in at.info)
+    assert any(
+        "Saturated: Balanced, Open" in shown(i.value) and "adds no accuracy" in i.value
+        for i in at.info
+    )
     assert len(at.get("plotly_chart")) >= 3
     # the URL holds the menu
     assert links.decode_menu_link(at.query_params["menu"]) == m
     # every control has plain-language help
-    for kind in ("text_input", "select_slider", "number_input", "button", "radio", "selectbox",
-                 "slider", "download_button", "file_uploader"):
+    for kind in (
+        "text_input",
+        "select_slider",
+        "number_input",
+        "button",
+        "radio",
+        "selectbox",
+        "slider",
+        "download_button",
+        "file_uploader",
+    ):
         for w in at.get(kind):
             assert w.help, (kind, w.key)
     # the comparison switches between the 95% half-width and the RMSE
@@ -100,7 +111,8 @@ def test_shares_not_summing_are_scaled_with_a_note(page):
     ok(at)
     assert any("add up to 70%" in w.value for w in at.warning)
     assert [t.share_percent for t in menu_of(at).tiers] == pytest.approx(
-        [300 / 7, 300 / 7, 100 / 7])
+        [300 / 7, 300 / 7, 100 / 7]
+    )
 
 
 def test_bad_input_keeps_the_menu(page):
@@ -214,8 +226,11 @@ def test_accuracy_first_move_users(page):
     assert metric(at, "Users who must move") == f"{ans.value:,}"
     at.button(key="td_apply").click().run()
     ok(at)
-    assert list(menu_of(at).counts) == [m.counts[0] - ans.value, m.counts[1],
-                                        m.counts[2] + ans.value]
+    assert list(menu_of(at).counts) == [
+        m.counts[0] - ans.value,
+        m.counts[1],
+        m.counts[2] + ans.value,
+    ]
     # a stricter destination is refused with a message, not an exception
     at.selectbox(key="td_move_to").set_value(0).run()
     ok(at)
@@ -230,15 +245,12 @@ def test_what_if_slider(page):
     at.slider(key="td_wi_share").set_value(30.0).run()
     ok(at)
     moved = D.evaluate_menu(D.move_share(menu_of(at), 0, 2, 30.0))
-    assert metric(at, "95% error half-width at this point") == fmt(
-        moved.errors["ADPM"].half_width)
+    assert metric(at, "95% error half-width at this point") == fmt(moved.errors["ADPM"].half_width)
     assert metric(at, "tau* at this point") == f"{moved.worth_offering:.4g}"
     assert metric(at, "Strict / Open") == "30.0% / 40.0%"
     assert len(at.get("plotly_chart")) == 3
     # the menu itself does not change
     assert menu_of(at).tiers[0].share_percent == 60.0
-
-
 
 
 def test_export_import_round_trip(page, downloads):
@@ -250,14 +262,16 @@ def test_export_import_round_trip(page, downloads):
     exported = menu_of(at)
     text = downloads["tier_menu.json"].decode()
     assert json.loads(text)["results"]["tau_star"] == pytest.approx(
-        D.evaluate_menu(exported).tau_star)
+        D.evaluate_menu(exported).tau_star
+    )
     assert next(c.value for c in at.code if c.language == "json") == text  # the preview
     csv = downloads["tier_menu.csv"].decode().splitlines()
     assert csv[0].startswith("name,eps,count") and len(csv) == 5
     assert csv[4].startswith("Public,inf,")
     for key in ("td_dl_json", "td_dl_csv"):  # clicking a download does not disturb the page
-        at.get("download_button")[[b.key for b in at.get("download_button")].index(key)] \
-            .click().run()
+        at.get("download_button")[
+            [b.key for b in at.get("download_button")].index(key)
+        ].click().run()
         ok(at)
     assert menu_of(at) == exported
     # change the menu, then import the exported file back
@@ -274,15 +288,20 @@ def test_export_import_round_trip(page, downloads):
 
 BAD_FILES = [
     (b'{"tiers": [', "not valid JSON"),
-    (b'{"n_users": 10, "tiers": [{"name": "A", "eps": -1, "share_percent": 100}]}',
-     "negative"),
-    (b'{"n_users": 10, "tiers": [{"name": "A", "eps": 1, "share_percent": 60}]}',
-     "add up to 60"),
-    (b'{"n_users": "ten", "tiers": [{"name": "A", "eps": 1, "share_percent": 100}]}',
-     "not a whole number"),
-    (b'{"n_users": 10, "tiers": [' + b",".join(
-        b'{"name": "t%d", "eps": 1, "share_percent": 9.0909090909}' % i for i in range(11))
-     + b"]}", "at most 10"),
+    (b'{"n_users": 10, "tiers": [{"name": "A", "eps": -1, "share_percent": 100}]}', "negative"),
+    (b'{"n_users": 10, "tiers": [{"name": "A", "eps": 1, "share_percent": 60}]}', "add up to 60"),
+    (
+        b'{"n_users": "ten", "tiers": [{"name": "A", "eps": 1, "share_percent": 100}]}',
+        "not a whole number",
+    ),
+    (
+        b'{"n_users": 10, "tiers": ['
+        + b",".join(
+            b'{"name": "t%d", "eps": 1, "share_percent": 9.0909090909}' % i for i in range(11)
+        )
+        + b"]}",
+        "at most 10",
+    ),
     (b" " * (menu_io.MAX_MENU_BYTES + 1), "KB"),
 ]
 
@@ -319,8 +338,7 @@ def test_malformed_link_falls_back_with_a_note(app, token):
     app.query_params["menu"] = token
     at = ok(open_page(app, "tier_designer"))
     assert menu_of(at) == D.default_menu()
-    assert any("could not be used" in w.value and "default menu" in w.value
-               for w in at.warning)
+    assert any("could not be used" in w.value and "default menu" in w.value for w in at.warning)
     # and the URL now describes the menu on screen
     assert links.decode_menu_link(at.query_params["menu"]) == D.default_menu()
 

@@ -8,8 +8,16 @@ import hdp_core as hdp
 from hdp_core.views import links
 
 PAGES = ["profile", "saturation", "bounds", "simulation", "tier_designer"]
-SIDEBAR_METRICS = {"Users n", "Distinct levels", "min eps", "median eps", "max eps",
-                   "Public users", "tau*", "Users capped"}
+SIDEBAR_METRICS = {
+    "Users n",
+    "Distinct levels",
+    "min eps",
+    "median eps",
+    "max eps",
+    "Public users",
+    "tau*",
+    "Users capped",
+}
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -32,8 +40,7 @@ def test_sidebar_summary_and_link_on_every_page(app, page):
     assert metrics["Users n"] == "1,200"
     assert metrics["tau*"] == f"{sol.saturation_level:.4g}" == "0.18"  # the paper's example
     assert metrics["Users capped"] == f"{sol.n_saturated:,}"
-    assert links.decode(at.query_params) == {"kind": "preset", "name": "strict_loose",
-                                             "seed": 0}
+    assert links.decode(at.query_params) == {"kind": "preset", "name": "strict_loose", "seed": 0}
 
 
 def test_profile_kept_across_pages(app):

@@ -126,8 +126,11 @@ def profile_figure(
     x_zero = lo - pad - gap
 
     if profile.is_tiered and int(finite.sum()) <= MAX_TIER_BARS:
-        names = tuple(fig_text(nm) for nm in profile.names) if profile.names else tuple(
-            f"Tier {j + 1}" for j in range(profile.k))
+        names = (
+            tuple(fig_text(nm) for nm in profile.names)
+            if profile.names
+            else tuple(f"Tier {j + 1}" for j in range(profile.k))
+        )
         xs = np.log10(lv[finite])
         uniq = np.unique(xs)
         min_gap = float(np.diff(uniq).min()) if uniq.size > 1 else span
@@ -160,20 +163,22 @@ def profile_figure(
             x=centers,
             y=heights,
             width=float(edges[1] - edges[0]),
-            name="users by asked eps" + (
-                f" ({int(finite.sum()):,} tiers grouped)" if profile.is_tiered else ""),
+            name="users by asked eps"
+            + (f" ({int(finite.sum()):,} tiers grouped)" if profile.is_tiered else ""),
             marker_color=REQUESTED_COLOR,
             marker_line_width=0.5,
             marker_line_color="white",
             customdata=np.column_stack([lo_e, hi_e]),
             hovertemplate=(
-                "eps %{customdata[0]:.3g} to %{customdata[1]:.3g}<br>"
-                "%{y:,} users<extra></extra>"
+                "eps %{customdata[0]:.3g} to %{customdata[1]:.3g}<br>%{y:,} users<extra></extra>"
             ),
         )
 
-    pub_name = (fig_text(profile.names[int(np.flatnonzero(np.isinf(lv))[0])])
-                if profile.is_tiered and profile.names and n_pub else None)
+    pub_name = (
+        fig_text(profile.names[int(np.flatnonzero(np.isinf(lv))[0])])
+        if profile.is_tiered and profile.names and n_pub
+        else None
+    )
     if n_pub:
         fig.add_bar(
             x=[x_pub],
@@ -214,14 +219,20 @@ def profile_figure(
         xt = math.log10(tau)
         capped = "" if n_saturated is None else f" (caps {count_noun(n_saturated, 'user')})"
         fig.add_vrect(
-            x0=xt, x1=x_right, fillcolor=SATURATION_COLOR, opacity=0.07, line_width=0,
+            x0=xt,
+            x1=x_right,
+            fillcolor=SATURATION_COLOR,
+            opacity=0.07,
+            line_width=0,
             layer="below",
         )
         fig.add_vline(x=xt, line_dash="dash", line_color=SATURATION_COLOR, line_width=2)
         # the label goes in the legend: on the plot it collided with bar labels and was
         # clipped at the right edge
         fig.add_scatter(  # legend entry for the line
-            x=[None], y=[None], mode="lines",
+            x=[None],
+            y=[None],
+            mode="lines",
             name=f"τ* = {tau:.4g}{capped}",
             line=dict(color=SATURATION_COLOR, dash="dash", width=2),
         )
@@ -240,7 +251,10 @@ def profile_figure(
         bargap=0,
         xaxis=dict(
             title="privacy level asked for, eps (log scale; smaller = more privacy)",
-            tickvals=tv, ticktext=tt, range=[x_left, x_right], zeroline=False,
+            tickvals=tv,
+            ticktext=tt,
+            range=[x_left, x_right],
+            zeroline=False,
         ),
         yaxis=dict(title="users", rangemode="tozero", range=[0, _y_top(fig)]),
     )

@@ -78,8 +78,13 @@ def mse_figure(rows: Sequence[Mapping[str, Any]], height: int = 420) -> go.Figur
                 legendgroup=m,
                 marker=dict(color=_color(m), size=12, symbol="circle"),
                 error_y=dict(
-                    type="data", symmetric=False, array=[up], arrayminus=[down],
-                    color=_color(m), thickness=2, width=8,
+                    type="data",
+                    symmetric=False,
+                    array=[up],
+                    arrayminus=[down],
+                    color=_color(m),
+                    thickness=2,
+                    width=8,
                 ),
                 hovertemplate=(
                     f"<b>{m}</b><br>simulated MSE %{{y:.3e}}<br>"
@@ -95,7 +100,9 @@ def mse_figure(rows: Sequence[Mapping[str, Any]], height: int = 420) -> go.Figur
                 mode="markers",
                 name="exact MSE",
                 marker=dict(
-                    symbol="diamond-open", size=16, line=dict(width=2),
+                    symbol="diamond-open",
+                    size=16,
+                    line=dict(width=2),
                     color=[_color(r["method"]) for r in rows],
                 ),
                 hovertemplate="<b>%{x}</b><br>exact MSE %{y:.3e}<extra></extra>",
@@ -163,16 +170,22 @@ def estimates_figure(
         rmse = float(np.sqrt(np.mean((a - true_mean) ** 2)))
         fig.add_trace(
             go.Scatter(
-                x=mid, y=dens[m], name=f"{m} (typical error ±{rmse:.2g})",
-                mode="lines", line=dict(color=_color(m), width=2, shape="hvh"),
-                fill="tozeroy", fillcolor=_rgba(_color(m), 0.18),
+                x=mid,
+                y=dens[m],
+                name=f"{m} (typical error ±{rmse:.2g})",
+                mode="lines",
+                line=dict(color=_color(m), width=2, shape="hvh"),
+                fill="tozeroy",
+                fillcolor=_rgba(_color(m), 0.18),
                 hovertemplate=f"<b>{m}</b><br>estimate %{{x:.4g}}<br>density %{{y:.3g}}"
                 "<extra></extra>",
             )
         )
     fig.add_vline(
-        x=true_mean, line=dict(color=TRUE_MEAN_COLOR, width=2),
-        annotation_text=f"true mean {true_mean:.4g}", annotation_position="top right",
+        x=true_mean,
+        line=dict(color=TRUE_MEAN_COLOR, width=2),
+        annotation_text=f"true mean {true_mean:.4g}",
+        annotation_position="top right",
     )
     hidden = [f"{m} {100 * s:.1f}%" for m, s in outside.items() if s > 0.0005]
     note = "central 99% of every method shown" + (
@@ -220,7 +233,11 @@ def sweep_figure(
         y = np.asarray(sweep.mse[m])
         fig.add_trace(
             go.Scatter(
-                x=x[fin], y=y[fin], mode="lines", name=m, legendgroup=m,
+                x=x[fin],
+                y=y[fin],
+                mode="lines",
+                name=m,
+                legendgroup=m,
                 line=dict(color=_color(m), dash=METHOD_DASH.get(m, "solid"), width=2.5),
                 customdata=sweep.x[fin],
                 hovertemplate=f"<b>{m}</b><br>eps %{{customdata:.3g}}<br>MSE %{{y:.3e}}"
@@ -233,7 +250,11 @@ def sweep_figure(
             ys = [y[last[-1]], y[-1]] if last.size else [y[-1]]
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines+markers", legendgroup=m, showlegend=False,
+                    x=xs,
+                    y=ys,
+                    mode="lines+markers",
+                    legendgroup=m,
+                    showlegend=False,
                     line=dict(color=_color(m), dash="dot", width=1.5),
                     marker=dict(color=_color(m), size=[0, 10] if last.size else [10]),
                     hovertemplate=f"<b>{m}</b><br>eps = ∞ (public)<br>MSE %{{y:.3e}}"
@@ -244,7 +265,8 @@ def sweep_figure(
         sx = math.log10(saturation)
         if lo <= sx <= hi:
             fig.add_vline(  # grey dotted: FME's curve is vermillion dashed (METHOD_COLORS)
-                x=sx, line=dict(color="#555555", dash="dot", width=1.5),
+                x=sx,
+                line=dict(color="#555555", dash="dot", width=1.5),
                 annotation_text=f"saturates at eps = {saturation:.3g}",
                 annotation_position="top left",
             )
@@ -262,18 +284,28 @@ def sweep_figure(
     if window is not None:
         yaxis["range"] = list(window)
         cut = [
-            m for m in METHODS if m in methods and m in sweep.mse
-            and np.nanmax(np.log10(np.where(sweep.mse[m] > 0, sweep.mse[m], np.nan)))
-            > window[1]
+            m
+            for m in METHODS
+            if m in methods
+            and m in sweep.mse
+            and np.nanmax(np.log10(np.where(sweep.mse[m] > 0, sweep.mse[m], np.nan))) > window[1]
         ]
         if cut:
             fig.add_annotation(
                 text=f"{', '.join(cut)} above the top (autoscale to see all)",
-                xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top",
-                showarrow=False, font=dict(size=11, color="#555555"),
+                xref="paper",
+                yref="paper",
+                x=1,
+                y=1,
+                xanchor="right",
+                yanchor="top",
+                showarrow=False,
+                font=dict(size=11, color="#555555"),
             )
     return _finish(
-        fig, title, height,
+        fig,
+        title,
+        height,
         xaxis=dict(title="eps of the varying group (log scale)", tickvals=tv, ticktext=tt),
         yaxis=yaxis,
     )
@@ -307,43 +339,66 @@ def paper_figure(rows: Sequence[Mapping[str, Any]], height: int = 420) -> go.Fig
     from plotly.subplots import make_subplots
 
     fig = make_subplots(
-        rows=1, cols=2, shared_yaxes=True,
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
         subplot_titles=("High Var(eps): log eps ~ U[-4, 2]", "Low Var(eps): log eps ~ U[-3, -2]"),
     )
     methods = [r["method"] for r in rows]
     for col, reg in ((1, "high"), (2, "low")):
         fig.add_trace(
             go.Scatter(
-                x=methods, y=[r[f"paper_{reg}"] for r in rows], mode="markers",
-                name="paper", legendgroup="paper", showlegend=col == 1,
-                marker=dict(symbol="circle-open", size=16, line=dict(width=2),
-                            color=[_color(m) for m in methods]),
+                x=methods,
+                y=[r[f"paper_{reg}"] for r in rows],
+                mode="markers",
+                name="paper",
+                legendgroup="paper",
+                showlegend=col == 1,
+                marker=dict(
+                    symbol="circle-open",
+                    size=16,
+                    line=dict(width=2),
+                    color=[_color(m) for m in methods],
+                ),
                 hovertemplate="<b>%{x}</b><br>paper ln MSE %{y:.2f}<extra></extra>",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
         err = _ci_arrays(rows, reg)
         fig.add_trace(
             go.Scatter(
-                x=methods, y=[r[f"sim_{reg}"] for r in rows], mode="markers",
-                name="reproduced (simulated)", legendgroup="sim", showlegend=col == 1,
+                x=methods,
+                y=[r[f"sim_{reg}"] for r in rows],
+                mode="markers",
+                name="reproduced (simulated)",
+                legendgroup="sim",
+                showlegend=col == 1,
                 marker=dict(size=9, color=[_color(m) for m in methods]),
                 error_y=err,
                 hovertemplate="<b>%{x}</b><br>simulated ln MSE %{y:.2f}<extra></extra>",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
         fig.add_trace(
             go.Scatter(
-                x=methods, y=[r[f"exact_{reg}"] for r in rows], mode="markers",
-                name="exact", legendgroup="exact", showlegend=col == 1,
+                x=methods,
+                y=[r[f"exact_{reg}"] for r in rows],
+                mode="markers",
+                name="exact",
+                legendgroup="exact",
+                showlegend=col == 1,
                 marker=dict(symbol="diamond-open", size=11, color="#555555"),
                 hovertemplate="<b>%{x}</b><br>exact ln MSE %{y:.2f}<extra></extra>",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
     _finish(
-        fig, "The paper's Table 1 next to ours: ln MSE per method (lower is better)", height,
+        fig,
+        "The paper's Table 1 next to ours: ln MSE per method (lower is better)",
+        height,
     )
     fig.update_layout(
         margin=dict(l=60, r=20, t=70, b=90),
@@ -374,14 +429,23 @@ def spread_figure(curve: Any, height: int = 340) -> go.Figure:
     fig = go.Figure()
     for m, y in curve.mse.items():
         name = tuned_label(curve.tuned_sd) if m == TUNED else m
-        fig.add_trace(go.Scatter(
-            x=curve.true_sd, y=y, mode="lines", name=name,
-            line=dict(color=_color(m), dash=METHOD_DASH.get(m, "solid"), width=2.5),
-            hovertemplate=f"<b>{name}</b><br>true sd %{{x:.3g}}<br>MSE %{{y:.3e}}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=curve.true_sd,
+                y=y,
+                mode="lines",
+                name=name,
+                line=dict(color=_color(m), dash=METHOD_DASH.get(m, "solid"), width=2.5),
+                hovertemplate=(
+                    f"<b>{name}</b><br>true sd %{{x:.3g}}<br>MSE %{{y:.3e}}<extra></extra>"
+                ),
+            )
+        )
     fig.add_vline(x=curve.tuned_sd, line=dict(color=_color(TUNED), dash="dot", width=1))
     return _finish(
-        fig, "If the spread is guessed wrong: exact MSE against the true spread", height,
+        fig,
+        "If the spread is guessed wrong: exact MSE against the true spread",
+        height,
         xaxis=dict(type="log", title="true standard deviation of the data (on [-0.5, 0.5])"),
         yaxis=dict(type="log", title="exact MSE (log scale)", exponentformat="e"),
     )

@@ -8,8 +8,18 @@ import math
 
 import plotly.graph_objects as go
 
-_FIG_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;",
-                              "}": "&#125;", "%": "&#37;", "\n": " ", "\r": " "})
+_FIG_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "{": "&#123;",
+        "}": "&#125;",
+        "%": "&#37;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
 
 
 def fig_text(text: object) -> str:
@@ -20,6 +30,7 @@ def fig_text(text: object) -> str:
     surrogates become U+FFFD (the figure's JSON could not be sent otherwise)."""
     s = str(text).encode("utf-8", "replace").decode("utf-8")
     return s.translate(_FIG_ESCAPES)
+
 
 METHOD_COLORS: dict[str, str] = {
     "ADPM": "#0072B2",  # blue
@@ -55,10 +66,24 @@ LIGHT_TEMPLATE = go.layout.Template(
         plot_bgcolor="white",
         font=dict(color="#2a3f5f"),
         hovermode="closest",
-        xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
-                   automargin=True, zerolinewidth=2, title=dict(standoff=15)),
-        yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", ticks="",
-                   automargin=True, zerolinewidth=2, title=dict(standoff=15)),
+        xaxis=dict(
+            gridcolor="#EBF0F8",
+            linecolor="#EBF0F8",
+            zerolinecolor="#EBF0F8",
+            ticks="",
+            automargin=True,
+            zerolinewidth=2,
+            title=dict(standoff=15),
+        ),
+        yaxis=dict(
+            gridcolor="#EBF0F8",
+            linecolor="#EBF0F8",
+            zerolinecolor="#EBF0F8",
+            ticks="",
+            automargin=True,
+            zerolinewidth=2,
+            title=dict(standoff=15),
+        ),
     )
 )
 """The layout part of plotly's 'plotly_white' look as a small template: applying the named
@@ -84,14 +109,30 @@ def fast_layout(**overrides) -> dict:
 
 def hline(y: float, color: str, dash: str = "dash", width: float = 2) -> dict:
     """A horizontal line across the plot at data value ``y`` (a layout shape)."""
-    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y,
-                line=dict(color=color, dash=dash, width=width))
+    return dict(
+        type="line",
+        xref="paper",
+        x0=0,
+        x1=1,
+        yref="y",
+        y0=y,
+        y1=y,
+        line=dict(color=color, dash=dash, width=width),
+    )
 
 
 def vline(x: float, color: str, dash: str = "dot", width: float = 2) -> dict:
     """A vertical line across the plot at data value ``x`` (a layout shape)."""
-    return dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=x, x1=x,
-                line=dict(color=color, dash=dash, width=width))
+    return dict(
+        type="line",
+        yref="paper",
+        y0=0,
+        y1=1,
+        xref="x",
+        x0=x,
+        x1=x,
+        line=dict(color=color, dash=dash, width=width),
+    )
 
 
 def build(data: list[dict], layout: dict) -> go.Figure:
@@ -133,7 +174,8 @@ def log_axis(lo: float, hi: float, public: bool = False, **extra) -> dict:
         vals.append(py)
         text.append("public (∞)")
         top = py * 1.8
-    ax = dict(type="log", tickvals=vals, ticktext=text,
-              range=[math.log10(lo / 1.6), math.log10(top)])
+    ax = dict(
+        type="log", tickvals=vals, ticktext=text, range=[math.log10(lo / 1.6), math.log10(top)]
+    )
     ax.update(extra)
     return ax
