@@ -43,6 +43,20 @@ __all__ = [
     "two_level_point",
 ]
 
+_BINNED_COLUMNS = (
+    "group",
+    "requested eps from",
+    "requested eps to",
+    "users",
+    "granted eps from",
+    "granted eps to",
+    "weight of one user from",
+    "weight of one user to",
+    "share of total weight",
+    "saturated",
+)
+"""Columns of the free-privacy table when users are grouped in bins of levels."""
+
 DOWNSAMPLE_ABOVE = 20_000
 """Per-entry curves with more entries than this are downsampled for drawing."""
 
@@ -297,21 +311,7 @@ def _binned_table(sol: ADPMSolution, u, users, rep, max_rows: int) -> dict[str, 
     r, w, sat_flags = sol.r[rep], sol.weights[rep], sol.saturated[rep]
     fin = np.isfinite(u) & (u > 0)
     fu, fusers, fr, fw, fsat = u[fin], users[fin], r[fin], w[fin], sat_flags[fin]
-    rows: dict[str, list] = {
-        k: []
-        for k in (
-            "group",
-            "requested eps from",
-            "requested eps to",
-            "users",
-            "granted eps from",
-            "granted eps to",
-            "weight of one user from",
-            "weight of one user to",
-            "share of total weight",
-            "saturated",
-        )
-    }
+    rows: dict[str, list] = {k: [] for k in _BINNED_COLUMNS}
 
     def add(label, lo, hi, n, g_lo, g_hi, w_lo, w_hi, share, sat):
         for key, val in zip(rows, (label, lo, hi, n, g_lo, g_hi, w_lo, w_hi, share, sat)):
@@ -357,18 +357,7 @@ def _binned_table(sol: ADPMSolution, u, users, rep, max_rows: int) -> dict[str, 
     out["group"] = np.array(rows["group"], dtype=object)
     out["users"] = np.rint(np.asarray(rows["users"], dtype=np.float64)).astype(np.int64)
     out["saturated"] = np.asarray(rows["saturated"], dtype=bool)
-    order = (
-        "group",
-        "requested eps from",
-        "requested eps to",
-        "users",
-        "granted eps from",
-        "granted eps to",
-        "weight of one user from",
-        "weight of one user to",
-        "share of total weight",
-        "saturated",
-    )
+    order = _BINNED_COLUMNS
     return {k: out[k] for k in order}
 
 
