@@ -458,7 +458,8 @@ def menu_section() -> D.Menu:
         help=f"Add a tier (at most {D.MAX_TIERS}); it starts with 0% of the users.",
     )
 
-    c1, c2, c3, c4 = st.columns(4)
+    # the users box gets the most room: at 1024 px a narrow one showed 1,000,000 as "100000"
+    c1, c2, c3, c4 = st.columns([1.7, 1, 1, 0.8])
     c1.number_input(
         "Total number of users",
         min_value=1,
@@ -538,7 +539,8 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     error measure chosen for display ('half_width' or 'rmse')."""
     unit = menu.unit
     adpm_err = report.errors["ADPM"]
-    c1, c2, c3, c4 = st.columns(4)
+    # two rows of two: at 1024 px four in a row cut the numbers ("± 0.49…")
+    (c1, c2), (c3, c4) = st.columns(2), st.columns(2)
     c1.metric(
         "Error of the mean (95%)",
         f"± {fmt_err(adpm_err.half_width, unit)}",
