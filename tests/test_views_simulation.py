@@ -303,3 +303,18 @@ def test_profile_code_small_profile_inline_large_from_csv():
         eval(codegen.profile_code(small, {"kind": "nonsense"})[7:], {"hdp": hdp, "math": math}).key
         == small.key
     )
+
+
+def test_lowest_exact_reports_ties_of_the_same_estimator():
+    """The paper's low-variance profile saturates nobody, so ADPM's weights are PropDPM's and
+    their exact MSEs are equal: Table 1's headline names both (found by a new user, who read
+    "ADPM / PropDPM" as ADPM losing on the low profile)."""
+    prof = hdp.paper_profile("low")
+    assert math.isinf(hdp.adpm(prof).saturation_level)
+    rows = [
+        {"method": m, "exact_low": math.log(hdp.exact_mse(m, prof, hdp.Beta(2, 3)))}
+        for m in hdp.METHODS
+    ]
+    assert simview.lowest_exact(rows, "low") == ["ADPM", "PropDPM"]
+    rows[1]["exact_low"] += 0.01
+    assert simview.lowest_exact(rows, "low") == ["ADPM"]

@@ -29,6 +29,7 @@ __all__ = [
     "MIN_TRIALS",
     "TrialPlan",
     "exact_rows",
+    "lowest_exact",
     "make_distribution",
     "plan_trials",
     "real_value",
@@ -214,3 +215,13 @@ def sweep_eps_values(
     if public:
         vals = np.append(vals, math.inf)
     return vals
+
+
+def lowest_exact(rows: Sequence[Mapping[str, Any]], kind: str, rel: float = 1e-9) -> list[str]:
+    """The methods of Table 1 ``rows`` (hdp_core.experiments.table1) with the smallest exact
+    ln MSE for profile ``kind`` ('high' or 'low'), ties within ``rel`` (ln units) included:
+    on a profile where nobody saturates ADPM and PropDPM are the same estimator."""
+    key = f"exact_{kind}"
+    vals = [(float(r[key]), str(r["method"])) for r in rows]
+    best = min(v for v, _ in vals)
+    return [m for v, m in vals if abs(v - best) <= rel * max(1.0, abs(best))]
