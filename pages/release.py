@@ -21,7 +21,7 @@ import streamlit as st
 from hdp_app.common import guarded, run_through_app
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import ReleaseError, level_counts, preview_tiers, release_mean
-from hdp_core.views.formatting import plain
+from hdp_core.views.formatting import plain, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -45,10 +45,6 @@ def _fmt(x: float, unit: str = "") -> str:
         return "—"
     s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
     return f"{s} {plain(unit)}".strip()
-
-
-def _eps(x: float) -> str:
-    return "public" if math.isinf(x) else f"{x:.4g}"
 
 
 def _load(up) -> None:
@@ -177,9 +173,9 @@ def _preview(df: pd.DataFrame, s: dict) -> None:
     t = pv.tiers
     show = pd.DataFrame(
         {
-            "requested eps": [_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
+            "requested eps": [short_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
             "users": t["users"],
-            "granted eps": [_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
+            "granted eps": [short_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
             "share of the weight": [f"{100 * w:.3g}%" for w in t["weight_share"]],
         }
     )
@@ -276,10 +272,10 @@ def _last_section() -> None:
     st.dataframe(
         pd.DataFrame(
             {
-                "requested eps": [_eps(x) for x in t["eps"]],
+                "requested eps": [short_eps(x) for x in t["eps"]],
                 "users": t["users"],
-                "granted eps": [_eps(x) for x in t["granted_eps"]],
-                "privacy loss": [_eps(x) for x in t["privacy_loss"]],
+                "granted eps": [short_eps(x) for x in t["granted_eps"]],
+                "privacy loss": [short_eps(x) for x in t["privacy_loss"]],
             }
         ),
         hide_index=True,

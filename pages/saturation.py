@@ -35,7 +35,7 @@ from hdp_core.validate import format_eps
 from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import count_noun, frame_to_csv, plain
+from hdp_core.views.formatting import count_noun, frame_to_csv, plain, short_eps
 from hdp_core.views.limits import Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -76,8 +76,8 @@ def _boundary(n: float, frac: float):
     return sat.phase_boundary(n, frac, lo=1e-3, hi=1e2, points=200)
 
 
-def _eps(x: float) -> str:
-    return "public (∞)" if math.isinf(x) else f"{x:.4g}"
+def _level(x: float) -> str:
+    return short_eps(x, public="public (∞)")
 
 
 # ----------------------------------------------------------------------------- sections
@@ -112,8 +112,8 @@ def _metrics(fp: sat.FreePrivacy) -> None:
     if fp.n_saturated:
         c3.metric(
             "They asked for (median)",
-            _eps(fp.requested_median),
-            f"smallest {_eps(fp.requested_min)}",
+            _level(fp.requested_median),
+            f"smallest {_level(fp.requested_min)}",
             delta_color="off",
             delta_arrow="off",
             help="The median privacy level the capped users asked for "
@@ -310,7 +310,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
         pub = math.isinf(point.eps2)
         c2.markdown(
             f"The current profile has two groups: {100 * point.frac:.3g}% of {point.n:,} users "
-            f"at eps1 = {point.eps1:.4g} and the rest at eps2 = {_eps(point.eps2)}; its own "
+            f"at eps1 = {point.eps1:.4g} and the rest at eps2 = {_level(point.eps2)}; its own "
             f"boundary is {point.threshold:.4g}, so it is **"
             + ("saturated" if point.saturated else "unsaturated")
             + "**"

@@ -26,7 +26,7 @@ from hdp_app.common import (
     set_profile,
 )
 from hdp_core import experiments
-from hdp_core.estimators import METHOD_CLASSES
+from hdp_core.estimators import METHOD_CLASSES, tuned_spread
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
@@ -559,8 +559,8 @@ def simulation_section() -> None:
         plan = trial_plan(prof, spec, s.trials)
         tuned_sd = None
         if s.tuned_on:
-            tuned_sd = float(math.sqrt(dist.variance)) if s.own else s.tuned_in
-            tuned_sd = min(max(tuned_sd, tview.SPREAD_MIN), 0.5)
+            sd = tuned_spread(None if s.own else s.tuned_in, dist)  # own spread by default
+            tuned_sd = min(max(float(sd or 0.0), tview.SPREAD_MIN), 0.5)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(plain(exc))
         return

@@ -28,7 +28,7 @@ from hdp_core.figures.design import method_error_figure, tier_privacy_figure, wh
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import design_link, explain, links, menu_io
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import count_noun, plain
+from hdp_core.views.formatting import count_noun, plain, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -72,10 +72,6 @@ WORST_TEXT = (
     "the range). The RMSE shown is then an upper bound for *any* data in the range. "
     + explain.HALF_WIDTH_TEXT
 )
-
-
-def fmt_eps(x: float) -> str:
-    return "public" if math.isinf(x) else f"{x:.4g}"
 
 
 def fmt_err(x: float, unit: str) -> str:
@@ -354,7 +350,7 @@ def _labeller(menu: D.Menu):
     """Option labels for choosing a tier of ``menu`` (plain text: selectbox options)."""
 
     def label(i: int) -> str:
-        return f"{menu.tiers[i].name} (eps {fmt_eps(menu.tiers[i].eps)})"
+        return f"{menu.tiers[i].name} (eps {short_eps(menu.tiers[i].eps)})"
 
     return label
 
@@ -430,7 +426,7 @@ def menu_section() -> D.Menu:
             f"eps of tier {i + 1}",
             options=opts,
             key=f"td_eps_{i}",
-            format_func=fmt_eps,
+            format_func=short_eps,
             help=EPS_HELP,
         )
         cols[2].number_input(
@@ -557,7 +553,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     tau = report.tau_star
     c3.metric(
         "Loosest tier worth offering (tau*)",
-        fmt_eps(report.worth_offering),
+        short_eps(report.worth_offering),
         help="Any tier looser than this is capped at it: its users get this privacy "
         "instead, and offering it adds no accuracy. "
         + (
@@ -595,10 +591,10 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     table = pd.DataFrame(
         {
             "tier": [r["tier"] for r in rows],
-            "offers eps": [fmt_eps(r["eps asked"]) for r in rows],
+            "offers eps": [short_eps(r["eps asked"]) for r in rows],
             "users": [f"{r['users']:,}" for r in rows],
             "share %": [round(r["share %"], 4) for r in rows],
-            "granted eps": [fmt_eps(r["eps granted"]) for r in rows],
+            "granted eps": [short_eps(r["eps granted"]) for r in rows],
             "saturated": ["yes, capped at tau*" if r["saturated"] else "no" for r in rows],
             "share of the estimate %": [round(r["share of the estimate %"], 4) for r in rows],
         }
@@ -765,13 +761,13 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> str:
             elif question == "level":
                 c1.metric(
                     f"Strictest eps for {plain(menu.tiers[a].name)}",
-                    fmt_eps(answer.value),
+                    short_eps(answer.value),
                     help="Any smaller eps (more privacy) for this tier misses the target.",
                 )
                 if math.isinf(answer.value) or answer.value >= D.EPS_MIN:
                     applied = (
                         menu.with_eps(a, float(answer.value)),
-                        f"Set {plain(menu.tiers[a].name)} to eps = {fmt_eps(answer.value)}.",
+                        f"Set {plain(menu.tiers[a].name)} to eps = {short_eps(answer.value)}.",
                     )
             else:
                 m_users = int(answer.value)
@@ -875,7 +871,7 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
         )
         c2.metric(
             "tau* at this point",
-            fmt_eps(moved.worth_offering),
+            short_eps(moved.worth_offering),
             help="The loosest level worth offering with these shares.",
         )
         c3.metric(

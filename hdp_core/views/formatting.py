@@ -21,6 +21,7 @@ __all__ = [
     "frame_to_csv",
     "plain",
     "sci",
+    "short_eps",
     "subscript",
 ]
 
@@ -86,3 +87,8 @@ _SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 def subscript(k: int | str) -> str:
     """Subscript digits: 12 -> '₁₂' (one notation with ‖r‖₂², no ASCII 'tau_{k-1}')."""
     return str(k).translate(_SUBSCRIPT)
+
+
+def short_eps(x: float, public: str = "public") -> str:
+    """A privacy level in 4 significant digits, ``public`` for +inf (tables, labels)."""
+    return public if math.isinf(x) else f"{x:.4g}"

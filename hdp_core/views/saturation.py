@@ -24,7 +24,7 @@ from ..adpm import ADPMSolution, AlgorithmTrace, adpm
 from ..bounds import two_group_threshold
 from ..profile import EpsilonProfile, weighted_quantile
 from ..validate import format_eps
-from .formatting import subscript
+from .formatting import short_eps, subscript
 
 __all__ = [
     "DOWNSAMPLE_ABOVE",
@@ -421,7 +421,7 @@ def two_level_point(eps: Any) -> TwoLevelPoint | None:
 
 # ------------------------------------------------------------------------------ Algorithm 1
 def _e(x: float) -> str:
-    return "public (∞)" if math.isinf(x) else f"{x:.4g}"
+    return short_eps(x, public="public (∞)")
 
 
 TRACE_INTRO = (
