@@ -32,6 +32,8 @@ PROFILE_LABEL = "profile_label"  # one line describing it
 PROFILE_NOTE = "profile_note"  # a message shown above the page until the profile changes
 PROFILE_VERSION = "profile_version"  # bumped by set_profile, so pages can see a change
 
+TD_MENU = "td_menu"  # the Tier designer's current validated Menu (read by the Release page)
+MENU_LINK_KEY = "menu"  # query-string parameter holding an encoded tier menu
 PROFILE_HASH = {EpsilonProfile: lambda p: p.key}
 """hash_funcs for st.cache_data: a profile is hashed by its key (its levels and counts)."""
 
@@ -302,13 +304,15 @@ def render_sidebar(where=None) -> None:
         st.caption("Smaller eps = more privacy · ∞ = public data · 0 = data not used.")
 
 
-def guarded(section, *args) -> None:
-    """Run one section of a page; bad input shows a message there instead of a traceback,
-    and the rest of the page (and the current profile) stays."""
+def guarded(section, *args):
+    """Run one section of a page and return what it returns; bad input shows a message there
+    instead of a traceback (and returns None), and the rest of the page (and the current
+    profile) stays."""
     try:
-        section(*args)
+        return section(*args)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(f"This part of the page could not be computed: {plain(exc)}")
+        return None
 
 
 def _forget_query_param(key: str) -> None:

@@ -58,9 +58,10 @@ Noise and privacy check (fail closed). The noise is OpenDP's Laplace measurement
 over a float atom domain with absolute distance; its floating-point-safe sampler). For every
 row of the receipt OpenDP's privacy map of that measurement at the sensitivity of one user of
 that row (w R + 2 delta) must not exceed the row's requested eps; otherwise a ReleaseError names
-the level and nothing is released. A receipt row is one level (few levels) or one bin (per-user
-levels); within a bin loss(eps) - eps is nonincreasing in eps (loss is a / (1 + kappa) times
-min(eps, tau*) plus a constant, slope below 1), so the check at the bin's smallest level covers
+the level and nothing is released. A receipt row is one level (few levels) or, for per-user
+levels, an interval of levels: 1/8 decade of unsaturated levels, all saturated finite levels,
+public users. loss(eps) - eps is nonincreasing in eps (loss is a / (1 + kappa) times
+min(eps, tau*) plus a constant, slope below 1), so the check at a row's smallest level covers
 every level in it.
 
 What is released: the noisy estimate, and public things (the range, the levels and their user
@@ -75,6 +76,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -93,9 +95,11 @@ from .release_engines import (
     Histogram,
     Q,
     ReleaseError,
+    not_a_number,
     open_source,
 )
 from .units import affine_error
+from .validate import PUBLIC_WORDS, parse_level
 
 __all__ = [
     "Release",
@@ -104,6 +108,8 @@ __all__ = [
     "level_counts",
     "preview_tiers",
     "release_mean",
+    "tier_levels",
+    "tier_names_of",
 ]
 
 _U = 2.0**-52
@@ -402,7 +408,48 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
                 True,
             )
         )
-    return rows, tau, passes
+    return _merge_rows(rows), tau, passes
+
+
+RECEIPT_ROWS_PER_DECADE = 8
+
+
+def _merge_rows(rows: list[_Row]) -> list[_Row]:
+    """The per-user-levels receipt: the unsaturated bins merged into rows of 1/8 decade of
+    requested eps, the saturated finite levels into one row (all granted tau*), public users
+    into one row. The privacy check at a merged row's smallest level still covers every level
+    in it: loss(eps) - eps is nonincreasing in eps over the whole range (module docstring),
+    so the smallest level of any interval is its tightest. Fewer rows: a receipt a person can
+    read, and one OpenDP map call per row instead of per bin."""
+
+    def group(r: _Row) -> tuple[int, float]:
+        if math.isinf(r.eps):
+            return (2, 0.0)
+        if r.saturated:
+            return (1, 0.0)
+        return (0, math.floor(math.log10(r.eps) * RECEIPT_ROWS_PER_DECADE))
+
+    out: list[_Row] = []
+    last = None
+    for r in rows:
+        g = group(r)
+        if out and g == last:
+            m = out[-1]
+            out[-1] = _Row(
+                min(m.eps, r.eps),
+                max(m.eps_max, r.eps_max),
+                m.users + r.users,
+                min(m.r_min, r.r_min),
+                max(m.r_max, r.r_max),
+                m.w_num + r.w_num,
+                m.s1 + r.s1,
+                m.s2 + r.s2,
+                m.saturated,
+            )
+        else:
+            out.append(r)
+        last = g
+    return out
 
 
 # ------------------------------------------------------------------------------ noise
@@ -473,6 +520,7 @@ def release_mean(
     hi: float,
     engine: str = "duckdb",
     data_sd: float | None = None,
+    tiers: Any = None,
 ) -> Release:
     """Release the mean of ``value`` (clamped to [lo, hi]) under each row's privacy level.
 
@@ -481,13 +529,15 @@ def release_mean(
     column (numbers >= 0; 'inf'/'public' for public rows; 0 = not used). ``data_sd``: a
     declared, public standard deviation of the data in its units (never estimated from the
     data), tuning ADPM (Algorithm 1 with 8 replaced by 2/s^2 on [-1/2, 1/2]); None is the
-    paper's worst case. Returns a :class:`Release`; raises :class:`ReleaseError` (a
+    paper's worst case. ``tiers``: a Tier designer menu (hdp_core.design.Menu) or a mapping
+    of tier names to levels; an eps cell holding a tier's name (case and spaces ignored) then
+    takes that tier's level. Returns a :class:`Release`; raises :class:`ReleaseError` (a
     ValueError) naming the column, row or level for any bad input, and then releases nothing.
     """
     lo_f, hi_f = _check_range(lo, hi)
     sd_norm = _check_sd(data_sd, lo_f, hi_f)
     c = _const(sd_norm)
-    src, vcol, ecol = open_source(source, value, eps, engine)
+    src, vcol, ecol = open_source(source, value, eps, engine, tier_levels(tiers))
     try:
         h, passes, plan = _fast_histogram(src, vcol, ecol, lo_f, hi_f, c, engine)
         if h is None:
@@ -775,21 +825,68 @@ def preview_tiers(
     return TierPreview(df, tau, err.noise_scale, err.half_width, mid)
 
 
-def level_counts(df: Any, eps: str) -> tuple[np.ndarray, np.ndarray]:
+def tier_levels(tiers: Any) -> dict[str, float]:
+    """Tier names (lower case, trimmed) -> privacy levels, from a Tier designer menu
+    (hdp_core.design.Menu) or a mapping of names to levels (None: no names). Raises
+    ReleaseError for a bad level or for two names that differ only in case or spaces."""
+    if tiers is None:
+        return {}
+    if hasattr(tiers, "names") and hasattr(tiers, "levels"):
+        pairs = list(zip(tiers.names, (float(x) for x in tiers.levels), strict=True))
+    elif isinstance(tiers, Mapping):
+        pairs = list(tiers.items())
+    else:
+        raise ReleaseError(
+            f"tiers must be a Tier designer menu or a mapping of names to levels, got "
+            f"{type(tiers).__name__}"
+        )
+    out: dict[str, float] = {}
+    for name, level in pairs:
+        if not isinstance(name, str) or not name.strip():
+            raise ReleaseError(f"a tier name must be non-empty text, got {name!r}")
+        key = name.strip().lower()
+        if key in out:
+            raise ReleaseError(f"two tiers are both named {name.strip()!r} (ignoring case)")
+        out[key] = parse_level(level, f"the level of tier {name.strip()!r}", error=ReleaseError)
+    return out
+
+
+def tier_names_of(levels: Any, tiers: Any) -> list[str]:
+    """For each level, the names of the menu's tiers at that level (joined by ' / '; '' for a
+    level not on the menu). ``tiers`` as in :func:`release_mean`."""
+    if tiers is None:
+        return ["" for _ in np.asarray(levels).ravel()]
+    if hasattr(tiers, "names") and hasattr(tiers, "levels"):
+        pairs = list(zip(tiers.names, (float(x) for x in tiers.levels), strict=True))
+    else:
+        lv = tier_levels(tiers)  # validates; keys lower case
+        pairs = [(k.strip(), lv[k.strip().lower()]) for k in tiers]
+    out = []
+    for x in np.asarray(levels, dtype=float).ravel():
+        out.append(" / ".join(n for n, level in pairs if level == x))
+    return out
+
+
+def level_counts(df: Any, eps: str, tiers: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Distinct privacy levels of column ``eps`` of a pandas DataFrame and their user counts
-    (public, like the levels themselves; for a preview). Raises ReleaseError naming the row
+    (public, like the levels themselves; for a preview). ``tiers`` as in :func:`release_mean`
+    (tier names in the column take their tier's level). Raises ReleaseError naming the row
     (1-based) of the first bad level."""
     import pandas as pd
 
     if eps not in df.columns:
         raise ReleaseError(f"the table has no eps column {eps!r}")
+    names = tier_levels(tiers)
     col = df[eps]
     if col.dtype.kind in "biufc" and col.dtype.kind != "b":
         x = col.to_numpy(dtype=float, na_value=np.nan)
     else:
         txt = col.astype("string").str.strip().str.lower()
-        pub = txt.isin(["inf", "+inf", "infinity", "+infinity", "public", "∞"]).fillna(False)
+        pub = txt.isin(sorted(PUBLIC_WORDS)).fillna(False)
         x = pd.to_numeric(col.where(~pub, "inf"), errors="coerce").to_numpy(dtype=float)
+        named = txt.map(names).astype("Float64")
+        has = named.notna().to_numpy(dtype=bool)
+        x = np.where(has, named.to_numpy(dtype=float, na_value=np.nan), x)
         bad_txt = (
             np.isnan(x)
             & txt.notna().to_numpy()
@@ -798,9 +895,7 @@ def level_counts(df: Any, eps: str) -> tuple[np.ndarray, np.ndarray]:
         )
         if bad_txt.any():
             i = int(np.argmax(bad_txt))
-            raise ReleaseError(
-                f"eps column {eps!r}, row {i + 1}: {str(col.iloc[i])[:40]!r} is not a number"
-            )
+            raise ReleaseError(not_a_number("eps", eps, f", row {i + 1}", col.iloc[i], names))
     bad = np.isnan(x) | (x < 0)
     if bad.any():
         i = int(np.argmax(bad))
@@ -816,7 +911,7 @@ def level_counts(df: Any, eps: str) -> tuple[np.ndarray, np.ndarray]:
 
 # ------------------------------------------------------------------------------ CLI
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hdp_core.release PATH --value COL --eps COL --range LO HI``."""
+    """``python -m hdp_core.release PATH --value COL --eps COL --range LO HI [--menu M.json]``."""
     ap = argparse.ArgumentParser(
         prog="python -m hdp_core.release",
         description="Release a private mean under per-user privacy "
@@ -829,9 +924,9 @@ def main(argv: list[str] | None = None) -> int:
         "--range",
         nargs=2,
         type=float,
-        required=True,
+        default=None,
         metavar=("LO", "HI"),
-        help="public data range; values outside are clamped",
+        help="public data range; values outside are clamped (required unless --menu gives it)",
     )
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
     ap.add_argument(
@@ -840,17 +935,40 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="declared (public) standard deviation of the data, in its units",
     )
+    ap.add_argument(
+        "--menu",
+        default=None,
+        metavar="MENU.json",
+        help="a Tier designer menu (its JSON download): eps cells holding a tier's name take "
+        "its level; its range and declared spread are used unless --range / --data-sd are given",
+    )
     ap.add_argument("--format", choices=["text", "json"], default="text")
     a = ap.parse_args(argv)
     try:
+        menu = None
+        lo_hi, sd = a.range, a.data_sd
+        if a.menu is not None:
+            from .errors import MenuError
+            from .views.menu_io import MAX_MENU_BYTES, menu_from_json
+
+            try:
+                with open(a.menu, "rb") as f:
+                    menu = menu_from_json(f.read(MAX_MENU_BYTES + 1))
+            except (OSError, MenuError) as exc:
+                raise ReleaseError(f"the menu file {a.menu!r} cannot be used: {exc}") from None
+            lo_hi = lo_hi or (menu.low, menu.high)
+            sd = sd if sd is not None else menu.data_sd
+        if lo_hi is None:
+            raise ReleaseError("the public range is missing: give --range LO HI (or --menu)")
         rel = release_mean(
             a.path,
             value=a.value,
             eps=a.eps,
-            lo=a.range[0],
-            hi=a.range[1],
+            lo=lo_hi[0],
+            hi=lo_hi[1],
             engine=a.engine,
-            data_sd=a.data_sd,
+            data_sd=sd,
+            tiers=menu,
         )
     except ReleaseError as exc:
         print(f"error: {exc}", file=sys.stderr)

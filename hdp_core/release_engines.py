@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ReleaseError
+from .validate import PUBLIC_WORDS
 
 __all__ = [
     "BINS_PER_E",
@@ -179,7 +180,23 @@ _NUMERIC_DUCK = (
     "DOUBLE",
     "REAL",
 )
-_PUBLIC_SQL = "('inf', '+inf', 'infinity', '+infinity', 'public', '∞')"
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+_PUBLIC_SQL = "(" + ", ".join(_sql_str(w) for w in sorted(PUBLIC_WORDS)) + ")"
+
+
+def not_a_number(role: str, col: str, where: str, cell: Any, names: dict[str, float]) -> str:
+    """The message for a text cell that is not a number (nor, for eps, a tier name)."""
+    text = f"{role} column {col!r}{where}: {str(cell)[:40]!r} is not a number"
+    if role == "eps" and names:
+        shown = ", ".join(repr(k) for k in list(names)[:10])
+        more = ", ..." if len(names) > 10 else ""
+        text += f" nor a tier of the menu ({shown}{more}; case is ignored)"
+    return text
 
 
 def _q(name: str) -> str:
@@ -193,6 +210,7 @@ class _DuckSource:
     def __init__(self, source: Any):
         import duckdb
 
+        self.tier_names: dict[str, float] = {}
         global _DUCK
         if _DUCK is None:  # one in-memory database per process (opening one costs ~30 ms)
             _DUCK = duckdb.connect(config={"threads": os.cpu_count() or 1})
@@ -232,8 +250,12 @@ class _DuckSource:
         if t in ("VARCHAR", "STRING", "TEXT"):
             txt = f"lower(trim({c}))"
             if eps:
+                names = "".join(
+                    f"WHEN {txt} = {_sql_str(k)} THEN {_lit(x)} "
+                    for k, x in self.tier_names.items()
+                )
                 expr = (
-                    f"CASE WHEN {txt} IN {_PUBLIC_SQL} THEN CAST('inf' AS DOUBLE) "
+                    f"CASE {names}WHEN {txt} IN {_PUBLIC_SQL} THEN CAST('inf' AS DOUBLE) "
                     f"ELSE TRY_CAST(trim({c}) AS DOUBLE) END"
                 )
             else:
@@ -245,8 +267,7 @@ class _DuckSource:
             ).fetchall()
             if bad:
                 raise ReleaseError(
-                    f"{role} column {col!r}, row {bad[0][0]}: "
-                    f"{str(bad[0][1])[:40]!r} is not a number"
+                    not_a_number(role, col, f", row {bad[0][0]}", bad[0][1], self.tier_names)
                 )
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
@@ -524,6 +545,7 @@ class _SparkSource:
     def __init__(self, source: Any):
         from pyspark.sql import DataFrame as SparkDF
 
+        self.tier_names: dict[str, float] = {}
         spark = spark_session()
         self.spark = spark
         if isinstance(source, (str, os.PathLike)):
@@ -563,13 +585,11 @@ class _SparkSource:
         if t == "STRING":
             txt = F.lower(F.trim(c))
             num = F.trim(c).cast("double")
-            expr = (
-                F.when(
-                    txt.isin("inf", "+inf", "infinity", "+infinity", "public", "∞"), F.lit(math.inf)
-                ).otherwise(num)
-                if eps
-                else num
-            )
+            expr = num
+            if eps:
+                expr = F.when(txt.isin(*sorted(PUBLIC_WORDS)), F.lit(math.inf)).otherwise(num)
+                for k, x in reversed(list(self.tier_names.items())):  # names first
+                    expr = F.when(txt == F.lit(k), F.lit(x)).otherwise(expr)
             bad = (
                 self.df.select(c.alias("v"), expr.alias("d"))
                 .where(F.col("d").isNull() & F.col("v").isNotNull() & (F.trim("v") != ""))
@@ -577,8 +597,8 @@ class _SparkSource:
                 .collect()
             )
             if bad:
-                raise ReleaseError(
-                    f"{role} column {col!r}: {str(bad[0][0])[:40]!r} is not a number"
+                raise ReleaseError(  # Spark rows have no order: no row number
+                    not_a_number(role, col, "", bad[0][0], self.tier_names)
                 )
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
@@ -669,12 +689,21 @@ def aggregate(source: Any, value: str, eps: str, lo: float, hi: float, engine: s
     return src, src.histogram(vcol, ecol, lo, hi)
 
 
-def open_source(source: Any, value: str, eps: str, engine: str = "duckdb"):
+def open_source(
+    source: Any,
+    value: str,
+    eps: str,
+    engine: str = "duckdb",
+    tier_names: dict[str, float] | None = None,
+):
     """Open ``source`` on ``engine``: (handle, value column, eps column), the columns matched
-    by name (exactly, else uniquely ignoring case and spaces). Raises ReleaseError."""
+    by name (exactly, else uniquely ignoring case and spaces). ``tier_names`` maps tier names
+    (lower case, trimmed) to levels: a text eps cell holding one takes that level. Raises
+    ReleaseError."""
     if engine not in ENGINES:
         raise ReleaseError(f"engine must be one of {ENGINES}, got {engine!r}")
     src = _DuckSource(source) if engine == "duckdb" else _SparkSource(source)
+    src.tier_names = dict(tier_names or {})
     cols = list(src.types)
     vcol = _match_column(cols, value, "value")
     ecol = _match_column(cols, eps, "eps")

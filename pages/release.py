@@ -18,16 +18,26 @@ import time
 import pandas as pd
 import streamlit as st
 
-from hdp_app.common import guarded, run_through_app
+from hdp_app.common import MENU_LINK_KEY, TD_MENU, guarded, run_through_app
+from hdp_core.design import Menu
+from hdp_core.errors import HdpError
 from hdp_core.profile import MAX_UPLOAD_BYTES
-from hdp_core.release import ReleaseError, level_counts, preview_tiers, release_mean
-from hdp_core.views.formatting import plain, short_eps
+from hdp_core.release import (
+    ReleaseError,
+    level_counts,
+    preview_tiers,
+    release_mean,
+    tier_names_of,
+)
+from hdp_core.views import links
+from hdp_core.views.formatting import count_noun, plain, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
 K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
 K_USE_SD, K_SD, K_GO, K_CONFIRM = "rel_use_sd", "rel_sd", "rel_go", "rel_confirm_again"
+K_USE_MENU = "rel_use_menu"
 TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (session only)
 LEDGER = "rel_ledger"  # list of dicts: the releases made in this session
 LAST = "rel_last"  # the last Release (or None)
@@ -83,6 +93,53 @@ def _upload_section() -> None:
         st.info("Upload a CSV to start. Example columns: `value,eps` with rows like `52000,0.5`.")
         return
     _load(up)
+
+
+def _menu() -> tuple[Menu | None, str]:
+    """The tier menu to read the table with, and where it came from: the link's (?menu=, as
+    the Tier designer's "Release ... with this menu" opens this page), else this session's
+    Tier designer menu, else none."""
+    token = st.query_params.get(MENU_LINK_KEY)
+    if token:
+        try:
+            return links.decode_menu_link(token), "the link"
+        except (HdpError, ValueError) as e:
+            st.warning(f"The link's tier menu could not be used ({plain(e)}).")
+    menu = st.session_state.get(TD_MENU)
+    return (menu, "the Tier designer") if isinstance(menu, Menu) else (None, "")
+
+
+def _menu_section() -> Menu | None:
+    """Your tier menu: read tier names in the eps column with it, and take its range, unit and
+    declared spread as the settings' starting values. Returns the menu in use, or None."""
+    menu, where = _menu()
+    if menu is None:
+        return None
+    st.subheader("Your tier menu")
+    use = st.toggle(
+        "Read the eps column with this menu",
+        value=True,
+        key=K_USE_MENU,
+        help="A cell holding a tier's name (case and spaces ignored) takes that tier's "
+        "level; numbers are read as levels. The menu's range, unit and declared spread fill "
+        "the settings below while they are empty.",
+    )
+    tiers = " · ".join(
+        f"{t.name}: " + ("public" if math.isinf(t.eps) else f"eps {short_eps(t.eps)}")
+        for t in menu.tiers
+    )
+    unit = f" {menu.unit}" if menu.unit else ""
+    st.caption(plain(f"From {where}: {tiers}. Range {menu.low:g} to {menu.high:g}{unit}."))
+    if not use:
+        return None
+    ss = st.session_state
+    if ss.get(K_LO) is None and ss.get(K_HI) is None:  # before the widgets exist
+        ss[K_LO], ss[K_HI] = float(menu.low), float(menu.high)
+        if not ss.get(K_UNIT):
+            ss[K_UNIT] = menu.unit
+        if menu.data_sd is not None and K_USE_SD not in ss:
+            ss[K_USE_SD], ss[K_SD] = True, float(menu.data_sd)
+    return menu
 
 
 def _guess(cols: list[str], names: tuple[str, ...], fallback: int) -> int:
@@ -166,13 +223,32 @@ class _RangeMissing(Exception):
     """The public range is not set yet (it has no default: it must come from the user)."""
 
 
-def _preview(df: pd.DataFrame, s: dict) -> None:
+def _tier_column(levels, menu: Menu | None) -> dict:
+    """The receipt's and preview's "tier" column (names on the menu), when a menu is used."""
+    if menu is None:
+        return {}
+    names = tier_names_of(levels, menu)
+    return {"tier": [n or ("—" if x == 0 else "not on the menu") for n, x in zip(names, levels)]}
+
+
+def _preview(df: pd.DataFrame, s: dict, menu: Menu | None) -> None:
     st.subheader("Before releasing: what each level gets")
-    lv, ct = level_counts(df, s["eps"])
+    lv, ct = level_counts(df, s["eps"], menu)
     pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
     t = pv.tiers
+    if menu is not None:
+        off = [(x, n) for x, n, name in zip(lv, ct, tier_names_of(lv, menu)) if x > 0 and not name]
+        if off:
+            listed = ", ".join(f"{short_eps(x)} ({n:,} users)" for x, n in off[:5])
+            more = f" and {len(off) - 5:,} more" if len(off) > 5 else ""
+            st.warning(
+                f"{count_noun(len(off), 'level')} in the table "
+                f"{'is' if len(off) == 1 else 'are'} not on your menu: {listed}{more}. "
+                "Those users are released at the level they asked for."
+            )
     show = pd.DataFrame(
         {
+            **_tier_column(t["eps"], menu),
             "requested eps": [short_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
             "users": t["users"],
             "granted eps": [short_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
@@ -211,7 +287,7 @@ def _preview(df: pd.DataFrame, s: dict) -> None:
         )
 
 
-def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str) -> None:
+def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str, menu: Menu | None) -> None:
     again = [r for r in st.session_state[LEDGER] if r["table"] == digest]
     st.subheader("Release again?" if again else "Release")
     ok = True
@@ -225,9 +301,15 @@ def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str) -> None:
         ok = st.checkbox("I understand: release again", key=K_CONFIRM)
     if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
         rel = release_mean(
-            df, value=s["value"], eps=s["eps"], lo=s["lo"], hi=s["hi"], data_sd=s["data_sd"]
+            df,
+            value=s["value"],
+            eps=s["eps"],
+            lo=s["lo"],
+            hi=s["hi"],
+            data_sd=s["data_sd"],
+            tiers=menu,
         )
-        st.session_state[LAST] = (rel, s["unit"])
+        st.session_state[LAST] = (rel, s["unit"], menu)
         st.session_state[LEDGER].append(
             {
                 "table": digest,
@@ -247,7 +329,7 @@ def _last_section() -> None:
     last = st.session_state[LAST]
     if last is None:
         return
-    rel, unit = last
+    rel, unit, menu = last
     st.success("Released. Only the number below and the receipt are private-safe to share.")
     c1, c2, c3 = st.columns(3)
     c1.metric("Private mean", _fmt(rel.estimate, unit))
@@ -272,6 +354,7 @@ def _last_section() -> None:
     st.dataframe(
         pd.DataFrame(
             {
+                **_tier_column(t["eps"], menu),
                 "requested eps": [short_eps(x) for x in t["eps"]],
                 "users": t["users"],
                 "granted eps": [short_eps(x) for x in t["granted_eps"]],
@@ -306,6 +389,7 @@ st.markdown(
     "gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. Every user's "
     "privacy loss is checked against the level they asked for before anything is released."
 )
+menu_used = guarded(_menu_section)
 guarded(_upload_section)
 table = st.session_state[TABLE]
 if table is not None:
@@ -321,9 +405,9 @@ if table is not None:
     except (ReleaseError, ValueError) as exc:
         st.error(f"Check the settings: {plain(exc)}")
     else:
-        guarded(_preview, df, settings)
+        guarded(_preview, df, settings, menu_used)
         guarded(_last_section)
-        guarded(_release_section, df, settings, digest, name)
+        guarded(_release_section, df, settings, digest, name, menu_used)
 else:
     guarded(_last_section)
 guarded(_ledger_section)

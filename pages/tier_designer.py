@@ -15,7 +15,9 @@ import streamlit as st
 
 import hdp_core as hdp
 from hdp_app.common import (
+    MENU_LINK_KEY,
     PROFILE_LABEL,
+    TD_MENU,
     cached_adpm,
     get_profile,
     profile_version,
@@ -32,11 +34,11 @@ from hdp_core.views.formatting import count_noun, plain, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
-MENU = "td_menu"  # the current validated Menu (not a widget)
+MENU = TD_MENU  # the current validated Menu (not a widget)
 NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced
 IMPORT_MSG = "td_import_msg"  # (kind, text) from the last import attempt
 EPS_OPTS = "td_eps_opts"  # options of the eps sliders (a log grid plus the menu's own levels)
-LINK_KEY = "menu"  # query-string parameter holding the encoded menu
+LINK_KEY = MENU_LINK_KEY  # query-string parameter holding the encoded menu
 PAGE_PATH = "tier_designer"
 
 _HASH = {D.Menu: lambda m: m.key}
@@ -923,6 +925,14 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
             icon=":material/check_circle:",
         )
 
+    st.page_link(
+        "pages/release.py",
+        label="Release a private mean with this menu on your own table",
+        icon=":material/lock_open:",
+        query_params={MENU_LINK_KEY: token},
+        help="Opens the Release page with this menu: an eps column may then hold your tier "
+        "names, and the menu's range, unit and spread fill its settings.",
+    )
     base = st.context.url or ""
     base = base.split("?")[0] if base else f"/{PAGE_PATH}"
     st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")

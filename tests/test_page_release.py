@@ -29,7 +29,8 @@ def _texts(at) -> str:
         for e in at.get(kind)
         if hasattr(e, "value")
     ]
-    for d in at.get("arrow_data_frame"):
+    assert at.get("arrow_data_frame") == []  # the type AppTest names "dataframe" instead
+    for d in at.dataframe:
         parts.append(d.value.to_string())
     return "\n".join(parts)
 
@@ -85,3 +86,58 @@ def test_bad_inputs_show_errors_and_release_nothing(page):
     assert any("lo < hi" in shown(e.value) for e in at.error)
     at.button(key="rel_go").click().run()
     assert at.session_state["rel_ledger"] == []
+
+
+def _named_csv() -> bytes:
+    """Tier names of the default menu (Strict 0.1, Balanced 1, Open public) in the eps
+    column, in mixed case, plus one level that is not on the menu (0.3)."""
+    rng = np.random.default_rng(3)
+    cells = rng.choice(["Strict", "balanced ", "OPEN", "0.3"], 400, p=[0.3, 0.3, 0.3, 0.1])
+    df = pd.DataFrame({"value": rng.uniform(0, 500, 400), "eps": cells})
+    return df.to_csv(index=False).encode()
+
+
+def _frame(at, i):
+    """The page's i-th table (AppTest does not expose a dataframe's key)."""
+    return at.dataframe[i].value
+
+
+def test_release_with_the_tier_designers_menu_from_its_link(app):
+    from hdp_core.design import default_menu
+    from hdp_core.views.links import encode_menu_link
+
+    menu = default_menu()
+    app.query_params["menu"] = encode_menu_link(menu)
+    at = open_page(app, "release")
+    at.query_params["menu"] = encode_menu_link(menu)
+    at.run()
+    assert not at.exception
+    assert at.toggle(key="rel_use_menu").value is True
+    at.get("file_uploader")[0].upload("named.csv", _named_csv(), "text/csv").run()
+    assert not at.exception and not at.error
+    # the menu's range fills the settings: the preview is there at once
+    assert (at.number_input(key="rel_lo").value, at.number_input(key="rel_hi").value) == (0, 500)
+    assert at.text_input(key="rel_unit").value == menu.unit
+    prev = _frame(at, 0)
+    assert list(prev["tier"]) == ["Strict", "not on the menu", "Balanced", "Open"]
+    assert list(prev["requested eps"])[1] == "0.3"
+    assert any("not on your menu: 0.3 (" in w.value for w in at.warning)
+    at.button(key="rel_go").click().run()
+    assert not at.exception and not at.error
+    receipt = _frame(at, 1)  # after the preview
+    assert list(receipt["tier"]) == ["Strict", "not on the menu", "Balanced", "Open"]
+    assert receipt["users"].sum() == 400
+    # without the menu, tier names are not levels: a clear error, nothing released
+    at.toggle(key="rel_use_menu").set_value(False).run()
+    assert not at.exception
+    assert any("'Strict' is not a number" in shown(e.value) for e in at.error)
+
+
+def test_release_reads_the_sessions_tier_designer_menu(app):
+    at = open_page(app, "tier_designer")
+    assert not at.exception
+    at.query_params.pop("menu", None)  # the session's menu, not the address bar's link
+    at.switch_page("pages/release.py").run()
+    assert not at.exception
+    assert at.toggle(key="rel_use_menu").value is True
+    assert any("From the Tier designer: Strict: eps 0.1" in shown(c.value) for c in at.caption)

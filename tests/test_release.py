@@ -106,6 +106,28 @@ def test_weighted_sum_and_tau_match_oracle(make, no_noise):
     assert rel.noise_scale >= (HI - LO) / r.sum() * (1 - 1e-9)
 
 
+@pytest.mark.parametrize("make", [_tiers_frame, _cont_frame])
+def test_every_users_loss_is_within_their_own_level(make):
+    """Per user, from the oracle's weights and the release's public noise law: the Laplace
+    loss (w_i R + 2 delta) / b is at most the level the user asked for, and a receipt row
+    whose check covers the user (its smallest level <= eps_i <= its largest) exists."""
+    df = make()
+    rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+    _, _, r = _oracle(df)
+    e = df["e"].to_numpy(float)
+    e = e[e > 0]
+    loss = (r * (HI - LO) / r.sum() + 2 * rel.rounding_bound) / rel.noise_scale
+    assert (loss <= e * (1 + 1e-12)).all()
+    t = rel.tiers
+    assert t["users"].sum() == e.size
+    lo_l, hi_l = t["eps"].to_numpy(), t["eps_max"].to_numpy()
+    covered = (e[:, None] >= lo_l[None, :]) & (e[:, None] <= hi_l[None, :])
+    assert covered.any(axis=1).all()
+    assert (t["privacy_loss"] <= t["eps"]).all()
+    if make is _cont_frame:  # a receipt a person can read: rows of 1/8 decade, not bins
+        assert len(t) <= 8 * math.log10(e.max() / e.min()) + 3
+
+
 def test_continuous_plan_uses_at_most_two_passes_and_matches_core():
     df = _cont_frame()
     rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
@@ -421,3 +443,103 @@ def test_fast_plan_sample_missing_levels(no_noise, monkeypatch):
     df.loc[300, "v"] = np.nan
     with pytest.raises(ReleaseError, match="value column 'v', row 301: missing, NaN"):
         release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+
+
+# ------------------------------------------------------------------------------ a menu's names
+def _named_frame(n=2000, seed=12):
+    """A table whose eps column holds the default menu's tier names (in mixed case, with
+    spaces), plus '0' (not used) and 'public' cells, and the oracle's numeric levels."""
+    from hdp_core.design import default_menu
+
+    menu = default_menu()
+    rng = np.random.default_rng(seed)
+    cells = [" strict", "STRICT ", "Balanced", "open", "0", "public"]
+    level = {" strict": 0.1, "STRICT ": 0.1, "Balanced": 1.0, "open": math.inf, "0": 0.0}
+    level["public"] = math.inf
+    assert dict(zip(menu.names, menu.levels, strict=True)) == {
+        "Strict": 0.1,
+        "Balanced": 1.0,
+        "Open": math.inf,
+    }
+    c = rng.choice(cells, n)
+    df = pd.DataFrame({"v": rng.uniform(-10, 110, n), "tier": c})
+    numeric = pd.DataFrame({"v": df["v"], "e": [level[x] for x in c]})
+    return menu, df, numeric
+
+
+def test_tier_names_take_their_menus_levels(tmp_path, no_noise):
+    menu, df, numeric = _named_frame()
+    want = release_mean(numeric, value="v", eps="e", lo=LO, hi=HI)
+    mean, tau, _ = _oracle(numeric)
+    p = tmp_path / "named.parquet"
+    df.to_parquet(p)
+    for src in (df, str(p)):
+        got = release_mean(src, value="v", eps="tier", lo=LO, hi=HI, tiers=menu)
+        assert got.estimate == pytest.approx(mean, abs=1e-7 * (HI - LO))
+        assert got.saturation_level == pytest.approx(tau, rel=1e-12)
+        assert got.n_excluded == want.n_excluded and got.n_public == want.n_public
+        pd.testing.assert_frame_equal(got.tiers, want.tiers)
+    # the preview's counts read the names the same way
+    lv, ct = R.level_counts(df, "tier", menu)
+    olv, oct_ = np.unique(numeric["e"], return_counts=True)
+    np.testing.assert_array_equal(lv, olv)
+    np.testing.assert_array_equal(ct, oct_)
+    # a plain mapping works as well as a Menu
+    got = release_mean(
+        df, value="v", eps="tier", lo=LO, hi=HI, tiers={"Strict": 0.1, "balanced": 1, "OPEN": "inf"}
+    )
+    assert got.estimate == pytest.approx(mean, abs=1e-7 * (HI - LO))
+
+
+def test_tier_names_on_spark(tmp_path, spark, no_noise):
+    menu, df, numeric = _named_frame(600, 13)
+    p = tmp_path / "named.parquet"
+    df.to_parquet(p)
+    want = release_mean(numeric, value="v", eps="e", lo=LO, hi=HI)
+    got = release_mean(str(p), value="v", eps="tier", lo=LO, hi=HI, tiers=menu, engine="spark")
+    assert got.estimate == want.estimate
+    pd.testing.assert_frame_equal(got.tiers, want.tiers)
+    bad = df.assign(tier=df["tier"].where(df.index != 5, "Gold"))
+    with pytest.raises(ReleaseError, match=r"'Gold' is not a number nor a tier of the menu"):
+        release_mean(bad, value="v", eps="tier", lo=LO, hi=HI, tiers=menu, engine="spark")
+
+
+def test_unknown_tier_names_and_bad_menus_are_refused():
+    menu, df, _ = _named_frame(50, 14)
+    bad = df.assign(tier=df["tier"].where(df.index != 6, "Gold"))
+    msg = r"eps column 'tier', row 7: 'Gold' is not a number nor a tier of the menu \('strict'"
+    with pytest.raises(ReleaseError, match=msg):
+        release_mean(bad, value="v", eps="tier", lo=LO, hi=HI, tiers=menu)
+    with pytest.raises(ReleaseError, match=msg):
+        R.level_counts(bad, "tier", menu)
+    with pytest.raises(ReleaseError, match=r"'Strict' is not a number$"):  # no menu: no names
+        release_mean(df.assign(tier="Strict"), value="v", eps="tier", lo=LO, hi=HI)
+    with pytest.raises(ReleaseError, match="both named 'gold'"):
+        R.tier_levels({"Gold": 1.0, " gold": 2.0})
+    with pytest.raises(ReleaseError, match="level of tier 'Gold'"):
+        R.tier_levels({"Gold": -1.0})
+    with pytest.raises(ReleaseError, match="tier name must be non-empty"):
+        R.tier_levels({" ": 1.0})
+    with pytest.raises(ReleaseError, match="Tier designer menu or a mapping"):
+        R.tier_levels([("Gold", 1.0)])
+
+
+def test_cli_with_a_tier_designer_menu(tmp_path, capsys):
+    from hdp_core.views.menu_io import menu_to_json
+
+    menu, df, numeric = _named_frame(300, 15)
+    p = tmp_path / "named.csv"
+    df.to_csv(p, index=False)
+    m = tmp_path / "menu.json"
+    m.write_text(menu_to_json(menu))
+    assert (
+        R.main([str(p), "--value", "v", "--eps", "tier", "--menu", str(m), "--format", "json"]) == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["range"] == [menu.low, menu.high]  # the menu's public range
+    assert out["n_users"] == int((numeric["e"] > 0).sum())
+    assert R.main([str(p), "--value", "v", "--eps", "tier"]) == 2
+    assert "the public range is missing" in capsys.readouterr().err
+    m.write_text("{not json")
+    assert R.main([str(p), "--value", "v", "--eps", "tier", "--menu", str(m)]) == 2
+    assert "the menu file" in capsys.readouterr().err
