@@ -29,6 +29,7 @@ def test_readme_example_runs_from_any_folder(i, tmp_path):
         {
             "spend": rng.uniform(0, 600, 2000),
             "eps": rng.choice([0.1, 1.0, np.inf], 2000),
+            "tier": rng.choice(["Strict", "balanced", "OPEN "], 2000),
         }
     ).to_parquet(tmp_path / "users.parquet")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
