@@ -27,10 +27,9 @@ How it is computed (the plan; see hdp_core.release_engines for the queries):
   finite levels from b (one class, users and sum of y only: saturated), public and zero
   levels. The exact walk below then runs on these groups; if tau* is not inside the bracket
   (the walk stops inside, or passes, a class) the general plan runs instead, so the sample
-  only costs time, never correctness. When tau* falls inside a sub-bin of several levels, one
-  more scan restricted to that sub-bin's level range fetches its distinct levels. Memory: a
-  few hundred groups plus one sub-bin's levels. Every data sum is the same exact integer as in
-  the general plan, so both plans give the same release.
+  only costs time, never correctness. When tau* falls inside a sub-bin of several levels, it
+  is isolated as in the general plan (below). Memory: a few hundred groups. Every data sum is
+  the same exact integer as in the general plan, so both plans give the same release.
 * General plan (Spark, and DuckDB's fallback): one grouped aggregate in the engine (never
   a Python loop over rows) groups users by their level's bin (bins of relative width
   e^(1/64), about 1.6%) and returns per bin the users, eps sums and exact integer sums of
@@ -41,10 +40,13 @@ How it is computed (the plan; see hdp_core.release_engines for the queries):
 * **Per-user continuous levels**: tau* is found by walking the bins with the exact G function
   of the saturation lemma (G(t) = sum_{eps < t} eps (t - eps) crosses 8 at tau*): a bin whose
   smallest level already has G >= 8 starts the saturated users; the one bin in which G crosses
-  8 is fetched with a second query (its distinct levels only). Users below it are summed per
-  bin, users above it only counted. Levels are taken on a grid of 2^-42 (rounded down, capped
-  at 2^20 nats) so that sum_i r_i y_i is an exact integer sum; granted privacy only shrinks.
-  Memory: the bins plus one bin's distinct levels, not the rows.
+  8 is isolated: if it holds at most FETCH_USERS (65,536) users, one more query restricted to
+  its level range fetches its distinct levels; otherwise one such query splits it into 256
+  equal sub-bins with the same sums, and the walk goes on (each split narrows the range
+  256-fold, so a few passes suffice; at most MAX_PASSES). Users below it are summed per bin,
+  users above it only counted. Levels are taken on a grid of 2^-42 (rounded down, capped at
+  2^20 nats) so that sum_i r_i y_i is an exact integer sum; granted privacy only shrinks.
+  Memory: the bins plus at most 65,536 fetched levels, whatever the number of rows.
 
 Rounding. Every data-dependent sum is an exact integer sum; the weighted mean is formed in
 exact rational arithmetic (fractions.Fraction) from the engine's integers and the weights'
@@ -86,6 +88,7 @@ import numpy as np
 from .adpm import adpm
 from .profile import EpsilonProfile
 from .release_engines import (
+    FETCH_USERS,
     MAX_TIERS,
     PUBLIC_BIN,
     Q_CAP,
@@ -311,6 +314,11 @@ def _plan_tiers(h: Histogram, fin: np.ndarray, pub: np.ndarray, sd_norm):
     return rows, tau
 
 
+MAX_PASSES = 64
+"""At most this many passes over the table isolate tau* (each refinement narrows a bin's level
+range 256-fold; a handful suffice for any table of doubles)."""
+
+
 def _qlevel(e: float) -> float:
     return math.floor(min(e, Q_CAP) * QE) / QE
 
@@ -349,8 +357,30 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
             raise _BracketMissed  # tau* is not inside the fast plan's bracket
         if kind != "inside":
             break
-        q, n, sy, emn, emx = src.fetch(ent[j][9], ent[j][0], ent[j][1])
         passes += 1
+        if passes > MAX_PASSES:
+            raise ReleaseError(
+                f"tau* could not be isolated in {MAX_PASSES} passes over the table (levels "
+                "too close together); round the eps column"
+            )
+        if ent[j][2] > FETCH_USERS:  # too many users to fetch level by level: refine the bin
+            ent[j : j + 1] = [
+                [
+                    float(r[6]),
+                    float(r[7]),
+                    int(r[1]),
+                    _qlevel(r[6]),
+                    _qlevel(r[7]),
+                    int(r[3]),
+                    int(r[4]),
+                    float(r[5]),
+                    int(r[2] or 0),
+                    None,
+                ]
+                for r in src.refine(ent[j][0], ent[j][1], SUB_BINS)
+            ]
+            continue
+        q, n, sy, emn, emx = src.fetch(ent[j][0], ent[j][1])
         new = []
         for k in range(q.size):
             ql = int(q[k]) / QE

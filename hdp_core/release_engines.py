@@ -47,6 +47,7 @@ from .validate import PUBLIC_WORDS
 __all__ = [
     "BINS_PER_E",
     "ENGINES",
+    "FETCH_USERS",
     "PUBLIC_BIN",
     "QE",
     "Q_CAP",
@@ -80,6 +81,10 @@ SUB_BINS = 256
 _DBL_MAX = 1.7976931348623157e308
 MAX_FETCH_LEVELS = 5_000_000
 """A fetched bin holding more distinct levels than this is refused (memory guard)."""
+FETCH_USERS = 1 << 16
+"""A bin in which tau* falls is fetched level by level only when it holds at most this many
+users; a larger one is refined into SUB_BINS equal sub-bins first (one more pass each), so the
+memory of the plan never grows with the number of rows."""
 
 
 @dataclass
@@ -438,21 +443,30 @@ class _DuckSource:
         ).fetchall()
         return row[0] if row else (0, None)
 
-    def fetch(
-        self, bin_key: int, emin: float | None = None, emax: float | None = None
-    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
-        """One bin's distinct quantized levels (users, sum of y, min and max eps each);
-        ``emin``/``emax``, the bin's known level range, only narrow the scan."""
-        rng = (
-            "" if emin is None or emax is None else f"WHERE e >= {_lit(emin)} AND e <= {_lit(emax)}"
+    def _in_range(self, emin: float, emax: float) -> str:
+        return (
+            f"(SELECT e, {self.y_expr} AS y, {self.q_expr} AS q FROM {self._scan()} "
+            f"WHERE e >= {_lit(emin)} AND e <= {_lit(emax)})"
         )
-        sql = f"""
-            WITH t AS (SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}),
-            u AS (SELECT {self.key_expr} AS b, e, {self.y_expr} AS y, {self.q_expr} AS q FROM t
-                  {rng})
-            SELECT q, count(*), sum(y), min(e), max(e) FROM u WHERE b = {int(bin_key)}
+
+    def fetch(self, emin: float, emax: float):
+        """The distinct quantized levels of the users with levels in [emin, emax] (one bin's
+        range): users, sum of y, min and max eps each."""
+        sql = f"""SELECT q, count(*), sum(y), min(e), max(e) FROM {self._in_range(emin, emax)}
             GROUP BY q ORDER BY q"""
         return _fetch_rows(self.con.execute(sql).fetchall())
+
+    def refine(self, emin: float, emax: float, m: int) -> list:
+        """The users with levels in [emin, emax] in m equal sub-bins of that range: per
+        sub-bin (key, users, sum of y, sum of q, sum of q y, sum of (q/QE)^2, min and max
+        eps); empty sub-bins left out."""
+        scale = _lit(m / (emax - emin))
+        key = f"least(CAST(floor((e - {_lit(emin)}) * {scale}) AS INTEGER), {m - 1})"
+        sql = f"""SELECT k, count(*), sum(y), sum(q), sum(CAST(q AS HUGEINT) * y),
+                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)
+            FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
+            GROUP BY k ORDER BY k"""
+        return [tuple(r) for r in self.con.execute(sql).fetchall()]
 
     def close(self) -> None:
         self.con.close()
@@ -657,17 +671,48 @@ class _SparkSource:
             return (0, None)
         return (0, row[0]["e"] if what == "eps" else None)  # Spark rows have no order
 
-    def fetch(self, bin_key: int, emin: float | None = None, emax: float | None = None):
+    def _in_range(self, emin: float, emax: float):
+        from pyspark.sql import functions as F
+
+        return self._u.where((F.col("e") >= F.lit(emin)) & (F.col("e") <= F.lit(emax)))
+
+    def fetch(self, emin: float, emax: float):
         from pyspark.sql import functions as F
 
         rows = (
-            self._u.where(F.col("b") == int(bin_key))
+            self._in_range(emin, emax)
             .groupBy("q")
             .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
             .orderBy("q")
             .collect()
         )
         return _fetch_rows([tuple(r) for r in rows])
+
+    def refine(self, emin: float, emax: float, m: int) -> list:
+        from pyspark.sql import functions as F
+
+        k = F.least(
+            F.floor((F.col("e") - F.lit(emin)) * F.lit(m / (emax - emin))).cast("int"),
+            F.lit(m - 1),
+        )
+        qf = F.col("q") / F.lit(float(QE))
+        rows = (
+            self._in_range(emin, emax)
+            .select(k.alias("k"), "e", "y", "q")
+            .groupBy("k")
+            .agg(
+                F.count(F.lit(1)),
+                F.sum("y"),
+                F.sum(F.col("q").cast("decimal(20,0)")),
+                F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
+                F.sum(qf * qf),
+                F.min("e"),
+                F.max("e"),
+            )
+            .orderBy("k")
+            .collect()
+        )
+        return [tuple(_py(x) for x in r) for r in rows]
 
     def close(self) -> None:
         pass

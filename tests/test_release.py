@@ -543,3 +543,31 @@ def test_cli_with_a_tier_designer_menu(tmp_path, capsys):
     m.write_text("{not json")
     assert R.main([str(p), "--value", "v", "--eps", "tier", "--menu", str(m)]) == 2
     assert "the menu file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+def test_a_crowded_bin_is_refined_not_fetched(engine, monkeypatch, no_noise, request):
+    """With a tiny FETCH_USERS the bin holding tau* is split (again and again) instead of
+    fetched whole: the same release as the oracle, one pass per split or fetch, and no fetch
+    of more than FETCH_USERS levels."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    import hdp_core.release_engines as E
+
+    df = _cont_frame(20_000, 21)
+    df.loc[:999, "e"] = 0.2  # a tie of 1000 users, wherever tau* falls
+    mean, tau, _ = _oracle(df)
+    fetched = []
+    real = E._fetch_rows
+    monkeypatch.setattr(E, "_fetch_rows", lambda rows: fetched.append(len(rows)) or real(rows))
+    refined = []
+    cls = E._DuckSource if engine == "duckdb" else E._SparkSource
+    real_refine = cls.refine
+    monkeypatch.setattr(cls, "refine", lambda self, *a: refined.append(a) or real_refine(self, *a))
+    monkeypatch.setattr(R, "FETCH_USERS", 40)
+    monkeypatch.setattr(R, "_fast_histogram", lambda *a: (None, 0, ""))  # the general plan
+    rel = release_mean(df, value="v", eps="e", lo=LO, hi=HI, engine=engine)
+    assert rel.saturation_level == pytest.approx(tau, rel=1e-9)
+    assert rel.estimate == pytest.approx(mean, abs=1e-7 * (HI - LO))
+    assert refined and max(fetched, default=0) <= 40
+    assert int(rel.plan.split("(")[1].split()[0]) == 1 + len(refined) + len(fetched)
