@@ -562,9 +562,14 @@ class _SparkSource:
         self.tier_names: dict[str, float] = {}
         spark = spark_session()
         self.spark = spark
+        self.local_path: str | None = None  # a local file: DuckDB names rows in messages
         if isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
-            kind = _check_path(path)
+            if "://" in path:  # a path the cluster reads (hdfs://, s3a://, ...)
+                kind = _kind_of_path(path)
+            else:
+                kind = _check_path(path)
+                self.local_path = path
             try:
                 if kind == "parquet":
                     df = spark.read.parquet(path)
@@ -611,6 +616,13 @@ class _SparkSource:
                 .collect()
             )
             if bad:
+                duck = self._duck()
+                if duck is not None:  # raises, naming the row, unless DuckDB reads it
+                    try:
+                        if col in duck.types:
+                            duck._as_double(col, role, eps)
+                    finally:
+                        duck.close()
                 raise ReleaseError(  # Spark rows have no order: no row number
                     not_a_number(role, col, "", bad[0][0], self.tier_names)
                 )
@@ -620,6 +632,7 @@ class _SparkSource:
     def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
         from pyspark.sql import functions as F
 
+        self._cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         R = hi - lo
@@ -661,9 +674,34 @@ class _SparkSource:
         rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
         return _histogram_from_rows(rows)
 
+    def _duck(self) -> _DuckSource | None:
+        """The same local file read by DuckDB, only to name a bad row in a message (Spark's
+        rows have no order); None for a DataFrame, a cluster path or a file DuckDB cannot
+        read."""
+        if self.local_path is None:
+            return None
+        try:
+            d = _DuckSource(self.local_path)
+        except ReleaseError:
+            return None
+        d.tier_names = self.tier_names
+        return d
+
     def first_bad(self, what: str) -> tuple[int, Any]:
         from pyspark.sql import functions as F
 
+        duck = self._duck()
+        if duck is not None and self._cols[0] in duck.types and self._cols[1] in duck.types:
+            try:
+                duck.v_expr = duck._as_double(self._cols[0], "value", False)
+                duck.e_expr = duck._as_double(self._cols[1], "eps", True)
+                row = duck.first_bad(what)
+            except ReleaseError:
+                row = (0, None)
+            finally:
+                duck.close()
+            if row[0]:
+                return row
         u = self._u
         cond = (F.col("b").isNull()) if what == "eps" else F.col("badv")
         row = u.where(cond).limit(1).collect()

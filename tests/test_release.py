@@ -303,7 +303,10 @@ def test_spark_release_equals_duckdb(files, spark, no_noise):
     a = release_mean(str(d / "cont.parquet"), value="v", eps="e", lo=LO, hi=HI)
     b = release_mean(str(d / "cont.parquet"), value="v", eps="e", lo=LO, hi=HI, engine="spark")
     c = release_mean(spark.createDataFrame(df), value="v", eps="e", lo=LO, hi=HI, engine="spark")
-    assert a.estimate == b.estimate == c.estimate
+    # a path the cluster reads (a URL, not checked on this machine) works the same
+    u = f"file://{d / 'cont.parquet'}"
+    e = release_mean(u, value="v", eps="e", lo=LO, hi=HI, engine="spark")
+    assert a.estimate == b.estimate == c.estimate == e.estimate
     assert a.saturation_level == pytest.approx(b.saturation_level, rel=1e-12)
     assert b.engine == "spark"
 
@@ -343,6 +346,24 @@ def test_bad_input(tmp_path, text, kw, match):
     args = {"value": "v", "eps": "e", "lo": LO, "hi": HI} | kw
     with pytest.raises(ReleaseError, match=match):
         release_mean(_csv(tmp_path, text), **args)
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("v,e\n1,0.5\nabc,0.5\n", r"value column 'v', row 2: 'abc' is not a number"),
+        ("v,e\n1,0.5\n2,lots\n", r"eps column 'e', row 2: 'lots' is not a number"),
+        ("v,e\n1,0.5\n2,0.5\ninf,0.5\n", r"value column 'v', row 3: missing, NaN or inf"),
+        ("v,e\n1,0.5\n2,0.5\n,0.5\n", r"value column 'v', row 3: missing"),
+        ("v,e\n1,0.5\n2,0.5\n3,nan\n", r"eps column 'e', row 3: NaN"),
+        ("v,e\n1,0.5\n2,-1\n", r"eps column 'e', row 2: -1"),
+    ],
+)
+def test_bad_input_on_spark_names_the_row(tmp_path, text, match, spark):
+    """Spark's rows have no order; for a local file the message still names the row (DuckDB
+    reads the same file to find it)."""
+    with pytest.raises(ReleaseError, match=match):
+        release_mean(_csv(tmp_path, text), value="v", eps="e", lo=LO, hi=HI, engine="spark")
 
 
 def test_bad_range_and_files(tmp_path):
