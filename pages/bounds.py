@@ -310,12 +310,27 @@ def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
         help="The saturation level at this point (users asking for more are capped).",
     )
     best = min(BASELINES, key=lambda m: sw.mse[m][idx])
+    best_mse = float(sw.mse[best][idx])
+    if float(sw.f[idx]) >= 0.25:  # ADPM answers the mid-range there: compare with that
+        at_marker = (
+            "At the marker privacy is so strict that ADPM answers the middle of the range "
+            "(worst case 1/4, no data used). "
+            + (
+                f"The best baseline, {best}, has {_g(best_mse)}: worse than not using the "
+                "data at all."
+                if best_mse > 0.25
+                else f"The best baseline, {best}, has {_g(best_mse)}."
+            )
+        )
+    else:
+        at_marker = (
+            f"At the marker the best baseline is {best} with {_g(best_mse)}, "
+            f"{best_mse / float(sw.upper[idx]):.3g}× ADPM's worst case."
+        )
     st.caption(
         "Left of the bend privacy is strict and noise dominates: the error falls like "
         "1/(n eps)². Right of it privacy is loose and the error levels off near 1/(4n), the "
-        "error without privacy. The shaded band is where the best possible error lies. "
-        f"At the marker the best baseline is {best} with {_g(float(sw.mse[best][idx]))}, "
-        f"{float(sw.mse[best][idx]) / float(sw.upper[idx]):.3g}× ADPM's worst case."
+        "error without privacy. The shaded band is where the best possible error lies. " + at_marker
     )
 
 

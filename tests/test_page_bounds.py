@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from helpers import PROFILE_KINDS, metric, ok, widget
+from helpers import PROFILE_KINDS, metric, ok, shown, widget
 from helpers import show as _show
 
 import hdp_core as hdp
@@ -87,6 +87,27 @@ def test_scale_slider_moves_the_marker(app):
     marker = next(t for t in spec["data"] if t.get("name") == "selected point")
     assert marker["x"][0] == pytest.approx(10**-2.4, rel=1e-9)
     assert marker["y"][0] == pytest.approx(hdp.upper_bound(scaled), rel=1e-9)
+
+
+def test_marker_sentence_when_adpm_answers_the_midrange(app):
+    """Where ADPM's worst case is capped at 1/4 (it answers the middle of the range), the
+    sentence says so instead of a ratio of a capped and an uncapped MSE."""
+    prof = hdp.preset("two_groups")
+    at = show(app, prof)
+    widget(at, "slider", "bnd_scale").set_value(-3.0).run()
+    ok(at)
+    scaled = prof.scaled(10**-3.0)
+    assert hdp.upper_bound(scaled) == 0.25  # capped: the case under test
+    worst = {m: hdp.get_method(m, scaled).worst_case_mse for m in hdp.METHODS if m != "ADPM"}
+    best = min(worst, key=worst.__getitem__)
+    text = " ".join(shown(c.value) for c in at.caption)
+    assert "ADPM answers the middle of the range" in text
+    assert f"The best baseline, {best}, has {g(worst[best])}" in text
+    assert ("worse than not using the data at all" in text) == (worst[best] > 0.25)
+    assert "× ADPM's worst case" not in text
+    widget(at, "slider", "bnd_scale").set_value(1.0).run()  # c = 10: an ordinary ratio
+    text = " ".join(shown(c.value) for c in at.caption)
+    assert "× ADPM's worst case" in text and "middle of the range" not in text
 
 
 def test_n_mode_and_its_slider(app):
