@@ -190,7 +190,8 @@ def _spread_section(prof: EpsilonProfile) -> None:
         step=0.01,
         format="%.3f",
         key="sat_spread",
-        help="ADPM assumes the worst case, s = 0.5. Tuned "
+        help="From 0.001 to 0.5: data in [−0.5, 0.5] cannot spread more than 0.5, so a "
+        "larger value is not accepted. ADPM assumes that worst case, s = 0.5. Tuned "
         "to a smaller known spread (Algorithm 1 with 8 replaced by 2/s²), it "
         "caps later.",
     )
