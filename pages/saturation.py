@@ -400,6 +400,8 @@ def _trace_section(prof: EpsilonProfile) -> None:
         )
     st.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
     table = pd.DataFrame(sat.trace_table(trace, int(step)))
+    # a public user's level reads "public (∞)", not the browser's "Infinity"
+    table["εₖ asked"] = [_level(float(x)) for x in table["εₖ asked"]]
     st.caption("Latest step first: the top row is the user just processed.")
     st.dataframe(
         table,
@@ -409,7 +411,7 @@ def _trace_section(prof: EpsilonProfile) -> None:
         column_config={
             c: st.column_config.NumberColumn(c, format="%.4g")
             for c in table.columns
-            if c not in ("step k", "saturated")
+            if c not in ("step k", "saturated", "εₖ asked")
         },
     )
 
