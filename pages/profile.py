@@ -519,12 +519,16 @@ def _tiers_controls(ui: dict) -> dict | None:
         width="stretch",
         column_order=["name", "eps", "count" if units == "count" else "share"],
         column_config={
-            "name": st.column_config.TextColumn("Tier", help="A name (optional).", max_chars=40),
+            # defaults: a new row starts as a usable tier, not as empty "None" cells
+            "name": st.column_config.TextColumn(
+                "Tier", help="A name (optional).", max_chars=40, default="New tier"
+            ),
             "eps": st.column_config.TextColumn(
                 "eps",
                 help="Privacy level: a number like 0.5 or `public` (∞). " + LEVEL_HELP,
                 required=True,
                 max_chars=30,
+                default="1",
             ),
             "count": st.column_config.NumberColumn(
                 "Users",
@@ -533,6 +537,7 @@ def _tiers_controls(ui: dict) -> dict | None:
                 max_value=links.TIER_MAX_USERS,
                 step=1,
                 format="%d",
+                default=100,
             ),
             "share": st.column_config.NumberColumn(
                 "Share (%)",
@@ -540,6 +545,7 @@ def _tiers_controls(ui: dict) -> dict | None:
                 min_value=0.0,
                 max_value=100.0,
                 format="%.4g",
+                default=10.0,
             ),
         },
     )

@@ -117,6 +117,39 @@ def test_generator_mixture_public_share(started):
     assert _key(at) == presets.mixture(200, 0.05, 1.0, 0.25, 0).key
 
 
+def test_a_new_tier_row_starts_usable(started):
+    """The tiers editor's columns have defaults, so a row added in the browser starts as a
+    tier (name, eps 1, 100 users or 10%) instead of empty "None" cells; and such a row is
+    accepted as it is."""
+    import json
+
+    at = started
+    at.radio(key="prof_mode").set_value("Tiers").run()
+    editor = next(d for d in at.dataframe if d.proto.editing_mode)
+    cols = json.loads(editor.proto.columns)
+    assert {c: cols[c].get("default") for c in ("name", "eps", "count", "share")} == {
+        "name": "New tier",
+        "eps": "1",
+        "count": 100,
+        "share": 10.0,
+    }
+    at.session_state[_editor_key(at)] = {
+        "edited_rows": {},
+        "added_rows": [{c: cols[c]["default"] for c in ("name", "eps", "count")}],
+        "deleted_rows": [],
+    }
+    at.run()
+    _ok(at)
+    assert not _errors(at)
+    assert _key(at) == (
+        hdp.EpsilonProfile.from_tiers(
+            [0.1, 1, math.inf, 1],
+            [600, 300, 100, 100],
+            ["Strict", "Balanced", "Public", "New tier"],
+        ).key
+    )
+
+
 def test_tiers_editor_edits_apply_and_bad_cells_keep_the_profile(started):
     at = started
     at.radio(key="prof_mode").set_value("Tiers").run()
