@@ -32,6 +32,7 @@ PROFILE_LABEL = "profile_label"  # one line describing it
 PROFILE_NOTE = "profile_note"  # a message shown above the page until the profile changes
 PROFILE_VERSION = "profile_version"  # bumped by set_profile, so pages can see a change
 
+SIDEBAR_NOTE = "sidebar_note"  # a page's note above the sidebar summary (this run only)
 TD_MENU = "td_menu"  # the Tier designer's current validated Menu (read by the Release page)
 MENU_LINK_KEY = "menu"  # query-string parameter holding an encoded tier menu
 PROFILE_HASH = {EpsilonProfile: lambda p: p.key}
@@ -249,8 +250,11 @@ def render_sidebar(where=None) -> None:
     prof = get_profile()
     s = cached_summary(prof)
     n = s["n"]
+    page_note = st.session_state.pop(SIDEBAR_NOTE, None)  # set by this run's page only
     with where if where is not None else st.sidebar:
         st.markdown("#### Current profile")
+        if page_note:
+            st.caption(page_note)
         st.caption(plain(st.session_state.get(PROFILE_LABEL) or ""))
         c1, c2 = st.columns(2)
         c1.metric("Users n", compact_count(n), help=f"{count_noun(n, 'user')} in the profile.")

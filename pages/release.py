@@ -18,7 +18,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from hdp_app.common import MENU_LINK_KEY, TD_MENU, guarded, run_through_app
+from hdp_app.common import MENU_LINK_KEY, SIDEBAR_NOTE, TD_MENU, guarded, run_through_app
 from hdp_core.design import Menu
 from hdp_core.errors import HdpError
 from hdp_core.profile import MAX_UPLOAD_BYTES
@@ -383,6 +383,9 @@ def _ledger_section() -> None:
 
 # ----------------------------------------------------------------------------- page
 init_state()
+st.session_state[SIDEBAR_NOTE] = (
+    "This page releases your uploaded table; the profile below is what the other pages show."
+)
 st.title("Release a private mean")
 st.markdown(
     "Go from a tier menu to a real answer: upload your table, check what each privacy level "

@@ -141,3 +141,11 @@ def test_release_reads_the_sessions_tier_designer_menu(app):
     assert not at.exception
     assert at.toggle(key="rel_use_menu").value is True
     assert any("From the Tier designer: Strict: eps 0.1" in shown(c.value) for c in at.caption)
+
+
+def test_the_sidebar_says_this_page_uses_the_table_not_the_profile(app):
+    at = open_page(app, "release")
+    note = "This page releases your uploaded table"
+    assert any(note in c.value for c in at.sidebar.caption)
+    at.switch_page("pages/bounds.py").run()  # the note is the Release page's only
+    assert not any(note in c.value for c in at.sidebar.caption)
