@@ -23,6 +23,7 @@ __all__ = [
     "sci",
     "short_eps",
     "subscript",
+    "telling_eps",
 ]
 
 # Every ASCII punctuation character can be backslash-escaped in CommonMark, so escaping all
@@ -92,3 +93,17 @@ def subscript(k: int | str) -> str:
 def short_eps(x: float, public: str = "public") -> str:
     """A privacy level in 4 significant digits, ``public`` for +inf (tables, labels)."""
     return public if math.isinf(x) else f"{x:.4g}"
+
+
+def telling_eps(x: float, others: Any = (), digits: int = 4, most: int = 12) -> str:
+    """A level like :func:`short_eps`, with as many more significant digits (up to ``most``)
+    as it takes not to read the same as any different level in ``others``: tau* = 0.10003
+    next to a tier at 0.1 reads 0.10003, not 0.1."""
+    if math.isinf(x):
+        return short_eps(x)
+    near = [float(o) for o in others if math.isfinite(float(o)) and float(o) != x]
+    for d in range(digits, most + 1):
+        text = f"{x:.{d}g}"
+        if all(text != f"{o:.{d}g}" for o in near):
+            return text
+    return f"{x:.{most}g}"
