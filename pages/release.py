@@ -30,7 +30,7 @@ from hdp_core.release import (
     tier_names_of,
 )
 from hdp_core.views import links
-from hdp_core.views.formatting import count_noun, plain, short_eps
+from hdp_core.views.formatting import count_noun, plain, short_eps, telling_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -251,7 +251,7 @@ def _preview(df: pd.DataFrame, s: dict, menu: Menu | None) -> None:
             **_tier_column(t["eps"], menu),
             "requested eps": [short_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
             "users": t["users"],
-            "granted eps": [short_eps(x) if x > 0 else "—" for x in t["granted_eps"]],
+            "granted eps": [telling_eps(x, t["eps"]) if x > 0 else "—" for x in t["granted_eps"]],
             "share of the weight": [f"{100 * w:.3g}%" for w in t["weight_share"]],
         }
     )
@@ -263,7 +263,7 @@ def _preview(df: pd.DataFrame, s: dict, menu: Menu | None) -> None:
     tau = pv.saturation_level
     c1.metric(
         "tau* (saturation level)",
-        "none" if math.isinf(tau) else f"{tau:.4g}",
+        "none" if math.isinf(tau) else telling_eps(tau, t["eps"]),
         help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
         "at no cost in accuracy.",
     )
@@ -357,8 +357,8 @@ def _last_section() -> None:
                 **_tier_column(t["eps"], menu),
                 "requested eps": [short_eps(x) for x in t["eps"]],
                 "users": t["users"],
-                "granted eps": [short_eps(x) for x in t["granted_eps"]],
-                "privacy loss": [short_eps(x) for x in t["privacy_loss"]],
+                "granted eps": [telling_eps(x, t["eps"]) for x in t["granted_eps"]],
+                "privacy loss": [telling_eps(x, t["eps"]) for x in t["privacy_loss"]],
             }
         ),
         hide_index=True,
