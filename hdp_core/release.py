@@ -108,6 +108,7 @@ __all__ = [
     "Release",
     "ReleaseError",
     "TierPreview",
+    "check_values",
     "level_counts",
     "preview_tiers",
     "release_mean",
@@ -568,6 +569,12 @@ def release_mean(
     sd_norm = _check_sd(data_sd, lo_f, hi_f)
     c = _const(sd_norm)
     src, vcol, ecol = open_source(source, value, eps, engine, tier_levels(tiers))
+    if vcol == ecol:
+        src.close()
+        raise ReleaseError(
+            f"the value column and the eps column are the same column ({vcol!r}); the "
+            "privacy levels must be a column of their own"
+        )
     try:
         h, passes, plan = _fast_histogram(src, vcol, ecol, lo_f, hi_f, c, engine)
         if h is None:
@@ -580,16 +587,11 @@ def release_mean(
             where = f"row {row}" if row else "a row"
             raise ReleaseError(
                 f"eps column {eps!r}, {where}: {_show(v)}; privacy levels must be "
-                f"numbers >= 0 (inf = public) ({h.n_bad_eps:,} such rows)"
+                f"numbers >= 0 (inf = public) ({_such_rows(h.n_bad_eps)})"
             )
         if h.n_bad_value:
             row, _ = src.first_bad("value")
-            where = f"row {row}" if row else "a row"
-            raise ReleaseError(
-                f"value column {value!r}, {where}: missing, NaN or infinite; "
-                f"every value must be a finite number ({h.n_bad_value:,} such "
-                "rows)"
-            )
+            raise ReleaseError(_bad_value_message(value, row, h.n_bad_value))
         zero = h.bin == ZERO_BIN
         pub = h.bin == PUBLIC_BIN
         fin = ~zero & ~pub
@@ -685,6 +687,46 @@ def _fast_histogram(src, vcol: str, ecol: str, lo: float, hi: float, c: float, e
     above_first = bool((fin >= br[1]).sum() > (fin < br[0]).sum())
     h = src.fast_bracket(br[0], br[1], SUB_BINS, above_first)
     return h, 1, ("" if h is not None else "fast bracket pass found bad input")
+
+
+def _such_rows(n: int) -> str:
+    return f"{n:,} such row{'' if n == 1 else 's'}"
+
+
+def _bad_value_message(value: str, row: int, n_bad: int) -> str:
+    where = f"row {row}" if row else "a row"
+    return (
+        f"value column {value!r}, {where}: missing, NaN or infinite; every value must be a "
+        f"finite number ({_such_rows(n_bad)})"
+    )
+
+
+def check_values(df: Any, value: str) -> None:
+    """Check column ``value`` of a pandas DataFrame as :func:`release_mean` would (for a
+    preview, before anything is released): raises ReleaseError naming the first row (1-based)
+    whose cell is text that is not a number, or missing, NaN or infinite."""
+    import pandas as pd
+
+    if value not in df.columns:
+        raise ReleaseError(f"the table has no value column {value!r}")
+    col = df[value]
+    if col.dtype.kind in "biuf":
+        x = col.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        txt = col.astype("string").str.strip()
+        x = pd.to_numeric(txt, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad_txt = (
+            np.isnan(x)
+            & txt.notna().to_numpy(dtype=bool)
+            & (txt != "").fillna(False).to_numpy(dtype=bool)
+            & ~txt.str.lower().isin(["nan"]).fillna(False).to_numpy(dtype=bool)
+        )
+        if bad_txt.any():
+            i = int(np.argmax(bad_txt))
+            raise ReleaseError(not_a_number("value", value, f", row {i + 1}", col.iloc[i], {}))
+    bad = ~np.isfinite(x)
+    if bad.any():
+        raise ReleaseError(_bad_value_message(value, int(np.argmax(bad)) + 1, int(bad.sum())))
 
 
 def _show(v: Any) -> str:

@@ -1,11 +1,13 @@
 """Release page: a real private mean of an uploaded table, with its privacy receipt.
 
-Upload a CSV (one row per user: a value and the privacy level eps that user asked for), choose
-the columns, the public range and the unit; before releasing the page shows what each level
-gets and the expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers); the
-Release button calls hdp_core.release.release_mean (DuckDB, OpenDP noise). The raw data is
-never displayed, logged or put in the URL; it lives only in this session's state and is
-dropped with it. A session ledger lists the releases made.
+Upload a CSV (one row per user: a value and the privacy level eps that user asked for, or
+the name of a tier of your Tier designer menu), choose the columns, the public range and the
+unit; before releasing the page checks the table and shows what each level gets and the
+expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers); the Release
+button calls hdp_core.release.release_mean (DuckDB, OpenDP noise). The raw data is never
+displayed, logged or put in the URL; it lives only in this session's state and is dropped
+with it. A session ledger lists the releases made; a second release of the same file asks
+first and says how the losses add up.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from hdp_core.design import Menu
 from hdp_core.errors import HdpError
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import (
+    Release,
     ReleaseError,
+    check_values,
     level_counts,
     preview_tiers,
     release_mean,
+    tier_levels,
     tier_names_of,
 )
 from hdp_core.views import links
@@ -40,7 +45,11 @@ K_USE_SD, K_SD, K_GO, K_CONFIRM = "rel_use_sd", "rel_sd", "rel_go", "rel_confirm
 K_USE_MENU = "rel_use_menu"
 TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (session only)
 LEDGER = "rel_ledger"  # list of dicts: the releases made in this session
-LAST = "rel_last"  # the last Release (or None)
+LAST = "rel_last"  # the last release: dict(rel, unit, menu, settings), or None
+PREFILLED = "rel_prefilled_for"  # key of the menu whose range and unit fill the settings
+
+VALUE_NAMES = ("value", "values", "x", "data", "amount", "spend", "salary", "income")
+EPS_NAMES = ("eps", "epsilon", "tier", "tiers", "level", "privacy", "privacy_level")
 
 
 def init_state() -> None:
@@ -51,50 +60,21 @@ def init_state() -> None:
 
 
 def _fmt(x: float, unit: str = "") -> str:
+    """A number in data units: 4 significant digits, scientific beyond 1e9."""
     if not math.isfinite(x):
         return "—"
-    s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
+    if abs(x) >= 1e9:
+        s = f"{x:.4g}"
+    else:
+        s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
     return f"{s} {plain(unit)}".strip()
 
 
-def _load(up) -> None:
-    data = up.getvalue()
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise ReleaseError(
-            f"the file has {len(data) / 2**20:.1f} MB; at most {MAX_UPLOAD_BYTES // 2**20} MB"
-        )
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    cur = st.session_state[TABLE]
-    if cur is not None and cur[0] == digest:
-        return
-    try:
-        df = pd.read_csv(io.BytesIO(data))
-    except Exception as exc:  # pandas raises many kinds
-        raise ReleaseError(
-            f"the file could not be read as CSV ({str(exc).splitlines()[0]})"
-        ) from None
-    if df.shape[1] < 2:
-        raise ReleaseError("the table needs at least two columns: a value and an eps column")
-    st.session_state[TABLE] = (digest, up.name, df)
-    st.session_state[LAST] = None
+class _Stop(Exception):
+    """A step of the page cannot go on (its message is already shown)."""
 
 
-def _upload_section() -> None:
-    up = st.file_uploader(
-        "Your table (CSV, one row per user)",
-        type=["csv"],
-        key=K_UPLOAD,
-        help="Needs a column of values (e.g. a salary) and a column eps with the privacy level "
-        "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy). The "
-        "file stays in this browser session only: it is never shown, stored or put in a link.",
-    )
-    if up is None:
-        st.session_state[TABLE] = None
-        st.info("Upload a CSV to start. Example columns: `value,eps` with rows like `52000,0.5`.")
-        return
-    _load(up)
-
-
+# ----------------------------------------------------------------------------- the menu
 def _menu() -> tuple[Menu | None, str]:
     """The tier menu to read the table with, and where it came from: the link's (?menu=, as
     the Tier designer's "Release ... with this menu" opens this page), else this session's
@@ -109,10 +89,10 @@ def _menu() -> tuple[Menu | None, str]:
     return (menu, "the Tier designer") if isinstance(menu, Menu) else (None, "")
 
 
-def _menu_section() -> Menu | None:
+def _menu_section(menu: Menu | None, where: str) -> Menu | None:
     """Your tier menu: read tier names in the eps column with it, and take its range, unit and
-    declared spread as the settings' starting values. Returns the menu in use, or None."""
-    menu, where = _menu()
+    declared spread as the settings (again whenever the menu changes). Returns the menu in
+    use, or None."""
     if menu is None:
         return None
     st.subheader("Your tier menu")
@@ -122,7 +102,7 @@ def _menu_section() -> Menu | None:
         key=K_USE_MENU,
         help="A cell holding a tier's name (case and spaces ignored) takes that tier's "
         "level; numbers are read as levels. The menu's range, unit and declared spread fill "
-        "the settings below while they are empty.",
+        "the settings below (you can still change them).",
     )
     tiers = " · ".join(
         f"{t.name}: " + ("public" if math.isinf(t.eps) else f"eps {short_eps(t.eps)}")
@@ -133,40 +113,130 @@ def _menu_section() -> Menu | None:
     if not use:
         return None
     ss = st.session_state
-    if ss.get(K_LO) is None and ss.get(K_HI) is None:  # before the widgets exist
+    if ss.get(PREFILLED) != menu.key:  # a new or edited menu: its settings (widgets not drawn yet)
+        ss[PREFILLED] = menu.key
         ss[K_LO], ss[K_HI] = float(menu.low), float(menu.high)
-        if not ss.get(K_UNIT):
-            ss[K_UNIT] = menu.unit
-        if menu.data_sd is not None and K_USE_SD not in ss:
-            ss[K_USE_SD], ss[K_SD] = True, float(menu.data_sd)
+        ss[K_UNIT] = menu.unit
+        ss[K_USE_SD] = menu.data_sd is not None
+        ss[K_SD] = float(menu.data_sd) if menu.data_sd is not None else None
     return menu
 
 
-def _guess(cols: list[str], names: tuple[str, ...], fallback: int) -> int:
+# ----------------------------------------------------------------------------- the table
+def _load(up) -> None:
+    """Read the upload into TABLE; a file that cannot be used unloads the previous one."""
+    data = up.getvalue()
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    cur = st.session_state[TABLE]
+    if cur is not None and cur[0] == digest:
+        return
+    st.session_state[TABLE] = None  # never keep an older table under a newer file's name
+    st.session_state[LAST] = None
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ReleaseError(
+            f"the file has {len(data) / 2**20:.1f} MB; at most {MAX_UPLOAD_BYTES // 2**20} MB"
+        )
+    if not data.strip():
+        raise ReleaseError("the file is empty")
+    try:
+        df = pd.read_csv(io.BytesIO(data))
+    except Exception as exc:  # pandas raises many kinds
+        raise ReleaseError(
+            f"the file could not be read as CSV ({str(exc).splitlines()[0]})"
+        ) from None
+    if df.shape[1] < 2:
+        raise ReleaseError("the table needs at least two columns: a value and an eps column")
+    if len(df) == 0:
+        raise ReleaseError("the file has a header line but no rows: no users")
+    st.session_state[TABLE] = (digest, up.name, df)
+
+
+def _upload_section(menu: Menu | None) -> None:
+    up = st.file_uploader(
+        f"Your table (CSV, one row per user, at most {MAX_UPLOAD_BYTES // 2**20} MB)",
+        type=["csv"],
+        key=K_UPLOAD,
+        help="Needs a column of values (e.g. a salary) and a column with the privacy level "
+        "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy), or the "
+        "name of their tier on your menu. The file is sent to this app's server and kept only "
+        "in your session's memory until you leave: it is never shown, written to disk or put "
+        "in a link.",
+    )
+    if up is None:
+        st.session_state[TABLE] = None
+        example = (
+            f"`value,tier` with rows like `120,{menu.tiers[0].name}`"
+            if menu is not None
+            else "`value,eps` with rows like `120,0.5`"
+        )
+        st.info(f"Upload a CSV to start. Example columns: {plain(example)}.")
+        return
+    try:
+        _load(up)
+    except ReleaseError as e:
+        st.error(f"This file cannot be used: {plain(e)}. Nothing is loaded.")
+
+
+def _guess(cols: list[str], names: tuple[str, ...], skip: str | None = None) -> int | None:
     low = [c.strip().lower() for c in cols]
     for n in names:
-        if n in low:
+        if n in low and cols[low.index(n)] != skip:
             return low.index(n)
-    return min(fallback, len(cols) - 1)
+    return None
 
 
-def _settings(df: pd.DataFrame) -> dict:
+def _menu_column(df: pd.DataFrame, menu: Menu | None, skip: str | None) -> int | None:
+    """The column whose first cells are mostly the menu's tier names, if any."""
+    if menu is None:
+        return None
+    names = set(tier_levels(menu))
+    for i, c in enumerate(df.columns):
+        if c == skip or df[c].dtype.kind in "biufc":
+            continue
+        cells = df[c].head(1000).dropna().astype(str).str.strip().str.lower()
+        if len(cells) and cells.isin(names).mean() >= 0.5:
+            return i
+    return None
+
+
+def _columns(df: pd.DataFrame, menu: Menu | None) -> tuple[str, str]:
     cols = [str(c) for c in df.columns]
+    eps_i = _guess(cols, EPS_NAMES)
+    if eps_i is None:
+        eps_i = _menu_column(df, menu, None)
+    value_i = _guess(cols, VALUE_NAMES, skip=cols[eps_i] if eps_i is not None else None)
     c1, c2 = st.columns(2)
     value = c1.selectbox(
         "Value column",
         cols,
-        index=_guess(cols, ("value", "x", "data"), 0),
+        index=value_i,
         key=K_VALUE,
+        placeholder="Choose the column of values",
         help="The numbers whose mean you want to release.",
     )
     eps = c2.selectbox(
-        "Privacy-level column (eps)",
+        "Privacy-level column (eps or tier)",
         cols,
-        index=_guess(cols, ("eps", "epsilon"), 1),
+        index=eps_i,
         key=K_EPS,
-        help="Each user's privacy level: smaller = more privacy.",
+        placeholder="Choose the column of privacy levels",
+        help="Each user's privacy level (smaller = more privacy), or their tier's name when "
+        "the menu is used.",
     )
+    if value is None or eps is None:
+        st.info("Choose the value column and the privacy-level column.")
+        raise _Stop
+    if value == eps:
+        st.error(
+            "The value column and the privacy-level column are the same column: choose the "
+            "column that holds each user's privacy level (or tier)."
+        )
+        raise _Stop
+    return value, eps
+
+
+def _settings(df: pd.DataFrame, menu: Menu | None) -> dict:
+    value, eps = _columns(df, menu)
     c1, c2, c3 = st.columns(3)
     lo = c1.number_input(
         "Lowest possible value",
@@ -185,44 +255,59 @@ def _settings(df: pd.DataFrame) -> dict:
         step=1.0,
         key=K_HI,
         placeholder="e.g. 500",
-        help="Together with the lowest value this sets the privacy noise.",
+        help="Together with the lowest value this sets the privacy noise: a wider range, "
+        "more noise.",
     )
     unit = c3.text_input(
         "Unit (for display)",
-        value="",
         key=K_UNIT,
         max_chars=20,
         help="E.g. EUR, ms, kg. Only used to label numbers.",
     )
     if lo is None or hi is None:
-        raise _RangeMissing
+        st.info(
+            "Set the lowest and highest possible values first: the public range of the "
+            "data, from what you know about it (not read off the table)."
+        )
+        raise _Stop
+    if not lo < hi:
+        st.error("The lowest possible value must be below the highest possible value.")
+        raise _Stop
+    if menu is not None and (lo, hi) != (menu.low, menu.high):
+        st.caption(
+            plain(
+                f"Your range differs from the menu's ({menu.low:g} to {menu.high:g}): the "
+                "numbers below are for the range you set."
+            )
+        )
     sd = None
     if st.toggle(
         "I know the data's standard deviation (a public assumption)",
         key=K_USE_SD,
         help="Tunes ADPM to a declared spread. It must come from outside the data "
-        "(never estimated from this table); off = worst case.",
+        "(never estimated from this table); off = the worst case.",
     ):
         sd = st.number_input(
             "Declared standard deviation (data units)",
-            min_value=0.0,
-            value=max((hi - lo) / 4, 0.0),
+            min_value=(hi - lo) * 1e-6,
+            max_value=(hi - lo) / 2,
+            value=None,
             key=K_SD,
+            placeholder=f"between {_fmt((hi - lo) * 1e-6)} and {_fmt((hi - lo) / 2)}",
+            help="At most half the range: data inside the range cannot spread more. "
+            "Empty = the worst case.",
         )
     return {
         "value": value,
         "eps": eps,
         "lo": float(lo),
         "hi": float(hi),
-        "unit": unit,
-        "data_sd": sd,
+        "unit": unit or "",
+        "data_sd": None if sd is None else float(sd),
     }
 
 
-class _RangeMissing(Exception):
-    """The public range is not set yet (it has no default: it must come from the user)."""
-
-
+# ----------------------------------------------------------------------------- preview
 def _tier_column(levels, menu: Menu | None) -> dict:
     """The receipt's and preview's "tier" column (names on the menu), when a menu is used."""
     if menu is None:
@@ -231,20 +316,39 @@ def _tier_column(levels, menu: Menu | None) -> dict:
     return {"tier": [n or ("—" if x == 0 else "not on the menu") for n, x in zip(names, levels)]}
 
 
-def _preview(df: pd.DataFrame, s: dict, menu: Menu | None) -> None:
+def _check_table(df: pd.DataFrame, s: dict, menu: Menu | None, menu_off: bool):
+    """The table's levels and a check of its values, as the release will read them; a problem
+    is shown as what to fix, and stops the page before the Release button."""
+    try:
+        lv, ct = level_counts(df, s["eps"], menu)
+        check_values(df, s["value"])
+    except ReleaseError as e:
+        hint = ""
+        if menu_off and "is not a number" in str(e) and s["eps"] in str(e):
+            hint = " To read tier names, turn on 'Read the eps column with this menu' above."
+        st.error(f"Check the table: {plain(e)}.{hint} Nothing can be released yet.")
+        raise _Stop from None
+    return lv, ct
+
+
+def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
     st.subheader("Before releasing: what each level gets")
-    lv, ct = level_counts(df, s["eps"], menu)
-    pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
+    try:
+        pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
+    except ReleaseError as e:
+        st.error(f"Check the settings: {plain(e)}. Nothing can be released yet.")
+        raise _Stop from None
     t = pv.tiers
     if menu is not None:
         off = [(x, n) for x, n, name in zip(lv, ct, tier_names_of(lv, menu)) if x > 0 and not name]
         if off:
-            listed = ", ".join(f"{short_eps(x)} ({n:,} users)" for x, n in off[:5])
+            listed = ", ".join(f"{short_eps(x)} ({count_noun(n, 'user')})" for x, n in off[:5])
             more = f" and {len(off) - 5:,} more" if len(off) > 5 else ""
             st.warning(
                 f"{count_noun(len(off), 'level')} in the table "
                 f"{'is' if len(off) == 1 else 'are'} not on your menu: {listed}{more}. "
-                "Those users are released at the level they asked for."
+                "Their users are treated like everyone else: granted the level they asked "
+                "for or tau*, whichever is smaller. Check the column if you did not expect them."
             )
     show = pd.DataFrame(
         {
@@ -267,14 +371,7 @@ def _preview(df: pd.DataFrame, s: dict, menu: Menu | None) -> None:
         help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
         "at no cost in accuracy.",
     )
-    c2.metric(
-        "Expected 95% error: ±",
-        _fmt(pv.half_width95, s["unit"]),
-        help=(
-            "With 95% probability the released mean is within this distance of the true mean of "
-            "the clamped values (worst-case or declared spread, and the exact privacy noise)."
-        ),
-    )
+    c2.metric("95% error: ±", _fmt(pv.half_width95, s["unit"]), help=ERROR_HELP)
     c3.metric(
         "Privacy noise scale",
         _fmt(pv.noise_scale, s["unit"]),
@@ -287,68 +384,108 @@ def _preview(df: pd.DataFrame, s: dict, menu: Menu | None) -> None:
         )
 
 
-def _release_section(df: pd.DataFrame, s: dict, digest: str, name: str, menu: Menu | None) -> None:
+ERROR_HELP = (
+    "With 95% probability the released mean is within this distance of the mean of the "
+    "population the users come from (values clamped to the range). It counts the privacy "
+    "noise and the sampling spread, for the worst-case spread of data in the range, or the "
+    "spread you declared."
+)
+
+
+# ----------------------------------------------------------------------------- release
+def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> None:
     again = [r for r in st.session_state[LEDGER] if r["table"] == digest]
     st.subheader("Release again?" if again else "Release")
     ok = True
     if again:
-        times = "once" if len(again) == 1 else f"{len(again)} times"
+        k = len(again)
+        times = "once" if k == 1 else f"{k} times"
         st.warning(
-            f"This table has been released {times} in this session. Releasing it again "
-            "spends every user's eps again: their total privacy loss adds up.",
+            f"This file has been released {times} in this session. Each release adds its "
+            "privacy loss (see its receipt) to every user's total: after one more, a user "
+            f"who asked for eps has lost up to {k + 1} × eps, more than they asked for.",
             icon=":material/warning:",
         )
         ok = st.checkbox("I understand: release again", key=K_CONFIRM)
     if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
-        rel = release_mean(
-            df,
-            value=s["value"],
-            eps=s["eps"],
-            lo=s["lo"],
-            hi=s["hi"],
-            data_sd=s["data_sd"],
-            tiers=menu,
-        )
-        st.session_state[LAST] = (rel, s["unit"], menu)
+        try:
+            rel = release_mean(
+                df,
+                value=s["value"],
+                eps=s["eps"],
+                lo=s["lo"],
+                hi=s["hi"],
+                data_sd=s["data_sd"],
+                tiers=menu,
+            )
+        except ReleaseError as e:
+            st.error(f"Nothing was released: {plain(e)}.")
+            return
+        when = time.strftime("%H:%M:%S")
+        st.session_state[LAST] = {
+            "rel": rel,
+            "menu": menu,
+            "settings": dict(s),
+            "table": digest,
+            "file": name,
+            "time": when,
+        }
         st.session_state[LEDGER].append(
             {
                 "table": digest,
+                "time": when,
                 "file": name,
-                "time": time.strftime("%H:%M:%S"),
-                "value column": s["value"],
+                "columns": f"{s['value']}, {s['eps']}",
                 "range": f"[{s['lo']:g}, {s['hi']:g}]",
-                "estimate": rel.estimate,
-                "± 95%": rel.half_width95,
+                "private mean": _fmt(rel.estimate, s["unit"]),
+                "95% error: ±": _fmt(rel.half_width95, s["unit"]),
                 "users": rel.n_users,
+                "release of this file": len(again) + 1,
             }
         )
+        st.session_state.pop(K_CONFIRM, None)  # the next release asks again
         st.rerun()
 
 
-def _last_section() -> None:
+def _last_section(current: tuple[str, dict] | None) -> None:
     last = st.session_state[LAST]
     if last is None:
         return
-    rel, unit, menu = last
-    st.success("Released. Only the number below and the receipt are private-safe to share.")
+    rel: Release = last["rel"]
+    s, menu = last["settings"], last["menu"]
+    unit = s["unit"]
+    st.success(
+        "Released. Safe to share: the private mean, its 95% error and the receipt (the "
+        "levels and their user counts are treated as public, like your menu)."
+    )
+    st.caption(
+        plain(
+            f"Released at {last['time']} from {last['file']}: value column {s['value']}, "
+            f"privacy-level column {s['eps']}, range {s['lo']:g} to {s['hi']:g} {unit}".strip()
+            + "."
+        )
+    )
+    if current is not None and (current[0] != last["table"] or current[1] != s):
+        st.warning(
+            "The file or the settings above have changed since this release: its numbers "
+            "are for the file and settings listed here, the preview above for the new ones.",
+            icon=":material/history:",
+        )
     c1, c2, c3 = st.columns(3)
     c1.metric("Private mean", _fmt(rel.estimate, unit))
-    c2.metric(
-        "± 95%",
-        _fmt(rel.half_width95, unit),
-        help="From the public noise law and the worst-case or declared spread.",
-    )
+    c2.metric("95% error: ±", _fmt(rel.half_width95, unit), help=ERROR_HELP)
     c3.metric(
         "Users used",
         f"{rel.n_users:,}",
-        help=f"{rel.n_excluded:,} users with eps = 0 were not used.",
+        help=f"{count_noun(rel.n_excluded, 'user')} with eps = 0 not used.",
     )
     for note in rel.notes:
         st.caption(plain(note))
     st.markdown(
-        "**Privacy receipt** of this release (loss = OpenDP's privacy map at one user's "
-        "sensitivity; each loss is at most the level asked for; the losses of several "
-        "releases of the same table add up)"
+        "**Privacy receipt**: for each level, the users, the level they were granted and "
+        "their privacy loss in this release (computed by OpenDP before anything was "
+        "released; never more than the level asked for). Losses of several releases of the "
+        "same table add up."
     )
     t = rel.tiers
     st.dataframe(
@@ -358,17 +495,22 @@ def _last_section() -> None:
                 "requested eps": [short_eps(x) for x in t["eps"]],
                 "users": t["users"],
                 "granted eps": [telling_eps(x, t["eps"]) for x in t["granted_eps"]],
-                "privacy loss": [telling_eps(x, t["eps"]) for x in t["privacy_loss"]],
+                "privacy loss": [short_eps(x) for x in t["privacy_loss"]],
             }
         ),
         hide_index=True,
         key="rel_receipt_table",
     )
-    st.caption(
-        f"Noise: Laplace, scale {_fmt(rel.noise_scale, unit)} (OpenDP). Plan: "
-        f"{rel.plan}. Rounding bound added to every sensitivity: "
-        f"{rel.rounding_bound:.3g}."
-    )
+    with st.expander("Technical details"):
+        st.markdown(
+            plain(
+                f"Noise: Laplace, scale {_fmt(rel.noise_scale, unit)}, drawn by OpenDP. "
+                f"Privacy loss of a user: OpenDP's privacy map of that measurement at the most "
+                f"one user's value can move the weighted mean (their weight × the range, "
+                f"plus twice the rounding bound {rel.rounding_bound:.3g}). Plan: {rel.plan}. "
+                f"tau* = {'none' if math.isinf(rel.saturation_level) else rel.saturation_level}."
+            )
+        )
 
 
 def _ledger_section() -> None:
@@ -378,39 +520,53 @@ def _ledger_section() -> None:
     st.subheader("Releases in this session")
     df = pd.DataFrame(led).drop(columns=["table"])
     st.dataframe(df, hide_index=True, key="rel_ledger_table")
-    st.caption("Each release of the same table spends every user's eps once more.")
+    st.caption(
+        "Each release of the same table adds its privacy loss to every user's total (see the "
+        "receipts)."
+    )
 
 
 # ----------------------------------------------------------------------------- page
-init_state()
-st.session_state[SIDEBAR_NOTE] = (
-    "This page releases your uploaded table; the profile below is what the other pages show."
-)
-st.title("Release a private mean")
-st.markdown(
-    "Go from a tier menu to a real answer: upload your table, check what each privacy level "
-    "gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. Every user's "
-    "privacy loss is checked against the level they asked for before anything is released."
-)
-menu_used = guarded(_menu_section)
-guarded(_upload_section)
-table = st.session_state[TABLE]
-if table is not None:
-    digest, name, df = table
-    st.caption(f"Loaded {plain(name)}: {len(df):,} rows, {df.shape[1]} columns (not displayed).")
-    try:
-        settings = _settings(df)
-    except _RangeMissing:
-        st.info(
-            "Set the lowest and highest possible values first: the public range of the "
-            "data, from what you know about it (not read off the table)."
+def main() -> None:
+    init_state()
+    st.session_state[SIDEBAR_NOTE] = (
+        "This page releases your uploaded table; the profile below (its tau* and other "
+        "numbers) is what the other pages show, not this table's."
+    )
+    st.title("Release a private mean")
+    st.markdown(
+        "Go from a tier menu to a real answer: upload your table, check what each privacy "
+        "level gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. "
+        "Before each release, every user's privacy loss in it is checked against the level "
+        "they asked for (repeated releases add up)."
+    )
+    guarded(_body)  # an unexpected bad input shows a message, never a traceback
+    _ledger_section()
+
+
+def _body() -> None:
+    menu_found, where = _menu()
+    menu = _menu_section(menu_found, where)
+    _upload_section(menu_found)
+    table = st.session_state[TABLE]
+    current = None
+    if table is not None:
+        digest, name, df = table
+        st.caption(
+            f"Loaded {plain(name)}: {len(df):,} rows, {df.shape[1]} columns (not displayed)."
         )
-    except (ReleaseError, ValueError) as exc:
-        st.error(f"Check the settings: {plain(exc)}")
+        try:
+            s = _settings(df, menu)
+            current = (digest, s)
+            lv, ct = _check_table(df, s, menu, menu_off=menu_found is not None and menu is None)
+            _preview(lv, ct, s, menu)
+        except _Stop:
+            _last_section(current)
+        else:
+            _last_section(current)
+            _release_section(df, s, digest, name, menu)
     else:
-        guarded(_preview, df, settings, menu_used)
-        guarded(_last_section)
-        guarded(_release_section, df, settings, digest, name, menu_used)
-else:
-    guarded(_last_section)
-guarded(_ledger_section)
+        _last_section(None)
+
+
+main()

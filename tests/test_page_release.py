@@ -50,11 +50,11 @@ def test_release_flow(page):
     assert at.selectbox(key="rel_eps").value == "eps"
     # the public range has no default: nothing is previewed or released until it is set
     assert not at.button and any("lowest and highest" in i.value for i in at.info)
-    assert "Expected 95% error: ±" not in [m.label for m in at.metric]
+    assert "95% error: ±" not in [m.label for m in at.metric]
     at.number_input(key="rel_lo").set_value(0.0).run()
     at.number_input(key="rel_hi").set_value(100.0).run()
     labels = [m.label for m in at.metric]
-    assert "Expected 95% error: ±" in labels and "tau* (saturation level)" in labels
+    assert "95% error: ±" in labels and "tau* (saturation level)" in labels
     at.button(key="rel_go").click().run()
     assert not at.exception and not at.error
     assert "Private mean" in [m.label for m in at.metric]
@@ -62,30 +62,117 @@ def test_release_flow(page):
     assert [e for e in at.success if "Released" in e.value]
     assert "73.12" not in _texts(at)  # raw data never shown
     assert at.query_params.get("rel_value") is None
-    # the second release of the same table warns and needs a confirmation
-    assert any("spends every user's eps again" in w.value for w in at.warning)
-    assert at.button(key="rel_go").disabled
-    at.checkbox(key="rel_confirm_again").check().run()
-    at.button(key="rel_go").click().run()
-    assert len(at.session_state["rel_ledger"]) == 2
+    # the second release of the same table warns and needs a confirmation, every time
+    for k in (1, 2):
+        warn = " ".join(w.value for w in at.warning)
+        assert f"released {'once' if k == 1 else '2 times'}" in warn
+        assert f"has lost up to {k + 1} × eps" in warn
+        assert at.button(key="rel_go").disabled
+        at.checkbox(key="rel_confirm_again").check().run()
+        at.button(key="rel_go").click().run()
+        assert not at.exception
+        assert len(at.session_state["rel_ledger"]) == k + 1
+        assert not at.checkbox(key="rel_confirm_again").value  # ticked once is not forever
     assert "Releases in this session" in [h.value for h in at.subheader]
+    assert list(at.dataframe[-1].value["release of this file"]) == [1, 2, 3]
+
+
+def _upload(at, name: str, data: bytes):
+    at.get("file_uploader")[0].upload(name, data, "text/csv").run()
+    assert not at.exception
+    return at
+
+
+def _set_range(at, lo: float, hi: float):
+    at.number_input(key="rel_lo").set_value(lo).run()
+    at.number_input(key="rel_hi").set_value(hi).run()
+    assert not at.exception
+    return at
 
 
 def test_bad_inputs_show_errors_and_release_nothing(page):
-    at = page
-    at.get("file_uploader")[0].upload("t.csv", b"value,eps\n1,0.5\n2,-1\n", "text/csv").run()
-    at.number_input(key="rel_lo").set_value(0.0).run()
-    at.number_input(key="rel_hi").set_value(10.0).run()
-    assert not at.exception
-    assert any("row 2" in shown(e.value) for e in at.error)
+    at = _upload(page, "t.csv", b"value,eps\n1,0.5\n2,-1\n")
+    _set_range(at, 0.0, 10.0)
+    assert any("Check the table: eps column 'eps', row 2: -1" in shown(e.value) for e in at.error)
+    assert not at.button  # nothing to click while the table has a problem
+    _upload(at, "t2.csv", b"value,eps\n1,0.5\n2,0.5\n")
+    _set_range(at, 0.0, -5.0)
+    assert any("lowest possible value must be below" in shown(e.value) for e in at.error)
+    assert not at.button and at.session_state["rel_ledger"] == []
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (b"value,eps\n1,0.5\n2,0.5\n3,0.5\n4,0.5\n12x7,0.5\n", "row 5: '12x7' is not a number"),
+        (b"value,eps\n1,0.5\n,0.5\n", "row 2: missing, NaN or infinite"),
+        (b"value,eps\nBerlin,0.5\nParis,1\n", "row 1: 'Berlin' is not a number"),
+    ],
+)
+def test_value_problems_show_in_the_preview_not_after_release(page, text, problem):
+    at = _set_range(_upload(page, "v.csv", text), 0.0, 10.0)
+    assert any(problem in shown(e.value) for e in at.error)
+    assert not at.button and not at.main.metric
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (b"", "the file is empty"),
+        (b"  \n", "the file is empty"),
+        (b"value,eps\n", "a header line but no rows"),
+        (b"value\n1\n2\n", "at least two columns"),
+    ],
+)
+def test_a_bad_file_unloads_the_previous_table(page, text, problem):
+    at = _set_range(_upload(page, "good.csv", _csv()), 0.0, 100.0)
+    assert at.button(key="rel_go")
+    _upload(at, "bad.csv", text)
+    assert any(problem in shown(e.value) and "Nothing is loaded" in e.value for e in at.error)
+    assert not at.button  # the good table is gone: nothing can be released
+    assert not any("Loaded good.csv" in shown(c.value) for c in at.caption)
+
+
+def test_columns_are_guessed_by_name_or_chosen_never_the_same(page):
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(
+        {
+            "user_id": np.arange(300),
+            "value": rng.uniform(0, 100, 300),
+            "tier": rng.choice([0.1, 1.0], 300),
+        }
+    )
+    at = _upload(page, "ids.csv", df.to_csv(index=False).encode())
+    assert at.selectbox(key="rel_value").value == "value"
+    assert at.selectbox(key="rel_eps").value == "tier"  # not the second column, user_id
+    # no telling names: the user chooses; nothing is guessed, previewed or released
+    at2 = _upload(page, "ab.csv", df.rename(columns={"value": "a", "tier": "b"}).to_csv().encode())
+    assert at2.selectbox(key="rel_value").value is None
+    assert at2.selectbox(key="rel_eps").value is None
+    assert any("Choose the value column" in i.value for i in at2.info) and not at2.button
+    at2.selectbox(key="rel_value").set_value("a").run()
+    at2.selectbox(key="rel_eps").set_value("a").run()
+    assert any("are the same column" in e.value for e in at2.error)
+    assert not at2.button and not at2.main.metric
+
+
+def test_an_old_result_is_labelled_when_the_settings_change(page):
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
     at.button(key="rel_go").click().run()
-    assert not at.exception and at.session_state["rel_ledger"] == []
-    at.get("file_uploader")[0].upload("t.csv", b"value,eps\n1,0.5\n2,0.5\n", "text/csv").run()
-    at.number_input(key="rel_lo").set_value(0.0).run()
-    at.number_input(key="rel_hi").set_value(-5.0).run()
-    assert any("lo < hi" in shown(e.value) for e in at.error)
-    at.button(key="rel_go").click().run()
-    assert at.session_state["rel_ledger"] == []
+    assert any("Released at" in c.value and "range 0 to 100" in shown(c.value) for c in at.caption)
+    assert not any("changed since this release" in w.value for w in at.warning)
+    at.number_input(key="rel_lo").set_value(10.0).run()
+    assert any("changed since this release" in w.value for w in at.warning)
+
+
+def test_declared_spread_starts_empty(page):
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    before = next(m.value for m in at.metric if m.label == "95% error: ±")
+    at.toggle(key="rel_use_sd").set_value(True).run()
+    assert at.number_input(key="rel_sd").value is None
+    assert next(m.value for m in at.metric if m.label == "95% error: ±") == before
+    at.number_input(key="rel_sd").set_value(10.0).run()
+    assert next(m.value for m in at.metric if m.label == "95% error: ±") != before
 
 
 def _named_csv() -> bytes:
@@ -130,7 +217,22 @@ def test_release_with_the_tier_designers_menu_from_its_link(app):
     # without the menu, tier names are not levels: a clear error, nothing released
     at.toggle(key="rel_use_menu").set_value(False).run()
     assert not at.exception
-    assert any("'Strict' is not a number" in shown(e.value) for e in at.error)
+    err = " ".join(shown(e.value) for e in at.error)
+    assert "'Strict' is not a number" in err
+    assert "turn on 'Read the eps column with this menu'" in err  # says how to fix it
+    assert not at.button
+    # an edited menu (a new link) brings its own range and unit to the settings
+    at.toggle(key="rel_use_menu").set_value(True).run()
+    from hdp_core.design import make_menu
+
+    edited = make_menu(
+        ["Strict", "Balanced", "Open"], [0.1, 1.0, "public"], [30, 50, 20], 5000, 0, 1000, "EUR"
+    )
+    at.query_params["menu"] = encode_menu_link(edited)
+    at.run()
+    assert not at.exception
+    assert (at.number_input(key="rel_lo").value, at.number_input(key="rel_hi").value) == (0, 1000)
+    assert at.text_input(key="rel_unit").value == "EUR"
 
 
 def test_release_reads_the_sessions_tier_designer_menu(app):

@@ -592,3 +592,34 @@ def test_a_crowded_bin_is_refined_not_fetched(engine, monkeypatch, no_noise, req
     assert rel.estimate == pytest.approx(mean, abs=1e-7 * (HI - LO))
     assert refined and max(fetched, default=0) <= 40
     assert int(rel.plan.split("(")[1].split()[0]) == 1 + len(refined) + len(fetched)
+
+
+def test_value_and_eps_must_be_different_columns():
+    df = _tiers_frame(50, 16)
+    with pytest.raises(ReleaseError, match=r"the same column \('v'\)"):
+        release_mean(df, value="v", eps="v", lo=LO, hi=HI)
+    with pytest.raises(ReleaseError, match=r"the same column \('v'\)"):  # matched ignoring case
+        release_mean(df, value="v", eps="V", lo=LO, hi=HI)
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ["1", "2", "12x7", "4"],
+        ["1", "2", "", "4"],
+        ["1", "nan", "3", "inf"],
+        [1.0, 2.0, np.nan, 4.0],
+        [1.0, np.inf, 3.0, -np.inf],
+        ["Berlin", "Paris", "1", "2"],
+    ],
+)
+def test_preview_value_check_says_what_the_release_says(cells):
+    """check_values (the page's preview) and release_mean name the same row and problem."""
+    df = pd.DataFrame({"v": cells, "e": [1.0] * len(cells)})
+    with pytest.raises(ReleaseError) as by_release:
+        release_mean(df, value="v", eps="e", lo=LO, hi=HI)
+    with pytest.raises(ReleaseError) as by_check:
+        R.check_values(df, "v")
+    assert str(by_check.value) == str(by_release.value)
+    assert "row " in str(by_check.value)
+    R.check_values(pd.DataFrame({"v": ["1", " 2 ", "3e2"]}), "v")  # good cells pass
