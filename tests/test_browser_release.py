@@ -1,0 +1,84 @@
+"""The private release end to end in Chromium, as a product manager does it (issue 15): from
+the Tier designer's menu, follow "Release a private mean with this menu on your own table",
+upload a CSV whose privacy column holds the menu's tier names, check the preview, release,
+and read the result and the receipt. No raw value of the table ever appears in the page's
+text, its HTML or its URL, and no request leaves the machine.
+
+Uses the server and browser fixtures of tests/test_browser.py and its waits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from browser_support import RequestLog, new_page, runs_ended, wait_drawn
+from test_browser import browser, server  # noqa: F401  (pytest fixtures)
+
+pytestmark = pytest.mark.browser
+
+SECRET = "123.456789"  # one raw value of the table: it must never be shown
+
+
+def _table(path) -> None:
+    rng = np.random.default_rng(4)
+    n = 2000
+    tier = rng.choice(["Strict", "balanced", " OPEN", "0"], n, p=[0.4, 0.4, 0.15, 0.05])
+    value = np.round(rng.uniform(0, 500, n), 2)
+    df = pd.DataFrame({"user_id": np.arange(n), "value": value, "tier": tier})
+    df.loc[7, "value"] = float(SECRET)
+    df.to_csv(path, index=False)
+
+
+def _click(page, locator, min_charts: int = 0) -> None:
+    before = runs_ended(page)
+    locator.click()
+    wait_drawn(page, min_charts=min_charts, runs_before=before)
+
+
+def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  # noqa: F811
+    csv = tmp_path / "users.csv"
+    _table(csv)
+    ctx, page = new_page(browser)
+    log = RequestLog(page, server)
+    try:
+        page.goto(server + "/tier_designer")
+        wait_drawn(page)
+        link = page.get_by_role("link", name="Release a private mean with this menu")
+        _click(page, link)
+        assert page.url.startswith(server + "/release?")
+        assert "menu=" in page.url
+        main = page.get_by_test_id("stMain")
+        main.get_by_text("Your tier menu").wait_for()
+        assert "From the link: Strict: eps 0.1" in main.inner_text()
+
+        before = runs_ended(page)
+        page.locator("input[type='file']").set_input_files(str(csv))
+        wait_drawn(page, min_charts=0, runs_before=before)
+        main.get_by_text("Before releasing: what each level gets").wait_for()
+        text = main.inner_text()
+        # columns guessed by name (not the second column, user_id), range from the menu
+        assert "Loaded users.csv: 2,000 rows" in text
+        assert page.get_by_test_id("stSelectbox").nth(1).inner_text().count("tier") >= 1
+        assert (
+            page.get_by_role("spinbutton", name="Highest possible value").input_value() == "500.00"
+        )
+        assert "95% error: ±" in text and "tau* (saturation level)" in text
+
+        _click(page, page.get_by_role("button", name="Release the private mean"))
+        main.get_by_text("Released. Safe to share").wait_for()
+        text = main.inner_text()
+        assert "Private mean" in text and "Privacy receipt" in text
+        assert "value column value, privacy-level column tier, range 0 to 500 USD" in text
+        assert "Releases in this session" in text
+        assert not page.get_by_test_id("stException").count()
+        # the raw data: never in the text, the HTML (tables are drawn on canvas, so check
+        # their accessible data too) or the URL
+        assert SECRET not in text and SECRET not in page.content() and SECRET not in page.url
+        # a second release asks first
+        assert page.get_by_role("button", name="Release the private mean").is_disabled()
+        assert "has lost up to 2 × eps" in main.inner_text()
+        page.screenshot(path=str(tmp_path / "released.png"), full_page=True)
+        assert not log.foreign(), log.foreign()
+    finally:
+        ctx.close()
