@@ -308,6 +308,12 @@ def render_sidebar(where=None) -> None:
         st.caption("Smaller eps = more privacy · ∞ = public data · 0 = data not used.")
 
 
+def metric_row():
+    """A row for metrics that wraps onto a new line where the page is narrow (1024 px with the
+    sidebar open) instead of cutting their values: give each metric ``width="content"``."""
+    return st.container(horizontal=True, wrap=True, gap="large")
+
+
 def guarded(section, *args):
     """Run one section of a page and return what it returns; bad input shows a message there
     instead of a traceback (and returns None), and the rest of the page (and the current

@@ -27,6 +27,7 @@ from hdp_app.common import (
     get_profile,
     get_spec,
     link_params,
+    metric_row,
     profile_from_spec,
     profile_version,
     run_through_app,
@@ -299,7 +300,7 @@ def _preset_controls(ui: dict) -> dict:
         "levels at random (log eps uniform), so the seed picks the draw.",
     )
     random = ui["prof_preset"] in links.RANDOM_PRESETS
-    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    c1, c2 = st.columns([1, 1], vertical_alignment="bottom")
     ui["prof_preset_seed"] = c1.number_input(
         "Seed",
         min_value=0,
@@ -312,8 +313,9 @@ def _preset_controls(ui: dict) -> dict:
         else "This preset is not random.",
     )
     c2.button(
-        ":material/casino: New draw",
+        ":material/casino: Redraw",
         key="prof_preset_draw",
+        help="A new random draw: the next seed.",
         on_click=_new_draw,
         args=("prof_preset_seed",),
         disabled=not random,
@@ -347,7 +349,7 @@ def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int |
 
 
 def _seed_input(ui: dict, key: str) -> None:
-    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    c1, c2 = st.columns([1, 1], vertical_alignment="bottom")
     ui[key] = c1.number_input(
         "Seed",
         min_value=0,
@@ -357,8 +359,9 @@ def _seed_input(ui: dict, key: str) -> None:
         help="Which random draw (same seed = same profile).",
     )
     c2.button(
-        ":material/casino: New draw",
+        ":material/casino: Redraw",
         key=key + "_draw",
+        help="A new random draw: the next seed.",
         on_click=_new_draw,
         args=(key,),
         width="stretch",
@@ -710,24 +713,27 @@ sol = cached_adpm(prof)
 tau = sol.saturation_level
 
 with right:
-    m1, m2, m3 = st.columns(3)
-    m1.metric(
+    row = metric_row()
+    row.metric(
         "tau*",
         "none" if math.isinf(tau) else f"{tau:.4g}",
         help="Saturation level: every user who asked for eps ≥ tau* is granted tau* "
         "(more privacy than asked) at no cost in accuracy.",
+        width="content",
     )
-    m2.metric(
+    row.metric(
         "Users capped",
         compact_count(sol.n_saturated),
         help=f"{sol.n_saturated:,} users ({100 * sol.n_saturated / prof.n:.3g}%) are "
         "granted tau* instead of their looser level.",
+        width="content",
     )
-    m3.metric(
+    row.metric(
         "Worst-case MSE",
         f"{sol.worst_case_mse:.2e}",
         help="ADPM's worst-case mean squared error for the mean of data in "
         f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.",
+        width="content",
     )
     st.plotly_chart(
         _figure(prof, tau, sol.n_saturated), key="prof_chart", config={"displaylogo": False}

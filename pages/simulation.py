@@ -22,6 +22,7 @@ from hdp_app.common import (
     PROFILE_SPEC,
     drop_bad_query_params,
     get_profile,
+    metric_row,
     run_through_app,
     set_profile,
 )
@@ -408,18 +409,20 @@ def sim_controls() -> tuple[SimSettings, Any]:
 def true_mean_metrics(slot: Any, dist: Any, data_range: Any, lo: float, hi: float) -> None:
     """The mean every method estimates, on [-0.5, 0.5] and (if given) in real units."""
     with slot:
-        m1, m2 = st.columns(2)
-        m1.metric(
+        row = metric_row()
+        row.metric(
             "True mean",
             f"{dist.mean:.4f}",
             help="What every method tries to estimate, in the [−0.5, 0.5] scale of the data "
             f"({dist.label()}; variance {dist.variance:.4g}).",
+            width="content",
         )
         if data_range is not None:
-            m2.metric(
+            row.metric(
                 "Mean (real units)",
                 f"{simview.real_value(dist.mean, lo, hi):.4g}",
                 help=f"The same mean on your data range [{lo:g}, {hi:g}].",
+                width="content",
             )
 
 
@@ -463,26 +466,29 @@ def headline_metrics(results: dict, rows: list[dict]) -> dict:
     """ADPM's simulated MSE and ln MSE, and the best other method's ratio. Returns ADPM's row
     (all six methods are always simulated)."""
     adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
-    k1, k2, k3 = st.columns(3)
-    k1.metric(
+    row = metric_row()
+    row.metric(
         "ADPM simulated MSE",
         f"{adpm_all['mse']:.3e}",
         help=f"95% CI {adpm_all['ci_low']:.3e} to {adpm_all['ci_high']:.3e}; exact "
         f"{adpm_all['exact']:.3e}.",
+        width="content",
     )
-    k2.metric(
+    row.metric(
         "ADPM ln MSE",
         "−∞" if adpm_all["ln_mse"] is None else f"{adpm_all['ln_mse']:.2f}",
         help="Natural log of the MSE, the paper's unit (Table 1).",
+        width="content",
     )
     others = [r for r in rows if r["method"] != "ADPM" and r["ratio"] is not None]
     if others:
         best = min(others, key=lambda r: r["mse"])
-        k3.metric(
+        row.metric(
             f"Best other method: {best['method']}",
             f"{best['ratio']:.3g}× ADPM's MSE",
             help="Simulated MSE of the best baseline shown, divided by ADPM's (same data in "
             "every trial). Above 1 means ADPM is more accurate.",
+            width="content",
         )
 
     return adpm_all
@@ -755,22 +761,24 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         return
     shown = [m for m in hdp.METHODS if m in methods] or list(hdp.METHODS)
     end = "∞" if public else f"{hi:g}"
-    k = st.columns(4)
-    k[0].metric(
+    row = metric_row()
+    row.metric(
         "Saturation point",
         f"{sat:.4g}",
         help="From this eps on, ADPM caps the varying group at tau* = eps + 8/(n eps) of the "
         "fixed group: they get this much privacy whatever they asked for, and ADPM's error "
         "stops changing.",
+        width="content",
     )
     if "ADPM" in sw.mse:
-        k[1].metric(f"ADPM MSE at eps = {end}", f"{sw.mse['ADPM'][-1]:.3e}")
+        row.metric(f"ADPM MSE at eps = {end}", f"{sw.mse['ADPM'][-1]:.3e}", width="content")
     if "PropDPM" in sw.mse:
-        k[2].metric(f"PropDPM MSE at eps = {end}", f"{sw.mse['PropDPM'][-1]:.3e}")
+        row.metric(f"PropDPM MSE at eps = {end}", f"{sw.mse['PropDPM'][-1]:.3e}", width="content")
         if sw.mse["ADPM"][-1] > 0:
-            k[3].metric(
+            row.metric(
                 f"PropDPM ÷ ADPM at eps = {end}",
                 f"{sw.mse['PropDPM'][-1] / sw.mse['ADPM'][-1]:.3g}×",
+                width="content",
             )
     st.plotly_chart(
         figs.sweep_figure(sw, shown, sat, int(n_fixed), float(eps_fixed), int(n_var)),
