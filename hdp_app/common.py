@@ -194,6 +194,14 @@ def sync_url() -> None:
     have = {k: qp.get_all(k) for k in list(qp.keys()) if k in links.QUERY_KEYS}
     if have == want_l and list(have) == list(want_l):
         return
+    if list(have) == list(want_l):
+        # Same keys, new values (a slider step on the Profile page): one update sends one
+        # message to the browser; deleting and re-adding sent two per key (issue 11).
+        try:
+            qp.update({k: want[k] for k in want if have[k] != want_l[k]})
+        except StreamlitAPIException:  # a page bound a widget to one of our keys
+            pass
+        return
     try:
         for k in have:
             del qp[k]

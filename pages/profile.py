@@ -92,9 +92,11 @@ def _default_ui() -> dict[str, Any]:
     }
 
 
-@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+@st.cache_resource(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _figure(profile: EpsilonProfile, tau: float, n_saturated: int):
-    """The profile chart (hdp_core.figures.profile), cached on the profile."""
+    """The profile chart (hdp_core.figures.profile), cached on the profile and shared by every
+    session (never modified): st.cache_data would unpickle, so rebuild and validate, the
+    figure on every rerun (issue 11)."""
     return profile_figure(profile, tau, n_saturated)
 
 

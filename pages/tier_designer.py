@@ -24,6 +24,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.perf import live
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
@@ -267,7 +268,10 @@ def _cb_use_profile(menu: D.Menu) -> None:
 
 
 # cached core calls --------------------------------------------------------------------------
-@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+# The report, the sweep and the figures are kept as objects shared by every session (they are
+# never modified): st.cache_data pickles its results and unpickles them on every hit, which
+# rebuilt and revalidated the three plotly figures on every rerun (issue 11).
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def cached_report(menu: D.Menu) -> D.MenuReport:
     return D.evaluate_menu(menu)
 
@@ -283,12 +287,12 @@ def cached_solve(
     return D.share_to_move(menu, a, b, target, metric)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
 def cached_sweep(menu: D.Menu, a: int, b: int) -> D.ShareSweep:
     return D.share_sweep(menu, a, b, points=41)
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
 def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: float):
     """The what-if chart for tiers a and b with the slider at ``chosen`` (cached)."""
     cur = menu.tiers[a].share_percent
@@ -304,7 +308,7 @@ def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: floa
     )
 
 
-@st.cache_data(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+@st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
 def cached_figures(menu: D.Menu, metric: str):
     """The two menu charts (plotly figures are slow to build: cache them per menu)."""
     rep = cached_report(menu)
@@ -971,7 +975,8 @@ def body() -> None:
     """Sections 1 to 5, as a fragment (issue 11): the menu's controls rerun only this part,
     not the page's introduction, the sidebar and the URL sync. "Use this menu as the current
     profile" changes the profile, which the sidebar and the other pages follow: then the whole
-    app reruns at once, before anything is drawn."""
+    app reruns at once, before anything is drawn. Section 4 is a fragment of its own inside
+    this one: the what-if controls rerun only that section."""
     if st.session_state.get(FULL_RUN_VERSION) != profile_version():
         st.rerun(scope="app")
     menu_note()
@@ -991,7 +996,7 @@ def body() -> None:
     st.header("3. Accuracy first: what does a target error take?")
     goal = target_section(menu, report)
     st.header("4. What if users move between two tiers?")
-    whatif_section(menu, report, metric_view)
+    live(whatif_section, menu, report, metric_view)  # its slider reruns only this section
     st.header("5. Save, share and use the menu")
     save_section(menu, report, goal)
 

@@ -204,3 +204,25 @@ def test_a_link_reopens_its_profile_and_a_bad_one_falls_back(server, page):
     assert alert.count() == 1
     assert _query(page)["p_name"] == ["paper_high"]  # the URL now names the default
     assert not log.foreign(), log.foreign()
+
+
+CHARTS_AT_THEIR_MARGINS = ["/", "/saturation", "/bounds", "/tier_designer"]
+_CHART_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
+    const s = g._fullLayout._size, m = g.layout.margin || {};
+    return {asked: [m.l, m.r, m.t, m.b], drawn: [s.l, s.r, s.t, s.b].map(Math.round)};
+})"""
+
+
+@pytest.mark.parametrize("path", CHARTS_AT_THEIR_MARGINS)
+def test_charts_are_drawn_at_the_margins_they_ask_for(server, page, path):
+    """Issue 11: a margin that plotly's automargin has to push makes it draw the whole figure
+    twice, on every slider step. The figures of these pages ask for the margins automargin
+    settles on (hdp_core.figures.style.X_TITLE_MARGIN and each figure's left margin), so
+    they are drawn once. A new font or theme (a Streamlit upgrade) fails here: set the
+    margins to the 'drawn' values."""
+    page.goto(server + path)
+    wait_drawn(page)
+    charts = page.evaluate(_CHART_MARGINS_JS)
+    assert charts, f"no chart on {path}"
+    pushed = [c for c in charts if c["asked"] != c["drawn"]]
+    assert not pushed, f"{path}: margins asked for (l, r, t, b) vs drawn: {pushed}"

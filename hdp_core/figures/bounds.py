@@ -19,6 +19,7 @@ from .style import (
     METHOD_COLORS,
     METHOD_DASH,
     REQUESTED_COLOR,
+    X_TITLE_MARGIN,
     build,
     fast_layout,
     hline,
@@ -155,7 +156,7 @@ def sweep_figure(
             )
         )
     layout = fast_layout(
-        margin=dict(l=70, r=20, t=110, b=50),
+        margin=dict(l=80, r=24, t=123, b=X_TITLE_MARGIN),  # what automargin settles on
         height=height,
         shapes=shapes,
         annotations=notes,
@@ -209,7 +210,8 @@ def bounds_glance_figure(
         )
     ]
     layout = fast_layout(
-        margin=dict(l=20, r=20, t=20, b=50),
+        # what automargin settles on (powers of ten on the x axis: 4 px more below)
+        margin=dict(l=204, r=20, t=20, b=X_TITLE_MARGIN + 4),
         height=height + 24 * max(len(rows) - 3, 0),
         xaxis=dict(
             title=dict(text="worst-case MSE (log scale)"),
@@ -294,7 +296,7 @@ def scatter_figure(
             )
         )
     layout = fast_layout(
-        margin=dict(l=60, r=20, t=90, b=50),
+        margin=dict(l=73, r=20, t=90, b=X_TITLE_MARGIN),  # what automargin settles on
         height=height,
         xaxis=dict(title=dict(text="ln f: ADPM's worst case (uncapped)"), range=list(line_x)),
         yaxis=dict(title=dict(text="ln H: the lower bound's H(eps)")),

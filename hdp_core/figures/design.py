@@ -21,6 +21,7 @@ from .style import (
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
+    X_TITLE_MARGIN,
     fig_text,
     log_axis,
     public_y,
@@ -103,7 +104,7 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
             text="Privacy per tier: offered vs granted<br><sup>smaller eps = more privacy</sup>",
             y=0.97,
         ),
-        margin=dict(t=95),
+        margin=dict(l=105, t=95, b=X_TITLE_MARGIN),  # what automargin settles on
         legend=dict(y=1.0, yanchor="bottom"),
     )
     fig.update_yaxes(
@@ -154,7 +155,7 @@ def method_error_figure(
         title=dict(
             text=f"Error of the mean: {word}{_unit(unit)}<br><sup>smaller is better</sup>", y=0.95
         ),
-        margin=dict(t=80),
+        margin=dict(l=189, t=80, b=X_TITLE_MARGIN),  # what automargin settles on
     )
     fig.update_xaxes(title=f"{word}{_unit(unit)}", rangemode="tozero")
     xmax = max(max(vals), ref)
@@ -228,7 +229,7 @@ def whatif_figure(
     fig.update_layout(**LAYOUT_DEFAULTS, height=height)
     fig.update_layout(
         title=dict(text=f"What if users move between {a_name} and {b_name}?", y=0.98),
-        margin=dict(t=120),
+        margin=dict(l=70, t=120, b=X_TITLE_MARGIN),  # what automargin settles on
         legend=dict(y=1.09, yanchor="bottom"),
     )
     fig.update_xaxes(

@@ -14,7 +14,14 @@ import plotly.graph_objects as go
 
 from ..profile import EpsilonProfile
 from ..views.formatting import count_noun
-from .style import LAYOUT_DEFAULTS, PUBLIC_COLOR, REQUESTED_COLOR, SATURATION_COLOR, fig_text
+from .style import (
+    LAYOUT_DEFAULTS,
+    PUBLIC_COLOR,
+    REQUESTED_COLOR,
+    SATURATION_COLOR,
+    X_TITLE_MARGIN,
+    fig_text,
+)
 
 __all__ = ["EXCLUDED_COLOR", "eps_ticks", "level_histogram", "profile_figure"]
 
@@ -243,7 +250,7 @@ def profile_figure(
     if n_zero:
         tv, tt = [x_zero, *tv], [EXCLUDED_LABEL, *tt]
     layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=60, r=20, t=70, b=50)
+    layout["margin"] = dict(l=67, r=20, t=70, b=X_TITLE_MARGIN)  # what automargin settles on
     fig.update_layout(
         **layout,
         height=height,

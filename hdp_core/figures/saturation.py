@@ -17,6 +17,7 @@ from .style import (
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
+    X_TITLE_MARGIN,
     build,
     fast_layout,
     fig_text,
@@ -173,7 +174,7 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
             )
     x_hi = float(c.rank_end[-1]) if c.rank_end.size else 1.0
     layout = fast_layout(
-        margin=dict(l=60, r=20, t=80, b=50),
+        margin=dict(l=76, r=20, t=80, b=X_TITLE_MARGIN),  # what automargin settles on
         height=height,
         shapes=shapes,
         annotations=notes,
@@ -308,7 +309,7 @@ def phase_figure(
             )
         )
     layout = fast_layout(
-        margin=dict(l=60, r=20, t=70, b=50),
+        margin=dict(l=82, r=21, t=70, b=X_TITLE_MARGIN),  # what automargin settles on
         height=height,
         annotations=notes,
         title=dict(
@@ -392,7 +393,7 @@ def trace_figure(trace: AlgorithmTrace, step: int, height: int = 380) -> go.Figu
             )
         )
     layout = fast_layout(
-        margin=dict(l=60, r=20, t=90, b=50),
+        margin=dict(l=105, r=20, t=90, b=X_TITLE_MARGIN),  # what automargin settles on
         height=height,
         xaxis=dict(title=dict(text="user k (sorted by asked eps)"), range=[0.5, m + 0.5]),
         yaxis=log_axis(
@@ -433,6 +434,7 @@ def tau_spread_figure(
     if marked is not None and 0 < marked <= 0.5:
         shapes.append(vline(float(marked), REQUESTED_COLOR, "dash", 1))
     layout = fast_layout(
+        margin=dict(l=70, r=20, t=50, b=X_TITLE_MARGIN),  # what automargin settles on
         height=height,
         shapes=shapes,
         title=dict(text="Saturation level tau* against the assumed spread of the data"),

@@ -90,6 +90,15 @@ LIGHT_TEMPLATE = go.layout.Template(
 template (defaults for every trace type) costs about 50 ms per figure, most of a page's budget
 for a slider move."""
 
+X_TITLE_MARGIN = 67
+"""The bottom margin plotly's automargin settles on below an x axis with tick labels and a
+title, in the app's fonts. Margins given up front at (at least) what automargin settles on
+matter for speed (issue 11): whenever automargin has to push a margin, plotly draws the whole
+figure a second time in the browser, about 40 ms a chart on every slider step (Streamlit
+remounts a chart whose figure changed). The figures on a slider's path therefore ask for the
+margins automargin was measured to settle on at 1400 px (left: their tick labels and axis
+title); automargin stays on, so a longer label still gets its room."""
+
 LAYOUT_DEFAULTS = dict(
     template=LIGHT_TEMPLATE,
     margin=dict(l=60, r=20, t=50, b=50),
