@@ -20,6 +20,7 @@ from hdp_app.common import (
     TD_MENU,
     cached_adpm,
     get_profile,
+    metric_row,
     profile_version,
     run_through_app,
     set_profile,
@@ -31,7 +32,7 @@ from hdp_core.figures.design import method_error_figure, tier_privacy_figure, wh
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import design_link, explain, links, menu_io
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import count_noun, plain, short_eps
+from hdp_core.views.formatting import count_noun, plain, short_eps, telling_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -559,7 +560,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     tau = report.tau_star
     c3.metric(
         "Loosest tier worth offering (tau*)",
-        short_eps(report.worth_offering),
+        telling_eps(report.worth_offering, menu.levels),  # 0.10003 is not the tier's 0.1
         help="Any tier looser than this is capped at it: its users get this privacy "
         "instead, and offering it adds no accuracy. "
         + (
@@ -579,14 +580,16 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         sat_names = [t.name for t, s in zip(menu.tiers, report.saturated) if s]
         st.info(
             f"**Saturated: {plain(', '.join(sat_names))}.** Every tier looser than tau* = "
-            f"{tau:.4g} gets tau*: offering a looser tier adds no accuracy. Their users are "
-            f"granted eps = {tau:.4g} whatever they chose.",
+            f"{telling_eps(tau, menu.levels)} gets tau*: offering a looser tier adds no "
+            f"accuracy. Their users are granted eps = {telling_eps(tau, menu.levels)} "
+            "whatever they chose.",
             icon=":material/info:",
         )
     else:
         st.success(
             f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
-            f"tier looser than {report.worth_offering:.4g} would be capped at that level.",
+            f"tier looser than {telling_eps(report.worth_offering, menu.levels)} would be "
+            "capped at that level.",
             icon=":material/check_circle:",
         )
     with st.expander("What do 'saturated' and 'worst case' mean?"):
@@ -600,7 +603,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
             "offers eps": [short_eps(r["eps asked"]) for r in rows],
             "users": [f"{r['users']:,}" for r in rows],
             "share %": [round(r["share %"], 4) for r in rows],
-            "granted eps": [short_eps(r["eps granted"]) for r in rows],
+            "granted eps": [telling_eps(r["eps granted"], menu.levels) for r in rows],
             "saturated": ["yes, capped at tau*" if r["saturated"] else "no" for r in rows],
             "share of the estimate %": [round(r["share of the estimate %"], 4) for r in rows],
         }
@@ -862,9 +865,9 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
             "chart marks this point (dashed line). The diamond is the menu as it is.",
         )
         moved = cached_report(D.move_share(menu, wa, wb, chosen))
-        c1, c2, c3 = st.columns(3)
+        row = metric_row()
         e_new, e_cur = moved.errors["ADPM"].get(metric_view), adpm_err.get(metric_view)
-        c1.metric(
+        row.metric(
             f"{METRIC_LABELS[metric_view].split(' (')[0]} at this point",
             fmt_err(e_new, unit),
             delta=(
@@ -874,16 +877,19 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
             ),  # not rounding noise
             delta_color="inverse",
             help="ADPM's error of the mean with the shares set by the slider.",
+            width="content",
         )
-        c2.metric(
+        row.metric(
             "tau* at this point",
-            short_eps(moved.worth_offering),
+            telling_eps(moved.worth_offering, menu.levels),
             help="The loosest level worth offering with these shares.",
+            width="content",
         )
-        c3.metric(
+        row.metric(
             f"{plain(menu.tiers[wa].name)} / {plain(menu.tiers[wb].name)}",
             f"{chosen:.1f}% / {both - chosen:.1f}%",
             help="Shares of all users in the two tiers at the slider's point.",
+            width="content",
         )
         st.plotly_chart(
             cached_whatif_figure(menu, wa, wb, metric_view, float(chosen)),

@@ -370,3 +370,17 @@ def test_menu_survives_a_page_switch(page):
     ok(at)
     assert menu_of(at).n_users == 31_415
     assert at.number_input(key="td_n").value == 31_415
+
+
+def test_tau_star_close_to_a_tier_reads_apart_from_it(app):
+    """With 5,000,000 users tau* = 0.1 + 8 / (n 0.1 ...) is 0.10003: shown as 0.10003, not as
+    0.1 (which would read as the Strict tier's own level)."""
+    m = D.default_menu().with_n_users(5_000_000)
+    rep = D.evaluate_menu(m)
+    assert f"{rep.tau_star:.4g}" == "0.1" and rep.tau_star != 0.1  # the case under test
+    want = f"{rep.tau_star:.5g}"
+    assert want == "0.10003"
+    app.query_params["menu"] = links.encode_menu_link(m)
+    at = ok(open_page(app, "tier_designer"))
+    assert metric(at, "Loosest tier worth offering") == want
+    assert any(f"tau* = {want} gets tau*" in shown(i.value) for i in at.info)
