@@ -139,7 +139,9 @@ class Server:
 
 NAV_SELECTOR = (
     ", ".join(f"[data-testid={t}] a" for t in ("stSidebarNav", "stSidebarNavItems", "stTopNav"))
-    + ", [data-testid=stPageLink-NavLink], [data-testid=stTopNavLink], "
+    # the app's own navigation is the sidebar's page links; a link inside a page (the Tier
+    # designer's "Release ... with this menu") is not navigation
+    + ", [data-testid=stSidebar] [data-testid=stPageLink-NavLink], [data-testid=stTopNavLink], "
     "[data-testid=stTopNavDropdownLink]"
 )
 
