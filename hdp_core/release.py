@@ -324,24 +324,29 @@ def _qlevel(e: float) -> float:
     return math.floor(min(e, Q_CAP) * QE) / QE
 
 
+def _entry(
+    emin: Any,
+    emax: Any,
+    users: Any,
+    sq: int,
+    sqy: int,
+    q2: Any,
+    sy: int,
+    key: int | None = None,
+    q: int | None = None,
+) -> list[Any]:
+    """One entry of the walk: users with levels in [emin, emax] and their exact sums (``q``:
+    the group's one quantized level, when it is a single fetched level; ``key``: its bin)."""
+    qmin, qmax = (q / QE, q / QE) if q is not None else (_qlevel(emin), _qlevel(emax))
+    return [float(emin), float(emax), int(users), qmin, qmax, sq, sqy, float(q2), sy, key]
+
+
 def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
     # entries: (eps_min, eps_max, users, qmin, qmax, sq (int), sqy (int), q2, sy, bin or None)
-    ent: list[list[Any]] = []
-    for i in np.flatnonzero(fin):
-        ent.append(
-            [
-                float(h.emin[i]),
-                float(h.emax[i]),
-                int(h.n[i]),
-                _qlevel(h.emin[i]),
-                _qlevel(h.emax[i]),
-                h.sq[i],
-                h.sqy[i],
-                float(h.q2[i]),
-                h.sy[i],
-                int(h.bin[i]),
-            ]
-        )
+    ent = [
+        _entry(h.emin[i], h.emax[i], h.n[i], h.sq[i], h.sqy[i], h.q2[i], h.sy[i], int(h.bin[i]))
+        for i in np.flatnonzero(fin)
+    ]
     passes = 1
     while True:
         j, kind, p1, p2 = _walk(
@@ -366,40 +371,24 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
             )
         if ent[j][2] > FETCH_USERS:  # too many users to fetch level by level: refine the bin
             ent[j : j + 1] = [
-                [
-                    float(r[6]),
-                    float(r[7]),
-                    int(r[1]),
-                    _qlevel(r[6]),
-                    _qlevel(r[7]),
-                    int(r[3]),
-                    int(r[4]),
-                    float(r[5]),
-                    int(r[2] or 0),
-                    None,
-                ]
+                _entry(r[6], r[7], r[1], int(r[3]), int(r[4]), r[5], int(r[2] or 0))
                 for r in src.refine(ent[j][0], ent[j][1], SUB_BINS)
             ]
             continue
         q, n, sy, emn, emx = src.fetch(ent[j][0], ent[j][1])
-        new = []
-        for k in range(q.size):
-            ql = int(q[k]) / QE
-            new.append(
-                [
-                    float(emn[k]),
-                    float(emx[k]),
-                    int(n[k]),
-                    ql,
-                    ql,
-                    int(q[k]) * int(n[k]),
-                    int(q[k]) * sy[k],
-                    ql * ql * float(n[k]),
-                    sy[k],
-                    None,
-                ]
+        ent[j : j + 1] = [
+            _entry(
+                emn[k],
+                emx[k],
+                n[k],
+                int(q[k]) * int(n[k]),
+                int(q[k]) * sy[k],
+                (int(q[k]) / QE) * (int(q[k]) / QE) * float(n[k]),
+                sy[k],
+                q=int(q[k]),
             )
-        ent[j : j + 1] = new
+            for k in range(q.size)
+        ]
     has_public = bool(pub.any())
     tau = (p2 + c) / p1 if (kind == "at" or has_public) else math.inf
     ftau = Fraction(tau) if math.isfinite(tau) else None
@@ -701,29 +690,46 @@ def _bad_value_message(value: str, row: int, n_bad: int) -> str:
     )
 
 
+def _column_floats(
+    df: Any, column: str, role: str, names: dict[str, float], numeric_kinds: str
+) -> np.ndarray:
+    """The cells of a pandas column as floats, read as the engines read them (NaN for an empty
+    cell): a column of ``numeric_kinds`` as it is; text trimmed, as a number or, for the eps
+    column, a public word (inf) or one of ``names``' tier names. Raises ReleaseError naming the
+    row (1-based) of a text cell that is none of these."""
+    import pandas as pd
+
+    if column not in df.columns:
+        raise ReleaseError(f"the table has no {role} column {column!r}")
+    col = df[column]
+    if col.dtype.kind in numeric_kinds:
+        return col.to_numpy(dtype=float, na_value=np.nan)
+    txt = col.astype("string").str.strip()
+    low = txt.str.lower()
+    x = pd.to_numeric(txt, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if role == "eps":
+        x = np.where(low.isin(sorted(PUBLIC_WORDS)).fillna(False).to_numpy(dtype=bool), np.inf, x)
+        named = low.map(names).astype("Float64")
+        x = np.where(
+            named.notna().to_numpy(dtype=bool), named.to_numpy(dtype=float, na_value=np.nan), x
+        )
+    bad_txt = (
+        np.isnan(x)
+        & txt.notna().to_numpy(dtype=bool)
+        & (txt != "").fillna(False).to_numpy(dtype=bool)
+        & ~low.isin(["nan"]).fillna(False).to_numpy(dtype=bool)
+    )
+    if bad_txt.any():
+        i = int(np.argmax(bad_txt))
+        raise ReleaseError(not_a_number(role, column, f", row {i + 1}", col.iloc[i], names))
+    return x
+
+
 def check_values(df: Any, value: str) -> None:
     """Check column ``value`` of a pandas DataFrame as :func:`release_mean` would (for a
     preview, before anything is released): raises ReleaseError naming the first row (1-based)
     whose cell is text that is not a number, or missing, NaN or infinite."""
-    import pandas as pd
-
-    if value not in df.columns:
-        raise ReleaseError(f"the table has no value column {value!r}")
-    col = df[value]
-    if col.dtype.kind in "biuf":
-        x = col.to_numpy(dtype=float, na_value=np.nan)
-    else:
-        txt = col.astype("string").str.strip()
-        x = pd.to_numeric(txt, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        bad_txt = (
-            np.isnan(x)
-            & txt.notna().to_numpy(dtype=bool)
-            & (txt != "").fillna(False).to_numpy(dtype=bool)
-            & ~txt.str.lower().isin(["nan"]).fillna(False).to_numpy(dtype=bool)
-        )
-        if bad_txt.any():
-            i = int(np.argmax(bad_txt))
-            raise ReleaseError(not_a_number("value", value, f", row {i + 1}", col.iloc[i], {}))
+    x = _column_floats(df, value, "value", {}, "biuf")
     bad = ~np.isfinite(x)
     if bad.any():
         raise ReleaseError(_bad_value_message(value, int(np.argmax(bad)) + 1, int(bad.sum())))
@@ -897,23 +903,26 @@ def preview_tiers(
     return TierPreview(df, tau, err.noise_scale, err.half_width, mid)
 
 
+def _tier_pairs(tiers: Any) -> list[tuple[Any, Any]]:
+    """(name, level) of each tier of a Tier designer menu or a mapping of names to levels."""
+    if hasattr(tiers, "names") and hasattr(tiers, "levels"):
+        return list(zip(tiers.names, (float(x) for x in tiers.levels), strict=True))
+    if isinstance(tiers, Mapping):
+        return list(tiers.items())
+    raise ReleaseError(
+        f"tiers must be a Tier designer menu or a mapping of names to levels, got "
+        f"{type(tiers).__name__}"
+    )
+
+
 def tier_levels(tiers: Any) -> dict[str, float]:
     """Tier names (lower case, trimmed) -> privacy levels, from a Tier designer menu
     (hdp_core.design.Menu) or a mapping of names to levels (None: no names). Raises
     ReleaseError for a bad level or for two names that differ only in case or spaces."""
     if tiers is None:
         return {}
-    if hasattr(tiers, "names") and hasattr(tiers, "levels"):
-        pairs = list(zip(tiers.names, (float(x) for x in tiers.levels), strict=True))
-    elif isinstance(tiers, Mapping):
-        pairs = list(tiers.items())
-    else:
-        raise ReleaseError(
-            f"tiers must be a Tier designer menu or a mapping of names to levels, got "
-            f"{type(tiers).__name__}"
-        )
     out: dict[str, float] = {}
-    for name, level in pairs:
+    for name, level in _tier_pairs(tiers):
         if not isinstance(name, str) or not name.strip():
             raise ReleaseError(f"a tier name must be non-empty text, got {name!r}")
         key = name.strip().lower()
@@ -928,15 +937,12 @@ def tier_names_of(levels: Any, tiers: Any) -> list[str]:
     level not on the menu). ``tiers`` as in :func:`release_mean`."""
     if tiers is None:
         return ["" for _ in np.asarray(levels).ravel()]
-    if hasattr(tiers, "names") and hasattr(tiers, "levels"):
-        pairs = list(zip(tiers.names, (float(x) for x in tiers.levels), strict=True))
-    else:
-        lv = tier_levels(tiers)  # validates; keys lower case
-        pairs = [(k.strip(), lv[k.strip().lower()]) for k in tiers]
-    out = []
-    for x in np.asarray(levels, dtype=float).ravel():
-        out.append(" / ".join(n for n, level in pairs if level == x))
-    return out
+    by_key = tier_levels(tiers)  # validated; keys lower case
+    pairs = [(name.strip(), by_key[name.strip().lower()]) for name, _ in _tier_pairs(tiers)]
+    return [
+        " / ".join(n for n, level in pairs if level == x)
+        for x in np.asarray(levels, dtype=float).ravel()
+    ]
 
 
 def level_counts(df: Any, eps: str, tiers: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -944,30 +950,7 @@ def level_counts(df: Any, eps: str, tiers: Any = None) -> tuple[np.ndarray, np.n
     (public, like the levels themselves; for a preview). ``tiers`` as in :func:`release_mean`
     (tier names in the column take their tier's level). Raises ReleaseError naming the row
     (1-based) of the first bad level."""
-    import pandas as pd
-
-    if eps not in df.columns:
-        raise ReleaseError(f"the table has no eps column {eps!r}")
-    names = tier_levels(tiers)
-    col = df[eps]
-    if col.dtype.kind in "biufc" and col.dtype.kind != "b":
-        x = col.to_numpy(dtype=float, na_value=np.nan)
-    else:
-        txt = col.astype("string").str.strip().str.lower()
-        pub = txt.isin(sorted(PUBLIC_WORDS)).fillna(False)
-        x = pd.to_numeric(col.where(~pub, "inf"), errors="coerce").to_numpy(dtype=float)
-        named = txt.map(names).astype("Float64")
-        has = named.notna().to_numpy(dtype=bool)
-        x = np.where(has, named.to_numpy(dtype=float, na_value=np.nan), x)
-        bad_txt = (
-            np.isnan(x)
-            & txt.notna().to_numpy()
-            & (txt != "").fillna(False).to_numpy()
-            & ~txt.isin(["nan"]).fillna(False).to_numpy()
-        )
-        if bad_txt.any():
-            i = int(np.argmax(bad_txt))
-            raise ReleaseError(not_a_number("eps", eps, f", row {i + 1}", col.iloc[i], names))
+    x = _column_floats(df, eps, "eps", tier_levels(tiers), "iufc")
     bad = np.isnan(x) | (x < 0)
     if bad.any():
         i = int(np.argmax(bad))
