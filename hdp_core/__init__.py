@@ -94,3 +94,25 @@ __all__ = [
     "two_group_threshold",
     "upper_bound",
 ]
+
+# issue 21: the table's own mean, intervals that cover, the what-if (appended here)
+from .estimators import TableMeanEstimator
+from .intervals import (
+    TARGETS,
+    expected_error_95,
+    population_half_width,
+    population_half_width_for,
+    table_half_width,
+)
+from .table_mean import TableMeanSolution, table_mean
+
+__all__ += [
+    "TARGETS",
+    "TableMeanEstimator",
+    "TableMeanSolution",
+    "expected_error_95",
+    "population_half_width",
+    "population_half_width_for",
+    "table_half_width",
+    "table_mean",
+]

@@ -23,6 +23,7 @@ from .adpm import ADPMSolution, adpm
 from .distributions import WORST_CASE, Distribution, TwoPoint
 from .errors import ProfileError, UnknownMethod
 from .profile import EpsilonProfile, as_profile
+from .table_mean import TableMeanSolution, table_mean
 
 __all__ = [
     "METHODS",
@@ -30,6 +31,7 @@ __all__ = [
     "ADPMEstimator",
     "AffineEstimator",
     "Estimator",
+    "TableMeanEstimator",
     "TunedADPMEstimator",
     "estimate",
     "exact_mse",
@@ -310,3 +312,56 @@ class TunedADPMEstimator(ADPMEstimator):
     def tuned_mse(self) -> float:
         """MSE when the data's standard deviation is ``data_sd`` (at most it, if smaller)."""
         return self.solution.tuned_mse
+
+
+@register
+class TableMeanEstimator(AffineEstimator):
+    """The minimax affine estimator of the table's own mean (beyond the paper; see
+    :mod:`hdp_core.table_mean`): weights min(1/n, eps_i eta), Laplace(eta) noise, minimising the
+    worst case over every table of E[(T - table mean)^2], whatever the link between a user's
+    level and value.
+
+    Against a population mean (users i.i.d. from ``dist``, the paper's setting) it is biased
+    towards 0 when its weights sum to less than 1: ``exact_mse`` is
+    V ||w||_2^2 + (1 - sum w)^2 mu^2 + 2 eta^2. ``table_worst_case_mse`` and ``bias_bound`` are
+    against the table's own mean (every row counts, eps = 0 rows included).
+    """
+
+    name = "TableMean"
+    label = "TableMean (the table's own mean)"
+    note = (
+        "Beyond the paper: weights min(1/n, eps eta), the best worst case against the table's "
+        "own mean, whatever the link between a user's privacy level and value."
+    )
+
+    def __init__(self, eps: Any):
+        self.solution: TableMeanSolution = table_mean(eps)
+        s = self.solution
+        super().__init__(s.profile, s.weights, s.noise_scale)
+
+    @property
+    def granted_eps(self) -> np.ndarray:
+        return self.solution.granted_eps
+
+    @property
+    def weight_total(self) -> float:
+        """sum over users of w_i (at most 1; below 1 when some users are held below 1/n)."""
+        return self.solution.weight_total
+
+    @property
+    def bias_bound(self) -> float:
+        """Largest |E[T] - table mean| over every table in range (unit scale)."""
+        return self.solution.bias_bound
+
+    @property
+    def table_worst_case_mse(self) -> float:
+        """Largest E[(T - table mean)^2] over every table in range (unit scale)."""
+        return self.solution.worst_case_mse
+
+    def exact_mse(self, dist: Distribution) -> float:
+        shrink = 1.0 - self.weight_total
+        return (
+            dist.variance * self.sum_sq_weights()
+            + (shrink * dist.mean) ** 2
+            + 2.0 * self.noise_scale**2
+        )

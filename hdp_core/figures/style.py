@@ -40,6 +40,9 @@ METHOD_COLORS: dict[str, str] = {
     "FME": "#D55E00",  # vermillion
     "UNI": "#000000",  # black
     "ADPM-tuned": "#56B4E9",  # sky blue: ADPM tuned to a known spread (issue 14)
+    # wine (Paul Tol's colour-blind-safe "muted" scheme): Okabe-Ito's eight are all taken but
+    # yellow, which is unreadable as a line on white (contrast 1.2:1) and marks public users
+    "TableMean": "#882255",  # the table's own mean (issue 21)
 }
 """Colour of each method on every page."""
 
@@ -57,6 +60,7 @@ METHOD_DASH: dict[str, str] = {
     "FME": "longdash",
     "UNI": "longdashdot",
     "ADPM-tuned": "6px,3px,2px,3px,2px,3px",  # dash-dot-dot
+    "TableMean": "12px,4px",  # long dashes, wider than "longdash"
 }
 """Line style per method, so lines stay distinguishable in greyscale too."""
 

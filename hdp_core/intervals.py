@@ -1,0 +1,194 @@
+"""95% intervals that cover at every n, for both targets (beyond the paper).
+
+Unit scale: data on [-1/2, 1/2]; multiply every half-width by the range width R = hi - lo. The
+estimate is T = <w, x> + L, L ~ Laplace(eta). ``level`` must be in [1/2, 1); alpha = 1 - level.
+
+Table target (:func:`table_half_width`). Against the table's own mean m(x), T - m = b + L with a
+fixed bias |b| <= B (the worst-case bias bound, e.g. ``TableMeanSolution.bias_bound``). For a
+fixed b, P(|b + L| > h) = e^{-h/eta} cosh(b/eta) when h >= |b| (Laplace tails), increasing in
+|b|, so for every table P(|T - m| > h) <= e^{-h/eta} cosh(B/eta) = alpha at
+h = B + eta (ln(1/(2 alpha)) + log1p(e^{-2B/eta})). That is at most B + eta ln(1/alpha) (the
+bias bound plus the Laplace quantile, eta ln 20 at 95%), equals eta ln 20 when B = 0 and is
+exact (coverage exactly ``level``) for the table that attains the bias bound. With eta = 0 it
+is B: the answer is never further than B from the table's mean.
+
+Population target (:func:`population_half_width`). Users' values i.i.d. from ANY distribution
+on the range with mean mu (the paper's assumption: levels do not depend on values), weights
+summing to 1 (ADPM's), so T - mu = Z + L with Z = sum_i w_i (x_i - mu), independent terms,
+|w_i (x_i - mu)| <= w_i, E Z = 0. Three proven bounds, each giving a half-width h with
+P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minimum is):
+
+(a) Deterministic: |Z| <= sum_i w_i = 1, so as for the table target with B = 1 (n = 1 and
+    all-public tables are covered with probability 1; the true worst case for one public
+    user is 0.95 of the range).
+(b) Union bound with an optimised split alpha = a1 + a2: P(|Z| > z) <= a1 by Hoeffding,
+    2 exp(-2 z^2 / sum_i w_i^2), and, with a declared spread s (sd of one value, so
+    Var Z <= s^2 ||w||^2), also by Bernstein, 2 exp(-z^2 / (2 (s^2 ||w||^2 + M z / 3))),
+    M = max w_i; P(|L| > t) = e^{-t/eta} = a2 exactly; h = z + t, minimised over a grid of
+    splits (any split is valid).
+(c) Chernoff on the sum: for 0 < lam < 1/eta, E e^{lam (Z + L)} <= e^{psi(lam)} / (1 - lam^2
+    eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s and
+    lam < 3/M, psi = s^2 ||w||^2 lam^2 / (2 (1 - lam M / 3)) (Bernstein's moment bound);
+    two-sided, P(|Z + L| > h) <= 2 e^{psi - lam h} / (1 - lam^2 eta^2) = alpha at
+    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a grid of lam.
+
+Hoeffding (1963), Bernstein's inequality (Boucheron, Lugosi, Massart, "Concentration
+Inequalities", 2013, Thm 2.10 and eq. 2.10 for the moment bound). The population mean lies in
+the range, so an interval may also be clipped to it. ADPM answering 0 (f(r) > 1/4) is at most
+1/2 from any mean in range: half-width 1/2.
+
+:func:`expected_error_95` is the one figure the Tier designer and the Release page show for
+either target ("95% error"): the half-width of that target's interval for a profile.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .adpm import adpm
+from .table_mean import table_mean
+
+__all__ = [
+    "TARGETS",
+    "expected_error_95",
+    "population_half_width",
+    "population_half_width_for",
+    "table_half_width",
+]
+
+TARGETS = ("population", "table")
+"""The two means a release can estimate: the population mean (ADPM; assumes levels do not
+depend on values) and the table's own mean (TableMean; no assumption)."""
+
+_GRID = 256
+
+
+def _alpha(level: float) -> float:
+    level = float(level)
+    if not 0.5 <= level < 1.0:
+        raise ValueError(f"level must be in [1/2, 1), got {level}")
+    return 1.0 - level
+
+
+def table_half_width(bias_bound: float, noise_scale: float, level: float = 0.95) -> float:
+    """Half-width h (unit scale) such that T +- h covers the table's mean with probability at
+    least ``level`` for EVERY table, when |E T - mean| <= ``bias_bound`` and the noise is
+    Laplace(``noise_scale``): h = B + eta (ln(1/(2 alpha)) + log1p(e^{-2B/eta})) (module
+    docstring: proof)."""
+    a = _alpha(level)
+    b, eta = float(bias_bound), float(noise_scale)
+    if not (b >= 0 and eta >= 0 and math.isfinite(b) and math.isfinite(eta)):
+        raise ValueError(f"bias bound and noise scale must be finite and >= 0, got {b}, {eta}")
+    if eta == 0:
+        return b
+    return b + eta * (math.log(1.0 / (2.0 * a)) + math.log1p(math.exp(-2.0 * b / eta)))
+
+
+def _deterministic(zmax: float, eta: float, a: float) -> float:
+    return table_half_width(zmax, eta, 1.0 - a)
+
+
+def _union(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
+    """(b): min over splits a1 + a2 = a of z(a1) + eta ln(1/a2)."""
+    if eta == 0:
+        a1 = np.array([a])
+    else:
+        a1 = a * np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
+    ln2 = np.log(2.0 / a1)
+    z = np.sqrt(0.5 * s2w * ln2)  # Hoeffding
+    if var is not None:
+        zb = ln2 * m / 3.0 + np.sqrt((ln2 * m / 3.0) ** 2 + 2.0 * var * ln2)  # Bernstein
+        z = np.minimum(z, zb)
+    t = eta * np.log(1.0 / (a - a1)) if eta > 0 else 0.0
+    return float(np.min(z + t))
+
+
+def _chernoff(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
+    """(c): min over lam of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam."""
+    top = math.inf if eta == 0 else 1.0 / eta
+    if var is not None and m > 0:
+        top = min(top, 3.0 / m)
+    if math.isinf(top):  # no noise, Hoeffding only: the optimum lam is explicit
+        return math.sqrt(0.5 * s2w * math.log(2.0 / a))
+    lam = top * np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
+    lam = np.concatenate((lam, top * (1.0 - np.logspace(-6, -2.5, 16))))
+    noise = -np.log1p(-((lam * eta) ** 2)) if eta > 0 else 0.0
+    psi = lam * lam * s2w / 8.0
+    if var is not None:
+        ok = lam < 3.0 / m if m > 0 else np.ones(lam.size, bool)
+        with np.errstate(divide="ignore"):
+            psib = np.where(ok, var * lam * lam / (2.0 * (1.0 - lam * m / 3.0)), np.inf)
+        psi = np.minimum(psi, psib)
+    h = (psi + math.log(2.0 / a) + noise) / lam
+    return float(np.min(h))
+
+
+def population_half_width(
+    weights: Any,
+    counts: Any,
+    noise_scale: float,
+    data_sd: float | None = None,
+    level: float = 0.95,
+) -> float:
+    """Half-width h (unit scale) such that T +- h covers the population mean with probability
+    at least ``level`` for every distribution on the range (with ``data_sd`` = s: every one
+    whose standard deviation is at most s), at every n, for T = sum_i w_i x_i +
+    Laplace(``noise_scale``) with ``counts[j]`` users of weight ``weights[j]`` summing to 1
+    (module docstring: the three proven bounds (a), (b), (c); the least is returned)."""
+    a = _alpha(level)
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    c = np.asarray(counts, dtype=np.float64).ravel()
+    eta = float(noise_scale)
+    if w.shape != c.shape or not (np.isfinite(w).all() and (w >= 0).all() and (c >= 0).all()):
+        raise ValueError("weights and counts must have the same shape, be finite and >= 0")
+    if not (math.isfinite(eta) and eta >= 0):
+        raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
+    total = float(np.dot(c, w))
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"the weights of all users must add up to 1, got {total:.12g}")
+    var = None
+    if data_sd is not None:
+        s = float(data_sd)
+        if not (0.0 < s <= 0.5):
+            raise ValueError(f"data_sd must be in (0, 1/2] on the unit scale, got {data_sd}")
+    live = (c > 0) & (w > 0)
+    s2w = float(np.dot(c[live], w[live] ** 2))
+    m = float(w[live].max()) if live.any() else 0.0
+    if data_sd is not None:
+        var = float(data_sd) ** 2 * s2w
+    return min(
+        _deterministic(1.0, eta, a),
+        _union(s2w, m, eta, a, var),
+        _chernoff(s2w, m, eta, a, var),
+    )
+
+
+def population_half_width_for(eps: Any, data_sd: float | None = None, level: float = 0.95) -> float:
+    """:func:`population_half_width` of ADPM's weights and noise for profile ``eps`` (tuned to
+    ``data_sd`` when given, as ``adpm(eps, data_sd)``); 1/2 when ADPM answers 0 (f(r) > 1/4)
+    or no user's data may be used."""
+    sol = adpm(eps, data_sd=data_sd)
+    if sol.outputs_zero or not math.isfinite(sol.noise_scale):
+        return 0.5
+    return population_half_width(
+        sol.weights, sol.profile.counts, sol.noise_scale, data_sd=data_sd, level=level
+    )
+
+
+def expected_error_95(
+    eps: Any, target: str = "population", data_sd: float | None = None, level: float = 0.95
+) -> float:
+    """The "95% error" of a release for profile ``eps`` (unit scale; times R in data units):
+    the half-width of the interval that covers the target with probability >= ``level``.
+    ``target`` "population": ADPM and :func:`population_half_width_for` (``data_sd`` declared
+    spread or None); "table": TableMean and :func:`table_half_width` (``data_sd`` is not used:
+    the table's mean needs no assumption on the data)."""
+    if target == "population":
+        return population_half_width_for(eps, data_sd=data_sd, level=level)
+    if target == "table":
+        sol = table_mean(eps)
+        return table_half_width(sol.bias_bound, sol.noise_scale, level)
+    raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {str(target)[:40]!r}")

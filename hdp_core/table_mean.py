@@ -1,0 +1,175 @@
+"""The minimax affine estimator of a table's own mean under per-user privacy (beyond the paper).
+
+Setting (data rescaled to [-1/2, 1/2]): a table of n rows x_1..x_n, user i asks for privacy
+eps_i in [0, inf]. The target is the table's own mean m(x) = (1/n) sum_i x_i over EVERY row,
+with no assumption on how a user's level relates to their value. The class is the one ADPM
+optimises over: T = <w, x> + Laplace(eta), user i's privacy w_i / eta <= eps_i (the appendix's
+Laplace-mechanism lemma).
+
+Derivation (checked in tests against cvxpy and exact rational arithmetic).
+
+1. Error. T - m = <w - 1/n, x> + L: a fixed bias <v, x> (v = w - 1/n) plus noise, so
+   E[(T - m)^2] = <v, x>^2 + 2 eta^2. Over the cube x in [-1/2, 1/2]^n, max |<v, x>| =
+   ||v||_1 / 2 (x_i = sign(v_i)/2), so the worst case over every table is
+   W(w, eta) = (||w - 1/n||_1 / 2)^2 + 2 eta^2. (A constant offset c added to T only makes
+   the worst bias |c| + ||v||_1/2 larger, so the affine class needs no offset.)
+2. Weights for fixed eta. The terms separate: minimise |w_i - 1/n| over |w_i| <= eps_i eta,
+   giving w_i = min(1/n, eps_i eta): a lenient user is capped at the uniform weight 1/n (the
+   mirror image of ADPM's saturation: they are granted 1/(n eta) <= eps_i), a strict user gets
+   what their level allows. Public users (eps = inf) get 1/n; users with eps = 0 get weight 0.
+3. Noise. With D(eta) = sum_i (1/n - eps_i eta)_+ (eps = 0 users add 1/n each, public users 0),
+   the objective is F(eta) = D(eta)^2 / 4 + 2 eta^2. D is convex, nonnegative and
+   nonincreasing, so D^2 and F are convex. Between breakpoints 1/(n eps_i) the set S of users
+   held below 1/n is fixed, D = |S|/n - eta E_S (E_S = sum of their levels) and
+   F'(eta) = 0 at eta_S = (|S|/n) E_S / (E_S^2 + 8) (the paper's 8 again). F is a convex
+   quadratic on each closed piece, so the minimum over a piece is its stationary point
+   clipped to the piece, and the global minimum is the least of these clipped values.
+
+Users who allow no use of their data (eps = 0) still count in the table's mean (n is every
+row): no estimator may look at them, so they force a bias of up to 1/(2n) each, always in the
+worst-case bias bound. With only eps = 0 and public rows the answer is the public rows' sum / n
+(no noise), biased by at most n_0 / (2n).
+
+The solver sorts distinct levels once (O(n log n) for per-user levels, O(k log k) for k tiers,
+counts never expanded, up to 10^15 users) and evaluates every piece's stationary point and
+value at once with cumulative sums: no Python loop over users or levels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import ProfileError
+from .profile import EpsilonProfile, as_profile
+
+__all__ = [
+    "TableMeanSolution",
+    "table_mean",
+    "table_objective",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class TableMeanSolution:
+    """The minimax affine estimator of the table's own mean; arrays are per profile entry (a
+    user, or a tier: then ``weights[j]`` is the weight of ONE user of tier j). Unit scale:
+    data on [-1/2, 1/2]; multiply bias bounds and noise by the range width R = hi - lo."""
+
+    profile: EpsilonProfile
+    weights: np.ndarray
+    """w_i = min(1/n, eps_i eta): weight of one user (sum over users is at most 1)."""
+    noise_scale: float
+    """eta, the Laplace scale of the added noise (0 when no user has 0 < eps < inf)."""
+    cap_level: float
+    """1/(n eta): every user asking for at least this is granted exactly it, with the uniform
+    weight 1/n (math.inf when eta = 0)."""
+    bias_bound: float
+    """max over tables of |E[T] - m(x)| = ||w - 1/n||_1 / 2 (the worst-case bias)."""
+
+    @property
+    def n(self) -> int:
+        """Rows in the table (every user, including eps = 0 users)."""
+        return self.profile.n
+
+    @property
+    def worst_case_mse(self) -> float:
+        """max over tables of E[(T - m(x))^2] = bias_bound^2 + 2 eta^2 (unit scale)."""
+        return self.bias_bound**2 + 2.0 * self.noise_scale**2
+
+    @property
+    def granted_eps(self) -> np.ndarray:
+        """Privacy each user gets, w_i / eta = min(eps_i, cap_level) (inf if eta = 0 and
+        w_i > 0; 0 for unused users)."""
+        if self.noise_scale == 0:
+            return np.where(self.weights > 0, math.inf, 0.0)
+        return self.weights / self.noise_scale
+
+    @property
+    def capped(self) -> np.ndarray:
+        """Boolean per entry: the user gets the uniform weight 1/n (asked for >= cap_level)."""
+        return self.weights >= 1.0 / self.n
+
+    @property
+    def weight_total(self) -> float:
+        """sum over users of w_i (1 only when nobody is held below 1/n)."""
+        return float(np.dot(self.profile.counts.astype(np.float64), self.weights))
+
+    def bias(self, means: Any) -> float:
+        """E[T] - E[m(x)] when user (entry) i's value has mean ``means[i]`` (unit scale):
+        sum_i c_i (w_i - 1/n) mu_i. For a fixed table, pass the values themselves."""
+        mu = np.asarray(means, dtype=np.float64).ravel()
+        if mu.size != self.weights.size:
+            raise ProfileError(f"got {mu.size} means for {self.weights.size} profile entries")
+        c = self.profile.counts.astype(np.float64)
+        return float(np.dot(c * (self.weights - 1.0 / self.n), mu))
+
+    def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
+        """One private estimate of mean(x): <w, x> + Laplace(eta) (numpy noise: simulation
+        and teaching only). ``x`` holds one value in [-1/2, 1/2] per user, tiers expanded."""
+        rng = np.random.default_rng() if rng is None else rng
+        x = np.asarray(x, dtype=np.float64).ravel()
+        if x.size != self.n:
+            raise ProfileError(f"got {x.size} data values for {self.n} users")
+        self.profile.check_expandable()
+        w = np.repeat(self.weights, self.profile.counts) if self.profile.is_tiered else self.weights
+        noise = rng.laplace(0.0, self.noise_scale) if self.noise_scale > 0 else 0.0
+        return float(np.dot(w, x) + noise)
+
+
+def table_objective(eps: Any, eta: float) -> float:
+    """F(eta) = D(eta)^2/4 + 2 eta^2 with D(eta) = sum_i (1/n - eps_i eta)_+: the worst-case
+    MSE against the table's mean of the best weights for noise scale ``eta`` (unit scale)."""
+    prof = as_profile(eps)
+    lv, c = prof.levels, prof.counts.astype(np.float64)
+    n = float(prof.n)
+    with np.errstate(invalid="ignore"):
+        prod = np.where(np.isinf(lv), math.inf, lv * eta)
+    d = float(np.dot(c, np.maximum(1.0 / n - prod, 0.0)))
+    return 0.25 * d * d + 2.0 * eta * eta
+
+
+def _solve_eta(lv: np.ndarray, ct: np.ndarray, n: float, n_zero: float) -> float:
+    """eta* for distinct ascending finite positive levels ``lv`` with counts ``ct`` (float),
+    n rows in all and n_zero rows at eps = 0 (see the module docstring, step 3)."""
+    # piece k (k = 0..m): S = the eps = 0 users and the k strictest levels,
+    # eta in [1/(n lv[k]), 1/(n lv[k-1])] (lv[-1] -> 0: upper end inf; lv[m] -> inf: lower 0)
+    size = n_zero + np.concatenate(([0.0], np.cumsum(ct)))  # |S_k|
+    e_sum = np.concatenate(([0.0], np.cumsum(ct * lv)))  # E_k
+    inv = 1.0 / (n * lv)  # breakpoints, descending
+    lower = np.concatenate((inv, [0.0]))
+    upper = np.concatenate(([math.inf], inv))
+    stat = (size / n) * e_sum / (e_sum * e_sum + 8.0)
+    cand = np.clip(stat, lower, upper)
+    d = size / n - cand * e_sum
+    val = 0.25 * d * d + 2.0 * cand * cand
+    return float(cand[int(np.argmin(val))])
+
+
+def table_mean(eps: Any) -> TableMeanSolution:
+    """The affine estimator <w, x> + Laplace(eta), w_i / eta <= eps_i, that minimises the
+    worst case over every table in [-1/2, 1/2]^n of E[(T - table mean)^2] (module docstring:
+    derivation; beyond the paper). Takes a profile or an array-like of levels (0 and inf
+    allowed; tiers never expanded). Returns a :class:`TableMeanSolution` in the input's order.
+    """
+    prof = as_profile(eps)
+    lv, ct = prof.levels, prof.counts
+    n = float(prof.n)
+    active = ct > 0
+    finite = active & np.isfinite(lv) & (lv > 0)
+    public = active & np.isinf(lv)
+    n_zero = float(ct[active & (lv == 0)].sum())
+    if finite.any():
+        g_lv, inv = np.unique(lv[finite], return_inverse=True)
+        g_ct = np.bincount(inv, weights=ct[finite].astype(np.float64), minlength=g_lv.size)
+        eta = _solve_eta(g_lv, g_ct, n, n_zero)
+    else:
+        eta = 0.0
+    w = np.where(public, 1.0 / n, 0.0)
+    w[finite] = np.minimum(1.0 / n, lv[finite] * eta)
+    d = float(np.dot(ct.astype(np.float64), np.where(active, 1.0 / n - w, 0.0)))
+    cap = 1.0 / (n * eta) if eta > 0 else math.inf
+    return TableMeanSolution(prof, w, eta, cap, 0.5 * max(d, 0.0))
