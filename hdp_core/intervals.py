@@ -23,19 +23,19 @@ P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minim
     user is 0.95 of the range).
 (b) Union bound with an optimised split alpha = a1 + a2: P(|Z| > z) <= a1 by Hoeffding,
     2 exp(-2 z^2 / sum_i w_i^2), and, with a declared spread s (sd of one value, so
-    Var Z <= s^2 ||w||^2), also by Bernstein, 2 exp(-z^2 / (2 (s^2 ||w||^2 + M z / 3))),
-    M = max w_i; P(|L| > t) = e^{-t/eta} = a2 exactly; h = z + t, minimised over a grid of
-    splits (any split is valid).
+    v = Var Z <= s^2 ||w||^2), also by Bennett, 2 exp(-(v/M^2) h(M z / v)),
+    h(u) = (1 + u) ln(1 + u) - u, M = max w_i (each term w_i (x_i - mu) <= M); P(|L| > t) =
+    e^{-t/eta} = a2 exactly; h = z + t, minimised over a grid of splits (any split is valid).
 (c) Chernoff on the sum: for 0 < lam < 1/eta, E e^{lam (Z + L)} <= e^{psi(lam)} / (1 - lam^2
-    eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s and
-    lam < 3/M, psi = s^2 ||w||^2 lam^2 / (2 (1 - lam M / 3)) (Bernstein's moment bound);
-    two-sided, P(|Z + L| > h) <= 2 e^{psi - lam h} / (1 - lam^2 eta^2) = alpha at
+    eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s,
+    psi = (v/M^2)(e^{lam M} - 1 - lam M) (Bennett's moment bound); the same for -Z, so
+    P(|Z + L| > h) <= 2 e^{psi - lam h} / (1 - lam^2 eta^2) = alpha at
     h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a grid of lam.
 
-Hoeffding (1963), Bernstein's inequality (Boucheron, Lugosi, Massart, "Concentration
-Inequalities", 2013, Thm 2.10 and eq. 2.10 for the moment bound). The population mean lies in
-the range, so an interval may also be clipped to it. ADPM answering 0 (f(r) > 1/4) is at most
-1/2 from any mean in range: half-width 1/2.
+Hoeffding (1963); Bennett (1962); Boucheron, Lugosi, Massart, "Concentration Inequalities"
+(2013), Thm 2.8 (Hoeffding), Thm 2.9 and its proof (Bennett's moment bound and tail). The
+population mean lies in the range, so an interval may also be clipped to it. ADPM answering 0
+(f(r) > 1/4) is at most 1/2 from any mean in range: half-width 1/2.
 
 :func:`expected_error_95` is the one figure the Tier designer and the Release page show for
 either target ("95% error"): the half-width of that target's interval for a profile.
@@ -91,6 +91,20 @@ def _deterministic(zmax: float, eta: float, a: float) -> float:
     return table_half_width(zmax, eta, 1.0 - a)
 
 
+def _bennett_z(ln2: np.ndarray, m: float, var: float) -> np.ndarray:
+    """z with exp(-(var/m^2) h(m z / var)) = a1 (ln2 = ln(2/a1)), h(u) = (1+u) ln(1+u) - u:
+    Bennett's tail inverted by bisection; bracketed by Bernstein's z (Bennett's is smaller)."""
+    y = ln2 * m * m / var
+    hi = y / 3.0 + np.sqrt(y * y / 9.0 + 2.0 * y)  # Bernstein's u: h(u) >= u^2/(2(1+u/3))
+    lo = np.zeros_like(hi)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        below = (1.0 + mid) * np.log1p(mid) - mid < y
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return hi * var / m
+
+
 def _union(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
     """(b): min over splits a1 + a2 = a of z(a1) + eta ln(1/a2)."""
     if eta == 0:
@@ -99,29 +113,30 @@ def _union(s2w: float, m: float, eta: float, a: float, var: float | None) -> flo
         a1 = a * np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
     ln2 = np.log(2.0 / a1)
     z = np.sqrt(0.5 * s2w * ln2)  # Hoeffding
-    if var is not None:
-        zb = ln2 * m / 3.0 + np.sqrt((ln2 * m / 3.0) ** 2 + 2.0 * var * ln2)  # Bernstein
-        z = np.minimum(z, zb)
+    if var is not None and var > 0 and m > 0:
+        z = np.minimum(z, _bennett_z(ln2, m, var))
     t = eta * np.log(1.0 / (a - a1)) if eta > 0 else 0.0
     return float(np.min(z + t))
 
 
 def _chernoff(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
-    """(c): min over lam of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam."""
-    top = math.inf if eta == 0 else 1.0 / eta
-    if var is not None and m > 0:
-        top = min(top, 3.0 / m)
-    if math.isinf(top):  # no noise, Hoeffding only: the optimum lam is explicit
-        return math.sqrt(0.5 * s2w * math.log(2.0 / a))
-    lam = top * np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
-    lam = np.concatenate((lam, top * (1.0 - np.logspace(-6, -2.5, 16))))
-    noise = -np.log1p(-((lam * eta) ** 2)) if eta > 0 else 0.0
-    psi = lam * lam * s2w / 8.0
-    if var is not None:
-        ok = lam < 3.0 / m if m > 0 else np.ones(lam.size, bool)
-        with np.errstate(divide="ignore"):
-            psib = np.where(ok, var * lam * lam / (2.0 * (1.0 - lam * m / 3.0)), np.inf)
-        psi = np.minimum(psi, psib)
+    """(c): min over 0 < lam < 1/eta of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam."""
+    if eta == 0:  # no noise: (b) with a2 = 0 is this bound at its best lam
+        return math.inf
+    lam = (
+        np.concatenate(
+            (
+                np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1),
+                1.0 - np.logspace(-6, -2.5, 16),
+            )
+        )
+        / eta
+    )
+    noise = -np.log1p(-((lam * eta) ** 2))
+    psi = lam * lam * s2w / 8.0  # Hoeffding's lemma
+    if var is not None and var > 0 and m > 0:
+        with np.errstate(over="ignore"):
+            psi = np.minimum(psi, var * (np.expm1(lam * m) - lam * m) / (m * m))  # Bennett
     h = (psi + math.log(2.0 / a) + noise) / lam
     return float(np.min(h))
 
