@@ -105,14 +105,17 @@ from .intervals import (
     table_half_width,
 )
 from .table_mean import TableMeanSolution, table_mean
+from .whatif import WhatIf, whatif
 
 __all__ += [
     "TARGETS",
     "TableMeanEstimator",
     "TableMeanSolution",
+    "WhatIf",
     "expected_error_95",
     "population_half_width",
     "population_half_width_for",
     "table_half_width",
     "table_mean",
+    "whatif",
 ]

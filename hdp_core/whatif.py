@@ -1,0 +1,172 @@
+"""The what-if "values differ by privacy level": exact bias and MSE of every method against the
+table's own mean and against the population mean (beyond the paper).
+
+Model. Users' values are independent. A user whose level is below ``threshold`` (strict users,
+eps < threshold, including eps = 0 rows) draws from ``dist`` moved by ``shift`` (unit scale,
+data on [-1/2, 1/2]); everyone else draws from ``dist``. The move keeps values in range: for
+shift d > 0 each value x becomes x + delta (1/2 - x) with delta = d / (1/2 - mu), for d < 0
+x - delta (x + 1/2) with delta = -d / (1/2 + mu) (delta in [0, 1]); the moved group's mean is
+mu + d exactly and its variance (1 - delta)^2 V.
+
+Targets. The table's mean m = (1/n) sum_i x_i (every row); the population mean
+mu_bar = (1/n) sum_i mu_i = E[m] (the mean of the population the table is drawn from, with the
+profile's shares of strict and other users). Since E[m] = mu_bar a method's bias is the same
+against both; the MSEs differ by the table's own spread around mu_bar.
+
+Exact formulas for an estimator T = sum_i w_i x_i + N, N independent of the data with mean 0
+and variance nu (every weighted mean in the registry: ADPM, ADPM-tuned, TableMean, UNI,
+PropDPM, FME, and LDPE whose N is the weighted sum of local noises):
+  against m:      bias = sum_i (w_i - 1/n) mu_i,  MSE = bias^2 + sum_i (w_i - 1/n)^2 V_i + nu;
+  against mu_bar: bias = sum_i w_i mu_i - mu_bar, MSE = bias^2 + sum_i w_i^2 V_i + nu.
+nu is read through the registry's own interface: the method's exact_mse under the point mass
+at 0 (mean 0, variance 0) is exactly nu. A method answering the constant 0 has bias -mu_bar
+and MSE mu_bar^2 + sum_i V_i / n^2 (against m) or mu_bar^2 (against mu_bar). SM (the sampling
+mechanism) is not a weighted mean: its numbers under a shift are not computed here (None).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .distributions import Distribution
+from .estimators import METHOD_CLASSES, Estimator, get_method, tuned_spread
+from .profile import EpsilonProfile, as_profile
+
+__all__ = ["PointMass", "Shifted", "WhatIf", "group_moments", "shift_factor", "whatif"]
+
+
+class PointMass(Distribution):
+    """All mass at ``value`` (mean value, variance 0)."""
+
+    name = "point mass"
+
+    def __init__(self, value: float = 0.0):
+        self.value = float(value)
+
+    @property
+    def mean(self) -> float:
+        return self.value
+
+    @property
+    def variance(self) -> float:
+        return 0.0
+
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        return np.full(size, self.value)
+
+
+def shift_factor(mean: float, shift: float) -> float:
+    """delta in [0, 1] that moves a distribution of mean ``mean`` by ``shift`` towards an end
+    of the range (module docstring); raises ValueError when mean + shift leaves [-1/2, 1/2]."""
+    mu, d = float(mean), float(shift)
+    if not (math.isfinite(d) and -0.5 <= mu + d <= 0.5):
+        raise ValueError(
+            f"a shift of {d:g} moves the mean {mu:g} outside the range [-1/2, 1/2]; "
+            f"choose a shift between {-0.5 - mu:g} and {0.5 - mu:g}"
+        )
+    if d == 0:
+        return 0.0
+    room = 0.5 - mu if d > 0 else 0.5 + mu
+    return min(abs(d) / room, 1.0)
+
+
+class Shifted(Distribution):
+    """``base`` moved by ``shift`` towards an end of the range (module docstring)."""
+
+    name = "shifted"
+
+    def __init__(self, base: Distribution, shift: float):
+        self.base = base
+        self.shift = float(shift)
+        self.delta = shift_factor(base.mean, self.shift)
+
+    @property
+    def mean(self) -> float:
+        return self.base.mean + self.shift
+
+    @property
+    def variance(self) -> float:
+        return (1.0 - self.delta) ** 2 * self.base.variance
+
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        x = self.base.sample(rng, size)
+        end = 0.5 if self.shift > 0 else -0.5
+        return x + self.delta * (end - x)
+
+
+def group_moments(
+    eps: Any, dist: Distribution, threshold: float, shift: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(strict, means, variances) per profile entry: strict users (eps < threshold) draw from
+    ``Shifted(dist, shift)``, the others from ``dist``."""
+    prof = as_profile(eps)
+    strict = prof.levels < float(threshold)
+    moved = Shifted(dist, shift)
+    mu = np.where(strict, moved.mean, dist.mean)
+    var = np.where(strict, moved.variance, dist.variance)
+    return strict, mu, var
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """One method's exact errors under the what-if (unit scale; times R in data units, MSE
+    times R^2). None-valued fields: not computed for this method (SM)."""
+
+    method: str
+    bias_table: float | None
+    mse_table: float | None
+    bias_population: float | None
+    mse_population: float | None
+
+    @property
+    def rmse_table(self) -> float | None:
+        """sqrt(mse_table)."""
+        return None if self.mse_table is None else math.sqrt(max(self.mse_table, 0.0))
+
+    @property
+    def rmse_population(self) -> float | None:
+        """sqrt(mse_population)."""
+        return None if self.mse_population is None else math.sqrt(max(self.mse_population, 0.0))
+
+
+def _one(est: Estimator, c: np.ndarray, mu: np.ndarray, var: np.ndarray, n: float) -> WhatIf:
+    mbar = float(np.dot(c, mu)) / n
+    if est.outputs_zero:
+        v_m = float(np.dot(c, var)) / (n * n)
+        return WhatIf(est.name, -mbar, mbar * mbar + v_m, -mbar, mbar * mbar)
+    if est.weights is None:  # not a weighted mean (SM)
+        return WhatIf(est.name, None, None, None, None)
+    w = est.weights
+    nu = est.exact_mse(PointMass(0.0))
+    d = w - 1.0 / n
+    b_t = float(np.dot(c, d * mu))
+    b_p = float(np.dot(c, w * mu)) - mbar
+    mse_t = b_t * b_t + float(np.dot(c, d * d * var)) + nu
+    mse_p = b_p * b_p + float(np.dot(c, w * w * var)) + nu
+    return WhatIf(est.name, b_t, mse_t, b_p, mse_p)
+
+
+def whatif(
+    eps: Any,
+    dist: Distribution,
+    threshold: float,
+    shift: float,
+    methods: Sequence[str] | None = None,
+    data_sd: float | None = None,
+) -> dict[str, WhatIf]:
+    """Exact bias and MSE of each method (default: every registered one) against the table's
+    mean and the population mean when users below ``threshold`` have values moved by ``shift``
+    (module docstring). ``data_sd``: the spread "ADPM-tuned" is tuned to (default: ``dist``'s
+    sd). Unit scale."""
+    prof: EpsilonProfile = as_profile(eps)
+    _, mu, var = group_moments(prof, dist, threshold, shift)
+    c = prof.counts.astype(np.float64)
+    n = float(prof.n)
+    names = list(METHOD_CLASSES) if methods is None else list(methods)
+    sd = tuned_spread(data_sd, dist)
+    return {m: _one(get_method(m, prof, sd), c, mu, var, n) for m in names}
