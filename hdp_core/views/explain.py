@@ -234,3 +234,37 @@ def half_width_note(acc, unit: str = "", method: str = "ADPM") -> str:
         "The 95% error is an approximation: the data's part of the error is taken as "
         "normal (accurate with many users); the privacy noise is exact."
     )
+
+
+# ---- issue 21: which mean a release estimates (appended here to keep merges clean) ----------
+TARGET_QUESTION = "Could people who chose stricter privacy have different values from the others?"
+"""The plain question the Release page asks before a release (no answer preselected)."""
+
+TARGET_POPULATION_TEXT = (
+    "Population mean (ADPM): estimates the mean of the population the rows are drawn from; "
+    "it assumes a person's privacy choice is unrelated to their value."
+)
+"""One sentence: what target "population" estimates and what it assumes."""
+
+TARGET_TABLE_TEXT = (
+    "This table's own mean (TableMean): estimates the mean of exactly these rows and assumes "
+    "nothing about how privacy choices relate to values; its 95% interval counts the largest "
+    "bias that holding back strict users can cause."
+)
+"""One sentence: what target "table" estimates and what it assumes."""
+
+WHATIF_WHY = (
+    "ADPM gives the more lenient users more than their share 1/n of the weight, so when "
+    "strict users' values differ it leans towards the lenient users' values, and its 95% "
+    "interval does not count that lean; TableMean never gives anyone more than their share, "
+    "so its bias is limited to what the strict users it must hold back can cause, a bound "
+    "its interval already includes."
+)
+"""Why ADPM drifts and TableMean stays honest when values differ by privacy level."""
+
+__all__ += [
+    "TARGET_POPULATION_TEXT",
+    "TARGET_QUESTION",
+    "TARGET_TABLE_TEXT",
+    "WHATIF_WHY",
+]
