@@ -21,7 +21,17 @@ PropDPM, FME, and LDPE whose N is the weighted sum of local noises):
 nu is read through the registry's own interface: the method's exact_mse under the point mass
 at 0 (mean 0, variance 0) is exactly nu. A method answering the constant 0 has bias -mu_bar
 and MSE mu_bar^2 + sum_i V_i / n^2 (against m) or mu_bar^2 (against mu_bar). SM (the sampling
-mechanism) is not a weighted mean: its numbers under a shift are not computed here (None).
+mechanism) keeps user i with probability p_i (independent K_i), N = sum K_i, and answers
+A/N + Laplace(1/(N t)) (A = sum K_i x_i), 0 when N = 0. Exactly, with q_i = E[K_i/N] =
+p_i E[1/(1 + N_-i)] and s_i = E[K_i/N^2] = p_i E[1/(1 + N_-i)^2]:
+  E[T] = sum_i mu_i q_i,
+  E[T^2] = sum_i (V_i + mu_i^2) s_i + sum_{i != l} mu_i mu_l p_i p_l E[1/(2 + N_-il)^2]
+           + (2/t^2) E[1/N^2; N >= 1],
+  E[T m] = (1/n) (sum_i V_i q_i + (sum_i mu_i q_i)(sum_l mu_l)),
+and the expectations of 1/(a + M)^k come from the Laplace transform of the counts,
+1/(a + M) = int_0^inf e^{-(a+M)u} du and 1/(a + M)^2 = int_0^inf u e^{-(a+M)u} du, with
+E e^{-uN} = prod_j (1 - p_j + p_j e^{-u})^{c_j} (trapezoid rule in log u, as
+baselines.count_moments; tested against enumeration of every kept set).
 """
 
 from __future__ import annotations
@@ -115,7 +125,7 @@ def group_moments(
 @dataclass(frozen=True)
 class WhatIf:
     """One method's exact errors under the what-if (unit scale; times R in data units, MSE
-    times R^2). None-valued fields: not computed for this method (SM)."""
+    times R^2). None-valued fields: a method that is neither a weighted mean nor SM."""
 
     method: str
     bias_table: float | None
@@ -134,12 +144,54 @@ class WhatIf:
         return None if self.mse_population is None else math.sqrt(max(self.mse_population, 0.0))
 
 
+_STEP = 0.05  # trapezoid step in log u
+
+
+def _sm(est: Any, c: np.ndarray, mu: np.ndarray, var: np.ndarray, n: float) -> WhatIf:
+    """SM's exact bias and MSE under per-entry means and variances (module docstring)."""
+    p = np.asarray(est.p, dtype=np.float64)
+    live = (c > 0) & (p > 0)
+    mbar = float(np.dot(c, mu)) / n
+    v_m = float(np.dot(c, var)) / (n * n)
+    if not live.any():
+        return WhatIf(est.name, -mbar, mbar * mbar + v_m, -mbar, mbar * mbar)
+    pl, cl, ml, vl = p[live], c[live], mu[live], var[live]
+    x = np.arange(math.log(1e-14 / n), math.log(45.0) + _STEP, _STEP)
+    u = np.exp(x)
+    with np.errstate(divide="ignore"):  # log(1 - p + p e^{-u}) per [entry, u]; -u when p = 1
+        logf = np.where(
+            (pl >= 1.0)[:, None], -u[None, :], np.log1p(pl[:, None] * np.expm1(-u)[None, :])
+        )
+    log_l = cl @ logf
+    r = np.exp(log_l[None, :] - logf)  # E e^{-u N_-i} for one user of each entry
+    jac = u  # du = u dx
+
+    def integ(g: np.ndarray) -> np.ndarray:
+        return np.trapezoid(g * jac, x, axis=-1)
+
+    q = pl * integ(np.exp(-u)[None, :] * r)
+    s_ = pl * integ((u * np.exp(-u))[None, :] * r)
+    a = (cl * ml * pl) @ np.exp(-logf)  # sum_j c_j mu_j p_j / f_j(u)
+    b = (cl * (ml * pl) ** 2) @ np.exp(-2.0 * logf)
+    pairs = float(integ(u * np.exp(-2.0 * u + log_l) * (a * a - b)))
+    e_t = float(np.dot(cl * ml, q))
+    e_t2 = float(np.dot(cl * (vl + ml * ml), s_)) + pairs + est._noise_coef() * est.moments[2]
+    e_tm = (float(np.dot(cl * vl, q)) + e_t * float(np.dot(c, mu))) / n
+    e_m2 = mbar * mbar + v_m
+    bias = e_t - mbar
+    return WhatIf(
+        est.name, bias, e_t2 - 2.0 * e_tm + e_m2, bias, e_t2 - 2.0 * mbar * e_t + mbar * mbar
+    )
+
+
 def _one(est: Estimator, c: np.ndarray, mu: np.ndarray, var: np.ndarray, n: float) -> WhatIf:
     mbar = float(np.dot(c, mu)) / n
     if est.outputs_zero:
         v_m = float(np.dot(c, var)) / (n * n)
         return WhatIf(est.name, -mbar, mbar * mbar + v_m, -mbar, mbar * mbar)
-    if est.weights is None:  # not a weighted mean (SM)
+    if est.weights is None:
+        if hasattr(est, "p") and hasattr(est, "moments"):  # the sampling mechanism
+            return _sm(est, c, mu, var, n)
         return WhatIf(est.name, None, None, None, None)
     w = est.weights
     nu = est.exact_mse(PointMass(0.0))

@@ -3,6 +3,7 @@ every method's own ``estimate`` and against the registry's closed forms when not
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 import hdp_core as hdp
 from hdp_core.estimators import METHOD_CLASSES
-from hdp_core.whatif import Shifted, shift_factor, whatif
+from hdp_core.whatif import Shifted, group_moments, shift_factor, whatif
 
 INF = math.inf
 PROF = [0.05] * 6 + [0.3] * 4 + [2.0] * 6 + [INF] * 3 + [0.0]
@@ -21,11 +22,8 @@ def test_no_shift_is_the_registry_exact_mse(dist):
     res = whatif(PROF, dist, threshold=1.0, shift=0.0)
     assert set(res) == set(METHOD_CLASSES)
     for m, r in res.items():
-        if m == "SM":
-            assert r.mse_population is None
-            continue
         est = hdp.get_method(m, PROF, math.sqrt(dist.variance))
-        assert r.mse_population == pytest.approx(est.exact_mse(dist), rel=1e-12, abs=1e-15)
+        assert r.mse_population == pytest.approx(est.exact_mse(dist), rel=1e-10, abs=1e-15)
 
 
 def test_shifted_distribution_moments():
@@ -89,3 +87,49 @@ def test_adpm_drifts_and_table_mean_stays_honest():
         prev = abs(r["ADPM"].bias_table)
         assert abs(r["TableMean"].bias_table) <= tm.bias_bound
     assert prev > 5 * tm.bias_bound
+
+
+@pytest.mark.parametrize(
+    "eps",
+    [
+        [0.05] * 3 + [0.3] * 2 + [2.0] * 3 + [0.0],
+        [0.5, 1.0, 1.0, 3.0, INF, INF],
+        [4.0] * 6,
+        [0.01] * 5 + [0.02] * 4,
+    ],
+)
+def test_sampling_mechanism_against_every_kept_set(eps):
+    """SM's exact numbers against enumeration of all 2^n kept sets (closed form given the
+    kept set: mean of the kept users' means, their variances over |S|^2, Laplace 2/(|S| t)^2)."""
+    dist, thr, d = hdp.Beta(2, 3), 1.0, -0.2
+    r = whatif(eps, dist, thr, d, ["SM"])["SM"]
+    est = hdp.get_method("SM", eps)
+    _, mu, var = group_moments(eps, dist, thr, d)
+    n = len(eps)
+    et = et2 = etm = 0.0
+    for kept in itertools.product([False, True], repeat=n):
+        s = np.array(kept)
+        k = int(s.sum())
+        if k == 0:
+            continue
+        pr = float(np.prod(np.where(s, est.p, 1 - est.p)))
+        mean_s = mu[s].mean()
+        noise = 2 / (k * est.t) ** 2 if math.isfinite(est.t) else 0.0
+        et += pr * mean_s
+        et2 += pr * (var[s].sum() / k**2 + mean_s**2 + noise)
+        etm += pr * (var[s].sum() / k + mean_s * mu.sum()) / n
+    mbar = mu.mean()
+    assert r.bias_table == pytest.approx(et - mbar, rel=1e-10, abs=1e-14)
+    assert r.mse_table == pytest.approx(et2 - 2 * etm + mbar**2 + var.sum() / n**2, rel=1e-10)
+    assert r.mse_population == pytest.approx(et2 - 2 * mbar * et + mbar**2, rel=1e-10)
+
+
+def test_huge_tiers_without_shift_match_closed_forms():
+    prof = hdp.EpsilonProfile.from_tiers([0.01, 0.5, 3.0, INF], [10**9, 10**8, 10**6, 10**3])
+    dist = hdp.Uniform()
+    res = whatif(prof, dist, 1.0, 0.0)
+    for m, r in res.items():
+        est = hdp.get_method(m, prof, math.sqrt(dist.variance))
+        assert r.mse_population == pytest.approx(est.exact_mse(dist), rel=1e-8), m
+    moved = whatif(prof, dist, 1.0, 0.1)
+    assert abs(moved["ADPM"].bias_table) > 10 * abs(moved["TableMean"].bias_table)

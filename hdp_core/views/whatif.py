@@ -22,8 +22,6 @@ from .formatting import plain
 
 __all__ = ["TargetErrors", "target_errors", "whatif_rows", "whatif_sentence"]
 
-NOT_COMPUTED = "not computed (not a weighted mean)"
-
 
 def _order(methods: Sequence[str] | None) -> list[str]:
     names = [m for m in METHODS] + [m for m in METHOD_CLASSES if m not in METHODS]
@@ -42,7 +40,7 @@ def whatif_rows(
 ) -> list[dict[str, Any]]:
     """One row per method (the paper's six, then the others in registration order): its bias
     and RMSE against the table's own mean and its RMSE against the population mean, in data
-    units (``shift`` is in data units too). None where not computed (SM)."""
+    units (``shift`` is in data units too); None for a method of a kind whatif cannot compute."""
     width = range_width(lo, hi)
     res = whatif(eps, dist, threshold, shift / width, _order(methods), data_sd)
     rows = []
