@@ -132,19 +132,51 @@ def table_objective(eps: Any, eta: float) -> float:
     return 0.25 * d * d + 2.0 * eta * eta
 
 
-def _solve_eta(lv: np.ndarray, ct: np.ndarray, n: float, n_zero: float) -> float:
-    """eta* for distinct ascending finite positive levels ``lv`` with counts ``ct`` (float),
-    n rows in all and n_zero rows at eps = 0 (see the module docstring, step 3)."""
-    # piece k (k = 0..m): S = the eps = 0 users and the k strictest levels,
-    # eta in [1/(n lv[k]), 1/(n lv[k-1])] (lv[-1] -> 0: upper end inf; lv[m] -> inf: lower 0)
-    size = n_zero + np.concatenate(([0.0], np.cumsum(ct)))  # |S_k|
-    e_sum = np.concatenate(([0.0], np.cumsum(ct * lv)))  # E_k
-    inv = 1.0 / (n * lv)  # breakpoints, descending
-    lower = np.concatenate((inv, [0.0]))
-    upper = np.concatenate(([math.inf], inv))
-    stat = (size / n) * e_sum / (e_sum * e_sum + 8.0)
+def _solve_eta(lv: np.ndarray, ct: np.ndarray | None, n: float, n_zero: float) -> float:
+    """eta* for ascending finite positive levels ``lv`` with counts ``ct`` (float; None: one
+    user each, ties allowed), n rows in all and n_zero rows at eps = 0 (module docstring,
+    step 3).
+
+    Piece k (k = 0..m) holds the eps = 0 users and the k strictest levels below 1/n, for eta in
+    [b_{k+1}, b_k] with breakpoints b_k = 1/(n lv[k-1]) (b_0 = inf, b_{m+1} = 0). F's left
+    derivative at b_k, 4 b_k - (E_k/2)(|S_k|/n - b_k E_k), is nondecreasing in eta, so the
+    last k with a positive one (k0) is found by bisection over the prefix sums; eta* is piece
+    k0's stationary point clipped to the piece. The pieces next to k0 are evaluated too (the
+    least F wins), so rounding at the bisection's boundary cannot pick a wrong piece."""
+    m = lv.size
+    w1 = lv if ct is None else ct * lv
+    e_sum = np.empty(m + 1)
+    e_sum[0] = 0.0
+    np.cumsum(w1, out=e_sum[1:])  # E_k
+    c_sum = None
+    if ct is not None:
+        c_sum = np.empty(m + 1)
+        c_sum[0] = 0.0
+        np.cumsum(ct, out=c_sum[1:])
+
+    def size(k: np.ndarray | int) -> Any:  # |S_k|
+        return n_zero + (k if c_sum is None else c_sum[k])
+
+    def left_slope_positive(k: int) -> bool:  # F'(b_k -) > 0, k = 1..m
+        b = 1.0 / (n * lv[k - 1])
+        ek = e_sum[k]
+        return 4.0 * b - 0.5 * ek * (size(k) / n - b * ek) > 0
+
+    lo_k, hi_k = 0, m  # invariant: slope positive at every k <= lo_k (vacuous at 0)
+    while lo_k < hi_k:
+        mid = (lo_k + hi_k + 1) // 2
+        if left_slope_positive(mid):
+            lo_k = mid
+        else:
+            hi_k = mid - 1
+    ks = np.arange(max(lo_k - 2, 0), min(lo_k + 2, m) + 1)
+    ek = e_sum[ks]
+    sk = np.asarray(size(ks), dtype=np.float64)
+    upper = np.where(ks == 0, math.inf, 1.0 / (n * lv[np.maximum(ks - 1, 0)]))
+    lower = np.where(ks == m, 0.0, 1.0 / (n * lv[np.minimum(ks, m - 1)]))
+    stat = (sk / n) * ek / (ek * ek + 8.0)
     cand = np.clip(stat, lower, upper)
-    d = size / n - cand * e_sum
+    d = sk / n - cand * ek
     val = 0.25 * d * d + 2.0 * cand * cand
     return float(cand[int(np.argmin(val))])
 
@@ -156,6 +188,8 @@ def table_mean(eps: Any) -> TableMeanSolution:
     allowed; tiers never expanded). Returns a :class:`TableMeanSolution` in the input's order.
     """
     prof = as_profile(eps)
+    if not prof.is_tiered:
+        return _per_user(prof)
     lv, ct = prof.levels, prof.counts
     n = float(prof.n)
     active = ct > 0
@@ -173,3 +207,25 @@ def table_mean(eps: Any) -> TableMeanSolution:
     d = float(np.dot(ct.astype(np.float64), np.where(active, 1.0 / n - w, 0.0)))
     cap = 1.0 / (n * eta) if eta > 0 else math.inf
     return TableMeanSolution(prof, w, eta, cap, 0.5 * max(d, 0.0))
+
+
+def _per_user(prof: EpsilonProfile) -> TableMeanSolution:
+    """:func:`table_mean` for one user per entry, in a few passes: one sort (eps = 0 users
+    first, public ones last, the finite levels a view in between; a tie is a piece of zero
+    width, harmless: its candidate is the breakpoint itself), one prefix sum, the weights."""
+    lv = prof.levels
+    n_i = lv.size
+    n = float(n_i)
+    srt = np.sort(lv)
+    n_zero = int(np.searchsorted(srt, 0.0, side="right"))
+    n_fin_end = int(np.searchsorted(srt, math.inf, side="left"))
+    fin = srt[n_zero:n_fin_end]
+    if fin.size == 0:  # only eps = 0 and public users: the public rows' sum / n, no noise
+        w = np.where(np.isinf(lv), 1.0 / n, 0.0)
+        return TableMeanSolution(prof, w, 0.0, math.inf, 0.5 * n_zero / n)
+    eta = _solve_eta(fin, None, n, float(n_zero))
+    w = lv * eta
+    np.minimum(w, 1.0 / n, out=w)  # public users: inf * eta -> 1/n; eps = 0 users: 0
+    held = fin[: int(np.searchsorted(fin, 1.0 / (n * eta), side="left"))]
+    d = n_zero / n + float(np.sum(1.0 / n - eta * held))
+    return TableMeanSolution(prof, w, eta, 1.0 / (n * eta), 0.5 * max(d, 0.0))
