@@ -100,12 +100,13 @@ from .estimators import TableMeanEstimator
 from .intervals import (
     TARGETS,
     expected_error_95,
+    interval_in_range,
     population_half_width,
     population_half_width_for,
     table_half_width,
 )
 from .table_mean import TableMeanSolution, table_mean
-from .whatif import WhatIf, whatif
+from .whatif import WhatIf, table_mse, whatif
 
 __all__ += [
     "TARGETS",
@@ -113,9 +114,11 @@ __all__ += [
     "TableMeanSolution",
     "WhatIf",
     "expected_error_95",
+    "interval_in_range",
     "population_half_width",
     "population_half_width_for",
     "table_half_width",
     "table_mean",
+    "table_mse",
     "whatif",
 ]

@@ -54,6 +54,7 @@ from .table_mean import table_mean
 __all__ = [
     "TARGETS",
     "expected_error_95",
+    "interval_in_range",
     "population_half_width",
     "population_half_width_for",
     "table_half_width",
@@ -207,3 +208,16 @@ def expected_error_95(
         sol = table_mean(eps)
         return table_half_width(sol.bias_bound, sol.noise_scale, level)
     raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {str(target)[:40]!r}")
+
+
+def interval_in_range(
+    estimate: float, half_width: float, lo: float = -0.5, hi: float = 0.5
+) -> tuple[float, float]:
+    """estimate +- half_width intersected with the range [lo, hi] (same units). Both targets
+    lie in the range, so the intersection covers exactly when the interval does; if the two
+    do not meet, the range end nearest the estimate (a point) is returned."""
+    a = min(max(estimate - half_width, lo), hi)
+    b = max(min(estimate + half_width, hi), lo)
+    if a > b:
+        a = b = min(max(estimate, lo), hi)
+    return float(a), float(b)

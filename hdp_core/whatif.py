@@ -47,7 +47,15 @@ from .distributions import Distribution
 from .estimators import METHOD_CLASSES, Estimator, get_method, tuned_spread
 from .profile import EpsilonProfile, as_profile
 
-__all__ = ["PointMass", "Shifted", "WhatIf", "group_moments", "shift_factor", "whatif"]
+__all__ = [
+    "PointMass",
+    "Shifted",
+    "WhatIf",
+    "group_moments",
+    "shift_factor",
+    "table_mse",
+    "whatif",
+]
 
 
 class PointMass(Distribution):
@@ -222,3 +230,11 @@ def whatif(
     names = list(METHOD_CLASSES) if methods is None else list(methods)
     sd = tuned_spread(data_sd, dist)
     return {m: _one(get_method(m, prof, sd), c, mu, var, n) for m in names}
+
+
+def table_mse(
+    method: str, eps: Any, dist: Distribution, data_sd: float | None = None
+) -> float | None:
+    """Exact E[(T - table mean)^2] of ``method`` when every user's value is drawn i.i.d. from
+    ``dist`` (the what-if with nothing moved; unit scale). ``data_sd`` as in :func:`whatif`."""
+    return whatif(eps, dist, 0.0, 0.0, [method], data_sd)[method].mse_table

@@ -232,3 +232,12 @@ def test_population_wider_than_normal_but_within_1_7(n):
     normal = error_half_width(0.5 * math.sqrt(n * ad.weights[0] ** 2), ad.noise_scale)
     ratio = population_half_width_for(prof) / normal
     assert 1.0 <= ratio <= 1.7
+
+
+def test_interval_in_range():
+    from hdp_core.intervals import interval_in_range
+
+    assert interval_in_range(0.1, 0.2) == (pytest.approx(-0.1), pytest.approx(0.3))
+    assert interval_in_range(0.4, 0.3) == (pytest.approx(0.1), 0.5)
+    assert interval_in_range(2.0, 0.5) == (0.5, 0.5)  # does not meet the range: its end
+    assert interval_in_range(-3.0, 10.0, 0.0, 1.0) == (0.0, 1.0)

@@ -133,3 +133,18 @@ def test_huge_tiers_without_shift_match_closed_forms():
         assert r.mse_population == pytest.approx(est.exact_mse(dist), rel=1e-8), m
     moved = whatif(prof, dist, 1.0, 0.1)
     assert abs(moved["ADPM"].bias_table) > 10 * abs(moved["TableMean"].bias_table)
+
+
+def test_table_mse_against_simulation():
+    """E[(T - table mean)^2] under i.i.d. data, by simulation with each method's estimate."""
+    from hdp_core.whatif import table_mse
+
+    dist = hdp.TwoPoint(0.3)
+    rng = np.random.default_rng(9)
+    x = dist.sample(rng, (4000, len(PROF)))
+    for m in ("ADPM", "TableMean", "SM", "LDPE"):
+        est = hdp.get_method(m, PROF, math.sqrt(dist.variance))
+        sq = (np.array([est.estimate(row, rng) for row in x]) - x.mean(axis=1)) ** 2
+        exact = table_mse(m, PROF, dist)
+        assert exact is not None
+        assert abs(sq.mean() - exact) <= 4.5 * sq.std() / math.sqrt(sq.size), m
