@@ -57,7 +57,12 @@ __all__ = [
 class TableMeanSolution:
     """The minimax affine estimator of the table's own mean; arrays are per profile entry (a
     user, or a tier: then ``weights[j]`` is the weight of ONE user of tier j). Unit scale:
-    data on [-1/2, 1/2]; multiply bias bounds and noise by the range width R = hi - lo."""
+    data on [-1/2, 1/2]; multiply bias bounds and noise by the range width R = hi - lo.
+
+    The weights sum to less than 1 when users are held below 1/n, so the estimator is affine
+    about the middle of the range: in data units it is
+    mid + sum_i w_i (clamp(x_i) - mid) + Laplace(eta R), mid = (lo + hi)/2 (not
+    sum_i w_i x_i); the bias bound ||w - 1/n||_1 R/2 holds only in that form."""
 
     profile: EpsilonProfile
     weights: np.ndarray
