@@ -110,14 +110,19 @@ CUT_JS = (
     seen.add(root);
     const r = root.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;  // not displayed (a closed expander)
-    const nodes = [root, ...root.querySelectorAll('*')];
-    const cut = nodes.some(el => el.clientWidth > 0 && clips(el) &&
-                                 el.scrollWidth > el.clientWidth + 1);
+    // nodes that hold text; a visually hidden input's 1 px wrapper and icon glyphs are not
+    // text a reader can lose
+    const nodes = [root, ...root.querySelectorAll('*')].filter(el =>
+      el.clientWidth > 2 && !el.closest('[data-testid^=stIcon]') &&
+      (el.innerText || '').trim() !== '');
+    const cut = nodes.some(el => clips(el) && el.scrollWidth > el.clientWidth + 1);
     if (cut) {
       const where = root.closest('[data-testid=stSidebar]') ? 'sidebar' : 'main';
-      out.push({kind: kindOf(root), where,
-                text: (root.innerText || root.getAttribute('aria-label') || '').trim()
-                      .replace(/\\s+/g, ' ').slice(0, 120)});
+      const item = {kind: kindOf(root), where,
+                    text: (root.innerText || root.getAttribute('aria-label') || '').trim()
+                          .replace(/\\s+/g, ' ').slice(0, 120)};
+      const id = item.kind + '|' + item.where + '|' + item.text;
+      if (!seen.has(id)) { seen.add(id); out.push(item); }
     }
   }
   return out;

@@ -230,3 +230,18 @@ def test_tour_numbers_come_from_the_chart_functions():
     rep = evaluate_menu(tour._tour_menu(1000, 0.9, 0.1, 5.0))
     assert s5.numbers["ADPM RMSE (USD)"] == rep.errors["ADPM"].rmse
     assert f"{rep.errors['ADPM'].rmse:.4g} USD" in s5.sentences[1]
+
+
+def test_the_walk_through_step_names_the_sidebar_tau_in_the_same_sentence():
+    ex, cur = teaching_example(), hdp.paper_profile("high")
+    tr = adpm_trace(ex)
+    k = tour.saturation_step(tr)
+    s = explain.trace_step_beside_sidebar(tr, k, ex, cur)
+    t_cur = f"{hdp.adpm(cur).saturation_level:.4g}"
+    assert "τ* = 1.325" in s and f"not the sidebar's τ* = {t_cur}" in s
+    assert s.endswith(".") and ". " not in s.split("saturation!")[1]  # one sentence
+    # steps before saturation quote no τ*; the current profile itself needs no remark
+    assert explain.trace_step_beside_sidebar(tr, 3, ex, cur) == explain.trace_step_beside_sidebar(
+        tr, 3, ex, ex
+    )
+    assert "sidebar" not in explain.trace_step_beside_sidebar(tr, k, ex, ex)

@@ -366,3 +366,22 @@ def tour_menu_text(nums: dict[str, float], loose_name: str) -> tuple[str, ...]:
         f"The RMSE of the mean is {nums['ADPM RMSE (USD)']:.4g} USD with ADPM and "
         f"{nums['UNI RMSE (USD)']:.4g} USD if everyone got the strictest level (UNI).",
     )
+
+
+def trace_step_beside_sidebar(
+    trace, step: int, shown: EpsilonProfile, current: EpsilonProfile
+) -> str:
+    """The walk-through's sentence for ``step`` (views.saturation.trace_step_text on
+    ``trace``, the trace of ``shown``) with, when it quotes a τ* that is not the sidebar's
+    (``current``'s), the sidebar's value in the same sentence."""
+    from .saturation import trace_step_text
+
+    text = trace_step_text(trace, step)
+    if "τ*" not in text or shown.key == current.key:
+        return text
+    t_cur = float(adpm(current).saturation_level)
+    t_shown = float(adpm(shown).saturation_level)
+    if math.isfinite(t_cur) and f"{t_cur:.4g}" == f"{t_shown:.4g}":
+        return text[:-1] + ", the same as the sidebar's τ* for your profile."
+    cur = f"τ* = {t_cur:.4g}" if math.isfinite(t_cur) else "no τ* (nobody is capped)"
+    return text[:-1] + f"; this is the example's τ*, not the sidebar's {cur} for your profile."

@@ -9,8 +9,8 @@ two-group phase diagram with movable levels.
 * Tour: :data:`TOUR` (five steps: who saturates, privacy for free, the bound gap, the
   simulation, a tier menu), :func:`tour_step` (one step's title, sentences, live controls and
   numbers, each number from the same function as the chart that shows it).
-* Tones: :func:`answer_tone`, :func:`change_tone`, :func:`delta_color`,
-  :func:`saturation_tone`: success only for good news, a change of about 0% neutral.
+* Tones: :func:`answer_tone`, :func:`change_tone`, :func:`delta_color`: success only
+  for good news, a change of about 0% neutral.
 * Phase diagram: :func:`phase_state` (the boundary, the point, the verdict and the ranges of
   the two sliders for the groups' levels).
 
@@ -49,7 +49,6 @@ __all__ = [
     "delta_color",
     "phase_state",
     "saturation_step",
-    "saturation_tone",
     "step_weights",
     "tour_defaults",
     "tour_step",
@@ -155,11 +154,6 @@ def delta_color(
     if change_tone(value, reference, lower_is_better, digits) == "neutral":
         return "off"
     return "inverse" if lower_is_better else "normal"
-
-
-def saturation_tone(n_saturated: int) -> Tone:
-    """Saturation is a fact, not a failure: "info" whether or not a tier is capped."""
-    return "info"
 
 
 # ------------------------------------------------------------------------------ phase diagram
