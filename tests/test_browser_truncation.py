@@ -177,8 +177,21 @@ CHART_JS = """() => {
       const b = t.getBoundingClientRect();
       if (b.width === 0 && b.height === 0) continue;
       measured++;
-      const over = Math.max(box.left - b.left, b.right - box.right,
-                            box.top - b.top, b.bottom - box.bottom);
+      // text drawn inside a clipped group (bar labels with cliponaxis) is cut at the plot
+      // area: its box is then the subplot's drag rectangle (the plot area) within the chart's
+      let tb = box;
+      const sp = t.closest('[clip-path]') && t.closest('.subplot');
+      if (sp) {
+        const cls = [...sp.classList].find(x => x !== 'subplot');
+        const drag = cls && chart.querySelector('.draglayer .' + cls + ' .nsewdrag');
+        if (drag) {
+          const d = drag.getBoundingClientRect();
+          tb = {left: Math.max(box.left, d.left), right: Math.min(box.right, d.right),
+                top: Math.max(box.top, d.top), bottom: Math.min(box.bottom, d.bottom)};
+        }
+      }
+      const over = Math.max(tb.left - b.left, b.right - tb.right,
+                            tb.top - b.top, b.bottom - tb.bottom);
       if (over > 1) {
         out.push({kind: kindOf(t), where: 'chart ' + (i + 1) +
                   (title ? ' "' + title.trim().slice(0, 50) + '"' : ''),
