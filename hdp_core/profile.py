@@ -117,13 +117,18 @@ def _levels_array(values: Any, what: str = "level") -> np.ndarray:
         arr = _float_entries(values, what)
     if arr.size == 0:
         raise ProfileError("the profile is empty: give at least one privacy level")
-    fin = arr[np.isfinite(arr)]  # NaN and -inf are not finite: checked below
-    low = arr.min()  # one pass: NaN propagates through min, and so does any negative
-    if low >= 0 and (
-        fin.size == 0
-        or (fin.max() <= LEVEL_MAX and (fin[fin > 0].min(initial=LEVEL_MIN) >= LEVEL_MIN))
-    ):
+    # Fast path: two reductions, no temporaries. min propagates NaN (then every comparison
+    # below is False) and any negative; only a 0 or a public level (inf) among the levels
+    # hides the smallest positive or the largest finite level, checked then without a copy.
+    low, high = arr.min(), arr.max()
+    if low >= LEVEL_MIN and high <= LEVEL_MAX:
         return arr
+    if low >= 0 and (low >= LEVEL_MIN or low == 0) and (high <= LEVEL_MAX or high == math.inf):
+        small = arr.min(where=arr > 0, initial=math.inf) if low == 0 else low
+        large = arr.max(where=arr < math.inf, initial=0.0) if high == math.inf else high
+        if small >= LEVEL_MIN and large <= LEVEL_MAX:
+            return arr
+    # Something is wrong: name the first bad entry (NaN first, then negatives, then range).
     bad = np.isnan(arr)
     if bad.any():
         i = int(np.argmax(bad))

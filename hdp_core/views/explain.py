@@ -268,3 +268,153 @@ __all__ += [
     "TARGET_TABLE_TEXT",
     "WHATIF_WHY",
 ]
+
+# ------------------------------------------------------------------------------ issue 23
+# The teaching path's sentences (the walk-through's extras, the guided tour); the numbers come
+# from hdp_core.views.tour, which uses the same functions as the charts.
+
+WHY_EIGHT = (
+    "**Why the constant is 8.** ADPM's answer is Σ wᵢxᵢ + Laplace noise, with weights "
+    "wᵢ = rᵢ/‖r‖₁ and noise scale η = 1/‖r‖₁. Its worst-case MSE has two parts: the data's, at "
+    "most the worst-case variance 1/4 times ‖w‖₂² = ‖r‖₂²/‖r‖₁², and the noise's, the Laplace "
+    "variance 2η² = 2/‖r‖₁². Together f(r) = ‖r‖₂²/(4‖r‖₁²) + 2/‖r‖₁² = (‖r‖₂² + 8)/(4‖r‖₁²): "
+    "the 8 is the Laplace variance's 2 divided by the data's worst-case variance 1/4 "
+    "(Theorem 2). Tuned to a known spread s, it becomes 2/s²."
+)
+"""Why Algorithm 1's constant is 8 (Theorem 2 of the paper; hdp_core.views.tour.step_weights)."""
+
+
+def why_eight_numbers(w) -> str:
+    """The WHY_EIGHT identity checked on one step of the walk-through (``w``: a
+    tour.StepWeights): the data term, the noise term and f with their values."""
+    c = f"{w.constant:.4g}"
+    var = "1/4" if w.constant == 8.0 else f"{2.0 / w.constant:.4g}"
+    return (
+        f"At step {w.step}: ‖r‖₁ = {w.l1:.4g}, ‖r‖₂² = {w.l2:.4g}; data term "
+        f"{var}·‖r‖₂²/‖r‖₁² = {w.sampling:.4g}, noise term 2η² = 2/‖r‖₁² = {w.noise:.4g}; "
+        f"their sum f = (‖r‖₂² + {c})/({'4' if w.constant == 8.0 else f'{w.constant / 2:.4g}'}"
+        f"‖r‖₁²) = {w.f:.4g}."
+    )
+
+
+def step_weights_text(w, top: int = 5) -> str:
+    """The weights and the noise scale after one step of the walk-through (``w``: a
+    tour.StepWeights), quoting up to ``top`` weights (the strictest users first)."""
+    k = w.step
+    shown = ", ".join(f"w{_sub(i + 1)} = {x:.3g}" for i, x in enumerate(w.weights[:top]))
+    more = f", … (weights of all {k} users sum to 1)" if k > top else " (they sum to 1)"
+    return (
+        f"If the estimate used these {count_noun(k, 'user')}: weights wᵢ = rᵢ/‖r‖₁ with "
+        f"‖r‖₁ = {w.l1:.4g}: {shown}{more}; Laplace noise of scale η = 1/‖r‖₁ = "
+        f"{w.noise_scale:.4g}."
+    )
+
+
+def _sub(i: int) -> str:
+    return str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
+def tau_beside_sidebar(
+    shown: EpsilonProfile, current: EpsilonProfile, shown_name: str = "the teaching example"
+) -> str:
+    """One sentence giving the tau* of the profile the walk-through shows and, in the same
+    sentence, how it relates to the sidebar's tau* (that of the ``current`` profile)."""
+    t_shown = float(adpm(shown).saturation_level)
+    t_cur = float(adpm(current).saturation_level)
+
+    def fmt(t: float) -> str:
+        return f"τ* = {t:.4g}" if math.isfinite(t) else "no τ* (nobody is capped)"
+
+    if shown.key == current.key:
+        return f"The walk-through uses your current profile: {fmt(t_shown)}, as in the sidebar."
+    same = (math.isinf(t_shown) and math.isinf(t_cur)) or f"{t_shown:.4g}" == f"{t_cur:.4g}"
+    relation = "the same value as" if same else "not"
+    return (
+        f"This walk-through uses {shown_name} ({count_noun(shown.n, 'user')}), whose "
+        f"{fmt(t_shown)} is {relation} the sidebar's {fmt(t_cur)}, which is for your current "
+        f"profile ({count_noun(current.n, 'user')})."
+    )
+
+
+def tour_saturates_text(fp, verdict) -> tuple[str, ...]:
+    """Tour step 1: who saturates (``fp``: saturation.FreePrivacy, ``verdict``:
+    TwoGroupVerdict of the same two groups)."""
+    if fp.n_saturated:
+        who = (
+            f"{count_noun(fp.n_saturated, 'user')} ({100 * fp.saturated_share:.3g}% of all) "
+            f"are capped at τ* = {fp.tau:.4g}."
+        )
+    else:
+        who = "Nobody is capped: every user gets the eps they asked for."
+    return (who, verdict.text, SATURATION_WHY)
+
+
+def tour_free_text(nums: dict[str, float]) -> tuple[str, ...]:
+    """Tour step 2: privacy for free (numbers from tour.tour_step)."""
+    if not math.isfinite(nums["tau*"]) or not math.isfinite(nums["times more privacy"]):
+        return ("Nobody is capped here: move the loose group's eps up to see saturation.",)
+    return (
+        f"The capped users asked for eps = {nums['asked (median of the capped)']:.4g} and are "
+        f"granted τ* = {nums['tau*']:.4g}: {nums['times more privacy']:.3g} times smaller, "
+        "so more privacy than they asked for.",
+        f"It costs no accuracy: using their looser eps would not help. ADPM's worst-case MSE "
+        f"is {nums['ADPM worst-case MSE']:.3e}; weights proportional to the eps asked for "
+        f"(PropDPM) give "
+        f"{nums['PropDPM worst-case MSE']:.3e}.",
+    )
+
+
+def tour_gap_text(nums: dict[str, float]) -> tuple[str, ...]:
+    """Tour step 3: the gap between ADPM's worst case and the lower bound (Theorem 3)."""
+    return (
+        f"ADPM's worst-case MSE is {nums['ADPM worst case f ∧ 1/4']:.3e}; no estimator can "
+        f"beat (H ∧ 1/4)/512 = {nums['lower bound (H ∧ 1/4)/512']:.3e} (Theorem 3).",
+        f"Here f/H = {nums['f/H']:.3g}: the paper proves at most 443 (Theorem 4), its "
+        "experiments suggest 4.",
+    )
+
+
+def tour_simulation_text(nums: dict[str, float]) -> tuple[str, ...]:
+    """Tour step 4: exact MSEs on Beta(2, 3) data (the Simulation page's default)."""
+    a, p, u = (nums[f"{m} exact MSE"] for m in ("ADPM", "PropDPM", "UNI"))
+    return (
+        f"On Beta(2, 3) data the exact MSE is {a:.3e} for ADPM, {p:.3e} for PropDPM "
+        f"({approx_percent(p, a)} vs ADPM) and {u:.3e} for UNI ({approx_percent(u, a)}).",
+        "The Simulation page draws thousands of such estimates and checks these numbers "
+        "with 95% intervals.",
+    )
+
+
+def tour_menu_text(nums: dict[str, float], loose_name: str) -> tuple[str, ...]:
+    """Tour step 5: the two groups as a tier menu (0 to 500 USD)."""
+    if nums["users granted tau*"]:
+        cap = (
+            f"{count_noun(int(nums['users granted tau*']), 'user')} of {plain(loose_name)} "
+            f"get τ* = {nums['tau*']:.4g}: offering a looser tier adds no accuracy."
+        )
+    else:
+        cap = "No tier is capped: every tier gets the privacy it promises."
+    return (
+        cap,
+        f"The RMSE of the mean is {nums['ADPM RMSE (USD)']:.4g} USD with ADPM and "
+        f"{nums['UNI RMSE (USD)']:.4g} USD if everyone got the strictest level (UNI).",
+    )
+
+
+def trace_step_beside_sidebar(
+    trace, step: int, shown: EpsilonProfile, current: EpsilonProfile
+) -> str:
+    """The walk-through's sentence for ``step`` (views.saturation.trace_step_text on
+    ``trace``, the trace of ``shown``) with, when it quotes a τ* that is not the sidebar's
+    (``current``'s), the sidebar's value in the same sentence."""
+    from .saturation import trace_step_text
+
+    text = trace_step_text(trace, step)
+    if "τ*" not in text or shown.key == current.key:
+        return text
+    t_cur = float(adpm(current).saturation_level)
+    t_shown = float(adpm(shown).saturation_level)
+    if math.isfinite(t_cur) and f"{t_cur:.4g}" == f"{t_shown:.4g}":
+        return text[:-1] + ", the same as the sidebar's τ* for your profile."
+    cur = f"τ* = {t_cur:.4g}" if math.isfinite(t_cur) else "no τ* (nobody is capped)"
+    return text[:-1] + f"; this is the example's τ*, not the sidebar's {cur} for your profile."
