@@ -7,13 +7,13 @@ message says which entry is wrong and why, in words a person can act on.
 from __future__ import annotations
 
 __all__ = [
+    "BadCellError",
+    "ColumnNameError",
     "HdpError",
     "LinkError",
     "MenuError",
     "NotShareable",
     "ProfileError",
-    "BadCellError",
-    "ColumnNameError",
     "ReleaseError",
     "UnknownMethod",
 ]

@@ -48,23 +48,45 @@ How it is computed (the plan; see hdp_core.release_engines for the queries):
   2^20 nats) so that sum_i r_i y_i is an exact integer sum; granted privacy only shrinks.
   Memory: the bins plus at most 65,536 fetched levels, whatever the number of rows.
 
-Rounding. Every data-dependent sum is an exact integer sum; the weighted mean is formed in
-exact rational arithmetic (fractions.Fraction) from the engine's integers and the weights'
-floats, and rounded to a float once. So the value handed to the noise differs from the exact
-function of the data by at most delta = 2^-52 max(|lo|, |hi|) for *every* data set, and its
-sensitivity to user i is at most w_i R + 2 delta. That bound is added to every level's
-sensitivity in the privacy check; the noise is inflated by kappa = 2 c / r_min + 2^-40 with
-c = 2 delta ||r||_1 / R so that the check passes with the ADPM weights (kappa is reported).
+Rounding. Every data-dependent sum is an exact integer sum; the weighted mean *relative to
+lo*, m = R sum_i w_i y_i / Q in [0, R], is formed in exact rational arithmetic
+(fractions.Fraction) from the engine's integers and the weights' floats, and rounded to a
+float once. The noise is added to m and lo is added afterwards (post-processing, no privacy
+cost). So the value handed to the noise differs from the exact function of the data by at
+most delta = 2^-52 R for *every* data set (a rounding of a number in [0, R]; 2^-53 R would
+do), and its sensitivity to user i is at most w_i R + 2 delta. That bound is added to every
+level's sensitivity in the privacy check; the noise is inflated by kappa = 2 c / r_min +
+2^-40 with c = 2 delta ||r||_1 / R = 2^-51 ||r||_1, so that the check passes with the ADPM
+weights (kappa is reported). kappa does not depend on lo: the noise scale is ADPM's
+R / ||r||_1 within a relative 2^-49 ||r||_1 / r_min + 2^-40, wherever the range sits.
 
 Noise and privacy check (fail closed). The noise is OpenDP's Laplace measurement (make_laplace
 over a float atom domain with absolute distance; its floating-point-safe sampler). For every
 row of the receipt OpenDP's privacy map of that measurement at the sensitivity of one user of
 that row (w R + 2 delta) must not exceed the row's requested eps; otherwise a ReleaseError names
 the level and nothing is released. A receipt row is one level (few levels) or, for per-user
-levels, an interval of levels: 1/8 decade of unsaturated levels, all saturated finite levels,
-public users. loss(eps) - eps is nonincreasing in eps (loss is a / (1 + kappa) times
-min(eps, tau*) plus a constant, slope below 1), so the check at a row's smallest level covers
-every level in it.
+levels, an interval of levels: the unsaturated levels of one 1/8 decade (a row's levels span
+at most a factor 10^(1/8) e^(1/64), about 1.35: its entries start in one 1/8 decade and the
+last may reach one bin, at most e^(1/64) wide, beyond; the fast plan's classes below its
+bracket are 1/8 decades themselves), all saturated finite levels, public users.
+
+Why the check at a row's smallest level covers every level in it. With b = R (1 + kappa) /
+||r||_1 a user granted r has loss (r + c) / (1 + kappa); the grant r is min(eps, tau*) on the
+tiers plan and on the level-bins plan min(floor_grid(eps), tau*) with tau* never above the
+smallest saturated grid level, so r <= eps always. "loss - eps is nonincreasing in eps" is
+*not* true as written: levels are floored to a 2^-42 grid, so r (and the loss) is a step
+function of eps and loss - eps jumps up at every grid point. What holds instead is that
+loss - r = (c - kappa r) / (1 + kappa) is nonincreasing in r and is <= 0 at r = r_min
+(kappa >= 2 c / r_min), so loss <= r <= eps for every user whatever their level; the map is
+checked at each row's smallest and largest grant (fail closed against OpenDP's own
+rounding, which the 2^-40 in kappa absorbs).
+
+Both plans and both engines grant min(eps, tau*) and so can never refuse: the check passes
+for any release computed as above, on DuckDB and Spark alike. tau* itself may differ between
+the two plans in its last bits (the tiers plan solves on the float levels, the level-bins
+plan on the 2^-42 grid, with float sums of squared levels); the relative difference is of
+order 2^-42 / eps_min plus float rounding, and it changes weights, never whether a release is
+allowed.
 
 What is released: the noisy estimate, and public things (the range, the levels and their user
 counts, tau*, the noise law, a 95% interval from the noise law and the worst-case or declared
@@ -439,7 +461,6 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
     return _merge_rows(rows), tau, passes
 
 
-
 def _merge_rows(rows: list[_Row]) -> list[_Row]:
     """The per-user-levels receipt: the unsaturated bins merged into rows of 1/8 decade of
     requested eps, the saturated finite levels into one row (all granted tau*), public users
@@ -507,7 +528,7 @@ def _receipt(rows: list[_Row], meas, width: Fraction, s1: Fraction, delta: float
         for r in (row.r_min, row.r_max):
             d_in = _up(_up(float(Fraction(r) * width / s1)) + 2.0 * delta)
             out.append(float(meas.map(d_in)))
-        if not out[0] <= row.eps:
+        if not (out[0] <= row.eps and out[1] <= row.eps_max):
             lvl = "public (inf)" if math.isinf(row.eps) else f"{row.eps:.6g}"
             raise ReleaseError(
                 f"privacy check failed for the level eps = {lvl} ({row.users:,} users): "

@@ -185,7 +185,8 @@ def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[s
     for want in chosen:
         if want not in raw:
             continue
-        same = [c for c in raw if c == want or any(a == b for a, b in zip(_name_key(c), _name_key(want), strict=True))]
+        keys = _name_key(want)
+        same = [c for c in raw if c == want or any(k in keys for k in _name_key(c))]
         if len(same) > 1:
             shown = ", ".join(repr(c) for c in same)
             raise ColumnNameError(
@@ -347,9 +348,7 @@ def header_names(con: Any, path: str, kind: str) -> list[str]:
 
 
 _DUCK = None
-_RANGE_SQL = (
-    f"e > 0 AND NOT isinf(e) AND (e < {_lit(LEVEL_MIN)} OR e > {_lit(LEVEL_MAX)})"
-)
+_RANGE_SQL = f"e > 0 AND NOT isinf(e) AND (e < {_lit(LEVEL_MIN)} OR e > {_lit(LEVEL_MAX)})"
 
 
 class _DuckSource:
@@ -389,9 +388,7 @@ class _DuckSource:
             try:
                 self.con.register("hdp_src", source)
             except Exception as exc:
-                raise ReleaseError(
-                    f"could not read the DataFrame ({type(exc).__name__})"
-                ) from None
+                raise ReleaseError(f"could not read the DataFrame ({type(exc).__name__})") from None
             self.rel = "hdp_src"
             self.kind = "dataframe"
         try:
@@ -540,9 +537,7 @@ class _DuckSource:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
         metadata). Only steers the plan."""
         n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
-        x = self._run(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")[
-            "e"
-        ]
+        x = self._run(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
         x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
         return np.asarray(x, dtype=float), n_rows
 
@@ -827,9 +822,10 @@ class _SparkSource:
                         first = spark.read.option("header", False).csv(path).limit(1).collect()
                         raw = ["" if c is None else str(c) for c in (first[0] if first else ())]
             except Exception as exc:  # Spark's text may quote the file
+                if raw is not None:  # Spark refuses names that clash: say which
+                    check_column_names(raw, None, list(dict.fromkeys(raw)))
                 raise ReleaseError(
-                    f"could not read {os.path.basename(path)!r} as {kind} "
-                    f"({type(exc).__name__})"
+                    f"could not read {os.path.basename(path)!r} as {kind} ({type(exc).__name__})"
                 ) from None
         elif isinstance(source, SparkDF):
             df = source

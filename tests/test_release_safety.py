@@ -166,7 +166,7 @@ def test_messages_never_quote_a_cell(tmp_path, column, secret, reason):
         e = ei.value
         assert (e.row, e.column, e.reason) == (14, column, reason)
         assert secret not in str(e) and secret not in repr(e.args)
-        assert f"row 14" in str(e) and reason in str(e)
+        assert "row 14" in str(e) and reason in str(e)
 
 
 def test_a_late_bad_cell_names_row_and_column_without_quoting_it(tmp_path):
@@ -196,10 +196,10 @@ def test_bad_level_kinds_not_values(tmp_path):
     [
         [1e-7] * 5 + [1.0] * 5,  # the tiers plan (the old code raised ProfileError)
         [1e7] * 5 + [1.0] * 5,
-        list(np.exp(np.linspace(-3, 1, 400))) + [1e-7],  # per-user levels: level bins
-        list(np.exp(np.linspace(-3, 1, 400))) + [2e6],
+        [*np.exp(np.linspace(-3, 1, 400)), 1e-7],  # per-user levels: level bins
+        [*np.exp(np.linspace(-3, 1, 400)), 2e6],
         [1e-300, 2e-300, 3e-300, 0.5],  # ZeroDivisionError in the old code
-        list(np.exp(np.linspace(-3, 1, 60_000))) + [1e-9],  # the fast bracket plan
+        [*np.exp(np.linspace(-3, 1, 60_000)), 1e-9],  # the fast bracket plan
     ],
 )
 def test_levels_outside_the_supported_range_are_refused_on_every_plan(tmp_path, levels):
@@ -426,7 +426,8 @@ def test_cli_json_receipt_names_the_tiers(tmp_path):
 
     menu = make_menu(["Strict", "Open"], [0.1, 2.0], [50, 50], n_users=100, low=0, high=10)
     mp = tmp_path / "m.json"
-    mp.write_bytes(menu_to_json(menu) if isinstance(menu_to_json(menu), bytes) else menu_to_json(menu).encode())
+    text = menu_to_json(menu)
+    mp.write_bytes(text if isinstance(text, bytes) else text.encode())
     p = write(tmp_path, "t.csv", "v,tier\n" + "1,Strict\n2,open\n" * 30)
     rc = run_cli(p, "--value", "v", "--eps", "tier", "--menu", str(mp), "--format", "json")
     assert rc.returncode == 0, rc.stderr
