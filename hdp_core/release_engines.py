@@ -174,14 +174,17 @@ def _match_column(cols: list[str], want: str, role: str) -> str:
 
 
 def _name_key(name: str) -> tuple[str, str]:
-    return (name.lower(), name.casefold())
+    """How engines may confuse names: case (DuckDB and Spark match names without it) and
+    spaces around (DuckDB trims a CSV header's names)."""
+    return (name.strip().lower(), name.strip().casefold())
 
 
 def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[str]) -> None:
     """Refuse (ColumnNameError) when a chosen column's name equals another column's name
-    exactly or ignoring case (engines match names without case, and DuckDB and Spark rename
-    duplicates), or when the engine reads a chosen column under another name than the file's
-    header gives (``read_as``: the engine's names, position by position)."""
+    exactly or ignoring case and spaces around (engines match names without case, and DuckDB
+    and Spark rename duplicates), or when the engine reads a chosen column under another name
+    than the file's header gives (``read_as``: the engine's names, position by position;
+    DuckDB's trimming of spaces around a name is the one difference allowed)."""
     for want in chosen:
         if want not in raw:
             continue
@@ -191,7 +194,8 @@ def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[s
             shown = ", ".join(repr(c) for c in same)
             raise ColumnNameError(
                 f"the table has several columns named {shown} (names must differ in more "
-                "than case); rename them so that the column to release is unambiguous",
+                "than case or spaces around); rename them so that the column to release is "
+                "unambiguous",
                 columns=tuple(same),
             )
     if read_as is not None:
@@ -202,7 +206,7 @@ def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[s
                 columns=tuple(raw),
             )
         for i, name in enumerate(raw):
-            if name in chosen and read_as[i] != name:
+            if name in chosen and read_as[i] not in (name, name.strip()):
                 raise ColumnNameError(
                     f"the engine would read column {name!r} under another name "
                     f"({read_as[i]!r}); rename the column",
@@ -1064,10 +1068,11 @@ def open_source(
     src = _DuckSource(source) if engine == "duckdb" else _SparkSource(source)
     try:
         src.tier_names = dict(tier_names or {})
-        raw = list(src.raw_names)
-        vcol = _match_column(raw, value, "value")
-        ecol = _match_column(raw, eps, "eps")
-        check_column_names(raw, list(src.read_names), [vcol, ecol])
+        raw, read = list(src.raw_names), list(src.read_names)
+        vraw = _match_column(raw, value, "value")
+        eraw = _match_column(raw, eps, "eps")
+        check_column_names(raw, read, [vraw, eraw])
+        vcol, ecol = read[raw.index(vraw)], read[raw.index(eraw)]  # as the engine names them
     except BaseException:
         src.close()
         raise
