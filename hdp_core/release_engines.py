@@ -218,7 +218,7 @@ def not_a_number(role: str, col: str, where: str, cell: Any, names: dict[str, fl
     """The message for a cell that is not a number (nor, for eps, a tier name): the column,
     the row (``where``) and the kind of thing the cell holds, never its content."""
     kind = cell_kind(cell)
-    text = f"{role} column {col!r}{where}: {kind}, not a number"
+    text = f"{role} column {col!r}{where}: {kind}, which is not a number"
     if role == "eps" and names:
         shown = ", ".join(repr(k) for k in list(names)[:10])
         more = ", ..." if len(names) > 10 else ""

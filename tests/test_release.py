@@ -331,8 +331,8 @@ def _csv(tmp_path, text, name="t.csv"):
     [
         ("v,e\n1,0.5\n", {"value": "value"}, r"no value column 'value'.*'v', 'e'"),
         ("v,e\n1,0.5\n", {"eps": "epsilon"}, r"no eps column 'epsilon'"),
-        ("v,e\n1,0.5\nabc,0.5\n", {}, r"value column 'v', row 2: text, not a number"),
-        ("v,e\n1,0.5\n2,lots\n", {}, r"eps column 'e', row 2: text, not a number"),
+        ("v,e\n1,0.5\nabc,0.5\n", {}, r"value column 'v', row 2: text, which is not a number"),
+        ("v,e\n1,0.5\n2,lots\n", {}, r"eps column 'e', row 2: text, which is not a number"),
         ("v,e\n1,0.5\nnan,0.5\n", {}, r"value column 'v', row 2: missing, NaN or infinite"),
         ("v,e\n1,0.5\n2,0.5\ninf,0.5\n", {}, r"value column 'v', row 3: missing, NaN or inf"),
         ("v,e\n1,0.5\n2,0.5\n,0.5\n", {}, r"value column 'v', row 3: missing"),
@@ -351,8 +351,8 @@ def test_bad_input(tmp_path, text, kw, match):
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("v,e\n1,0.5\nabc,0.5\n", r"value column 'v', row 2: text, not a number"),
-        ("v,e\n1,0.5\n2,lots\n", r"eps column 'e', row 2: text, not a number"),
+        ("v,e\n1,0.5\nabc,0.5\n", r"value column 'v', row 2: text, which is not a number"),
+        ("v,e\n1,0.5\n2,lots\n", r"eps column 'e', row 2: text, which is not a number"),
         ("v,e\n1,0.5\n2,0.5\ninf,0.5\n", r"value column 'v', row 3: missing, NaN or inf"),
         ("v,e\n1,0.5\n2,0.5\n,0.5\n", r"value column 'v', row 3: missing"),
         ("v,e\n1,0.5\n2,0.5\n3,nan\n", r"eps column 'e', row 3: NaN"),
@@ -523,19 +523,20 @@ def test_tier_names_on_spark(tmp_path, spark, no_noise):
     assert got.estimate == want.estimate
     pd.testing.assert_frame_equal(got.tiers, want.tiers)
     bad = df.assign(tier=df["tier"].where(df.index != 5, "Gold"))
-    with pytest.raises(ReleaseError, match=r"text, not a number nor a tier of the menu"):
+    with pytest.raises(ReleaseError, match=r"text, which is not a number nor a tier of the menu"):
         release_mean(bad, value="v", eps="tier", lo=LO, hi=HI, tiers=menu, engine="spark")
 
 
 def test_unknown_tier_names_and_bad_menus_are_refused():
     menu, df, _ = _named_frame(50, 14)
     bad = df.assign(tier=df["tier"].where(df.index != 6, "Gold"))
-    msg = r"eps column 'tier', row 7: text, not a number nor a tier of the menu \('strict'"
+    msg = r"eps column 'tier', row 7: text, which is not a number nor a tier of the menu \('strict'"
     with pytest.raises(ReleaseError, match=msg):
         release_mean(bad, value="v", eps="tier", lo=LO, hi=HI, tiers=menu)
     with pytest.raises(ReleaseError, match=msg):
         R.level_counts(bad, "tier", menu)
-    with pytest.raises(ReleaseError, match=r"row 1: text, not a number$"):  # no menu: no names
+    no_names = r"row 1: text, which is not a number$"  # no menu: no names
+    with pytest.raises(ReleaseError, match=no_names):
         release_mean(df.assign(tier="Strict"), value="v", eps="tier", lo=LO, hi=HI)
     with pytest.raises(ReleaseError, match="'Gold' and 'gold', are the same name"):
         R.tier_levels({"Gold": 1.0, " gold": 2.0})

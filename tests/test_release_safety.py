@@ -190,7 +190,7 @@ def test_a_late_bad_cell_names_row_and_column_without_quoting_it(tmp_path):
     rc = run_cli(p, "--value", "v", "--eps", "e", "--range", "0", "10", "--format", "json")
     assert rc.returncode == 2 and rc.stdout == ""
     assert "secret" not in rc.stderr and "Traceback" not in rc.stderr
-    assert rc.stderr.strip() == "error: value column 'v', row 25001: text, not a number"
+    assert rc.stderr.strip() == "error: value column 'v', row 25001: text, which is not a number"
 
 
 def test_bad_level_kinds_not_values(tmp_path):
