@@ -858,8 +858,7 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
     w_num = sum((r.w_num for r in rows), Fraction(0))
     relative = width * w_num / (s1 * Q)  # the weighted mean minus lo, exactly, in [0, R]
     estimate = lo + float(meas(float(relative)))  # adding lo is post-processing
-    err = affine_error(s2 / (fs1 * fs1), scale / wf, lo, hi, variance=var, level=LEVEL)
-    h = err.half_width
+    h = _half_width95(s2 / (fs1 * fs1), scale, lo, hi, var)
     return Release(
         estimate,
         (estimate - h, estimate + h),
@@ -880,6 +879,14 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
         kappa,
         tuple(notes),
     )
+
+
+def _half_width95(sum_w2: float, scale: float, lo: float, hi: float, var: float) -> float:
+    """The 95% half-width in data units of an affine estimate with weights of squared norm
+    ``sum_w2`` and Laplace noise of ``scale`` (data units), for data of variance ``var`` on
+    the [-1/2, 1/2] scale (hdp_core.units.affine_error: the normal-Laplace law)."""
+    err = affine_error(sum_w2, scale / (hi - lo), lo, hi, variance=var, level=LEVEL)
+    return float(err.half_width)
 
 
 def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
