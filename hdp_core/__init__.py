@@ -21,7 +21,15 @@ from .bounds import (
     upper_bound,
 )
 from .distributions import WORST_CASE, Beta, Distribution, TwoPoint, Uniform
-from .errors import HdpError, LinkError, MenuError, NotShareable, ProfileError, UnknownMethod
+from .errors import (
+    HdpError,
+    LinkError,
+    MenuError,
+    NotShareable,
+    ProfileError,
+    ReleaseError,
+    UnknownMethod,
+)
 from .estimators import (
     METHOD_CLASSES,
     METHODS,
@@ -36,7 +44,6 @@ from .estimators import (
 )
 from .presets import PRESETS, paper_profile, preset
 from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile
-from .release import Release, ReleaseError, release_mean
 from .simulate import SimResult, simulate_mse
 from .tables import profile_from_csv, profile_from_frame
 from .validate import LEVEL_MAX, LEVEL_MIN
@@ -122,3 +129,12 @@ __all__ += [
     "table_mse",
     "whatif",
 ]
+
+def __getattr__(name: str):
+    """``Release`` and ``release_mean`` load hdp_core.release on first use, so that
+    ``python -m hdp_core.release`` runs that module once (no runpy RuntimeWarning)."""
+    if name in ("Release", "release_mean"):
+        from . import release
+
+        return getattr(release, name)
+    raise AttributeError(f"module 'hdp_core' has no attribute {name!r}")

@@ -7,6 +7,8 @@ message says which entry is wrong and why, in words a person can act on.
 from __future__ import annotations
 
 __all__ = [
+    "BadCellError",
+    "ColumnNameError",
     "HdpError",
     "LinkError",
     "MenuError",
@@ -40,6 +42,28 @@ class MenuError(HdpError):
 class ReleaseError(HdpError):
     """A private release that cannot be made (bad table, columns, range or privacy check);
     nothing was released."""
+
+
+class BadCellError(ReleaseError):
+    """A cell of the release table that cannot be used. Its fields say where and what kind of
+    thing is wrong (never the cell's content): ``row`` (1-based, 0 when the engine cannot
+    order rows), ``column`` (the column's name) and ``reason`` (e.g. "text", "empty",
+    "a number with a thousands separator")."""
+
+    def __init__(self, message: str, *, row: int, column: str, reason: str):
+        super().__init__(message)
+        self.row = row
+        self.column = column
+        self.reason = reason
+
+
+class ColumnNameError(ReleaseError):
+    """Column names that cannot be told apart (equal, or equal ignoring case), or a column
+    the engine would read under another name; ``columns`` holds the names concerned."""
+
+    def __init__(self, message: str, *, columns: tuple[str, ...]):
+        super().__init__(message)
+        self.columns = columns
 
 
 class UnknownMethod(HdpError):

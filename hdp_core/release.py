@@ -48,23 +48,45 @@ How it is computed (the plan; see hdp_core.release_engines for the queries):
   2^20 nats) so that sum_i r_i y_i is an exact integer sum; granted privacy only shrinks.
   Memory: the bins plus at most 65,536 fetched levels, whatever the number of rows.
 
-Rounding. Every data-dependent sum is an exact integer sum; the weighted mean is formed in
-exact rational arithmetic (fractions.Fraction) from the engine's integers and the weights'
-floats, and rounded to a float once. So the value handed to the noise differs from the exact
-function of the data by at most delta = 2^-52 max(|lo|, |hi|) for *every* data set, and its
-sensitivity to user i is at most w_i R + 2 delta. That bound is added to every level's
-sensitivity in the privacy check; the noise is inflated by kappa = 2 c / r_min + 2^-40 with
-c = 2 delta ||r||_1 / R so that the check passes with the ADPM weights (kappa is reported).
+Rounding. Every data-dependent sum is an exact integer sum; the weighted mean *relative to
+lo*, m = R sum_i w_i y_i / Q in [0, R], is formed in exact rational arithmetic
+(fractions.Fraction) from the engine's integers and the weights' floats, and rounded to a
+float once. The noise is added to m and lo is added afterwards (post-processing, no privacy
+cost). So the value handed to the noise differs from the exact function of the data by at
+most delta = 2^-52 R for *every* data set (a rounding of a number in [0, R]; 2^-53 R would
+do), and its sensitivity to user i is at most w_i R + 2 delta. That bound is added to every
+level's sensitivity in the privacy check; the noise is inflated by kappa = 2 c / r_min +
+2^-40 with c = 2 delta ||r||_1 / R = 2^-51 ||r||_1, so that the check passes with the ADPM
+weights (kappa is reported). kappa does not depend on lo: the noise scale is ADPM's
+R / ||r||_1 within a relative 2^-49 ||r||_1 / r_min + 2^-40, wherever the range sits.
 
 Noise and privacy check (fail closed). The noise is OpenDP's Laplace measurement (make_laplace
 over a float atom domain with absolute distance; its floating-point-safe sampler). For every
 row of the receipt OpenDP's privacy map of that measurement at the sensitivity of one user of
 that row (w R + 2 delta) must not exceed the row's requested eps; otherwise a ReleaseError names
 the level and nothing is released. A receipt row is one level (few levels) or, for per-user
-levels, an interval of levels: 1/8 decade of unsaturated levels, all saturated finite levels,
-public users. loss(eps) - eps is nonincreasing in eps (loss is a / (1 + kappa) times
-min(eps, tau*) plus a constant, slope below 1), so the check at a row's smallest level covers
-every level in it.
+levels, an interval of levels: the unsaturated levels of one 1/8 decade (a row's levels span
+at most a factor 10^(1/8) e^(1/64), about 1.35: its entries start in one 1/8 decade and the
+last may reach one bin, at most e^(1/64) wide, beyond; the fast plan's classes below its
+bracket are 1/8 decades themselves), all saturated finite levels, public users.
+
+Why the check at a row's smallest level covers every level in it. With b = R (1 + kappa) /
+||r||_1 a user granted r has loss (r + c) / (1 + kappa); the grant r is min(eps, tau*) on the
+tiers plan and on the level-bins plan min(floor_grid(eps), tau*) with tau* never above the
+smallest saturated grid level, so r <= eps always. "loss - eps is nonincreasing in eps" is
+*not* true as written: levels are floored to a 2^-42 grid, so r (and the loss) is a step
+function of eps and loss - eps jumps up at every grid point. What holds instead is that
+loss - r = (c - kappa r) / (1 + kappa) is nonincreasing in r and is <= 0 at r = r_min
+(kappa >= 2 c / r_min), so loss <= r <= eps for every user whatever their level; the map is
+checked at each row's smallest and largest grant (fail closed against OpenDP's own
+rounding, which the 2^-40 in kappa absorbs).
+
+Both plans and both engines grant min(eps, tau*) and so can never refuse: the check passes
+for any release computed as above, on DuckDB and Spark alike. tau* itself may differ between
+the two plans in its last bits (the tiers plan solves on the float levels, the level-bins
+plan on the 2^-42 grid, with float sums of squared levels); the relative difference is of
+order 2^-42 / eps_min plus float rounding, and it changes weights, never whether a release is
+allowed.
 
 What is released: the noisy estimate, and public things (the range, the levels and their user
 counts, tau*, the noise law, a 95% interval from the noise law and the worst-case or declared
@@ -74,10 +96,7 @@ clamped. eps = 0 users are excluded; eps = inf users are public (used as saturat
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -85,7 +104,8 @@ from typing import Any
 
 import numpy as np
 
-from .adpm import adpm
+from .adpm import adpm, data_sd_constant
+from .errors import BadCellError
 from .profile import EpsilonProfile
 from .release_engines import (
     FETCH_USERS,
@@ -93,6 +113,7 @@ from .release_engines import (
     PUBLIC_BIN,
     Q_CAP,
     QE,
+    RECEIPT_ROWS_PER_DECADE,
     SUB_BINS,
     ZERO_BIN,
     Histogram,
@@ -102,7 +123,7 @@ from .release_engines import (
     open_source,
 )
 from .units import affine_error
-from .validate import PUBLIC_WORDS, parse_level
+from .validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_kind, parse_level, tier_key
 
 __all__ = [
     "Release",
@@ -236,6 +257,13 @@ def _check_sd(data_sd: Any, lo: float, hi: float) -> float | None:
             f"data_sd = {s:g} exceeds half the range ({(hi - lo) / 2:g}), "
             "the largest spread data in the range can have"
         )
+    try:
+        data_sd_constant(sn)  # the one rule for a spread (2 / s^2 must be a finite number)
+    except ValueError:
+        raise ReleaseError(
+            f"data_sd = {s:g} is too small for the range [{lo:g}, {hi:g}] (the tuned "
+            "constant 2 / s^2 overflows); leave it out for the worst case"
+        ) from None
     return sn
 
 
@@ -358,7 +386,7 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
         )
         if h.coarse and (
             (kind == "inside" and ent[j][9] in h.coarse)
-            or (kind == "none" and any(e[9] in h.coarse and e[9] != 0 for e in ent))
+            or (kind == "none" and any(e[9] in h.coarse_above for e in ent))
         ):
             raise _BracketMissed  # tau* is not inside the fast plan's bracket
         if kind != "inside":
@@ -391,6 +419,8 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
         ]
     has_public = bool(pub.any())
     tau = (p2 + c) / p1 if (kind == "at" or has_public) else math.inf
+    if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
+        tau = min(tau, ent[j][3])
     ftau = Fraction(tau) if math.isfinite(tau) else None
     rows = []
     for k, e in enumerate(ent):
@@ -429,9 +459,6 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
             )
         )
     return _merge_rows(rows), tau, passes
-
-
-RECEIPT_ROWS_PER_DECADE = 8
 
 
 def _merge_rows(rows: list[_Row]) -> list[_Row]:
@@ -501,7 +528,7 @@ def _receipt(rows: list[_Row], meas, width: Fraction, s1: Fraction, delta: float
         for r in (row.r_min, row.r_max):
             d_in = _up(_up(float(Fraction(r) * width / s1)) + 2.0 * delta)
             out.append(float(meas.map(d_in)))
-        if not out[0] <= row.eps:
+        if not (out[0] <= row.eps and out[1] <= row.eps_max):
             lvl = "public (inf)" if math.isinf(row.eps) else f"{row.eps:.6g}"
             raise ReleaseError(
                 f"privacy check failed for the level eps = {lvl} ({row.users:,} users): "
@@ -574,16 +601,25 @@ def release_mean(
         if h.n_bad_eps:
             row, v = src.first_bad("eps")
             where = f"row {row}" if row else "a row"
-            raise ReleaseError(
-                f"eps column {eps!r}, {where}: {_show(v)}; privacy levels must be "
-                f"numbers >= 0 (inf = public) ({_such_rows(h.n_bad_eps)})"
+            raise BadCellError(
+                f"eps column {ecol!r}, {where}: {cell_kind(v)}; privacy levels must be "
+                f"numbers >= 0 (inf = public) ({_such_rows(h.n_bad_eps)})",
+                row=row,
+                column=ecol,
+                reason=cell_kind(v),
             )
         if h.n_bad_value:
             row, _ = src.first_bad("value")
-            raise ReleaseError(_bad_value_message(value, row, h.n_bad_value))
+            raise BadCellError(
+                _bad_value_message(vcol, row, h.n_bad_value),
+                row=row,
+                column=vcol,
+                reason="missing, NaN or infinite",
+            )
         zero = h.bin == ZERO_BIN
         pub = h.bin == PUBLIC_BIN
         fin = ~zero & ~pub
+        _check_level_range(h, fin, src, ecol)
         n_excluded = int(h.n[zero].sum())
         n_public = int(h.n[pub].sum())
         n_used = int(h.n[fin].sum()) + n_public
@@ -609,6 +645,13 @@ def release_mean(
                 plan += ", bracket missed"
             passes += more - 1
             kind = "level bins"
+    except ReleaseError:
+        raise
+    except Exception as exc:  # an engine's own error (Spark, DuckDB): one line, no data
+        raise ReleaseError(
+            f"the {engine} engine could not compute the release ({type(exc).__name__}); "
+            "nothing was released"
+        ) from None
     finally:
         src.close()
     detail = f"{passes} aggregate pass{'es' if passes > 1 else ''}" + (f"; {plan}" if plan else "")
@@ -624,6 +667,28 @@ def release_mean(
         n_excluded,
         n_public,
         f"{kind} ({detail})",
+    )
+
+
+def _check_level_range(h: Histogram, fin: np.ndarray, src: Any, ecol: str) -> None:
+    """Refuse levels outside [LEVEL_MIN, LEVEL_MAX] (0 and public aside) on every plan and
+    engine, as profiles, menus and links do (hdp_core.validate, one rule); names the first
+    such row."""
+    use = fin & (h.n > 0)
+    if not use.any():
+        return
+    low, high = float(h.emin[use].min()), float(h.emax[use].max())
+    if low >= LEVEL_MIN and high <= LEVEL_MAX:
+        return
+    row, v = src.first_bad("range")
+    x = float(v) if v is not None else (low if low < LEVEL_MIN else high)
+    where = f"row {row}" if row else "a row"
+    if x < LEVEL_MIN:
+        reason = f"below the smallest supported level, {LEVEL_MIN:g}"
+    else:
+        reason = f"above the largest supported level, {LEVEL_MAX:g} (use 'public' for no privacy)"
+    raise BadCellError(
+        f"eps column {ecol!r}, {where}: a level {reason}", row=row, column=ecol, reason=reason
     )
 
 
@@ -748,7 +813,9 @@ def _show(v: Any) -> str:
 def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_public, plan):
     width = Fraction(hi) - Fraction(lo)
     wf = float(width)
-    delta = _U * max(abs(lo), abs(hi))
+    # the noise is added to the mean relative to lo, a number in [0, R]: its one rounding to
+    # a float is at most 2^-53 R (2^-52 R below, with room), whatever lo is
+    delta = max(_U * wf, 2.0**-1074)
     notes = []
     s1 = sum((r.s1 for r in rows), Fraction(0))
     s2 = float(sum(r.s2 for r in rows))
@@ -789,10 +856,9 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
     meas = _measurement(scale)
     loss, loss_max = _receipt(rows, meas, width, s1, delta)  # raises: nothing released
     w_num = sum((r.w_num for r in rows), Fraction(0))
-    exact = Fraction(lo) + width * w_num / (s1 * Q)
-    estimate = float(meas(float(exact)))
-    err = affine_error(s2 / (fs1 * fs1), scale / wf, lo, hi, variance=var, level=LEVEL)
-    h = err.half_width
+    relative = width * w_num / (s1 * Q)  # the weighted mean minus lo, exactly, in [0, R]
+    estimate = lo + float(meas(float(relative)))  # adding lo is post-processing
+    h = _half_width95(s2 / (fs1 * fs1), scale, lo, hi, var)
     return Release(
         estimate,
         (estimate - h, estimate + h),
@@ -813,6 +879,14 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
         kappa,
         tuple(notes),
     )
+
+
+def _half_width95(sum_w2: float, scale: float, lo: float, hi: float, var: float) -> float:
+    """The 95% half-width in data units of an affine estimate with weights of squared norm
+    ``sum_w2`` and Laplace noise of ``scale`` (data units), for data of variance ``var`` on
+    the [-1/2, 1/2] scale (hdp_core.units.affine_error: the normal-Laplace law)."""
+    err = affine_error(sum_w2, scale / (hi - lo), lo, hi, variance=var, level=LEVEL)
+    return float(err.half_width)
 
 
 def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
@@ -916,18 +990,25 @@ def _tier_pairs(tiers: Any) -> list[tuple[Any, Any]]:
 
 
 def tier_levels(tiers: Any) -> dict[str, float]:
-    """Tier names (lower case, trimmed) -> privacy levels, from a Tier designer menu
-    (hdp_core.design.Menu) or a mapping of names to levels (None: no names). Raises
-    ReleaseError for a bad level or for two names that differ only in case or spaces."""
+    """Tier names -> privacy levels, from a Tier designer menu (hdp_core.design.Menu) or a
+    mapping of names to levels (None: no names). Names are keyed by
+    :func:`hdp_core.validate.tier_key` (NFKC, casefold, trimmed), the one form in which the
+    release's engines match eps cells too. Raises ReleaseError for a bad level or for two
+    names that are the same in that form (e.g. 'Straße' and 'STRASSE')."""
     if tiers is None:
         return {}
     out: dict[str, float] = {}
+    first: dict[str, str] = {}
     for name, level in _tier_pairs(tiers):
-        if not isinstance(name, str) or not name.strip():
+        if not isinstance(name, str) or not tier_key(name):
             raise ReleaseError(f"a tier name must be non-empty text, got {name!r}")
-        key = name.strip().lower()
+        key = tier_key(name)
         if key in out:
-            raise ReleaseError(f"two tiers are both named {name.strip()!r} (ignoring case)")
+            raise ReleaseError(
+                f"two tiers, {first[key]!r} and {name.strip()!r}, are the same name once case, "
+                "width and spaces are ignored; rename one"
+            )
+        first[key] = name.strip()
         out[key] = parse_level(level, f"the level of tier {name.strip()!r}", error=ReleaseError)
     return out
 
@@ -937,8 +1018,8 @@ def tier_names_of(levels: Any, tiers: Any) -> list[str]:
     level not on the menu). ``tiers`` as in :func:`release_mean`."""
     if tiers is None:
         return ["" for _ in np.asarray(levels).ravel()]
-    by_key = tier_levels(tiers)  # validated; keys lower case
-    pairs = [(name.strip(), by_key[name.strip().lower()]) for name, _ in _tier_pairs(tiers)]
+    by_key = tier_levels(tiers)  # validated; keyed by tier_key
+    pairs = [(name.strip(), by_key[tier_key(name)]) for name, _ in _tier_pairs(tiers)]
     return [
         " / ".join(n for n, level in pairs if level == x)
         for x in np.asarray(levels, dtype=float).ravel()
@@ -966,70 +1047,11 @@ def level_counts(df: Any, eps: str, tiers: Any = None) -> tuple[np.ndarray, np.n
 
 # ------------------------------------------------------------------------------ CLI
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hdp_core.release PATH --value COL --eps COL --range LO HI [--menu M.json]``."""
-    ap = argparse.ArgumentParser(
-        prog="python -m hdp_core.release",
-        description="Release a private mean under per-user privacy "
-        "levels (ADPM, OpenDP Laplace noise).",
-    )
-    ap.add_argument("path", help="CSV or Parquet file (or a quoted glob)")
-    ap.add_argument("--value", required=True, help="column of the values")
-    ap.add_argument("--eps", required=True, help="column of the privacy levels")
-    ap.add_argument(
-        "--range",
-        nargs=2,
-        type=float,
-        default=None,
-        metavar=("LO", "HI"),
-        help="public data range; values outside are clamped (required unless --menu gives it)",
-    )
-    ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
-    ap.add_argument(
-        "--data-sd",
-        type=float,
-        default=None,
-        help="declared (public) standard deviation of the data, in its units",
-    )
-    ap.add_argument(
-        "--menu",
-        default=None,
-        metavar="MENU.json",
-        help="a Tier designer menu (its JSON download): eps cells holding a tier's name take "
-        "its level; its range and declared spread are used unless --range / --data-sd are given",
-    )
-    ap.add_argument("--format", choices=["text", "json"], default="text")
-    a = ap.parse_args(argv)
-    try:
-        menu = None
-        lo_hi, sd = a.range, a.data_sd
-        if a.menu is not None:
-            from .errors import MenuError
-            from .views.menu_io import MAX_MENU_BYTES, menu_from_json
+    """The command line (``python -m hdp_core.release``, ``hdp-release``): see
+    hdp_core.release_cli."""
+    from .release_cli import main as cli
 
-            try:
-                with open(a.menu, "rb") as f:
-                    menu = menu_from_json(f.read(MAX_MENU_BYTES + 1))
-            except (OSError, MenuError) as exc:
-                raise ReleaseError(f"the menu file {a.menu!r} cannot be used: {exc}") from None
-            lo_hi = lo_hi or (menu.low, menu.high)
-            sd = sd if sd is not None else menu.data_sd
-        if lo_hi is None:
-            raise ReleaseError("the public range is missing: give --range LO HI (or --menu)")
-        rel = release_mean(
-            a.path,
-            value=a.value,
-            eps=a.eps,
-            lo=lo_hi[0],
-            hi=lo_hi[1],
-            engine=a.engine,
-            data_sd=sd,
-            tiers=menu,
-        )
-    except ReleaseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(rel.to_dict(), indent=2) if a.format == "json" else rel.text())
-    return 0
+    return cli(argv)
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ReleaseError
-from .validate import PUBLIC_WORDS
+from .errors import BadCellError, ColumnNameError, ReleaseError
+from .validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_kind, tier_key
 
 __all__ = [
     "BINS_PER_E",
@@ -81,6 +81,10 @@ SUB_BINS = 256
 _DBL_MAX = 1.7976931348623157e308
 MAX_FETCH_LEVELS = 5_000_000
 """A fetched bin holding more distinct levels than this is refused (memory guard)."""
+RECEIPT_ROWS_PER_DECADE = 8
+"""Unsaturated per-user levels are reported in receipt rows of 1/8 decade (hdp_core.release)."""
+DECADE_KEYS = 48
+"""The fast plan's classes below the bracket: 1/8 decade each, from 1e-6 (LEVEL_MIN)."""
 FETCH_USERS = 1 << 16
 """A bin in which tau* falls is fetched level by level only when it holds at most this many
 users; a larger one is refined into SUB_BINS equal sub-bins first (one more pass each), so the
@@ -105,6 +109,7 @@ class Histogram:
     n_bad_eps: int
     n_bad_value: int
     coarse: frozenset = frozenset()
+    coarse_above: frozenset = frozenset()
     """Bins that hold many levels of the fast plan (the classes below and above the bracket):
     if the saturation level falls inside one of them the bracket was wrong (see
     hdp_core.release; the general plan is used instead)."""
@@ -158,15 +163,98 @@ def _check_path(path: str) -> str:
 
 
 def _match_column(cols: list[str], want: str, role: str) -> str:
+    """The column named exactly ``want`` (no case-insensitive fallback: a near name is never
+    released in its place)."""
     if not isinstance(want, str) or not want:
         raise ReleaseError(f"the {role} column must be named by a non-empty string")
     if want in cols:
         return want
-    near = [c for c in cols if c.strip().lower() == want.strip().lower()]
-    if len(near) == 1:
-        return near[0]
     shown = ", ".join(repr(c) for c in cols[:20])
     raise ReleaseError(f"the table has no {role} column {want!r}; its columns are: {shown}")
+
+
+def _name_key(name: str) -> tuple[str, str]:
+    """How engines may confuse names: case (DuckDB and Spark match names without it) and
+    spaces around (DuckDB trims a CSV header's names)."""
+    return (name.strip().lower(), name.strip().casefold())
+
+
+def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[str]) -> None:
+    """Refuse (ColumnNameError) when a chosen column's name equals another column's name
+    exactly or ignoring case and spaces around (engines match names without case, and DuckDB
+    and Spark rename duplicates), or when the engine reads a chosen column under another name
+    than the file's header gives (``read_as``: the engine's names, position by position;
+    DuckDB's trimming of spaces around a name is the one difference allowed)."""
+    for want in chosen:
+        if want not in raw:
+            continue
+        keys = _name_key(want)
+        same = [c for c in raw if c == want or any(k in keys for k in _name_key(c))]
+        if len(same) > 1:
+            shown = ", ".join(repr(c) for c in same)
+            raise ColumnNameError(
+                f"the table has several columns named {shown} (names must differ in more "
+                "than case or spaces around); rename them so that the column to release is "
+                "unambiguous",
+                columns=tuple(same),
+            )
+    if read_as is not None:
+        if len(read_as) != len(raw):
+            raise ColumnNameError(
+                "the engine reads a different number of columns than the header names; "
+                "check the file's header",
+                columns=tuple(raw),
+            )
+        for i, name in enumerate(raw):
+            if name in chosen and read_as[i] not in (name, name.strip()):
+                raise ColumnNameError(
+                    f"the engine would read column {name!r} under another name "
+                    f"({read_as[i]!r}); rename the column",
+                    columns=(name, read_as[i]),
+                )
+
+
+def not_a_number(role: str, col: str, where: str, cell: Any, names: dict[str, float]) -> str:
+    """The message for a cell that is not a number (nor, for eps, a tier name): the column,
+    the row (``where``) and the kind of thing the cell holds, never its content."""
+    kind = cell_kind(cell)
+    text = f"{role} column {col!r}{where}: {kind}, which is not a number"
+    if role == "eps" and names:
+        shown = ", ".join(repr(k) for k in list(names)[:10])
+        more = ", ..." if len(names) > 10 else ""
+        text += f" nor a tier of the menu ({shown}{more}; case is ignored)"
+    return text
+
+
+def bad_cell(role: str, col: str, row: int, cell: Any, names: dict[str, float]) -> BadCellError:
+    """A BadCellError for a cell that is not a number (fields: row, column, reason)."""
+    where = f", row {row}" if row else ", a row"
+    return BadCellError(
+        not_a_number(role, col, where, cell, names), row=row, column=col, reason=cell_kind(cell)
+    )
+
+
+MAX_TEXTS = 1000
+"""At most this many distinct texts that are not numbers in an eps column (tier names and
+public words in their spellings); more is refused."""
+
+
+def text_levels(texts: list[str], names: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """Levels of eps cells that are not numbers, decided in Python for every engine (the same
+    normalisation as the menu's, :func:`hdp_core.validate.tier_key`): a tier's name takes its
+    level, a public word inf; a blank cell is left out (read as empty). Returns (text ->
+    level, the texts that are none of these)."""
+    out: dict[str, float] = {}
+    bad: list[str] = []
+    for t in texts:
+        key = tier_key(t)
+        if key in names:
+            out[t] = names[key]
+        elif key in PUBLIC_WORDS:
+            out[t] = math.inf
+        elif key:
+            bad.append(t)
+    return out, bad
 
 
 # ------------------------------------------------------------------------------ DuckDB
@@ -194,16 +282,6 @@ def _sql_str(text: str) -> str:
 _PUBLIC_SQL = "(" + ", ".join(_sql_str(w) for w in sorted(PUBLIC_WORDS)) + ")"
 
 
-def not_a_number(role: str, col: str, where: str, cell: Any, names: dict[str, float]) -> str:
-    """The message for a text cell that is not a number (nor, for eps, a tier name)."""
-    text = f"{role} column {col!r}{where}: {str(cell)[:40]!r} is not a number"
-    if role == "eps" and names:
-        shown = ", ".join(repr(k) for k in list(names)[:10])
-        more = ", ..." if len(names) > 10 else ""
-        text += f" nor a tier of the menu ({shown}{more}; case is ignored)"
-    return text
-
-
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -211,22 +289,95 @@ def _q(name: str) -> str:
 _DUCK = None
 
 
+def _sql_path(path: str) -> str:
+    return "'" + path.replace("'", "''") + "'"
+
+
+def _files_of(path: str) -> list[str]:
+    """The files a path or glob names (sorted)."""
+    return sorted(_glob.glob(path)) if any(ch in path for ch in "*?[") else [path]
+
+
+def _parquet_top_names(rows: list) -> list[str]:
+    """Top-level column names from parquet_schema rows (name, num_children), root first."""
+    names: list[str] = []
+
+    def skip(i: int) -> int:
+        n = int(rows[i][1] or 0)
+        i += 1
+        for _ in range(n):
+            i = skip(i)
+        return i
+
+    i = 1
+    for _ in range(int(rows[0][1] or 0) if rows else 0):
+        names.append(str(rows[i][0]))
+        i = skip(i)
+    return names
+
+
+def header_names(con: Any, path: str, kind: str) -> list[str]:
+    """The column names exactly as every file of ``path`` (a file or a glob) writes them
+    (CSV: the first row read as text, before any renaming; Parquet: the file's schema).
+    Raises ReleaseError when the files do not all have the same names."""
+    first: list[str] | None = None
+    first_file = ""
+    for f in _files_of(path):
+        try:
+            if kind == "parquet":
+                rows = con.execute(
+                    f"SELECT name, num_children FROM parquet_schema({_sql_path(f)})"
+                ).fetchall()
+                names = _parquet_top_names(rows)
+            else:
+                row = con.execute(
+                    f"SELECT * FROM read_csv({_sql_path(f)}, header = false, all_varchar = true) "
+                    "LIMIT 1"
+                ).fetchone()
+                names = ["" if c is None else str(c) for c in (row or ())]
+        except Exception as exc:  # duckdb's own error family; its text may quote the file
+            raise ReleaseError(
+                f"could not read {os.path.basename(f)!r} as {kind} ({type(exc).__name__})"
+            ) from None
+        if first is None:
+            first, first_file = names, f
+        elif names != first:
+            raise ColumnNameError(
+                f"the files matched by {path!r} do not all have the same columns "
+                f"({os.path.basename(first_file)!r} and {os.path.basename(f)!r} differ); "
+                "release one kind of file at a time",
+                columns=tuple(sorted(set(first) ^ set(names))) or tuple(names),
+            )
+    return first or []
+
+
+_DUCK = None
+_RANGE_SQL = f"e > 0 AND NOT isinf(e) AND (e < {_lit(LEVEL_MIN)} OR e > {_lit(LEVEL_MAX)})"
+
+
 class _DuckSource:
-    def __init__(self, source: Any):
+    def __init__(self, source: Any, all_varchar: bool = False):
         import duckdb
 
         self.tier_names: dict[str, float] = {}
+        self.all_varchar = all_varchar
+        self.cols: tuple[str, str] | None = None
         global _DUCK
         if _DUCK is None:  # one in-memory database per process (opening one costs ~30 ms)
             _DUCK = duckdb.connect(config={"threads": os.cpu_count() or 1})
         self.con = _DUCK.cursor()  # its own connection: registrations stay local to it
+        self.path: str | None = None
         if isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
             kind = _check_path(path)
             fn = "read_parquet" if kind == "parquet" else "read_csv"
             opts = "" if kind == "parquet" else ", header = true"
-            self.rel = f"{fn}('{path.replace(chr(39), chr(39) * 2)}'{opts})"
+            if all_varchar and kind == "csv":
+                opts += ", all_varchar = true"
+            self.rel = f"{fn}({_sql_path(path)}{opts})"
             self.kind = kind
+            self.path = path
+            self.raw_names = header_names(self.con, path, kind)
         else:
             import pandas as pd
 
@@ -236,16 +387,67 @@ class _DuckSource:
                     f"DataFrame, or a Spark DataFrame with engine='spark'; got "
                     f"{type(source).__name__}"
                 )
-            self.con.register("hdp_src", source)
+            self.raw_names = [str(c) for c in source.columns]
+            check_column_names(self.raw_names, None, list(dict.fromkeys(self.raw_names)))
+            try:
+                self.con.register("hdp_src", source)
+            except Exception as exc:
+                raise ReleaseError(f"could not read the DataFrame ({type(exc).__name__})") from None
             self.rel = "hdp_src"
             self.kind = "dataframe"
         try:
             desc = self.con.execute(f"DESCRIBE SELECT * FROM {self.rel}").fetchall()
-        except Exception as exc:  # duckdb raises its own error family
+        except Exception as exc:  # duckdb raises its own error family (its text may quote data)
             raise ReleaseError(
-                f"could not read the table as {self.kind}: {str(exc).splitlines()[0]}"
+                f"could not read the table as {self.kind} ({type(exc).__name__})"
             ) from None
-        self.types = {r[0]: str(r[1]).upper() for r in desc}
+        self.read_names = [str(r[0]) for r in desc]
+        self.types = {str(r[0]): str(r[1]).upper() for r in desc}
+
+    # ---------------------------------------------------------------- every query goes here
+    def _run(self, sql: str, how: str = "all") -> Any:
+        """Run ``sql``: DuckDB's errors (a late bad cell, a file it cannot read) become a
+        ReleaseError naming the row and column, never quoting DuckDB's text (which may hold
+        a line of the file)."""
+        import duckdb
+
+        try:
+            cur = self.con.execute(sql)
+            if how == "all":
+                return cur.fetchall()
+            if how == "one":
+                return cur.fetchone()
+            return cur.fetchnumpy()
+        except duckdb.Error as exc:
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: Exception) -> ReleaseError:
+        """A ReleaseError for a failed query: for a CSV read with typed columns, the file is
+        read again as text to find the first bad cell (row, column, kind)."""
+        if self.kind == "csv" and not self.all_varchar and self.cols and self.path:
+            txt = None
+            try:
+                txt = _DuckSource(self.path, all_varchar=True)
+                txt.tier_names = self.tier_names
+                for col, role in zip(self.cols, ("value", "eps"), strict=True):
+                    txt._as_double(col, role, role == "eps")
+            except ReleaseError as found:
+                return found
+            finally:
+                if txt is not None:
+                    txt.close()
+        return ReleaseError(
+            f"DuckDB could not read the table ({type(exc).__name__}); check that every "
+            "file has the same columns and that each column holds one kind of value; "
+            "nothing was released"
+        )
+
+    def _first_row(self, cond: str, col: str) -> tuple[int, Any]:
+        rows = self._run(
+            f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v "
+            f"FROM {self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
+        )
+        return (int(rows[0][0]), rows[0][1]) if rows else (0, None)
 
     def _as_double(self, col: str, role: str, eps: bool) -> str:
         t = self.types[col]
@@ -253,31 +455,38 @@ class _DuckSource:
         if t.startswith("DECIMAL") or t in _NUMERIC_DUCK:
             return f"CAST({c} AS DOUBLE)"
         if t in ("VARCHAR", "STRING", "TEXT"):
-            txt = f"lower(trim({c}))"
-            if eps:
-                names = "".join(
-                    f"WHEN {txt} = {_sql_str(k)} THEN {_lit(x)} "
-                    for k, x in self.tier_names.items()
+            num = f"TRY_CAST(trim({c}) AS DOUBLE)"
+            if not eps:
+                row, cell = self._first_row(
+                    "TRY_CAST(trim(v) AS DOUBLE) IS NULL AND v IS NOT NULL AND trim(v) <> ''",
+                    col,
                 )
-                expr = (
-                    f"CASE {names}WHEN {txt} IN {_PUBLIC_SQL} THEN CAST('inf' AS DOUBLE) "
-                    f"ELSE TRY_CAST(trim({c}) AS DOUBLE) END"
+                if row:
+                    raise bad_cell(role, col, row, cell, self.tier_names)
+                return num
+            texts = [
+                str(r[0])
+                for r in self._run(
+                    f"SELECT DISTINCT {c} FROM {self.rel} WHERE {c} IS NOT NULL AND {num} IS "
+                    f"NULL LIMIT {MAX_TEXTS + 1}"
                 )
-            else:
-                expr = f"TRY_CAST(trim({c}) AS DOUBLE)"
-            bad = self.con.execute(
-                f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {c} AS v, {expr} AS d "
-                f"FROM {self.rel}) WHERE d IS NULL AND v IS NOT NULL AND trim(v) <> '' "
-                f"ORDER BY rn LIMIT 1"
-            ).fetchall()
+            ]
+            levels, bad = text_levels(texts[:MAX_TEXTS], self.tier_names)
             if bad:
+                inlist = ", ".join(_sql_str(b) for b in bad)
+                row, cell = self._first_row(f"v IN ({inlist})", col)
+                raise bad_cell(role, col, row, cell, self.tier_names)
+            if len(texts) > MAX_TEXTS:
                 raise ReleaseError(
-                    not_a_number(role, col, f", row {bad[0][0]}", bad[0][1], self.tier_names)
+                    f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts that "
+                    "are not numbers; write the levels as numbers or tier names"
                 )
-            return expr
+            whens = "".join(f"WHEN {_sql_str(k)} THEN {_lit(x)} " for k, x in levels.items())
+            return f"CASE {c} {whens}ELSE {num} END" if whens else num
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
     def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+        self.cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
@@ -303,11 +512,12 @@ class _DuckSource:
                    sum((q / {float(QE)!r}) * (q / {float(QE)!r})),
                    sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
             FROM u GROUP BY b ORDER BY b NULLS FIRST"""
-        rows = self.con.execute(sql).fetchall()
+        rows = self._run(sql)
         return _histogram_from_rows(rows)
 
     # --------------------------------------------------------------- the fast plan (DuckDB)
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
+        self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
         self.e_expr = self._as_double(eps, "eps", True)
         R = hi - lo
@@ -330,10 +540,8 @@ class _DuckSource:
     def sample_levels(self) -> tuple[np.ndarray, int]:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
         metadata). Only steers the plan."""
-        n_rows = int((self.con.execute(f"SELECT count(*) FROM {self.rel}").fetchone() or (0,))[0])
-        x = self.con.execute(
-            f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}"
-        ).fetchnumpy()["e"]
+        n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
+        x = self._run(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
         x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
         return np.asarray(x, dtype=float), n_rows
 
@@ -354,7 +562,7 @@ class _DuckSource:
                   {", " + qq + " AS q" if below is not None else ""} FROM {self._scan()})
             GROUP BY k ORDER BY k NULLS FIRST"""
         self.key_expr = key
-        return self.con.execute(sql).fetchall()
+        return self._run(sql)
 
     def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
         """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
@@ -383,34 +591,46 @@ class _DuckSource:
         self, a: float, b: float, m: int, above_first: bool = False
     ) -> Histogram | None:
         """The bracket pass for per-user levels: one scan grouped into the levels below ``a``
-        (one class), m equal sub-bins of [a, b), the finite levels from ``b`` (one class),
-        public and zero levels; None when any level or value is bad."""
-        # small integer keys of known range: DuckDB groups them in a perfect hash table
+        (one class per 1/8 decade, the receipt's rows), m equal sub-bins of [a, b), the finite
+        levels from ``b`` (one class), public and zero levels; None when any level or value
+        is bad."""
+        # small integer keys of known range: DuckDB groups them in a perfect hash table.
+        # Keys: 0..2D below a (1/8 decade each, D = DECADE_KEYS), then the m sub-bins, the
+        # class above, public, zero.
+        d = DECADE_KEYS
+        base = 2 * d + 1
         inner = (
-            f"1 + least(greatest(CAST(floor((e - {_lit(a)}) * {_lit(m / (b - a))}) AS "
+            f"{base} + least(greatest(CAST(floor((e - {_lit(a)}) * {_lit(m / (b - a))}) AS "
             f"USMALLINT), 0), {m - 1})"
         )
-        low = f"WHEN e > 0 AND e < {_lit(a)} THEN 0 "
-        high = f"WHEN e >= {_lit(b)} AND e <= {_lit(_DBL_MAX)} THEN {m + 1} "
+        decade = (
+            f"CAST(greatest(least(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) + {d}, {2 * d}), "
+            "0) AS USMALLINT)"
+        )
+        low = f"WHEN e > 0 AND e < {_lit(a)} THEN {decade} "
+        high = f"WHEN e >= {_lit(b)} AND e <= {_lit(_DBL_MAX)} THEN {base + m} "
         key = (
             f"CASE {high + low if above_first else low + high}"  # the common class first
             f"WHEN e >= {_lit(a)} AND e < {_lit(b)} THEN {inner} "
-            f"WHEN e = CAST('inf' AS DOUBLE) THEN {m + 2} WHEN e = 0 THEN {m + 3} "
-            "ELSE NULL END"
+            f"WHEN e = CAST('inf' AS DOUBLE) THEN {base + m + 1} WHEN e = 0 THEN "
+            f"{base + m + 2} ELSE NULL END"
         )
         rows = self._fast(f"CAST({key} AS USMALLINT)", f"e < {_lit(b)}")
         out = []
+        coarse = set()
         for r in rows:
             if r[0] is None or _bad_values(r):
                 return None
             k, n, sy = int(r[0]), int(r[1]), int(r[3] or 0)
-            k = {m + 2: PUBLIC_BIN, m + 3: ZERO_BIN}.get(k, k)
+            k = {base + m + 1: PUBLIC_BIN, base + m + 2: ZERO_BIN}.get(k, k)
             if k in (ZERO_BIN, PUBLIC_BIN):
                 x = 0.0 if k == ZERO_BIN else math.inf
                 out.append((k, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0))
-            elif k == m + 1:  # saturated for sure when the bracket holds: no q sums
+            elif k == base + m:  # saturated for sure when the bracket holds: no q sums
                 out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0.0, sy, 0, 0, 0))
             else:
+                if k < base:
+                    coarse.add(k)
                 sq = int(r[4])
                 out.append(
                     (
@@ -428,20 +648,24 @@ class _DuckSource:
                     )
                 )
         h = _histogram_from_rows(out)
-        h.coarse = frozenset((0, m + 1))
+        h.coarse = frozenset(coarse | {base + m})
+        h.coarse_above = frozenset({base + m})
         return h
 
     def first_bad(self, what: str) -> tuple[int, Any]:
-        if what == "eps":
-            cond = "e IS NULL OR isnan(e) OR e < 0"
-        else:
-            cond = "v IS NULL OR isnan(v) OR isinf(v)"
-        row = self.con.execute(
-            f"SELECT rn, {'e' if what == 'eps' else 'v'} FROM (SELECT row_number() OVER () AS "
-            f"rn, {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}) WHERE {cond} "
+        """(row, cell) of the first row whose level is bad (``what`` = "eps"), outside the
+        supported levels ("range") or whose value is bad ("value"); (0, None) if none."""
+        cond = {
+            "eps": "e IS NULL OR isnan(e) OR e < 0",
+            "range": _RANGE_SQL,
+            "value": "v IS NULL OR isnan(v) OR isinf(v)",
+        }[what]
+        row = self._run(
+            f"SELECT rn, {'v' if what == 'value' else 'e'} FROM (SELECT row_number() OVER () "
+            f"AS rn, {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}) WHERE {cond} "
             "ORDER BY rn LIMIT 1"
-        ).fetchall()
-        return row[0] if row else (0, None)
+        )
+        return (int(row[0][0]), row[0][1]) if row else (0, None)
 
     def _in_range(self, emin: float, emax: float) -> str:
         return (
@@ -454,7 +678,7 @@ class _DuckSource:
         range): users, sum of y, min and max eps each."""
         sql = f"""SELECT q, count(*), sum(y), min(e), max(e) FROM {self._in_range(emin, emax)}
             GROUP BY q ORDER BY q"""
-        return _fetch_rows(self.con.execute(sql).fetchall())
+        return _fetch_rows(self._run(sql))
 
     def refine(self, emin: float, emax: float, m: int) -> list:
         """The users with levels in [emin, emax] in m equal sub-bins of that range: per
@@ -466,7 +690,7 @@ class _DuckSource:
                    sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)
             FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
             GROUP BY k ORDER BY k"""
-        return [tuple(r) for r in self.con.execute(sql).fetchall()]
+        return [tuple(r) for r in self._run(sql)]
 
     def close(self) -> None:
         self.con.close()
@@ -555,6 +779,13 @@ def spark_session(master: str = "local[2]"):
     return _SPARK
 
 
+def _spark_col(name: str):
+    """A Spark column by its exact name (backticks quoted, so any name is literal)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 class _SparkSource:
     def __init__(self, source: Any):
         from pyspark.sql import DataFrame as SparkDF
@@ -563,6 +794,7 @@ class _SparkSource:
         spark = spark_session()
         self.spark = spark
         self.local_path: str | None = None  # a local file: DuckDB names rows in messages
+        raw: list[str] | None = None
         if isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
             if "://" in path:  # a path the cluster reads (hdfs://, s3a://, ...)
@@ -570,14 +802,34 @@ class _SparkSource:
             else:
                 kind = _check_path(path)
                 self.local_path = path
+                global _DUCK
+                if _DUCK is None:
+                    import duckdb
+
+                    _DUCK = duckdb.connect(config={"threads": os.cpu_count() or 1})
+                cur = _DUCK.cursor()
+                try:
+                    raw = header_names(cur, path, kind)
+                finally:
+                    cur.close()
             try:
                 if kind == "parquet":
                     df = spark.read.parquet(path)
                 else:
-                    df = spark.read.option("header", True).option("inferSchema", True).csv(path)
-            except Exception as exc:
+                    df = (
+                        spark.read.option("header", True)
+                        .option("inferSchema", True)
+                        .option("enforceSchema", False)  # every file's header is checked
+                        .csv(path)
+                    )
+                    if raw is None:
+                        first = spark.read.option("header", False).csv(path).limit(1).collect()
+                        raw = ["" if c is None else str(c) for c in (first[0] if first else ())]
+            except Exception as exc:  # Spark's text may quote the file
+                if raw is not None:  # Spark refuses names that clash: say which
+                    check_column_names(raw, None, list(dict.fromkeys(raw)))
                 raise ReleaseError(
-                    f"could not read {path!r} as {kind}: {str(exc).splitlines()[0][:200]}"
+                    f"could not read {os.path.basename(path)!r} as {kind} ({type(exc).__name__})"
                 ) from None
         elif isinstance(source, SparkDF):
             df = source
@@ -588,34 +840,57 @@ class _SparkSource:
                 raise ReleaseError(
                     f"engine='spark' needs a path or a DataFrame, got {type(source).__name__}"
                 )
+            raw = [str(c) for c in source.columns]
+            check_column_names(raw, None, list(dict.fromkeys(raw)))
             df = spark.createDataFrame(source)
         self.df = df
+        self.read_names = [f.name for f in df.schema.fields]
+        self.raw_names = raw if raw is not None else list(self.read_names)
         self.types = {f.name: f.dataType.simpleString().upper() for f in df.schema.fields}
 
     def _as_double(self, col: str, role: str, eps: bool):
         from pyspark.sql import functions as F
 
         t = self.types[col]
-        c = F.col(f"`{col}`")
+        c = _spark_col(col)
         if t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE") or t.startswith(
             "DECIMAL"
         ):
             return c.cast("double")
         if t == "STRING":
-            txt = F.lower(F.trim(c))
             num = F.trim(c).cast("double")
             expr = num
+            bad_texts: list[str] = []
             if eps:
-                expr = F.when(txt.isin(*sorted(PUBLIC_WORDS)), F.lit(math.inf)).otherwise(num)
-                for k, x in reversed(list(self.tier_names.items())):  # names first
-                    expr = F.when(txt == F.lit(k), F.lit(x)).otherwise(expr)
-            bad = (
-                self.df.select(c.alias("v"), expr.alias("d"))
-                .where(F.col("d").isNull() & F.col("v").isNotNull() & (F.trim("v") != ""))
-                .limit(1)
-                .collect()
-            )
-            if bad:
+                texts = [
+                    str(r[0])
+                    for r in self.df.select(c.alias("v"))
+                    .where(F.col("v").isNotNull() & num.isNull())
+                    .distinct()
+                    .limit(MAX_TEXTS + 1)
+                    .collect()
+                ]
+                levels, bad_texts = text_levels(texts[:MAX_TEXTS], self.tier_names)
+                if not bad_texts and len(texts) > MAX_TEXTS:
+                    raise ReleaseError(
+                        f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts "
+                        "that are not numbers; write the levels as numbers or tier names"
+                    )
+                for k, x in levels.items():
+                    expr = F.when(c == F.lit(k), F.lit(x)).otherwise(expr)
+                bad = (
+                    self.df.select(c.alias("v")).where(F.col("v").isin(*bad_texts)).limit(1)
+                    if bad_texts
+                    else None
+                )
+            else:
+                bad = (
+                    self.df.select(c.alias("v"))
+                    .where(num.isNull() & c.isNotNull() & (F.trim(c) != ""))
+                    .limit(1)
+                )
+            found = bad.collect() if bad is not None else []
+            if found:
                 duck = self._duck()
                 if duck is not None:  # raises, naming the row, unless DuckDB reads it
                     try:
@@ -623,9 +898,7 @@ class _SparkSource:
                             duck._as_double(col, role, eps)
                     finally:
                         duck.close()
-                raise ReleaseError(  # Spark rows have no order: no row number
-                    not_a_number(role, col, "", bad[0][0], self.tier_names)
-                )
+                raise bad_cell(role, col, 0, found[0][0], self.tier_names)  # rows unordered
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
@@ -703,11 +976,16 @@ class _SparkSource:
             if row[0]:
                 return row
         u = self._u
-        cond = (F.col("b").isNull()) if what == "eps" else F.col("badv")
+        e = F.col("e")
+        cond = {
+            "eps": F.col("b").isNull(),
+            "range": (e > 0) & (e != math.inf) & ((e < LEVEL_MIN) | (e > LEVEL_MAX)),
+            "value": F.col("badv"),
+        }[what]
         row = u.where(cond).limit(1).collect()
         if not row:
             return (0, None)
-        return (0, row[0]["e"] if what == "eps" else None)  # Spark rows have no order
+        return (0, None if what == "value" else row[0]["e"])  # Spark rows have no order
 
     def _in_range(self, emin: float, emax: float):
         from pyspark.sql import functions as F
@@ -779,15 +1057,23 @@ def open_source(
     engine: str = "duckdb",
     tier_names: dict[str, float] | None = None,
 ):
-    """Open ``source`` on ``engine``: (handle, value column, eps column), the columns matched
-    by name (exactly, else uniquely ignoring case and spaces). ``tier_names`` maps tier names
-    (lower case, trimmed) to levels: a text eps cell holding one takes that level. Raises
-    ReleaseError."""
+    """Open ``source`` on ``engine``: (handle, value column, eps column), the columns named
+    exactly (no case-insensitive fallback). Names that equal a chosen column's name exactly or
+    ignoring case, and a chosen column the engine would read under another name (DuckDB and
+    Spark rename duplicates) are refused with a ColumnNameError. ``tier_names`` maps tier
+    names (:func:`hdp_core.validate.tier_key`) to levels: a text eps cell holding one takes
+    that level. Raises ReleaseError."""
     if engine not in ENGINES:
         raise ReleaseError(f"engine must be one of {ENGINES}, got {engine!r}")
     src = _DuckSource(source) if engine == "duckdb" else _SparkSource(source)
-    src.tier_names = dict(tier_names or {})
-    cols = list(src.types)
-    vcol = _match_column(cols, value, "value")
-    ecol = _match_column(cols, eps, "eps")
+    try:
+        src.tier_names = dict(tier_names or {})
+        raw, read = list(src.raw_names), list(src.read_names)
+        vraw = _match_column(raw, value, "value")
+        eraw = _match_column(raw, eps, "eps")
+        check_column_names(raw, read, [vraw, eraw])
+        vcol, ecol = read[raw.index(vraw)], read[raw.index(eraw)]  # as the engine names them
+    except BaseException:
+        src.close()
+        raise
     return src, vcol, ecol

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = [
     "LEVEL_MIN",
     "PUBLIC_WORDS",
     "as_float",
+    "cell_kind",
     "csv_safe",
     "csv_unescape",
     "describe",
@@ -41,6 +43,7 @@ __all__ = [
     "parse_int",
     "parse_level",
     "parse_number",
+    "tier_key",
 ]
 
 LEVEL_MIN = 1e-6
@@ -57,6 +60,52 @@ NUM_RE = re.compile(r"[+]?(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})(?:[eE][-+]?\d{1
 """A plain non-negative decimal number in ASCII (at most 20 digits each side, 3 in the power)."""
 INT_RE = re.compile(r"\d{1,16}", re.ASCII)
 """A plain whole number in ASCII digits (at most 16 of them)."""
+
+
+def tier_key(text: str) -> str:
+    """The form in which tier names are compared, everywhere (menu validation, the release's
+    cell matching on every engine, the preview): NFKC, then casefold, then Python's
+    ``str.strip`` (all Unicode whitespace at both ends)."""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+_THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:[,'’_ \u00a0\u202f]\d{3})+(?:\.\d*)?", re.ASCII)
+_DECIMAL_COMMA_RE = re.compile(r"[+-]?\d*,\d+", re.ASCII)
+_CURRENCY = frozenset("$€£¥₹¢₩₽")
+
+
+def cell_kind(cell: Any) -> str:
+    """What kind of thing a cell that is not a usable number is, in words for a message (never
+    the cell's content): "empty", "NaN", "a number with a thousands separator", "a number
+    with a decimal comma", "a number with a currency sign", "a percentage", "a date or a
+    number with other characters", "text"."""
+    if cell is None:
+        return "empty"
+    if is_real_number(cell):
+        x = as_float(cell)
+        if math.isnan(x):
+            return "NaN"
+        if math.isinf(x):
+            return "infinite"
+        return "negative" if x < 0 else "a number"
+    s = str(cell).strip()
+    if s.lower() == "nan":
+        return "NaN"
+    if s.lower() in EMPTY_WORDS:
+        return "empty"
+    if _THOUSANDS_RE.fullmatch(s):
+        return "a number with a thousands separator"
+    if _DECIMAL_COMMA_RE.fullmatch(s):
+        return "a number with a decimal comma"
+    if any(ch in _CURRENCY for ch in s) and any(ch.isdigit() for ch in s):
+        return "a number with a currency sign"
+    if s.endswith("%") and any(ch.isdigit() for ch in s):
+        return "a percentage"
+    if any(ch.isalpha() for ch in s):
+        return "text"
+    if any(ch.isdigit() for ch in s):
+        return "a date or a number with other characters"
+    return "text"
 
 
 def is_public_word(text: str) -> bool:

@@ -1,0 +1,129 @@
+"""The command line of the private release: ``python -m hdp_core.release PATH --value COL
+--eps COL --range LO HI [--engine spark] [--data-sd S] [--menu MENU.json] [--format json]``
+(also installed as ``hdp-release``).
+
+Every failure is one line on stderr starting with ``error:`` and exit status 2 (argparse's
+own usage errors too); no traceback, and no cell of the table in the message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any, NoReturn
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit status 2) and negative numbers in exponent form
+    (``--range -1e3 5``) read as numbers, not as options."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = _Parser(
+        prog="python -m hdp_core.release",
+        description="Release a private mean under per-user privacy "
+        "levels (ADPM, OpenDP Laplace noise).",
+    )
+    ap.add_argument("path", help="CSV or Parquet file (or a quoted glob)")
+    ap.add_argument("--value", required=True, help="column of the values")
+    ap.add_argument("--eps", required=True, help="column of the privacy levels")
+    ap.add_argument(
+        "--range",
+        nargs=2,
+        type=float,
+        default=None,
+        metavar=("LO", "HI"),
+        help="public data range; values outside are clamped (required unless --menu gives it)",
+    )
+    ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
+    ap.add_argument(
+        "--data-sd",
+        type=float,
+        default=None,
+        help="declared (public) standard deviation of the data, in its units",
+    )
+    ap.add_argument(
+        "--menu",
+        default=None,
+        metavar="MENU.json",
+        help="a Tier designer menu (its JSON download): eps cells holding a tier's name take "
+        "its level; its range and declared spread are used unless --range / --data-sd are given",
+    )
+    ap.add_argument("--format", choices=["text", "json"], default="text")
+    return ap
+
+
+def _with_tier_names(d: dict[str, Any], menu: Any) -> dict[str, Any]:
+    """The JSON receipt with each row's tier names (as the Release page shows them)."""
+    from .release import tier_names_of
+
+    rows = d["tiers"]
+    levels = [float(r["eps"]) for r in rows]
+    for r, name in zip(rows, tier_names_of(levels, menu), strict=True):
+        r["tier"] = name
+    return d
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the release; returns the exit status (0 released, 2 refused)."""
+    from .errors import HdpError, MenuError, ReleaseError
+    from .release import release_mean
+
+    a = _parser().parse_args(argv)
+    try:
+        menu = None
+        lo_hi, sd = a.range, a.data_sd
+        if a.menu is not None:
+            from .views.menu_io import MAX_MENU_BYTES, menu_from_json
+
+            try:
+                with open(a.menu, "rb") as f:
+                    menu = menu_from_json(f.read(MAX_MENU_BYTES + 1))
+            except (OSError, MenuError) as exc:
+                raise ReleaseError(f"the menu file {a.menu!r} cannot be used: {exc}") from None
+            lo_hi = lo_hi or (menu.low, menu.high)
+            sd = sd if sd is not None else menu.data_sd
+        if lo_hi is None:
+            raise ReleaseError("the public range is missing: give --range LO HI (or --menu)")
+        rel = release_mean(
+            a.path,
+            value=a.value,
+            eps=a.eps,
+            lo=lo_hi[0],
+            hi=lo_hi[1],
+            engine=a.engine,
+            data_sd=sd,
+            tiers=menu,
+        )
+        if a.format == "json":
+            d = rel.to_dict()
+            out = json.dumps(_with_tier_names(d, menu) if menu is not None else d, indent=2)
+        else:
+            out = rel.text()
+    except HdpError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # never a traceback (its text could quote data)
+        print(
+            f"error: the release failed ({type(exc).__name__}); nothing was released",
+            file=sys.stderr,
+        )
+        return 2
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
