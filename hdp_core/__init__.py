@@ -130,6 +130,7 @@ __all__ += [
     "whatif",
 ]
 
+
 def __getattr__(name: str):
     """``Release`` and ``release_mean`` load hdp_core.release on first use, so that
     ``python -m hdp_core.release`` runs that module once (no runpy RuntimeWarning)."""
