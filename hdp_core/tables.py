@@ -32,12 +32,12 @@ import numpy as np
 
 from .errors import HdpError, ProfileError
 from .profile import (
+    LEVEL_MAX,
+    LEVEL_MIN,
     MAX_ROWS,
     MAX_TOTAL_USERS,
     MAX_UPLOAD_BYTES,
     EpsilonProfile,
-    LEVEL_MAX,
-    LEVEL_MIN,
     out_of_range,
 )
 from .validate import EMPTY_WORDS, PUBLIC_WORDS, csv_unescape
@@ -134,7 +134,10 @@ _NUM = r"[+-]?[\d.,\u00a0\u202f '’_]*\d[\d.,\u00a0\u202f '’_]*"
 _UNIT = re.compile(
     rf"^(?:[$€£¥₹]|[A-Za-z]{{2,3}}\s?)\s*{_NUM}$|^{_NUM}\s*(?:[$€£¥₹%]|[A-Za-z]{{1,4}})$"
 )
-_DATE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}.*)?$|^\d{1,2}:\d{2}")
+_DATE = re.compile(
+    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}.*)?$"
+    r"|^\d{1,2}:\d{2}(:\d{2})?$"
+)
 
 
 def cell_kind(cell: Any) -> str:
@@ -280,7 +283,8 @@ def profile_from_frame(
     if bad.any():
         i = int(np.argmax(bad))
         raise ProfileError(
-            f"{_where(i + 1, str(eps_col), header_lines)}: the level is {out_of_range_words(eps[i])}",
+            f"{_where(i + 1, str(eps_col), header_lines)}: the level is "
+            + out_of_range_words(eps[i]),
             row=i + 1,
             column=str(eps_col),
             reason="out_of_range",
@@ -424,9 +428,7 @@ def read_upload_csv(
     elif isinstance(content, (bytes, bytearray, memoryview)):
         raw = bytes(content)
     else:
-        raise error(
-            f"expected CSV text or bytes, got {type(content).__name__}", reason="not_text"
-        )
+        raise error(f"expected CSV text or bytes, got {type(content).__name__}", reason="not_text")
     if len(raw) > max_bytes:
         raise error(
             f"the file is {len(raw) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB",

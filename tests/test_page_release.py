@@ -68,13 +68,21 @@ def test_release_flow(page):
         assert f"released {'once' if k == 1 else '2 times'}" in warn
         assert f"has lost up to {k + 1} × eps" in warn
         assert at.button(key="rel_go").disabled
-        at.checkbox(key="rel_confirm_again").check().run()
+        _confirm(at).check().run()
         at.button(key="rel_go").click().run()
         assert not at.exception
         assert len(at.session_state["rel_ledger"]) == k + 1
-        assert not at.checkbox(key="rel_confirm_again").value  # ticked once is not forever
+        assert not _confirm(at).value  # ticked once is not forever
+        assert at.button(key="rel_go").disabled  # the box and the button agree
     assert "Releases in this session" in [h.value for h in at.subheader]
     assert list(at.dataframe[-1].value["release of this file"]) == [1, 2, 3]
+
+
+def _confirm(at):
+    """The one "I understand: release again" checkbox on the page."""
+    boxes = [c for c in at.checkbox if c.label == "I understand: release again"]
+    assert len(boxes) == 1
+    return boxes[0]
 
 
 def _upload(at, name: str, data: bytes):
@@ -93,7 +101,10 @@ def _set_range(at, lo: float, hi: float):
 def test_bad_inputs_show_errors_and_release_nothing(page):
     at = _upload(page, "t.csv", b"value,eps\n1,0.5\n2,-1\n")
     _set_range(at, 0.0, 10.0)
-    assert any("Check the table: eps column 'eps', row 2: -1" in shown(e.value) for e in at.error)
+    assert any(
+        "Check the table: eps column 'eps', row 2: the level is negative" in shown(e.value)
+        for e in at.error
+    )
     assert not at.button  # nothing to click while the table has a problem
     _upload(at, "t2.csv", b"value,eps\n1,0.5\n2,0.5\n")
     _set_range(at, 0.0, -5.0)
@@ -104,9 +115,9 @@ def test_bad_inputs_show_errors_and_release_nothing(page):
 @pytest.mark.parametrize(
     "text, problem",
     [
-        (b"value,eps\n1,0.5\n2,0.5\n3,0.5\n4,0.5\n12x7,0.5\n", "row 5: '12x7' is not a number"),
+        (b"value,eps\n1,0.5\n2,0.5\n3,0.5\n4,0.5\n12x7,0.5\n", "row 5: the cell is text"),
         (b"value,eps\n1,0.5\n,0.5\n", "row 2: missing, NaN or infinite"),
-        (b"value,eps\nBerlin,0.5\nParis,1\n", "row 1: 'Berlin' is not a number"),
+        (b"value,eps\nBerlin,0.5\nParis,1\n", "row 1: the cell is text, not a number"),
     ],
 )
 def test_value_problems_show_in_the_preview_not_after_release(page, text, problem):
@@ -120,8 +131,8 @@ def test_value_problems_show_in_the_preview_not_after_release(page, text, proble
     [
         (b"", "the file is empty"),
         (b"  \n", "the file is empty"),
-        (b"value,eps\n", "a header line but no rows"),
-        (b"value\n1\n2\n", "at least two columns"),
+        (b"value,eps\n", "a header but no data rows"),
+        (b"value\n1\n2\n", "the table needs at least 2"),
     ],
 )
 def test_a_bad_file_unloads_the_previous_table(page, text, problem):
@@ -218,7 +229,7 @@ def test_release_with_the_tier_designers_menu_from_its_link(app):
     at.toggle(key="rel_use_menu").set_value(False).run()
     assert not at.exception
     err = " ".join(shown(e.value) for e in at.error)
-    assert "'Strict' is not a number" in err
+    assert "row 1: the cell is text, not a number" in err and "Strict" not in err
     assert "turn on 'Read the eps column with this menu'" in err  # says how to fix it
     assert not at.button
     # an edited menu (a new link) brings its own range and unit to the settings

@@ -202,5 +202,7 @@ def test_overflowing_number_is_not_read_as_public():
     """'1e400' overflows float64 to inf; only the words inf/public mean a public user."""
     with pytest.raises(hdp.ProfileError, match=r"row 2 \(line 3.*a number too large"):
         hdp.profile_from_csv(b"eps\n0.5\n1e400\n")
-    with pytest.raises(hdp.ProfileError, match=r"column 'count'.*too large to be a floating-point number$"):
+    with pytest.raises(
+        hdp.ProfileError, match=r"column 'count'.*too large to be a floating-point number$"
+    ):
         hdp.profile_from_csv(b"eps,count\n1,1e400\n")
