@@ -713,15 +713,18 @@ def _column_floats(
         x = np.where(
             named.notna().to_numpy(dtype=bool), named.to_numpy(dtype=float, na_value=np.nan), x
         )
+    overflow = np.isinf(x) & ~low.isin(sorted(PUBLIC_WORDS)).fillna(False).to_numpy(dtype=bool)
+    if role == "eps":
+        overflow &= ~named.notna().to_numpy(dtype=bool)
     bad_txt = (
-        np.isnan(x)
+        (np.isnan(x) | overflow)
         & txt.notna().to_numpy(dtype=bool)
         & (txt != "").fillna(False).to_numpy(dtype=bool)
         & ~low.isin(["nan"]).fillna(False).to_numpy(dtype=bool)
     )
     if bad_txt.any():
         i = int(np.argmax(bad_txt))
-        kind = cell_kind(txt.iloc[i])
+        kind = "too_large" if overflow[i] else cell_kind(txt.iloc[i])
         menu = ""
         if role == "eps" and names:
             shown = ", ".join(repr(k) for k in list(names)[:10])

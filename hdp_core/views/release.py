@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import HdpError
 from ..release import Release, tier_levels, tier_names_of
 from .formatting import count_noun, frame_to_csv, plain, short_eps, telling_eps
-from .limits import REAL_MAX, check_data_range
+from .limits import REAL_MAX
 
 __all__ = [
     "EPS_NAMES",
@@ -188,14 +188,13 @@ def guess_columns(df: Any, menu: Any = None) -> tuple[int | None, int | None]:
 
 # ------------------------------------------------------------------------------ settings
 def range_problem(lo: float, hi: float) -> str | None:
-    """None if [lo, hi] is a usable public range, else the sentence to show (the data-range
-    validator's rule, hdp_core.views.limits.check_data_range)."""
+    """None if [lo, hi] is a usable public range, else the sentence to show: lo < hi, both
+    ends within ±:data:`RANGE_MAX` (the bound of the range widgets and of the data-range
+    validator, hdp_core.views.limits.REAL_MAX)."""
     if not lo < hi:
         return "The lowest possible value must be below the highest possible value."
-    try:
-        check_data_range(lo, hi)
-    except ValueError as e:
-        return f"Check the range: {plain(e)}."
+    if not (math.isfinite(lo) and math.isfinite(hi)) or max(abs(lo), abs(hi)) > RANGE_MAX:
+        return f"Each end of the range must be between -{RANGE_MAX:g} and {RANGE_MAX:g}."
     return None
 
 
