@@ -262,3 +262,93 @@ def test_the_sidebar_says_this_page_uses_the_table_not_the_profile(app):
     assert any(note in c.value for c in at.sidebar.caption)
     at.switch_page("pages/bounds.py").run()  # the note is the Release page's only
     assert not any(note in c.value for c in at.sidebar.caption)
+
+
+# ------------------------------------------------------------------------------ issue 19
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (
+            (",".join(f"c{i}" for i in range(17)) + "\n" + ",".join("1" * 17) + "\n").encode(),
+            "the header has 17 columns; at most 16",
+        ),
+        (b"50,0.5\n60,1\n", "the first row must name the columns"),
+        (b"value,eps,EPS\n50,10,0.01\n", "names the column 'EPS' twice"),
+    ],
+)
+def test_the_one_reader_refuses_what_the_readme_refuses(page, text, problem):
+    at = _upload(page, "bad.csv", text)
+    assert any(problem in shown(e.value) and "Nothing is loaded" in e.value for e in at.error)
+    assert not at.button and at.session_state["rel_table"] is None
+
+
+@pytest.mark.parametrize(
+    "text, col, where, kind, secret",
+    [
+        (b"value,ssn\n1,0.5\n2,123-45-6789\n", "ssn", "row 2", "text", "123-45-6789"),
+        (
+            b'value,eps\n1,0.5\n"$120 000 (John Smith)",0.5\n',
+            "value",
+            "row 2",
+            "text",
+            "John Smith",
+        ),
+        (
+            b'value,eps\n"1,234",0.5\n',
+            "value",
+            "row 1",
+            "a number with a thousands separator",
+            "234",
+        ),
+    ],
+)
+def test_a_bad_cell_is_named_by_row_column_and_kind_never_shown(
+    page, text, col, where, kind, secret
+):
+    at = _upload(page, "s.csv", text)
+    if col == "ssn":
+        at.selectbox(key="rel_eps").set_value("ssn").run()
+    _set_range(at, 0.0, 10.0)
+    err = " ".join(shown(e.value) for e in at.error)
+    assert f"column '{col}', {where}: the cell is {kind}" in err
+    assert secret not in _texts(at) and secret not in err
+    assert not at.button
+
+
+def test_a_huge_range_with_a_declared_spread_shows_no_traceback(page):
+    at = _upload(page, "users.csv", _csv())
+    at.number_input(key="rel_lo").set_value(-1e308).run()
+    at.number_input(key="rel_hi").set_value(1e308).run()
+    assert not at.exception
+    assert at.sidebar.metric  # the sidebar summary is still drawn
+    # the widgets are bounded by the validators' limit (hdp_core.views.limits.REAL_MAX)
+    assert at.number_input(key="rel_lo").value is None and not at.button
+    _set_range(at, -1e15, 1e15)
+    at.toggle(key="rel_use_sd").set_value(True).run()
+    assert not at.exception and at.sidebar.metric
+    at.number_input(key="rel_sd").set_value(1e14).run()
+    assert not at.exception and at.button(key="rel_go")
+    _set_range(at, 0.0, 10.0)  # a spread larger than the new range allows is emptied
+    assert not at.exception and at.number_input(key="rel_sd").value is None
+
+
+def test_two_columns_with_a_recognised_eps_column_preselect_the_value_column(page):
+    at = _upload(page, "two.csv", b"spend_usd,eps\n1,0.5\n2,1\n")
+    assert at.selectbox(key="rel_eps").value == "eps"
+    assert at.selectbox(key="rel_value").value == "spend_usd"
+
+
+def test_the_upload_hint_shows_no_backticks(page):
+    hints = [i.value for i in page.info if "Upload a CSV to start" in i.value]
+    assert hints and all("`" not in h for h in hints)
+    assert "value,eps" in hints[0]
+
+
+def test_downloads_and_the_python_snippet_after_a_release(page):
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    at.button(key="rel_go").click().run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["⬇️ Result and receipt (JSON)", "⬇️ Result (CSV)", "⬇️ Receipt (CSV)"]
+    code = " ".join(c.value for c in at.code)
+    assert "hdp.release_mean(" in code and "'users.csv'" in code and "lo=0.0" in code

@@ -213,8 +213,10 @@ def release_code(settings: Mapping[str, Any], file: str, menu: Any = None) -> st
     lines = ["import hdp_core as hdp", ""]
     tiers = ""
     if menu is not None:
-        eps = ", ".join("'public'" if math.isinf(float(x)) else repr(float(x)) for x in menu.levels)
-        shares = ", ".join(repr(float(x)) for x in menu.shares)
+        eps = ", ".join(
+            "'public'" if math.isinf(float(t.eps)) else repr(float(t.eps)) for t in menu.tiers
+        )
+        shares = ", ".join(repr(float(t.share_percent)) for t in menu.tiers)
         sd = None if menu.data_sd is None else float(menu.data_sd)
         lines += [
             "from hdp_core.design import make_menu",
