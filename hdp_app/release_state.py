@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from hdp_core.release import ReleaseError
+from hdp_core.release import ReleaseError, check_values, level_counts
 from hdp_core.tables import read_upload_csv
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
@@ -20,6 +20,7 @@ TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (ses
 LEDGER = "rel_ledger"  # list of dicts (hdp_core.views.release.ledger_entry): this session's
 LAST = "rel_last"  # the last release: dict(rel, menu, settings, table, file, time), or None
 PREFILLED = "rel_prefilled_for"  # key of the menu whose range and unit fill the settings
+LEVELS = "rel_levels"  # (table digest, columns, menu key) -> the checked levels and counts
 
 
 def init_state() -> None:
@@ -68,3 +69,18 @@ def confirm_key(digest: str, k: int) -> str:
     """The "release again" checkbox's key for the (k+1)-th release of a file: a new checkbox,
     unticked, after every release (a ticked box never outlives the release it allowed)."""
     return f"{K_CONFIRM}_{digest[:12]}_{k}"
+
+
+def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any]:
+    """The table's distinct levels and user counts (hdp_core.release.level_counts) after
+    check_values passed, computed once per file, columns and menu in this session (a widget
+    change elsewhere on the page does not read the table again). Raises ReleaseError."""
+    key = (digest, value, eps, None if menu is None else menu.key)
+    memo = st.session_state.get(LEVELS)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    st.session_state[LEVELS] = None
+    lv, ct = level_counts(df, eps, menu)
+    check_values(df, value)
+    st.session_state[LEVELS] = (key, (lv, ct))
+    return lv, ct

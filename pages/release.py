@@ -32,6 +32,7 @@ from hdp_app.release_state import (
     LAST,
     LEDGER,
     TABLE,
+    checked_levels,
     confirm_key,
     init_state,
     keep_within,
@@ -44,8 +45,6 @@ from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import (
     Release,
     ReleaseError,
-    check_values,
-    level_counts,
     preview_tiers,
     release_mean,
 )
@@ -234,12 +233,11 @@ def _settings(df, menu: Menu | None) -> dict:
 
 
 # ----------------------------------------------------------------------------- preview
-def _check_table(df, s: dict, menu: Menu | None, menu_off: bool):
+def _check_table(digest: str, df, s: dict, menu: Menu | None, menu_off: bool):
     """The table's levels and a check of its values, as the release will read them; a problem
     is shown as what to fix, and stops the page before the Release button."""
     try:
-        lv, ct = level_counts(df, s["eps"], menu)
-        check_values(df, s["value"])
+        lv, ct = checked_levels(digest, df, s["value"], s["eps"], menu)
     except ReleaseError as e:
         hint = V.table_hint(e, s["eps"], menu_off)
         st.error(f"Check the table: {plain(e)}.{hint} Nothing can be released yet.")
@@ -438,7 +436,9 @@ def _body() -> None:
         try:
             s = _settings(df, menu)
             current = (digest, s)
-            lv, ct = _check_table(df, s, menu, menu_off=menu_found is not None and menu is None)
+            lv, ct = _check_table(
+                digest, df, s, menu, menu_off=menu_found is not None and menu is None
+            )
             _preview(lv, ct, s, menu)
         except _Stop:
             _last_section(current)
