@@ -138,3 +138,23 @@ def test_the_issues_message_is_gone():
     with pytest.raises(ReleaseError) as info:
         level_counts(df, "ssn")
     assert str(info.value) == "eps column 'ssn', row 1: the cell is text, not a number"
+
+
+def test_menu_csv_round_trip_and_errors():
+    from hdp_core.design import evaluate_menu, make_menu
+    from hdp_core.errors import MenuError
+    from hdp_core.views import menu_io
+
+    m = make_menu(["=A", "B", "Open"], [0.1, 1.0, "public"], [40, 35, 25], 5000, 0, 500, "USD", 80)
+    back = menu_io.menu_from_upload("x.csv", menu_io.report_to_csv(evaluate_menu(m)), m)
+    assert back == m
+    counts = menu_io.menu_from_csv(b"name,eps,count\nS,0.1,600\nO,public,400\n")
+    assert [t.share_percent for t in counts.tiers] == [60.0, 40.0] and counts.n_users == 1000
+    with pytest.raises(MenuError) as info:
+        menu_io.menu_from_csv(b'name,eps,share_percent\nS,0.1,"1,234 (John)"\n')
+    e = info.value
+    assert (e.row, e.column, e.reason) == (1, "share_percent", "text") and "John" not in str(e)
+    with pytest.raises(MenuError, match="the first row must name the columns"):
+        menu_io.menu_from_csv(b"0.1,40\n1,60\n")
+    with pytest.raises(MenuError, match="at most 16"):
+        menu_io.menu_from_csv(",".join(f"c{i}" for i in range(17)) + "\n")
