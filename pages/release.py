@@ -196,13 +196,9 @@ def _settings(df, menu: Menu | None) -> dict:
     if problem:
         st.error(problem)
         raise _Stop
-    if menu is not None and (lo, hi) != (menu.low, menu.high):
-        st.caption(
-            plain(
-                f"Your range differs from the menu's ({menu.low:g} to {menu.high:g}): the "
-                "numbers below are for the range you set."
-            )
-        )
+    note = V.menu_range_note(lo, hi, menu)
+    if note:
+        st.caption(note)
     sd = None
     if st.toggle(
         "I know the data's standard deviation (a public assumption)",
@@ -430,9 +426,7 @@ def _body() -> None:
     current = None
     if table is not None:
         digest, name, df = table
-        st.caption(
-            f"Loaded {plain(name)}: {len(df):,} rows, {df.shape[1]} columns (not displayed)."
-        )
+        st.caption(V.loaded_caption(name, df))
         try:
             s = _settings(df, menu)
             current = (digest, s)

@@ -192,3 +192,15 @@ def test_ledger_frame_formats_numbers_kept_as_numbers():
     assert list(f["release of this file"]) == [2]
     assert f["private mean"][0] == V.in_units(rel.estimate, "+cmd")
     assert V.releases_of([e, e], "abc") == 2 and V.releases_of([e], "x") == 0
+
+
+def test_captions_escape_user_text_and_say_when_the_range_differs():
+    df = pd.DataFrame({"a": [1, 2, 3], "b": [1, 2, 3]})
+    assert (
+        V.loaded_caption("*x*.csv", df)
+        == "Loaded \\*x\\*\\.csv: 3 rows, 2 columns (not displayed)."
+    )
+    assert V.menu_range_note(0, 500, _menu()) is None
+    assert "differs from the menu" in V.menu_range_note(0, 100, _menu())
+    assert V.menu_range_note(0, 100, None) is None
+    assert V.menu_caption(_menu(), "the link").startswith("From the link\\: Strict\\: eps 0\\.1")

@@ -38,7 +38,9 @@ __all__ = [
     "is_stale",
     "ledger_entry",
     "ledger_frame",
+    "loaded_caption",
     "menu_caption",
+    "menu_range_note",
     "off_menu_note",
     "preview_table",
     "range_problem",
@@ -112,6 +114,21 @@ def menu_caption(menu: Any, where: str) -> str:
     )
     unit = f" {menu.unit}" if menu.unit else ""
     return plain(f"From {where}: {tiers}. Range {menu.low:g} to {menu.high:g}{unit}.")
+
+
+def loaded_caption(file: str, df: Any) -> str:
+    """The line under the uploader: the file's name, rows and columns (never its cells)."""
+    return f"Loaded {plain(file)}: {len(df):,} rows, {df.shape[1]} columns (not displayed)."
+
+
+def menu_range_note(lo: float, hi: float, menu: Any) -> str | None:
+    """A note when the range set differs from the menu's (None otherwise, or without a menu)."""
+    if menu is None or (lo, hi) == (menu.low, menu.high):
+        return None
+    return plain(
+        f"Your range differs from the menu's ({menu.low:g} to {menu.high:g}): the numbers "
+        "below are for the range you set."
+    )
 
 
 def released_caption(settings: Mapping[str, Any], file: str, when: str) -> str:
