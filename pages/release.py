@@ -17,7 +17,14 @@ import time
 
 import streamlit as st
 
-from hdp_app.common import MENU_LINK_KEY, SIDEBAR_NOTE, TD_MENU, guarded, run_through_app
+from hdp_app.common import (
+    MENU_LINK_KEY,
+    SIDEBAR_NOTE,
+    TD_MENU,
+    guarded,
+    metric_row,
+    run_through_app,
+)
 from hdp_app.release_state import (
     K_EPS,
     K_GO,
@@ -359,8 +366,8 @@ def _last_section(current: tuple[str, dict] | None) -> None:
 def _downloads(last: dict) -> None:
     rel, s, menu = last["rel"], last["settings"], last["menu"]
     args = (rel, s, last["file"], last["time"], menu)
-    c1, c2, c3 = st.columns(3)
-    c1.download_button(
+    row = metric_row()  # wraps at 1024 px instead of cutting the labels
+    row.download_button(
         "⬇️ Result and receipt (JSON)",
         V.result_json(*args),
         file_name="private_mean.json",
@@ -368,7 +375,7 @@ def _downloads(last: dict) -> None:
         key="rel_dl_json",
         on_click="ignore",
     )
-    c2.download_button(
+    row.download_button(
         "⬇️ Result (CSV)",
         V.result_csv(*args),
         file_name="private_mean.csv",
@@ -376,7 +383,7 @@ def _downloads(last: dict) -> None:
         key="rel_dl_csv",
         on_click="ignore",
     )
-    c3.download_button(
+    row.download_button(
         "⬇️ Receipt (CSV)",
         V.receipt_csv(rel, menu),
         file_name="privacy_receipt.csv",
