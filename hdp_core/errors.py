@@ -20,7 +20,23 @@ __all__ = [
 
 
 class HdpError(ValueError):
-    """Base of every error hdp_core raises on bad input."""
+    """Base of every error hdp_core raises on bad input.
+
+    Besides its message, an error may carry fields so that callers never read the text:
+    ``row`` (1-based data row, header excluded), ``column`` (the column's name) and ``reason``
+    (a short code of what is wrong, e.g. 'text', 'empty', 'too_many_columns')."""
+
+    def __init__(
+        self,
+        *args: object,
+        row: int | None = None,
+        column: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(*args)
+        self.row = row
+        self.column = column
+        self.reason = reason
 
 
 class ProfileError(HdpError):

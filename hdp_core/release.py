@@ -106,7 +106,7 @@ import numpy as np
 
 from .adpm import adpm, data_sd_constant
 from .errors import BadCellError
-from .profile import EpsilonProfile
+from .profile import EpsilonProfile, out_of_range
 from .release_engines import (
     FETCH_USERS,
     MAX_TIERS,
@@ -119,9 +119,10 @@ from .release_engines import (
     Histogram,
     Q,
     ReleaseError,
-    not_a_number,
     open_source,
 )
+from .tables import cell_kind as cell_reason
+from .tables import kind_words, out_of_range_words
 from .units import affine_error
 from .validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_kind, parse_level, tier_key
 
@@ -778,15 +779,29 @@ def _column_floats(
         x = np.where(
             named.notna().to_numpy(dtype=bool), named.to_numpy(dtype=float, na_value=np.nan), x
         )
+    overflow = np.isinf(x) & ~low.isin(sorted(PUBLIC_WORDS)).fillna(False).to_numpy(dtype=bool)
+    if role == "eps":
+        overflow &= ~named.notna().to_numpy(dtype=bool)
     bad_txt = (
-        np.isnan(x)
+        (np.isnan(x) | overflow)
         & txt.notna().to_numpy(dtype=bool)
         & (txt != "").fillna(False).to_numpy(dtype=bool)
         & ~low.isin(["nan"]).fillna(False).to_numpy(dtype=bool)
     )
     if bad_txt.any():
         i = int(np.argmax(bad_txt))
-        raise ReleaseError(not_a_number(role, column, f", row {i + 1}", col.iloc[i], names))
+        kind = "too_large" if overflow[i] else cell_reason(txt.iloc[i])
+        menu = ""
+        if role == "eps" and names:
+            shown = ", ".join(repr(k) for k in list(names)[:10])
+            menu = f" nor a tier of the menu ({shown}{', ...' if len(names) > 10 else ''})"
+        raise ReleaseError(
+            f"{role} column {column!r}, row {i + 1}: the cell is {kind_words(kind)}, not a "
+            f"number{menu}",
+            row=i + 1,
+            column=column,
+            reason=kind,
+        )
     return x
 
 
@@ -797,7 +812,13 @@ def check_values(df: Any, value: str) -> None:
     x = _column_floats(df, value, "value", {}, "biuf")
     bad = ~np.isfinite(x)
     if bad.any():
-        raise ReleaseError(_bad_value_message(value, int(np.argmax(bad)) + 1, int(bad.sum())))
+        i = int(np.argmax(bad))
+        raise ReleaseError(
+            _bad_value_message(value, i + 1, int(bad.sum())),
+            row=i + 1,
+            column=value,
+            reason="empty" if np.isnan(x[i]) else "not_finite",
+        )
 
 
 def _show(v: Any) -> str:
@@ -1032,16 +1053,22 @@ def level_counts(df: Any, eps: str, tiers: Any = None) -> tuple[np.ndarray, np.n
     (tier names in the column take their tier's level). Raises ReleaseError naming the row
     (1-based) of the first bad level."""
     x = _column_floats(df, eps, "eps", tier_levels(tiers), "iufc")
-    bad = np.isnan(x) | (x < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ReleaseError(
-            f"eps column {eps!r}, row {i + 1}: {_show(x[i])}; privacy levels "
-            "must be numbers >= 0 (inf = public)"
-        )
     if x.size == 0:
-        raise ReleaseError("the table is empty: no users, nothing to release")
-    lv, ct = np.unique(x, return_counts=True)
+        raise ReleaseError("the table is empty: no users, nothing to release", reason="no_rows")
+    lv, first, ct = np.unique(x, return_index=True, return_counts=True)  # NaN sorts last
+    bad = np.isnan(lv) | (lv < 0) | out_of_range(lv)
+    if bad.any():
+        i = int(first[bad].min())  # the first bad row of the table, found in O(n log n)
+        v = x[i]
+        reason = "empty" if np.isnan(v) else ("negative" if v < 0 else "out_of_range")
+        what = {
+            "empty": "the cell is empty (or NaN); privacy levels must be numbers >= 0 "
+            "(inf = public)",
+            "negative": "the level is negative; privacy levels must be numbers >= 0 (inf = public)",
+        }.get(reason) or f"the level is {out_of_range_words(v)}"
+        raise ReleaseError(
+            f"eps column {eps!r}, row {i + 1}: {what}", row=i + 1, column=eps, reason=reason
+        )
     return lv, ct
 
 

@@ -8,7 +8,14 @@ Columns (names matched case-insensitively, surrounding spaces ignored):
 * ``name`` or ``tier`` (optional, with count): a tier's name.
 
 Every problem raises :class:`ProfileError` naming the data row (1-based, header excluded), the
-file line, the column and the offending text.
+file line, the column and the kind of problem (:func:`cell_kind`: "text", "empty", "a number
+with a thousands separator"...), never the cell's content; the error's fields ``row``,
+``column`` and ``reason`` say the same for code.
+
+Every uploaded CSV (profiles, menus, release tables) is read by :func:`read_upload_csv`: the
+limits of the README (:data:`~hdp_core.profile.MAX_UPLOAD_BYTES`,
+:data:`~hdp_core.profile.MAX_ROWS`, :data:`MAX_COLUMNS`) and the header are checked before the
+body is parsed.
 """
 
 from __future__ import annotations
@@ -23,31 +30,36 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import ProfileError
+from .errors import HdpError, ProfileError
 from .profile import (
+    LEVEL_MAX,
+    LEVEL_MIN,
     MAX_ROWS,
     MAX_TOTAL_USERS,
     MAX_UPLOAD_BYTES,
     EpsilonProfile,
     out_of_range,
-    range_message,
 )
-from .validate import EMPTY_WORDS, PUBLIC_WORDS, csv_unescape, fmt_number
+from .validate import EMPTY_WORDS, PUBLIC_WORDS, csv_unescape
 
 __all__ = [
     "ENCODINGS",
     "MAX_COLUMNS",
     "MAX_TIERS_FILE",
     "CsvRead",
+    "UploadTable",
+    "cell_kind",
     "example_csv",
     "profile_from_csv",
     "profile_from_frame",
     "read_profile_csv",
+    "read_upload_csv",
 ]
 
 MAX_COLUMNS = 16
-"""Most columns a profile file's header may have (a profile needs at most four); checked on
-the first line before the file is parsed, so a small file of many empty columns costs nothing."""
+"""Most columns an uploaded CSV's header may have (a profile needs at most four, a release
+table two); checked on the first line before the file is parsed, so a small file of many empty
+columns costs nothing."""
 
 MAX_TIERS_FILE = 10_000
 """Most tiers (rows of a file with a count column) a profile read from a table may have."""
@@ -104,8 +116,78 @@ def _where(row: int, col: str, header_lines: LineOf) -> str:
     return f"row {row} (line {line} of the file), column {col!r}"
 
 
+_KINDS = {
+    "empty": "empty",
+    "thousands_separator": "a number with a thousands separator",
+    "decimal_comma": "a number with a decimal comma",
+    "currency_or_unit": "a number with a currency sign or unit",
+    "date": "a date or time",
+    "too_large": "a number too large for a floating-point number",
+    "not_finite": "not a finite number",
+    "text": "text",
+}
+"""Reason codes of a cell that is not a number, and the words messages use for them."""
+
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}([,\u00a0\u202f '’_]\d{3})+([.,]\d+)?$")
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
+_NUM = r"[+-]?[\d.,\u00a0\u202f '’_]*\d[\d.,\u00a0\u202f '’_]*"
+_UNIT = re.compile(
+    rf"^(?:[$€£¥₹]|[A-Za-z]{{2,3}}\s?)\s*{_NUM}$|^{_NUM}\s*(?:[$€£¥₹%]|[A-Za-z]{{1,4}})$"
+)
+_DATE = re.compile(
+    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}.*)?$"
+    r"|^\d{1,2}:\d{2}(:\d{2})?$"
+)
+
+
+def cell_kind(cell: Any) -> str:
+    """The reason code (a key of the module's ``_KINDS``: 'empty', 'thousands_separator',
+    'decimal_comma', 'currency_or_unit', 'date', 'too_large', 'not_finite', 'text') of a cell
+    that is not a plain number; messages say :func:`kind_words` of it, never the cell."""
+    if cell is None:
+        return "empty"
+    if isinstance(cell, (int, float, np.integer, np.floating)):
+        x = float(cell)
+        return "empty" if math.isnan(x) else "not_finite"
+    t = str(cell).strip()
+    if t.lower() in EMPTY_WORDS:
+        return "empty"
+    try:
+        x = float(t)
+    except ValueError:
+        pass
+    else:
+        return "too_large" if math.isinf(x) else "not_finite"
+    if len(t) > 60:
+        return "text"
+    if _THOUSANDS.match(t):
+        return "thousands_separator"
+    if _DECIMAL_COMMA.match(t):
+        return "decimal_comma"
+    if _DATE.match(t):
+        return "date"
+    if _UNIT.match(t):
+        return "currency_or_unit"
+    return "text"
+
+
+def out_of_range_words(v: float) -> str:
+    """Which side of the supported levels ``v`` falls on, in words (the level not quoted)."""
+    side = "below the smallest" if v < LEVEL_MIN else "above the largest"
+    return (
+        f"{side} supported privacy level: levels must be 0 (data not used), between "
+        f"{LEVEL_MIN:g} and {LEVEL_MAX:g}, or inf (public)"
+    )
+
+
+def kind_words(reason: str) -> str:
+    """The words for a reason code of :func:`cell_kind` ('text' for an unknown code)."""
+    return _KINDS.get(reason, "text")
+
+
 def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) -> np.ndarray:
-    """Vectorised parse of a text/number column; first bad cell raises ProfileError."""
+    """Vectorised parse of a text/number column; the first bad cell raises ProfileError naming
+    its row, column and kind (never its content)."""
     import pandas as pd
 
     s = pd.Series(cells).reset_index(drop=True)
@@ -125,8 +207,12 @@ def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) 
         if overflow.any():
             i = int(np.argmax(overflow))
             raise ProfileError(
-                f"{_where(i + 1, col, header_lines)}: {text.iloc[i][:40]!r} is too large to be "
-                "a number" + ("; write 'inf' or 'public' for a public user" if allow_inf else "")
+                f"{_where(i + 1, col, header_lines)}: the cell is a number too large to be "
+                "a floating-point number"
+                + ("; write 'inf' or 'public' for a public user" if allow_inf else ""),
+                row=i + 1,
+                column=col,
+                reason="too_large",
             )
         out[public] = math.inf if allow_inf else math.nan
     bad = np.isnan(out)
@@ -135,10 +221,22 @@ def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) 
         raw = "" if text is None else text.iloc[i]
         where = _where(i + 1, col, header_lines)
         if raw.lower() in EMPTY_WORDS:
-            raise ProfileError(f"{where} is empty or NaN; every row needs a number")
-        if allow_inf:
-            raise ProfileError(f"{where}: {raw[:40]!r} is not a number (use 'inf' for public)")
-        raise ProfileError(f"{where}: {raw[:40]!r} is not a finite number")
+            raise ProfileError(
+                f"{where} is empty or NaN; every row needs a number",
+                row=i + 1,
+                column=col,
+                reason="empty",
+            )
+        kind = "not_finite" if raw.lower() in PUBLIC_WORDS else cell_kind(raw)
+        tail = " (use 'inf' for public)" if allow_inf else ""
+        raise ProfileError(
+            f"{where}: the cell is {kind_words(kind)}, not a number{tail}"
+            if kind != "not_finite"
+            else f"{where}: the cell is not a finite number",
+            row=i + 1,
+            column=col,
+            reason=kind,
+        )
     return out
 
 
@@ -175,13 +273,22 @@ def profile_from_frame(
     if neg.any():
         i = int(np.argmax(neg))
         raise ProfileError(
-            f"{_where(i + 1, str(eps_col), header_lines)}: {fmt_number(eps[i])} is negative; "
-            "privacy levels must be ≥ 0 (0 = data not used, inf = public)"
+            f"{_where(i + 1, str(eps_col), header_lines)}: the level is negative; "
+            "privacy levels must be ≥ 0 (0 = data not used, inf = public)",
+            row=i + 1,
+            column=str(eps_col),
+            reason="negative",
         )
     bad = out_of_range(eps)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ProfileError(f"{_where(i + 1, str(eps_col), header_lines)}: {range_message(eps[i])}")
+        raise ProfileError(
+            f"{_where(i + 1, str(eps_col), header_lines)}: the level is "
+            + out_of_range_words(eps[i]),
+            row=i + 1,
+            column=str(eps_col),
+            reason="out_of_range",
+        )
     if count_col is not None:
         if value_col is not None:
             raise ProfileError(
@@ -195,16 +302,19 @@ def profile_from_frame(
             )
         cells = df[count_col]
         cnt = _parse_numbers(cells, str(count_col), header_lines, allow_inf=False)
-        for bad, msg in (
-            (cnt < 0, "is negative; counts must be ≥ 0"),
-            (cnt != np.floor(cnt), "is not a whole number"),
-            (cnt > MAX_TOTAL_USERS, f"is larger than {MAX_TOTAL_USERS:,}"),
+        for bad, msg, reason in (
+            (cnt < 0, "is negative; counts must be ≥ 0", "negative"),
+            (cnt != np.floor(cnt), "is not a whole number", "not_whole"),
+            (cnt > MAX_TOTAL_USERS, f"is larger than {MAX_TOTAL_USERS:,}", "too_large"),
         ):
             if bad.any():
                 i = int(np.argmax(bad))
-                raw = cells.iloc[i]
-                shown = raw.strip()[:40] if isinstance(raw, str) else fmt_number(cnt[i])
-                raise ProfileError(f"{_where(i + 1, str(count_col), header_lines)}: {shown} {msg}")
+                raise ProfileError(
+                    f"{_where(i + 1, str(count_col), header_lines)}: the count {msg}",
+                    row=i + 1,
+                    column=str(count_col),
+                    reason=reason,
+                )
         names = None
         if name_col is not None:
             names = [
@@ -268,15 +378,49 @@ def _header_columns(first: str, sep: str) -> int:
         return first.count(sep) + 1
 
 
-def read_profile_csv(
-    content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
-) -> CsvRead:
-    """A profile from CSV bytes or text, and the encoding used (:class:`CsvRead`).
+class UploadTable(NamedTuple):
+    """An uploaded CSV as a pandas DataFrame (``frame``), the text encoding it was decoded
+    with (one of :data:`ENCODINGS`) and where its data rows sit in the file (``line_of``: lines
+    before row 1, or a function row -> file line, for messages)."""
 
-    Bytes are read as UTF-8 if they are valid UTF-8, else as Windows-1252, else Latin-1 (see
-    :data:`ENCODINGS`; text is taken as is and reported as 'utf-8'). The header may have at
-    most :data:`MAX_COLUMNS` columns (checked before parsing); a file with a count column at
-    most :data:`MAX_TIERS_FILE` rows. Raises ProfileError with row and line numbers."""
+    frame: Any
+    encoding: str
+    line_of: LineOf
+
+
+def _looks_like_a_number(cell: str) -> bool:
+    t = cell.strip()
+    if not t:
+        return False
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return True
+
+
+def read_upload_csv(
+    content: bytes | str,
+    *,
+    text: bool = True,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    min_columns: int = 1,
+    error: type[HdpError] = ProfileError,
+    rows_hint: str = "",
+) -> UploadTable:
+    """Every uploaded CSV (profiles, menus, release tables) as an :class:`UploadTable`.
+
+    Checked before the body is parsed, in this order: at most ``max_bytes`` bytes, not empty,
+    not binary; the header (the first non-blank line) has between ``min_columns`` and
+    ``max_columns`` columns, names no column twice (ignoring case and surrounding spaces) and
+    is not a row of numbers ("the first row must name the columns"). Then at most
+    ``max_rows`` data rows are parsed (one more is read to tell a larger file). ``text``: every
+    cell as trimmed-free text, empty cells as "" (profiles); else pandas' own types (numbers
+    as numbers, empty cells as NaN; release tables). Bytes are read as UTF-8 if valid, else
+    Windows-1252, else Latin-1. Raises ``error`` (an HdpError) with ``reason`` set (and
+    ``row``, ``column`` when one is to blame); no message quotes a cell."""
     import pandas as pd
 
     if isinstance(content, str):
@@ -284,17 +428,18 @@ def read_profile_csv(
     elif isinstance(content, (bytes, bytearray, memoryview)):
         raw = bytes(content)
     else:
-        raise ProfileError(f"expected CSV text or bytes, got {type(content).__name__}")
+        raise error(f"expected CSV text or bytes, got {type(content).__name__}", reason="not_text")
     if len(raw) > max_bytes:
-        raise ProfileError(
-            f"the file is {len(raw) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB"
+        raise error(
+            f"the file is {len(raw) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB",
+            reason="too_many_bytes",
         )
     if not raw.strip():
-        raise ProfileError("the file is empty")
+        raise error("the file is empty", reason="empty_file")
     if b"\x00" in raw[:65536]:
-        raise ProfileError("this is not a CSV text file (it contains binary data)")
-    text, encoding = _decode(raw)
-    first = _first_line(text)
+        raise error("this is not a CSV text file (it contains binary data)", reason="binary")
+    decoded, encoding = _decode(raw)
+    first = _first_line(decoded)
     sep = ","
     if "," not in first:
         if ";" in first:
@@ -302,35 +447,96 @@ def read_profile_csv(
         elif "\t" in first:
             sep = "\t"
     n_cols = _header_columns(first, sep)
-    if n_cols > MAX_COLUMNS:
-        raise ProfileError(
-            f"the header has {n_cols:,} columns; a profile file has at most {MAX_COLUMNS} "
-            "(eps, and optionally count, value and name)"
+    if n_cols > max_columns:
+        raise error(
+            f"the header has {n_cols:,} columns; at most {max_columns} are allowed",
+            reason="too_many_columns",
         )
+    try:
+        names = next(csv.reader([first], delimiter=sep))
+    except (csv.Error, StopIteration):
+        names = first.split(sep)
+    if n_cols < min_columns:
+        raise error(
+            f"the header has {n_cols} column{'' if n_cols == 1 else 's'}; the table needs at "
+            f"least {min_columns}",
+            reason="too_few_columns",
+        )
+    if all(_looks_like_a_number(c) for c in names):
+        raise error(
+            "the first row must name the columns (it holds only numbers); add a header line "
+            "such as value,eps",
+            reason="header_is_data",
+        )
+    seen: dict[str, str] = {}
+    for c in names:
+        key = c.strip().lower()
+        if key and key in seen:
+            raise error(
+                f"the header names the column {c.strip()[:40]!r} twice (names are compared "
+                "ignoring case and spaces); rename one",
+                column=c.strip(),
+                reason="duplicate_column",
+            )
+        seen[key] = c
+    opts: dict[str, Any] = (
+        {"dtype": str, "keep_default_na": False} if text else {"low_memory": False}
+    )
     try:
         with warnings.catch_warnings():
             # a row with more fields than the header: an error, not silently dropped cells
             warnings.simplefilter("error", pd.errors.ParserWarning)
             df = pd.read_csv(
-                io.StringIO(text),
+                io.StringIO(decoded),
                 sep=sep,
-                dtype=str,
-                keep_default_na=False,
                 skip_blank_lines=True,
                 index_col=False,  # never take the first column as an index
                 nrows=max_rows + 1,
+                **opts,
             )
     except pd.errors.EmptyDataError:
-        raise ProfileError("the file is empty") from None
+        raise error("the file is empty", reason="empty_file") from None
     except pd.errors.ParserWarning:
-        raise ProfileError(
-            "a row has more cells than the header has columns; check the separators"
+        raise error(
+            "a row has more cells than the header has columns; check the separators",
+            reason="extra_cells",
         ) from None
     except (pd.errors.ParserError, ValueError) as e:
         msg = str(e).strip().splitlines()[-1][:200]
-        raise ProfileError(f"could not read the file as CSV: {msg}") from None
+        m = re.search(r"line (\d+)", msg)
+        where = f" (line {m.group(1)} of the file)" if m else ""
+        raise error(
+            f"could not read the file as CSV{where}: a row does not match the header; "
+            "check the separators and quotes",
+            reason="malformed",
+        ) from None
     df.columns = [str(c) for c in df.columns]
-    return CsvRead(profile_from_frame(df, max_rows=max_rows, header_lines=_line_of(text)), encoding)
+    if len(df) == 0:
+        raise error("the file has a header but no data rows", reason="no_rows")
+    if len(df) > max_rows:
+        raise error(
+            f"the table has more than {max_rows:,} rows; the limit is {max_rows:,}{rows_hint}",
+            reason="too_many_rows",
+        )
+    return UploadTable(df, encoding, _line_of(decoded))
+
+
+def read_profile_csv(
+    content: bytes | str, max_rows: int = MAX_ROWS, max_bytes: int = MAX_UPLOAD_BYTES
+) -> CsvRead:
+    """A profile from CSV bytes or text, and the encoding used (:class:`CsvRead`), read by
+    :func:`read_upload_csv` (its limits, header checks and encodings); a file with a count
+    column has at most :data:`MAX_TIERS_FILE` rows. Raises ProfileError with row and line
+    numbers."""
+    up = read_upload_csv(
+        content,
+        max_rows=max_rows,
+        max_bytes=max_bytes,
+        rows_hint=" (use a count column to describe large populations as tiers)",
+    )
+    return CsvRead(
+        profile_from_frame(up.frame, max_rows=max_rows, header_lines=up.line_of), up.encoding
+    )
 
 
 def _line_of(text: str) -> LineOf:

@@ -7,67 +7,59 @@ expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers); th
 button calls hdp_core.release.release_mean (DuckDB, OpenDP noise). The raw data is never
 displayed, logged or put in the URL; it lives only in this session's state and is dropped
 with it. A session ledger lists the releases made; a second release of the same file asks
-first and says how the losses add up.
+first and says how the losses add up. Layout and widgets only: the tables, sentences and
+choices come from hdp_core.views.release, the session side from hdp_app.release_state.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import math
 import time
 
-import pandas as pd
 import streamlit as st
 
-from hdp_app.common import MENU_LINK_KEY, SIDEBAR_NOTE, TD_MENU, guarded, run_through_app
+from hdp_app.common import (
+    MENU_LINK_KEY,
+    SIDEBAR_NOTE,
+    TD_MENU,
+    guarded,
+    metric_row,
+    run_through_app,
+)
+from hdp_app.release_state import (
+    K_EPS,
+    K_GO,
+    K_HI,
+    K_LO,
+    K_SD,
+    K_UNIT,
+    K_UPLOAD,
+    K_USE_MENU,
+    K_USE_SD,
+    K_VALUE,
+    LAST,
+    LEDGER,
+    TABLE,
+    checked_levels,
+    confirm_key,
+    init_state,
+    keep_within,
+    load_upload,
+    prefill_from_menu,
+)
 from hdp_core.design import Menu
 from hdp_core.errors import HdpError
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import (
     Release,
     ReleaseError,
-    check_values,
-    level_counts,
     preview_tiers,
     release_mean,
-    tier_levels,
-    tier_names_of,
 )
-from hdp_core.views import links
-from hdp_core.views.formatting import count_noun, plain, short_eps, telling_eps
+from hdp_core.views import codegen, links
+from hdp_core.views import release as V
+from hdp_core.views.formatting import plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
-
-K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
-K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
-K_USE_SD, K_SD, K_GO, K_CONFIRM = "rel_use_sd", "rel_sd", "rel_go", "rel_confirm_again"
-K_USE_MENU = "rel_use_menu"
-TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (session only)
-LEDGER = "rel_ledger"  # list of dicts: the releases made in this session
-LAST = "rel_last"  # the last release: dict(rel, unit, menu, settings), or None
-PREFILLED = "rel_prefilled_for"  # key of the menu whose range and unit fill the settings
-
-VALUE_NAMES = ("value", "values", "x", "data", "amount", "spend", "salary", "income")
-EPS_NAMES = ("eps", "epsilon", "tier", "tiers", "level", "privacy", "privacy_level")
-
-
-def init_state() -> None:
-    """The page's own session-state keys, created once per session."""
-    for k, v in ((TABLE, None), (LEDGER, []), (LAST, None)):
-        if k not in st.session_state:
-            st.session_state[k] = v
-
-
-def _fmt(x: float, unit: str = "") -> str:
-    """A number in data units: 4 significant digits, scientific beyond 1e9."""
-    if not math.isfinite(x):
-        return "—"
-    if abs(x) >= 1e9:
-        s = f"{x:.4g}"
-    else:
-        s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
-    return f"{s} {plain(unit)}".strip()
 
 
 class _Stop(Exception):
@@ -104,58 +96,20 @@ def _menu_section(menu: Menu | None, where: str) -> Menu | None:
         "level; numbers are read as levels. The menu's range, unit and declared spread fill "
         "the settings below (you can still change them).",
     )
-    tiers = " · ".join(
-        f"{t.name}: " + ("public" if math.isinf(t.eps) else f"eps {short_eps(t.eps)}")
-        for t in menu.tiers
-    )
-    unit = f" {menu.unit}" if menu.unit else ""
-    st.caption(plain(f"From {where}: {tiers}. Range {menu.low:g} to {menu.high:g}{unit}."))
+    st.caption(V.menu_caption(menu, where))
     if not use:
         return None
-    ss = st.session_state
-    if ss.get(PREFILLED) != menu.key:  # a new or edited menu: its settings (widgets not drawn yet)
-        ss[PREFILLED] = menu.key
-        ss[K_LO], ss[K_HI] = float(menu.low), float(menu.high)
-        ss[K_UNIT] = menu.unit
-        ss[K_USE_SD] = menu.data_sd is not None
-        ss[K_SD] = float(menu.data_sd) if menu.data_sd is not None else None
+    prefill_from_menu(menu)
     return menu
 
 
 # ----------------------------------------------------------------------------- the table
-def _load(up) -> None:
-    """Read the upload into TABLE; a file that cannot be used unloads the previous one."""
-    data = up.getvalue()
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    cur = st.session_state[TABLE]
-    if cur is not None and cur[0] == digest:
-        return
-    st.session_state[TABLE] = None  # never keep an older table under a newer file's name
-    st.session_state[LAST] = None
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise ReleaseError(
-            f"the file has {len(data) / 2**20:.1f} MB; at most {MAX_UPLOAD_BYTES // 2**20} MB"
-        )
-    if not data.strip():
-        raise ReleaseError("the file is empty")
-    try:
-        df = pd.read_csv(io.BytesIO(data))
-    except Exception as exc:  # pandas raises many kinds
-        raise ReleaseError(
-            f"the file could not be read as CSV ({str(exc).splitlines()[0]})"
-        ) from None
-    if df.shape[1] < 2:
-        raise ReleaseError("the table needs at least two columns: a value and an eps column")
-    if len(df) == 0:
-        raise ReleaseError("the file has a header line but no rows: no users")
-    st.session_state[TABLE] = (digest, up.name, df)
-
-
 def _upload_section(menu: Menu | None) -> None:
     up = st.file_uploader(
         f"Your table (CSV, one row per user, at most {MAX_UPLOAD_BYTES // 2**20} MB)",
         type=["csv"],
         key=K_UPLOAD,
+        max_upload_size=MAX_UPLOAD_BYTES // 2**20,
         help="Needs a column of values (e.g. a salary) and a column with the privacy level "
         "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy), or the "
         "name of their tier on your menu. The file is sent to this app's server and kept only "
@@ -164,47 +118,18 @@ def _upload_section(menu: Menu | None) -> None:
     )
     if up is None:
         st.session_state[TABLE] = None
-        example = (
-            f"`value,tier` with rows like `120,{menu.tiers[0].name}`"
-            if menu is not None
-            else "`value,eps` with rows like `120,0.5`"
-        )
-        st.info(f"Upload a CSV to start. Example columns: {plain(example)}.")
+        st.info(V.upload_hint(menu))
         return
     try:
-        _load(up)
+        with st.spinner("Reading the file…"):
+            load_upload(up)
     except ReleaseError as e:
         st.error(f"This file cannot be used: {plain(e)}. Nothing is loaded.")
 
 
-def _guess(cols: list[str], names: tuple[str, ...], skip: str | None = None) -> int | None:
-    low = [c.strip().lower() for c in cols]
-    for n in names:
-        if n in low and cols[low.index(n)] != skip:
-            return low.index(n)
-    return None
-
-
-def _menu_column(df: pd.DataFrame, menu: Menu | None, skip: str | None) -> int | None:
-    """The column whose first cells are mostly the menu's tier names, if any."""
-    if menu is None:
-        return None
-    names = set(tier_levels(menu))
-    for i, c in enumerate(df.columns):
-        if c == skip or df[c].dtype.kind in "biufc":
-            continue
-        cells = df[c].head(1000).dropna().astype(str).str.strip().str.lower()
-        if len(cells) and cells.isin(names).mean() >= 0.5:
-            return i
-    return None
-
-
-def _columns(df: pd.DataFrame, menu: Menu | None) -> tuple[str, str]:
+def _columns(df, menu: Menu | None) -> tuple[str, str]:
     cols = [str(c) for c in df.columns]
-    eps_i = _guess(cols, EPS_NAMES)
-    if eps_i is None:
-        eps_i = _menu_column(df, menu, None)
-    value_i = _guess(cols, VALUE_NAMES, skip=cols[eps_i] if eps_i is not None else None)
+    value_i, eps_i = V.guess_columns(df, menu)
     c1, c2 = st.columns(2)
     value = c1.selectbox(
         "Value column",
@@ -235,11 +160,13 @@ def _columns(df: pd.DataFrame, menu: Menu | None) -> tuple[str, str]:
     return value, eps
 
 
-def _settings(df: pd.DataFrame, menu: Menu | None) -> dict:
+def _settings(df, menu: Menu | None) -> dict:
     value, eps = _columns(df, menu)
     c1, c2, c3 = st.columns(3)
     lo = c1.number_input(
         "Lowest possible value",
+        min_value=-V.RANGE_MAX,
+        max_value=V.RANGE_MAX,
         value=None,
         step=1.0,
         key=K_LO,
@@ -251,6 +178,8 @@ def _settings(df: pd.DataFrame, menu: Menu | None) -> dict:
     )
     hi = c2.number_input(
         "Highest possible value",
+        min_value=-V.RANGE_MAX,
+        max_value=V.RANGE_MAX,
         value=None,
         step=1.0,
         key=K_HI,
@@ -270,16 +199,13 @@ def _settings(df: pd.DataFrame, menu: Menu | None) -> dict:
             "data, from what you know about it (not read off the table)."
         )
         raise _Stop
-    if not lo < hi:
-        st.error("The lowest possible value must be below the highest possible value.")
+    problem = V.range_problem(lo, hi)
+    if problem:
+        st.error(problem)
         raise _Stop
-    if menu is not None and (lo, hi) != (menu.low, menu.high):
-        st.caption(
-            plain(
-                f"Your range differs from the menu's ({menu.low:g} to {menu.high:g}): the "
-                "numbers below are for the range you set."
-            )
-        )
+    note = V.menu_range_note(lo, hi, menu)
+    if note:
+        st.caption(note)
     sd = None
     if st.toggle(
         "I know the data's standard deviation (a public assumption)",
@@ -287,13 +213,15 @@ def _settings(df: pd.DataFrame, menu: Menu | None) -> dict:
         help="Tunes ADPM to a declared spread. It must come from outside the data "
         "(never estimated from this table); off = the worst case.",
     ):
+        sd_min, sd_max = V.sd_bounds(lo, hi)
+        keep_within(K_SD, sd_min, sd_max)
         sd = st.number_input(
             "Declared standard deviation (data units)",
-            min_value=(hi - lo) * 1e-6,
-            max_value=(hi - lo) / 2,
+            min_value=sd_min,
+            max_value=sd_max,
             value=None,
             key=K_SD,
-            placeholder=f"between {_fmt((hi - lo) * 1e-6)} and {_fmt((hi - lo) / 2)}",
+            placeholder=f"between {V.in_units(sd_min)} and {V.in_units(sd_max)}",
             help="At most half the range: data inside the range cannot spread more. "
             "Empty = the worst case.",
         )
@@ -308,24 +236,13 @@ def _settings(df: pd.DataFrame, menu: Menu | None) -> dict:
 
 
 # ----------------------------------------------------------------------------- preview
-def _tier_column(levels, menu: Menu | None) -> dict:
-    """The receipt's and preview's "tier" column (names on the menu), when a menu is used."""
-    if menu is None:
-        return {}
-    names = tier_names_of(levels, menu)
-    return {"tier": [n or ("—" if x == 0 else "not on the menu") for n, x in zip(names, levels)]}
-
-
-def _check_table(df: pd.DataFrame, s: dict, menu: Menu | None, menu_off: bool):
+def _check_table(digest: str, df, s: dict, menu: Menu | None, menu_off: bool):
     """The table's levels and a check of its values, as the release will read them; a problem
     is shown as what to fix, and stops the page before the Release button."""
     try:
-        lv, ct = level_counts(df, s["eps"], menu)
-        check_values(df, s["value"])
+        lv, ct = checked_levels(digest, df, s["value"], s["eps"], menu)
     except ReleaseError as e:
-        hint = ""
-        if menu_off and "is not a number" in str(e) and s["eps"] in str(e):
-            hint = " To read tier names, turn on 'Read the eps column with this menu' above."
+        hint = V.table_hint(e, s["eps"], menu_off)
         st.error(f"Check the table: {plain(e)}.{hint} Nothing can be released yet.")
         raise _Stop from None
     return lv, ct
@@ -335,46 +252,27 @@ def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
     st.subheader("Before releasing: what each level gets")
     try:
         pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
-    except ReleaseError as e:
+    except HdpError as e:
         st.error(f"Check the settings: {plain(e)}. Nothing can be released yet.")
         raise _Stop from None
-    t = pv.tiers
-    if menu is not None:
-        off = [(x, n) for x, n, name in zip(lv, ct, tier_names_of(lv, menu)) if x > 0 and not name]
-        if off:
-            listed = ", ".join(f"{short_eps(x)} ({count_noun(n, 'user')})" for x, n in off[:5])
-            more = f" and {len(off) - 5:,} more" if len(off) > 5 else ""
-            st.warning(
-                f"{count_noun(len(off), 'level')} in the table "
-                f"{'is' if len(off) == 1 else 'are'} not on your menu: {listed}{more}. "
-                "Their users are treated like everyone else: granted the level they asked "
-                "for or tau*, whichever is smaller. Check the column if you did not expect them."
-            )
-    show = pd.DataFrame(
-        {
-            **_tier_column(t["eps"], menu),
-            "requested eps": [short_eps(x) if x > 0 else "0 (not used)" for x in t["eps"]],
-            "users": t["users"],
-            "granted eps": [telling_eps(x, t["eps"]) if x > 0 else "—" for x in t["granted_eps"]],
-            "share of the weight": [f"{100 * w:.3g}%" for w in t["weight_share"]],
-        }
-    )
-    if len(show) > 200:
-        st.caption(f"{len(show):,} distinct levels: showing the 200 strictest.")
-        show = show.head(200)
-    st.dataframe(show, hide_index=True, key="rel_preview_table")
+    note = V.off_menu_note(lv, ct, menu)
+    if note:
+        st.warning(note)
+    shown = V.preview_table(pv, menu)
+    if shown.caption:
+        st.caption(shown.caption)
+    st.dataframe(shown.frame, hide_index=True, key="rel_preview_table")
     c1, c2, c3 = st.columns(3)
-    tau = pv.saturation_level
     c1.metric(
         "tau* (saturation level)",
-        "none" if math.isinf(tau) else telling_eps(tau, t["eps"]),
+        shown.tau,
         help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
         "at no cost in accuracy.",
     )
-    c2.metric("95% error: ±", _fmt(pv.half_width95, s["unit"]), help=ERROR_HELP)
+    c2.metric("95% error: ±", V.in_units(pv.half_width95, s["unit"]), help=V.ERROR_HELP)
     c3.metric(
         "Privacy noise scale",
-        _fmt(pv.noise_scale, s["unit"]),
+        V.in_units(pv.noise_scale, s["unit"]),
         help="Scale of the Laplace noise added to the weighted mean.",
     )
     if pv.outputs_midrange:
@@ -384,21 +282,12 @@ def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
         )
 
 
-ERROR_HELP = (
-    "With 95% probability the released mean is within this distance of the mean of the "
-    "population the users come from (values clamped to the range). It counts the privacy "
-    "noise and the sampling spread, for the worst-case spread of data in the range, or the "
-    "spread you declared."
-)
-
-
 # ----------------------------------------------------------------------------- release
 def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> None:
-    again = [r for r in st.session_state[LEDGER] if r["table"] == digest]
-    st.subheader("Release again?" if again else "Release")
+    k = V.releases_of(st.session_state[LEDGER], digest)
+    st.subheader("Release again?" if k else "Release")
     ok = True
-    if again:
-        k = len(again)
+    if k:
         times = "once" if k == 1 else f"{k} times"
         st.warning(
             f"This file has been released {times} in this session. Each release adds its "
@@ -406,7 +295,7 @@ def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> 
             f"who asked for eps has lost up to {k + 1} × eps, more than they asked for.",
             icon=":material/warning:",
         )
-        ok = st.checkbox("I understand: release again", key=K_CONFIRM)
+        ok = st.checkbox("I understand: release again", key=confirm_key(digest, k))
     if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
         try:
             rel = release_mean(
@@ -418,7 +307,7 @@ def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> 
                 data_sd=s["data_sd"],
                 tiers=menu,
             )
-        except ReleaseError as e:
+        except HdpError as e:
             st.error(f"Nothing was released: {plain(e)}.")
             return
         when = time.strftime("%H:%M:%S")
@@ -430,21 +319,8 @@ def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> 
             "file": name,
             "time": when,
         }
-        st.session_state[LEDGER].append(
-            {
-                "table": digest,
-                "time": when,
-                "file": name,
-                "columns": f"{s['value']}, {s['eps']}",
-                "range": f"[{s['lo']:g}, {s['hi']:g}]",
-                "private mean": _fmt(rel.estimate, s["unit"]),
-                "95% error: ±": _fmt(rel.half_width95, s["unit"]),
-                "users": rel.n_users,
-                "release of this file": len(again) + 1,
-            }
-        )
-        st.session_state.pop(K_CONFIRM, None)  # the next release asks again
-        st.rerun()
+        st.session_state[LEDGER].append(V.ledger_entry(rel, s, digest, name, when, k + 1))
+        st.rerun()  # the next release asks again, with a new (unticked) checkbox
 
 
 def _last_section(current: tuple[str, dict] | None) -> None:
@@ -458,26 +334,20 @@ def _last_section(current: tuple[str, dict] | None) -> None:
         "Released. Safe to share: the private mean, its 95% error and the receipt (the "
         "levels and their user counts are treated as public, like your menu)."
     )
-    st.caption(
-        plain(
-            f"Released at {last['time']} from {last['file']}: value column {s['value']}, "
-            f"privacy-level column {s['eps']}, range {s['lo']:g} to {s['hi']:g} {unit}".strip()
-            + "."
-        )
-    )
-    if current is not None and (current[0] != last["table"] or current[1] != s):
+    st.caption(V.released_caption(s, last["file"], last["time"]))
+    if V.is_stale(last, current):
         st.warning(
             "The file or the settings above have changed since this release: its numbers "
             "are for the file and settings listed here, the preview above for the new ones.",
             icon=":material/history:",
         )
     c1, c2, c3 = st.columns(3)
-    c1.metric("Private mean", _fmt(rel.estimate, unit))
-    c2.metric("95% error: ±", _fmt(rel.half_width95, unit), help=ERROR_HELP)
+    c1.metric("Private mean", V.in_units(rel.estimate, unit))
+    c2.metric("95% error: ±", V.in_units(rel.half_width95, unit), help=V.ERROR_HELP)
     c3.metric(
         "Users used",
         f"{rel.n_users:,}",
-        help=f"{count_noun(rel.n_excluded, 'user')} with eps = 0 not used.",
+        help=V.excluded_help(rel),
     )
     for note in rel.notes:
         st.caption(plain(note))
@@ -487,30 +357,42 @@ def _last_section(current: tuple[str, dict] | None) -> None:
         "released; never more than the level asked for). Losses of several releases of the "
         "same table add up."
     )
-    t = rel.tiers
-    st.dataframe(
-        pd.DataFrame(
-            {
-                **_tier_column(t["eps"], menu),
-                "requested eps": [short_eps(x) for x in t["eps"]],
-                "users": t["users"],
-                "granted eps": [telling_eps(x, t["eps"]) for x in t["granted_eps"]],
-                "privacy loss": [short_eps(x) for x in t["privacy_loss"]],
-            }
-        ),
-        hide_index=True,
-        key="rel_receipt_table",
-    )
+    st.dataframe(V.receipt_table(rel, menu), hide_index=True, key="rel_receipt_table")
+    _downloads(last)
     with st.expander("Technical details"):
-        st.markdown(
-            plain(
-                f"Noise: Laplace, scale {_fmt(rel.noise_scale, unit)}, drawn by OpenDP. "
-                f"Privacy loss of a user: OpenDP's privacy map of that measurement at the most "
-                f"one user's value can move the weighted mean (their weight × the range, "
-                f"plus twice the rounding bound {rel.rounding_bound:.3g}). Plan: {rel.plan}. "
-                f"tau* = {'none' if math.isinf(rel.saturation_level) else rel.saturation_level}."
-            )
-        )
+        st.markdown(V.technical_details(rel, unit))
+
+
+def _downloads(last: dict) -> None:
+    rel, s, menu = last["rel"], last["settings"], last["menu"]
+    args = (rel, s, last["file"], last["time"], menu)
+    row = metric_row()  # wraps at 1024 px instead of cutting the labels
+    row.download_button(
+        "⬇️ Result and receipt (JSON)",
+        V.result_json(*args),
+        file_name="private_mean.json",
+        mime="application/json",
+        key="rel_dl_json",
+        on_click="ignore",
+    )
+    row.download_button(
+        "⬇️ Result (CSV)",
+        V.result_csv(*args),
+        file_name="private_mean.csv",
+        mime="text/csv",
+        key="rel_dl_csv",
+        on_click="ignore",
+    )
+    row.download_button(
+        "⬇️ Receipt (CSV)",
+        V.receipt_csv(rel, menu),
+        file_name="privacy_receipt.csv",
+        mime="text/csv",
+        key="rel_dl_receipt",
+        on_click="ignore",
+    )
+    with st.expander("Reproduce in Python"):
+        st.code(codegen.release_code(s, last["file"], menu), language="python")
 
 
 def _ledger_section() -> None:
@@ -518,8 +400,7 @@ def _ledger_section() -> None:
     if not led:
         return
     st.subheader("Releases in this session")
-    df = pd.DataFrame(led).drop(columns=["table"])
-    st.dataframe(df, hide_index=True, key="rel_ledger_table")
+    st.dataframe(V.ledger_frame(led), hide_index=True, key="rel_ledger_table")
     st.caption(
         "Each release of the same table adds its privacy loss to every user's total (see the "
         "receipts)."
@@ -552,13 +433,13 @@ def _body() -> None:
     current = None
     if table is not None:
         digest, name, df = table
-        st.caption(
-            f"Loaded {plain(name)}: {len(df):,} rows, {df.shape[1]} columns (not displayed)."
-        )
+        st.caption(V.loaded_caption(name, df))
         try:
             s = _settings(df, menu)
             current = (digest, s)
-            lv, ct = _check_table(df, s, menu, menu_off=menu_found is not None and menu is None)
+            lv, ct = _check_table(
+                digest, df, s, menu, menu_off=menu_found is not None and menu is None
+            )
             _preview(lv, ct, s, menu)
         except _Stop:
             _last_section(current)

@@ -234,7 +234,7 @@ def _cb_import() -> None:
                 f"the file is {up.size / 1024:.0f} KB; a menu file is at most "
                 f"{menu_io.MAX_MENU_BYTES // 1024} KB"
             )
-        menu = menu_io.menu_from_json(up.getvalue())
+        menu = menu_io.menu_from_upload(up.name, up.getvalue(), ss.get(MENU))
     except (ProfileError, ValueError) as e:
         ss[IMPORT_MSG] = (
             "error",
@@ -951,8 +951,8 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         st.code(json_text, language="json")
 
     st.file_uploader(
-        f"Import a menu (JSON, at most {menu_io.MAX_MENU_BYTES // 1024} KB)",
-        type=["json"],
+        f"Import a menu (JSON or CSV, at most {menu_io.MAX_MENU_BYTES // 1024} KB)",
+        type=["json", "csv"],
         key="td_upload",
         on_change=_cb_import,
         max_upload_size=1,

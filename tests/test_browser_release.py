@@ -78,6 +78,20 @@ def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  
         # a second release asks first
         assert page.get_by_role("button", name="Release the private mean").is_disabled()
         assert "has lost up to 2 × eps" in main.inner_text()
+        # tick, release again: the box is a new one, unticked, and agrees with the button
+        # (issue 19: it stayed ticked while the button was disabled)
+        _click(page, main.get_by_text("I understand: release again"))
+        go = page.get_by_role("button", name="Release the private mean")
+        assert not go.is_disabled()
+        _click(page, go)
+        main.get_by_text("has lost up to 3 × eps").wait_for()
+        box = page.get_by_role("checkbox", name="I understand: release again")
+        assert box.count() == 1 and not box.is_checked()
+        assert page.get_by_role("button", name="Release the private mean").is_disabled()
+        # the downloads and the snippet are there
+        for label in ("Result and receipt (JSON)", "Result (CSV)", "Receipt (CSV)"):
+            assert page.get_by_role("button", name=label).count() == 1, label
+        assert "Reproduce in Python" in main.inner_text()
         page.screenshot(path=str(tmp_path / "released.png"), full_page=True)
         assert not log.foreign(), log.foreign()
     finally:

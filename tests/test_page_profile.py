@@ -260,8 +260,9 @@ BAD_FILES = [
     ("neg.csv", b"eps,count\n0.1,5\n-0.5,3\n", "row 2 (line 3"),
     ("nan.csv", b"eps\n0.1\nNaN\n", "row 2 (line 3"),
     ("count.csv", b"eps,count\n0.1,5\n0.2,abc\n", "row 2 (line 3"),
-    # not UTF-8: read as Windows-1252 since issue 12, so the bad cell itself is named
-    ("latin1.csv", "eps\n0.1\n0.2é\n".encode("latin-1"), "'0.2é'"),
+    # not UTF-8: read as Windows-1252 since issue 12; the bad cell is named by its row and
+    # kind, never quoted (issue 19)
+    ("latin1.csv", "eps\n0.1\n0.2é\n".encode("latin-1"), "the cell is text"),
     ("rows.csv", b"eps\n" + b"0.1\n" * (hdp.MAX_ROWS + 1), "more than 1,000,000 rows"),
     ("big.csv", b"eps\n" + b"0" * (hdp.MAX_UPLOAD_BYTES), "limit is 20 MB"),
 ]

@@ -68,13 +68,21 @@ def test_release_flow(page):
         assert f"released {'once' if k == 1 else '2 times'}" in warn
         assert f"has lost up to {k + 1} × eps" in warn
         assert at.button(key="rel_go").disabled
-        at.checkbox(key="rel_confirm_again").check().run()
+        _confirm(at).check().run()
         at.button(key="rel_go").click().run()
         assert not at.exception
         assert len(at.session_state["rel_ledger"]) == k + 1
-        assert not at.checkbox(key="rel_confirm_again").value  # ticked once is not forever
+        assert not _confirm(at).value  # ticked once is not forever
+        assert at.button(key="rel_go").disabled  # the box and the button agree
     assert "Releases in this session" in [h.value for h in at.subheader]
     assert list(at.dataframe[-1].value["release of this file"]) == [1, 2, 3]
+
+
+def _confirm(at):
+    """The one "I understand: release again" checkbox on the page."""
+    boxes = [c for c in at.checkbox if c.label == "I understand: release again"]
+    assert len(boxes) == 1
+    return boxes[0]
 
 
 def _upload(at, name: str, data: bytes):
@@ -93,7 +101,10 @@ def _set_range(at, lo: float, hi: float):
 def test_bad_inputs_show_errors_and_release_nothing(page):
     at = _upload(page, "t.csv", b"value,eps\n1,0.5\n2,-1\n")
     _set_range(at, 0.0, 10.0)
-    assert any("Check the table: eps column 'eps', row 2: -1" in shown(e.value) for e in at.error)
+    assert any(
+        "Check the table: eps column 'eps', row 2: the level is negative" in shown(e.value)
+        for e in at.error
+    )
     assert not at.button  # nothing to click while the table has a problem
     _upload(at, "t2.csv", b"value,eps\n1,0.5\n2,0.5\n")
     _set_range(at, 0.0, -5.0)
@@ -104,12 +115,9 @@ def test_bad_inputs_show_errors_and_release_nothing(page):
 @pytest.mark.parametrize(
     "text, problem",
     [
-        (
-            b"value,eps\n1,0.5\n2,0.5\n3,0.5\n4,0.5\n12x7,0.5\n",
-            "row 5: text, which is not a number",
-        ),
+        (b"value,eps\n1,0.5\n2,0.5\n3,0.5\n4,0.5\n12x7,0.5\n", "row 5: the cell is text"),
         (b"value,eps\n1,0.5\n,0.5\n", "row 2: missing, NaN or infinite"),
-        (b"value,eps\nBerlin,0.5\nParis,1\n", "row 1: text, which is not a number"),
+        (b"value,eps\nBerlin,0.5\nParis,1\n", "row 1: the cell is text, not a number"),
     ],
 )
 def test_value_problems_show_in_the_preview_not_after_release(page, text, problem):
@@ -123,8 +131,8 @@ def test_value_problems_show_in_the_preview_not_after_release(page, text, proble
     [
         (b"", "the file is empty"),
         (b"  \n", "the file is empty"),
-        (b"value,eps\n", "a header line but no rows"),
-        (b"value\n1\n2\n", "at least two columns"),
+        (b"value,eps\n", "a header but no data rows"),
+        (b"value\n1\n2\n", "the table needs at least 2"),
     ],
 )
 def test_a_bad_file_unloads_the_previous_table(page, text, problem):
@@ -221,7 +229,7 @@ def test_release_with_the_tier_designers_menu_from_its_link(app):
     at.toggle(key="rel_use_menu").set_value(False).run()
     assert not at.exception
     err = " ".join(shown(e.value) for e in at.error)
-    assert "text, which is not a number" in err
+    assert "row 1: the cell is text, not a number" in err and "Strict" not in err
     assert "turn on 'Read the eps column with this menu'" in err  # says how to fix it
     assert not at.button
     # an edited menu (a new link) brings its own range and unit to the settings
@@ -254,3 +262,93 @@ def test_the_sidebar_says_this_page_uses_the_table_not_the_profile(app):
     assert any(note in c.value for c in at.sidebar.caption)
     at.switch_page("pages/bounds.py").run()  # the note is the Release page's only
     assert not any(note in c.value for c in at.sidebar.caption)
+
+
+# ------------------------------------------------------------------------------ issue 19
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (
+            (",".join(f"c{i}" for i in range(17)) + "\n" + ",".join("1" * 17) + "\n").encode(),
+            "the header has 17 columns; at most 16",
+        ),
+        (b"50,0.5\n60,1\n", "the first row must name the columns"),
+        (b"value,eps,EPS\n50,10,0.01\n", "names the column 'EPS' twice"),
+    ],
+)
+def test_the_one_reader_refuses_what_the_readme_refuses(page, text, problem):
+    at = _upload(page, "bad.csv", text)
+    assert any(problem in shown(e.value) and "Nothing is loaded" in e.value for e in at.error)
+    assert not at.button and at.session_state["rel_table"] is None
+
+
+@pytest.mark.parametrize(
+    "text, col, where, kind, secret",
+    [
+        (b"value,ssn\n1,0.5\n2,123-45-6789\n", "ssn", "row 2", "text", "123-45-6789"),
+        (
+            b'value,eps\n1,0.5\n"$120 000 (John Smith)",0.5\n',
+            "value",
+            "row 2",
+            "text",
+            "John Smith",
+        ),
+        (
+            b'value,eps\n"1,234",0.5\n',
+            "value",
+            "row 1",
+            "a number with a thousands separator",
+            "234",
+        ),
+    ],
+)
+def test_a_bad_cell_is_named_by_row_column_and_kind_never_shown(
+    page, text, col, where, kind, secret
+):
+    at = _upload(page, "s.csv", text)
+    if col == "ssn":
+        at.selectbox(key="rel_eps").set_value("ssn").run()
+    _set_range(at, 0.0, 10.0)
+    err = " ".join(shown(e.value) for e in at.error)
+    assert f"column '{col}', {where}: the cell is {kind}" in err
+    assert secret not in _texts(at) and secret not in err
+    assert not at.button
+
+
+def test_a_huge_range_with_a_declared_spread_shows_no_traceback(page):
+    at = _upload(page, "users.csv", _csv())
+    at.number_input(key="rel_lo").set_value(-1e308).run()
+    at.number_input(key="rel_hi").set_value(1e308).run()
+    assert not at.exception
+    assert at.sidebar.metric  # the sidebar summary is still drawn
+    # the widgets are bounded by the validators' limit (hdp_core.views.limits.REAL_MAX)
+    assert at.number_input(key="rel_lo").value is None and not at.button
+    _set_range(at, -1e15, 1e15)
+    at.toggle(key="rel_use_sd").set_value(True).run()
+    assert not at.exception and at.sidebar.metric
+    at.number_input(key="rel_sd").set_value(1e14).run()
+    assert not at.exception and at.button(key="rel_go")
+    _set_range(at, 0.0, 10.0)  # a spread larger than the new range allows is emptied
+    assert not at.exception and at.number_input(key="rel_sd").value is None
+
+
+def test_two_columns_with_a_recognised_eps_column_preselect_the_value_column(page):
+    at = _upload(page, "two.csv", b"spend_usd,eps\n1,0.5\n2,1\n")
+    assert at.selectbox(key="rel_eps").value == "eps"
+    assert at.selectbox(key="rel_value").value == "spend_usd"
+
+
+def test_the_upload_hint_shows_no_backticks(page):
+    hints = [i.value for i in page.info if "Upload a CSV to start" in i.value]
+    assert hints and all("`" not in h for h in hints)
+    assert "value,eps" in hints[0]
+
+
+def test_downloads_and_the_python_snippet_after_a_release(page):
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    at.button(key="rel_go").click().run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["⬇️ Result and receipt (JSON)", "⬇️ Result (CSV)", "⬇️ Receipt (CSV)"]
+    code = " ".join(c.value for c in at.code)
+    assert "hdp.release_mean(" in code and "'users.csv'" in code and "lo=0.0" in code

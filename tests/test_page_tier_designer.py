@@ -384,3 +384,26 @@ def test_tau_star_close_to_a_tier_reads_apart_from_it(app):
     at = ok(open_page(app, "tier_designer"))
     assert metric(at, "Loosest tier worth offering") == want
     assert any(f"tau* = {want} gets tau*" in shown(i.value) for i in at.info)
+
+
+def test_a_menu_csv_is_imported_through_the_one_reader(page):
+    """Issue 19: the per-tier CSV this page exports is imported back (through
+    hdp_core.tables.read_upload_csv, its limits and header checks); the range stays."""
+    from hdp_core.views import menu_io
+
+    at = page
+    exported = menu_of(at)
+    data = menu_io.report_to_csv(D.evaluate_menu(exported))
+    at.selectbox(key="td_template").set_value("two").run()
+    at.button(key="td_load_template").click().run()
+    assert menu_of(at).tiers != exported.tiers
+    at.get("file_uploader")[0].upload("tier_menu.csv", data, "text/csv").run()
+    ok(at)
+    assert menu_of(at).tiers == exported.tiers
+    assert any("Imported" in s.value for s in at.success)
+    # a CSV whose first row is data: refused with the reader's message, the menu kept
+    before = menu_of(at)
+    at.get("file_uploader")[0].upload("bad.csv", b"0.1,40\n1,60\n", "text/csv").run()
+    ok(at)
+    assert any("the first row must name the columns" in e.value for e in at.error)
+    assert menu_of(at) == before

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -533,8 +534,13 @@ def test_unknown_tier_names_and_bad_menus_are_refused():
     msg = r"eps column 'tier', row 7: text, which is not a number nor a tier of the menu \('strict'"
     with pytest.raises(ReleaseError, match=msg):
         release_mean(bad, value="v", eps="tier", lo=LO, hi=HI, tiers=menu)
-    with pytest.raises(ReleaseError, match=msg):
+    # the preview names the row, the column and the kind of cell, never the cell (issue 19)
+    with pytest.raises(
+        ReleaseError, match=r"eps column 'tier', row 7: the cell is text, not a number nor a tier"
+    ) as info:
         R.level_counts(bad, "tier", menu)
+    assert "Gold" not in str(info.value)
+    assert (info.value.row, info.value.column, info.value.reason) == (7, "tier", "text")
     no_names = r"row 1: text, which is not a number$"  # no menu: no names
     with pytest.raises(ReleaseError, match=no_names):
         release_mean(df.assign(tier="Strict"), value="v", eps="tier", lo=LO, hi=HI)
@@ -623,6 +629,9 @@ def test_preview_value_check_says_what_the_release_says(cells):
         release_mean(df, value="v", eps="e", lo=LO, hi=HI)
     with pytest.raises(ReleaseError) as by_check:
         R.check_values(df, "v")
-    assert str(by_check.value) == str(by_release.value)
-    assert "row " in str(by_check.value)
+    # the same column and row (the release path's wording is the engines'; the preview's
+    # names the kind of cell, never its content)
+    where = re.match(r"value column 'v', row \d+", str(by_check.value))
+    assert where and str(by_release.value).startswith(where.group(0))
+    assert by_check.value.row == int(where.group(0).rsplit(" ", 1)[1])
     R.check_values(pd.DataFrame({"v": ["1", " 2 ", "3e2"]}), "v")  # good cells pass

@@ -81,3 +81,41 @@ def test_bounds_snippet_prints_the_bounds(mode, tmp_path):
 def test_bounds_snippet_refuses_an_unknown_mode():
     with pytest.raises(ValueError, match="mode"):
         codegen.bounds_code(PROFILES["tiers"][0], None, "width")
+
+
+@pytest.mark.parametrize("with_menu", [False, True])
+def test_release_snippet_runs_and_prints_the_release(with_menu, tmp_path):
+    import pandas as pd
+
+    from hdp_core.design import make_menu
+
+    rng = np.random.default_rng(4)
+    menu = None
+    if with_menu:
+        menu = make_menu(
+            ["Strict", "Balanced", "Open"], [0.1, 1.0, "public"], [40, 40, 20], 1000, 0, 500, "USD"
+        )
+        eps = rng.choice(["Strict", "balanced", "OPEN", "0.3"], 400)
+    else:
+        eps = rng.choice(["0.1", "1", "public", "0"], 400)
+    name = "my users's file.csv"
+    pd.DataFrame({"spend": rng.uniform(0, 500, 400), "my eps": eps}).to_csv(
+        tmp_path / name, index=False
+    )
+    settings = {"value": "spend", "eps": "my eps", "lo": 0.0, "hi": 500.0, "data_sd": 80.0}
+    code = codegen.release_code(settings, name, menu)
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
+        want = hdp.release_mean(
+            name, value="spend", eps="my eps", lo=0, hi=500, data_sd=80.0, tiers=menu
+        )
+    finally:
+        os.chdir(cwd)
+    lines = out.getvalue().splitlines()
+    # everything but the noisy estimate is the same as a direct call's
+    assert lines[1:] == want.text().splitlines()[1:]
+    assert lines[0].startswith("private mean: ")

@@ -18,6 +18,7 @@ __all__ = [
     "bounds_code",
     "distribution_code",
     "profile_code",
+    "release_code",
     "reproduce_code",
     "saturation_code",
 ]
@@ -202,3 +203,38 @@ sw.x, sw.upper, sw.lower, sw.ratio, sw.mse["PropDPM"]
 sc = optimality_scatter(sequences=500, seed=0, max_n=200)   # sc["ln_f"], sc["ln_H"]
 print(bounds.method_errors_real(prof, lo={_num(lo)}, hi={_num(hi)})["ADPM"])  # RMSE, 95% ±
 """
+
+
+def release_code(settings: Mapping[str, Any], file: str, menu: Any = None) -> str:
+    """The Release page's call, for its settings (columns, range, declared spread) and the
+    uploaded file's name (read from the current folder), with the Tier designer menu rebuilt
+    by ``make_menu`` when one is used. Running it prints the release and its receipt (the
+    noise differs from run to run; everything else is the page's)."""
+    lines = ["import hdp_core as hdp", ""]
+    tiers = ""
+    if menu is not None:
+        eps = ", ".join(
+            "'public'" if math.isinf(float(t.eps)) else repr(float(t.eps)) for t in menu.tiers
+        )
+        shares = ", ".join(repr(float(t.share_percent)) for t in menu.tiers)
+        sd = None if menu.data_sd is None else float(menu.data_sd)
+        lines += [
+            "from hdp_core.design import make_menu",
+            "",
+            f"menu = make_menu({list(menu.names)!r}, [{eps}], [{shares}], {int(menu.n_users)},",
+            f"                 {float(menu.low)!r}, {float(menu.high)!r}, {menu.unit!r}, {sd!r})",
+        ]
+        tiers = ", tiers=menu"
+    sd = settings.get("data_sd")
+    lines += [
+        "rel = hdp.release_mean(",
+        f"    {str(file)!r},",
+        f"    value={str(settings['value'])!r},",
+        f"    eps={str(settings['eps'])!r},",
+        f"    lo={float(settings['lo'])!r},",
+        f"    hi={float(settings['hi'])!r},",
+        f"    data_sd={None if sd is None else float(sd)!r}{tiers},",
+        ")",
+        "print(rel.text())  # the private mean, its 95% interval and the privacy receipt",
+    ]
+    return "\n".join(lines) + "\n"

@@ -13,14 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..design import FORMAT, MAX_TIERS, VERSION, Menu, MenuReport, make_menu, menu_to_dict
-from ..errors import MenuError
+from ..errors import HdpError, MenuError
 from ..validate import describe, is_real_number
-from .formatting import csv_safe
+from .formatting import csv_safe, csv_unescape
 
 __all__ = [
     "MAX_MENU_BYTES",
+    "menu_from_csv",
     "menu_from_dict",
     "menu_from_json",
+    "menu_from_upload",
     "menu_to_json",
     "report_to_csv",
     "report_to_dict",
@@ -269,3 +271,80 @@ def menu_from_json(content: bytes | str) -> Menu:
     except RecursionError:
         raise MenuError("the file is nested too deeply to be a menu") from None
     return menu_from_dict(d)
+
+
+_CSV_NAME = ("name", "tier")
+_CSV_SHARE = ("share_percent", "share", "share %")
+
+
+def menu_from_csv(content: bytes | str, base: Menu | None = None) -> Menu:
+    """A :class:`Menu` from a CSV of tiers, one row a tier (the per-tier CSV this app exports,
+    or one written by hand): columns ``name``, ``eps`` (a number or public/inf) and
+    ``share_percent`` or ``count`` (users; the shares are then the counts' percentages).
+    Read by :func:`hdp_core.tables.read_upload_csv` (at most MAX_MENU_BYTES and MAX_TIERS
+    rows). The number of users is the counts' sum (else ``base``'s, else 1,000); the range,
+    unit and declared spread are ``base``'s (else 0 to 1, none). MenuError otherwise, naming
+    the row and column."""
+    from ..tables import _parse_numbers, read_upload_csv
+
+    up = read_upload_csv(content, max_bytes=MAX_MENU_BYTES, max_rows=MAX_TIERS, error=MenuError)
+    df = up.frame
+    low = {str(c).strip().lower(): str(c) for c in df.columns}
+
+    def col(names: tuple[str, ...]) -> str | None:
+        return next((low[n] for n in names if n in low), None)
+
+    name_c, eps_c, share_c, count_c = (
+        col(_CSV_NAME),
+        col(("eps", "epsilon")),
+        col(_CSV_SHARE),
+        col(("count", "users")),
+    )
+    if eps_c is None or (share_c is None and count_c is None):
+        raise MenuError(
+            "a menu CSV needs the columns eps and share_percent (or count), and optionally name",
+            reason="missing_column",
+        )
+
+    def numbers(c: str, allow_inf: bool) -> list[float]:
+        try:
+            return [float(x) for x in _parse_numbers(df[c], c, up.line_of, allow_inf)]
+        except HdpError as e:
+            raise MenuError(str(e), row=e.row, column=e.column, reason=e.reason) from None
+
+    eps = numbers(eps_c, True)
+    names = (
+        [str(csv_unescape(str(v).strip())) for v in df[name_c]]
+        if name_c is not None
+        else [f"Tier {i + 1}" for i in range(len(df))]
+    )
+    n_users = base.n_users if base is not None else 1000
+    if share_c is not None:
+        shares = numbers(share_c, False)
+    else:
+        assert count_c is not None
+        counts = numbers(count_c, False)
+        total = sum(counts)
+        if total <= 0:
+            raise MenuError("the counts add up to 0: at least one tier needs users")
+        shares = [100.0 * c / total for c in counts]
+        n_users = int(total)
+    return make_menu(
+        names,
+        eps,
+        shares,
+        n_users,
+        base.low if base is not None else 0.0,
+        base.high if base is not None else 1.0,
+        base.unit if base is not None else "",
+        base.data_sd if base is not None else None,
+        normalise=share_c is None,
+    )
+
+
+def menu_from_upload(file_name: str, content: bytes | str, base: Menu | None = None) -> Menu:
+    """A menu from an uploaded file: CSV (:func:`menu_from_csv`, with ``base``'s range) when
+    the name ends in .csv, else JSON (:func:`menu_from_json`)."""
+    if str(file_name).lower().endswith(".csv"):
+        return menu_from_csv(content, base)
+    return menu_from_json(content)

@@ -1,0 +1,86 @@
+"""The Release page's Streamlit side: its session-state keys, reading an upload into the
+session (through hdp_core.tables.read_upload_csv, the one reader of every upload), and
+keeping a widget's stored value inside the bounds it is drawn with."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import streamlit as st
+
+from hdp_core.release import ReleaseError, check_values, level_counts
+from hdp_core.tables import read_upload_csv
+
+K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
+K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
+K_USE_SD, K_SD, K_GO, K_CONFIRM = "rel_use_sd", "rel_sd", "rel_go", "rel_confirm_again"
+K_USE_MENU = "rel_use_menu"
+TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (session only)
+LEDGER = "rel_ledger"  # list of dicts (hdp_core.views.release.ledger_entry): this session's
+LAST = "rel_last"  # the last release: dict(rel, menu, settings, table, file, time), or None
+PREFILLED = "rel_prefilled_for"  # key of the menu whose range and unit fill the settings
+LEVELS = "rel_levels"  # (table digest, columns, menu key) -> the checked levels and counts
+
+
+def init_state() -> None:
+    """The page's own session-state keys, created once per session."""
+    for k, v in ((TABLE, None), (LEDGER, []), (LAST, None)):
+        if k not in st.session_state:
+            st.session_state[k] = v
+
+
+def load_upload(up: Any) -> None:
+    """Read an uploaded file into TABLE (unchanged if it is the same file); a file that
+    cannot be used unloads the previous table and raises ReleaseError (with its fields)."""
+    data = up.getvalue()
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    cur = st.session_state[TABLE]
+    if cur is not None and cur[0] == digest:
+        return
+    st.session_state[TABLE] = None  # never keep an older table under a newer file's name
+    st.session_state[LAST] = None
+    table = read_upload_csv(data, text=False, min_columns=2, error=ReleaseError)
+    st.session_state[TABLE] = (digest, up.name, table.frame)
+
+
+def prefill_from_menu(menu: Any) -> None:
+    """A new or edited menu fills the settings with its range, unit and declared spread
+    (before the widgets are drawn); the same menu again leaves the user's changes."""
+    ss = st.session_state
+    if ss.get(PREFILLED) == menu.key:
+        return
+    ss[PREFILLED] = menu.key
+    ss[K_LO], ss[K_HI] = float(menu.low), float(menu.high)
+    ss[K_UNIT] = menu.unit
+    ss[K_USE_SD] = menu.data_sd is not None
+    ss[K_SD] = float(menu.data_sd) if menu.data_sd is not None else None
+
+
+def keep_within(key: str, lo: float, hi: float) -> None:
+    """Empty a number widget's stored value that lies outside [lo, hi] (e.g. a declared spread
+    after the range shrank), so that the widget is drawn empty instead of failing."""
+    v = st.session_state.get(key)
+    if v is not None and not lo <= v <= hi:
+        st.session_state[key] = None
+
+
+def confirm_key(digest: str, k: int) -> str:
+    """The "release again" checkbox's key for the (k+1)-th release of a file: a new checkbox,
+    unticked, after every release (a ticked box never outlives the release it allowed)."""
+    return f"{K_CONFIRM}_{digest[:12]}_{k}"
+
+
+def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any]:
+    """The table's distinct levels and user counts (hdp_core.release.level_counts) after
+    check_values passed, computed once per file, columns and menu in this session (a widget
+    change elsewhere on the page does not read the table again). Raises ReleaseError."""
+    key = (digest, value, eps, None if menu is None else menu.key)
+    memo = st.session_state.get(LEVELS)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    st.session_state[LEVELS] = None
+    lv, ct = level_counts(df, eps, menu)
+    check_values(df, value)
+    st.session_state[LEVELS] = (key, (lv, ct))
+    return lv, ct
