@@ -234,3 +234,19 @@ def half_width_note(acc, unit: str = "", method: str = "ADPM") -> str:
         "The 95% error is an approximation: the data's part of the error is taken as "
         "normal (accurate with many users); the privacy noise is exact."
     )
+
+
+DESIGNER_SATURATION_TEXT = (
+    "A **saturated** tier is capped: every tier looser than τ* gets τ*, so "
+    "offering a looser tier adds no accuracy. ADPM (the paper's optimal estimator) "
+    "never gives a user more weight than a τ* user gets. " + SATURATION_WHY
+)
+"""The Tier designer's explanation of a saturated tier (Lemma 3 of the paper)."""
+
+WORST_CASE_DATA_TEXT = (
+    "**Worst-case data** means data as spread out as the range allows: half the "
+    "users at the bottom of the range and half at the top (standard deviation = half "
+    "the range). The RMSE shown is then an upper bound for *any* data in the range. "
+    + HALF_WIDTH_TEXT
+)
+"""What 'worst-case data' means for the errors the Tier designer shows."""
