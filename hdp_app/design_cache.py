@@ -8,6 +8,7 @@ rebuilt and revalidated the three plotly figures on every rerun (issue 11).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -15,7 +16,7 @@ import streamlit as st
 from hdp_core import design as D
 from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
 
-_HASH = {D.Menu: lambda m: m.key}
+_HASH: dict[str | type[Any], Callable[[Any], Any]] = {D.Menu: lambda m: m.key}
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)

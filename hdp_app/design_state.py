@@ -8,6 +8,9 @@ hdp_core.views.design. Here they are only read from and written to ``st.session_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 import streamlit as st
 
 import hdp_core as hdp
@@ -81,7 +84,7 @@ def init_goal() -> None:
 
 def menu_from_widgets() -> tuple[D.Menu | None, str | None, str | None]:
     """(menu, note, error) built from the widgets (hdp_core.views.design.menu_from_inputs)."""
-    return V.menu_from_inputs(st.session_state)
+    return V.menu_from_inputs(cast(Mapping[str, Any], st.session_state))
 
 
 def keep_menu(menu: D.Menu) -> None:

@@ -744,7 +744,7 @@ class DesignAnswer:
             ct = menu.counts.copy()
             ct[a] -= int(self.value)
             ct[b] += int(self.value)
-            return menu.with_counts(ct)
+            return menu.with_counts([int(c) for c in ct])
         return None
 
 

@@ -91,7 +91,7 @@ def menu_section() -> D.Menu:
     c1.selectbox(
         "Start from a template",
         list(D.TEMPLATES),
-        format_func=D.TEMPLATES.get,
+        format_func=lambda name: D.TEMPLATES[name],
         key="td_template",
         help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
         "range stay).",

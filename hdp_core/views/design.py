@@ -215,7 +215,7 @@ def as_profile(menu: Menu) -> tuple[EpsilonProfile, dict[str, Any], str]:
         "kind": "tiers",
         "levels": [float(x) for x in prof.levels],
         "counts": [int(c) for c in prof.counts],
-        "names": list(prof.names),
+        "names": list(prof.names or menu.names),
     }
     label = (
         f"Tier menu: {count_noun(menu.k, 'tier')} "
