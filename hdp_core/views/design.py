@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -31,13 +30,13 @@ from ..design import (
 from ..errors import ProfileError
 from ..profile import EpsilonProfile
 from . import explain
+from .cards import Metric
 from .formatting import count_noun, plain, short_eps, telling_eps
+from .profile_controls import GRID
 
-# Levels offered by the eps sliders: about ten per decade from 0.001 to 1000, log spaced.
-EPS_GRID: list[float] = sorted(
-    {round(m * 10.0**e, 10) for e in range(-3, 3) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)}
-    | {1000.0}
-)
+EPS_GRID: list[float] = list(GRID)
+"""Levels offered by the eps sliders: ten per decade from 0.001 to 1000, log spaced (the same
+grid as the Profile page's sliders)."""
 METRIC_LABELS = {"half_width": "95% error half-width", "rmse": "RMSE (root-mean-squared error)"}
 SPREAD_LABELS = {
     "worst": "Worst case (as spread out as the range allows)",
@@ -72,17 +71,6 @@ METHOD_CARDS = (
     ),
 )
 """(method, card label, one-line hint) of the three methods compared in section 2."""
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One st.metric card: label, value and optional delta (all plain text) and help."""
-
-    label: str
-    value: str
-    help: str = ""
-    delta: str | None = None
-    delta_color: str = "normal"
 
 
 def fmt_err(x: float, unit: str) -> str:
