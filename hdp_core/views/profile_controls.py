@@ -180,7 +180,7 @@ def convert_rows(
     else:
         shares = [num_or_none(r.get("share")) or 0.0 for r in out]
         try:
-            cts: Sequence[Any] = links.counts_from_shares(shares, total)
+            cts: Any = links.counts_from_shares(shares, total)
         except ProfileError:
             cts = [None] * len(out)
         for r, c in zip(out, cts):
