@@ -9,6 +9,7 @@ promise in its help text (about ten levels a decade, each step about x1.25).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -26,6 +27,12 @@ MENUS = [
     D.make_menu(["Solo"], [0.3], [100], 7, 0, 1, "", 0.1),
     D.make_menu(["A", "B"], [1.5, 4.0], [33.3333, 66.6667], 10**12, 0, 500, "USD", 100.0),
 ]
+
+
+@functools.cache
+def report(menu: D.Menu) -> D.MenuReport:
+    """evaluate_menu, once per menu in this module (menus are frozen and hashable)."""
+    return D.evaluate_menu(menu)
 
 
 # widget values <-> menu ------------------------------------------------------------------------
@@ -89,7 +96,7 @@ def test_eps_options_hold_the_menu_levels_and_end_with_public():
 # section 2 ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("menu", MENUS)
 def test_headline_cards_show_the_core_numbers(menu):
-    rep = D.evaluate_menu(menu)
+    rep = report(menu)
     cards = V.headline_metrics(menu, rep)
     u = f" {plain(menu.unit)}" if menu.unit else ""
     assert cards[0].value == f"± {rep.errors['ADPM'].half_width:.3g}{u}"
@@ -101,7 +108,7 @@ def test_headline_cards_show_the_core_numbers(menu):
 
 @pytest.mark.parametrize("menu", MENUS)
 def test_saturation_message_names_exactly_the_tiers_looser_than_tau(menu):
-    rep = D.evaluate_menu(menu)
+    rep = report(menu)
     kind, text = V.saturation_message(menu, rep)
     looser = [t.name for t in menu.tiers if t.eps > rep.tau_star]
     if looser:
@@ -112,7 +119,7 @@ def test_saturation_message_names_exactly_the_tiers_looser_than_tau(menu):
 
 @pytest.mark.parametrize("menu", MENUS)
 def test_tier_table_rows_add_up(menu):
-    rep = D.evaluate_menu(menu)
+    rep = report(menu)
     t = V.tier_table(menu, rep)
     assert list(t["tier"]) == list(menu.names)
     assert sum(int(x.replace(",", "")) for x in t["users"]) == menu.n_users
@@ -123,7 +130,7 @@ def test_tier_table_rows_add_up(menu):
 
 @pytest.mark.parametrize("menu", MENUS[:2])
 def test_method_cards_adpm_is_never_beaten(menu):
-    rep = D.evaluate_menu(menu)
+    rep = report(menu)
     colors = {"ADPM": "blue", "UNI": "orange", "PropDPM": "green"}
     cards = V.method_metrics(rep, "rmse", menu.unit, colors)
     assert cards[0].label.startswith("ADPM (")
@@ -137,7 +144,7 @@ def test_method_cards_adpm_is_never_beaten(menu):
 
 def test_all_public_caption_and_default_target():
     m = MENUS[1]
-    rep = D.evaluate_menu(m)
+    rep = report(m)
     assert f"{rep.all_public.rmse:.3g} km" in V.all_public_caption(rep, "rmse", m.unit)
     t = V.default_target(rep)
     assert t == pytest.approx(rep.errors["ADPM"].half_width / 2, rel=0.05)
@@ -147,7 +154,7 @@ def test_all_public_caption_and_default_target():
 # section 3 ------------------------------------------------------------------------------------
 def test_answer_cards_and_notes():
     m = D.make_menu(["S", "O"], [0.1, 2.0], [90, 10], 2000, 0, 1, "")
-    rep = D.evaluate_menu(m)
+    rep = report(m)
     users = D.solve(m, "users", rep.errors["ADPM"].rmse / 2, "rmse")
     cards = V.answer_metrics(users, m)
     n = int(users.value)
@@ -189,7 +196,7 @@ def test_whatif_share_and_cards():
     m = D.make_menu(["A", "B", "C"], [0.1, 1.0, 5.0], [33.37, 16.63, 50], 1000, 0, 1, "u")
     start, both = V.whatif_share(m, 0, 1)
     assert both == pytest.approx(50.0) and start == 33.4
-    rep = D.evaluate_menu(m)
+    rep = report(m)
     moved = D.evaluate_menu(D.move_share(m, 0, 1, 20.0))
     cards = V.whatif_metrics(m, rep, moved, "rmse", 0, 1, 20.0)
     assert cards[2].value == "20.0% / 30.0%"
