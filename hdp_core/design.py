@@ -62,6 +62,7 @@ __all__ = [
     "MAX_TIERS",
     "MAX_USERS",
     "METRICS",
+    "QUESTIONS",
     "SHARE_TOLERANCE",
     "TEMPLATES",
     "DesignAnswer",
@@ -79,9 +80,11 @@ __all__ = [
     "min_users",
     "move_share",
     "profile_errors",
+    "respread_shares",
     "share_sweep",
     "share_to_move",
     "shares_note",
+    "solve",
     "strictest_level",
     "template_menu",
     "tuned_sd",
@@ -215,8 +218,64 @@ class Menu:
             normalise=True,
         )
 
+    def add_tier(self, eps: float = 2.0) -> Menu:
+        """The menu with one more tier at level ``eps`` and 0% of the users, named
+        "Tier j" with the smallest j >= k + 1 no tier already uses. MenuError when the menu
+        already has MAX_TIERS tiers."""
+        if self.k >= MAX_TIERS:
+            raise MenuError(f"a menu has at most {MAX_TIERS} tiers")
+        names = set(self.names)
+        j = self.k + 1
+        while f"Tier {j}" in names:
+            j += 1
+        return make_menu(
+            [*self.names, f"Tier {j}"],
+            [*self.levels, eps],
+            [*self._pcts(), 0.0],
+            self.n_users,
+            self.low,
+            self.high,
+            self.unit,
+            self.data_sd,
+            normalise=True,
+        )
+
+    def remove_tier(self, tier: int) -> Menu:
+        """The menu without tier ``tier`` (0-based); the other tiers' shares are re-spread
+        to 100% in proportion (equally when they were all 0%). MenuError when it is the only
+        tier; IndexError when ``tier`` is not a tier of the menu."""
+        if self.k <= 1:
+            raise MenuError("a menu needs at least one tier")
+        if not 0 <= tier < self.k:
+            raise IndexError(f"tier index {tier} is out of range (the menu has {self.k} tiers)")
+        keep = [t for j, t in enumerate(self.tiers) if j != tier]
+        return make_menu(
+            [t.name for t in keep],
+            [t.eps for t in keep],
+            respread_shares([t.share_percent for t in keep]),
+            self.n_users,
+            self.low,
+            self.high,
+            self.unit,
+            self.data_sd,
+            normalise=True,
+        )
+
     def _pcts(self) -> list[float]:
         return [t.share_percent for t in self.tiers]
+
+
+def respread_shares(shares_percent: Sequence[float]) -> list[float]:
+    """Shares (percent) re-spread to add up to 100: equal shares when they add up to 0, else
+    each scaled by 100 / total (left as they are when the total is within SHARE_TOLERANCE
+    of 100, as :func:`make_menu` does)."""
+    sh = [float(s) for s in shares_percent]
+    total = sum(sh)
+    if total <= 0:
+        return [100.0 / len(sh)] * len(sh)
+    if abs(total - 100.0) <= SHARE_TOLERANCE:
+        return sh
+    return [100.0 * s / total for s in sh]
 
 
 def apportion(shares: Sequence[float], n: int) -> np.ndarray:
@@ -660,10 +719,33 @@ class DesignAnswer:
     error: float
     error_below: float | None
     message: str
+    question: str = ""
+    """Which solver answered (a key of QUESTIONS; "" when built by hand)."""
+    tiers: tuple[int, ...] = ()
+    """The tiers the question is about: (tier,) for "level", (source, dest) for "move"."""
 
     @property
     def possible(self) -> bool:
         return self.status in ("ok", "already", "trivial")
+
+    def apply(self, menu: Menu) -> Menu | None:
+        """The menu changed to this answer ("users": n users; "level": the tier at eps =
+        value; "move": value users moved from source to dest), or None when there is
+        nothing to apply: status not "ok", no value, or a level stricter than EPS_MIN."""
+        if self.status != "ok" or self.value is None:
+            return None
+        if self.question == "users":
+            return menu.with_n_users(int(self.value))
+        if self.question == "level":
+            v = float(self.value)
+            return menu.with_eps(self.tiers[0], v) if math.isinf(v) or v >= EPS_MIN else None
+        if self.question == "move":
+            a, b = self.tiers
+            ct = menu.counts.copy()
+            ct[a] -= int(self.value)
+            ct[b] += int(self.value)
+            return menu.with_counts([int(c) for c in ct])
+        return None
 
 
 def _metric_words(metric: str) -> str:
@@ -954,6 +1036,26 @@ def share_to_move(
         f"{m:,} users ({pct:.4g}% of all users, {100.0 * m / total:.4g}% of {src}) must move "
         f"from {src} to {dst} for a {words} of {_fmt_err(t, menu)} (one fewer misses it).",
     )
+
+
+QUESTIONS = ("users", "level", "move")
+"""The accuracy-first questions: minimum users, strictest level of a tier, users to move."""
+
+
+def solve(
+    menu: Menu, question: str, target: float, metric: str = "rmse", a: int = 0, b: int = 0
+) -> DesignAnswer:
+    """The answer to ``question`` (one of QUESTIONS) for ``target`` (data units): min_users,
+    strictest_level of tier ``a``, or share_to_move from tier ``a`` to tier ``b``; the answer
+    records the question and its tiers, so that :meth:`DesignAnswer.apply` can apply it."""
+    if question == "users":
+        return replace(min_users(menu, target, metric), question=question)
+    if question == "level":
+        return replace(strictest_level(menu, a, target, metric), question=question, tiers=(a,))
+    if question == "move":
+        ans = share_to_move(menu, a, b, target, metric)
+        return replace(ans, question=question, tiers=(a, b))
+    raise ValueError(f"the question must be one of {QUESTIONS}, got {question!r}")
 
 
 # what-if ------------------------------------------------------------------------------------

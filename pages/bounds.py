@@ -34,7 +34,7 @@ from hdp_core.profile import EpsilonProfile
 from hdp_core.views import bounds as bviews
 from hdp_core.views import codegen
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import plain, sci
+from hdp_core.views.formatting import plain
 from hdp_core.views.limits import Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -111,59 +111,14 @@ def _errors(profile: EpsilonProfile, lo: float, hi: float) -> dict:
     return bviews.method_errors_real(profile, lo, hi, 0.95)
 
 
-def _g(x: float) -> str:
-    if math.isinf(x):
-        return "∞"
-    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
-
-
-def _u(x: float) -> str:
-    """A number in the data's units: whole numbers with separators from 100 up to 10^12,
-    scientific notation beyond (a 300-digit number would not fit a metric)."""
-    if not math.isfinite(x):
-        return "—"
-    if abs(x) >= 1e12:
-        return sci(x, 4)
-    return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
+_g = bviews.bound_text
+_u = bviews.units_text
 
 
 # ----------------------------------------------------------------------------- sections
 def _headline(b: dict) -> None:
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric(
-        "ADPM worst-case MSE f ∧ 1/4",
-        _g(b["upper"]),
-        help=(
-            "Upper bound (Theorem 2): ADPM's MSE for the worst data in [-0.5, 0.5]. The best "
-            "possible method can do no worse than this."
-        ),
-    )
-    c2.metric(
-        "Lower bound (H ∧ 1/4)/512",
-        _g(b["lower"]),
-        help=(
-            "Theorem 3: no method that grants every user their eps can have a smaller worst-case "
-            "MSE than this."
-        ),
-    )
-    ratio = b["upper"] / b["lower"] if b["lower"] > 0 else math.inf
-    c3.metric(
-        "Gap: upper / lower",
-        _g(ratio),
-        help=(
-            "How far apart the two bounds are. Theorem 4 guarantees at most 443 × 512 = 226,816; "
-            "most of it is the loose constant 1/512 of the lower bound."
-        ),
-    )
-    fh = b["f"] / b["H"] if 0 < b["H"] < math.inf else math.inf
-    c4.metric(
-        "f / H",
-        _g(fh) if math.isfinite(b["f"]) else "—",
-        help=(
-            "ADPM's uncapped worst case over H(eps). Theorem 4 proves f/H ≤ 443; the paper's "
-            "experiments suggest it is at most 4."
-        ),
-    )
+    for col, m in zip(st.columns(4), bviews.headline_metrics(b)):
+        col.metric(m.label, m.value, help=m.help or None)
     st.markdown(
         "The best possible worst-case error lies between the two bounds. Their constants are "
         "loose: the 1/512 comes from the lower-bound argument (Le Cam's method) and the paper "
@@ -294,39 +249,15 @@ def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
             f"against ADPM's worst case {float(sw.upper[idx]):.3e}). It is not a bound: "
             "data more spread out than s cost it more."
         )
-    where = (
-        f"c = {sw.x[idx]:.3g} (every eps × {sw.x[idx]:.3g})"
-        if mode == "scale"
-        else f"n = {int(sw.x[idx]):,} users"
+    where = bviews.marker_place(float(sw.x[idx]), mode)
+    cards = bviews.marker_metrics(
+        where, float(sw.upper[idx]), float(sw.lower[idx]), float(sw.tau[idx])
     )
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("At the marker", where.split(" (")[0], help="The slider's position on the sweep.")
-    c2.metric("ADPM worst case", _g(float(sw.upper[idx])))
-    c3.metric("Lower bound", _g(float(sw.lower[idx])))
-    tau = float(sw.tau[idx])
-    c4.metric(
-        "tau* there",
-        _g(tau) if math.isfinite(tau) else "none",
-        help="The saturation level at this point (users asking for more are capped).",
+    for col, m in zip(st.columns(4), cards):
+        col.metric(m.label, m.value, help=m.help or None)
+    at_marker = bviews.marker_sentence(
+        float(sw.f[idx]), float(sw.upper[idx]), {m: float(sw.mse[m][idx]) for m in BASELINES}
     )
-    best = min(BASELINES, key=lambda m: sw.mse[m][idx])
-    best_mse = float(sw.mse[best][idx])
-    if float(sw.f[idx]) >= 0.25:  # ADPM answers the mid-range there: compare with that
-        at_marker = (
-            "At the marker privacy is so strict that ADPM answers the middle of the range "
-            "(worst case 1/4, no data used). "
-            + (
-                f"The best baseline, {best}, has {_g(best_mse)}: worse than not using the "
-                "data at all."
-                if best_mse > 0.25
-                else f"The best baseline, {best}, has {_g(best_mse)}."
-            )
-        )
-    else:
-        at_marker = (
-            f"At the marker the best baseline is {best} with {_g(best_mse)}, "
-            f"{best_mse / float(sw.upper[idx]):.3g}× ADPM's worst case."
-        )
     st.caption(
         "Left of the bend privacy is strict and noise dominates: the error falls like "
         "1/(n eps)². Right of it privacy is loose and the error levels off near 1/(4n), the "

@@ -11,7 +11,6 @@ lives in hdp_app.common (PROFILE, PROFILE_SPEC). The URL is written by app.py fr
 
 from __future__ import annotations
 
-import math
 from typing import Any
 from urllib.parse import urlencode
 
@@ -38,58 +37,26 @@ from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
-from hdp_core.validate import parse_level
 from hdp_core.views import explain, links
+from hdp_core.views import profile_controls as pc
 from hdp_core.views.formatting import count_noun, plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
-MODES = ("Preset", "Generator", "Tiers", "Upload")
-DISTS = {
-    "log_uniform": "Log-uniform",
-    "two_groups": "Two groups",
-    "mixture": "Mixture with public users",
-}
-# log-scale grid for eps sliders: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 per decade, 0.001 to 1000
-_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
-GRID = (*(float(f"{m * 10.0**k:.6g}") for k in range(-3, 3) for m in _STEPS), 1000.0)
-LEVEL_HELP = (
-    "Smaller eps = more privacy (the user's data can change the result less). "
-    "∞ (public) = public data, used as is. 0 = the user's data is not used at all."
-)
+MODES = pc.MODES
+DISTS = pc.DISTS
+LEVEL_HELP = pc.LEVEL_HELP
 
 UI = "prof_ui"  # widget values of this page (survive page switches)
 SEEN = "prof_seen"  # the profile version the controls were last set from
 TIERS = "prof_tiers"  # tiers editor: rows (latest edits), base (editor input), gen (key)
 UPLOAD = "prof_upload_state"  # the last uploaded file: id, name, error
 
-DEFAULT_ROWS = [
-    {"name": "Strict", "eps": "0.1", "count": 600.0, "share": 60.0},
-    {"name": "Balanced", "eps": "1", "count": 300.0, "share": 30.0},
-    {"name": "Public", "eps": "public", "count": 100.0, "share": 10.0},
-]
-
-
-def _default_ui() -> dict[str, Any]:
-    return {
-        "prof_mode": "Preset",
-        "prof_preset": "paper_high",
-        "prof_preset_seed": 0,
-        "prof_dist": "log_uniform",
-        "prof_lu_n": 1000,
-        "prof_lu_range": (0.02, 8.0),
-        "prof_lu_seed": 0,
-        "prof_tg_n": 1000,
-        "prof_tg_frac": 0.9,
-        "prof_tg_eps1": 0.1,
-        "prof_tg_eps2": 1.0,
-        "prof_mx_n": 1000,
-        "prof_mx_range": (0.05, 1.0),
-        "prof_mx_public": 0.1,
-        "prof_mx_seed": 0,
-        "prof_tiers_units": "count",
-        "prof_tiers_total": 1000,
-    }
+DEFAULT_ROWS = pc.DEFAULT_ROWS
+_default_ui = pc.default_ui
+_fmt_level = pc.fmt_level
+_options = pc.level_options
+_rows_from_profile = pc.rows_from_profile
 
 
 @st.cache_resource(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
@@ -100,78 +67,13 @@ def _figure(profile: EpsilonProfile, tau: float, n_saturated: int):
     return profile_figure(profile, tau, n_saturated)
 
 
-def _fmt_level(x: float) -> str:
-    return "public" if math.isinf(x) else f"{x:g}"
-
-
-def _options(*extra: float, public: bool = False) -> list[float]:
-    """The slider grid plus any exact values a link or preset brought in."""
-    vals = set(GRID) | {float(x) for x in extra if x is not None and math.isfinite(x)}
-    out = sorted(vals)
-    return [*out, math.inf] if public else out
-
-
-def _rows_from_profile(prof: EpsilonProfile) -> list[dict] | None:
-    """Editor rows for a profile with few levels (tiers, or a per-user list), else None."""
-    if prof.is_tiered and prof.k <= links.MAX_TIERS:
-        lv, ct = prof.levels, prof.counts
-        names = list(prof.names) if prof.names else [""] * prof.k
-    elif not prof.is_tiered and prof.n_distinct <= 10:
-        lv, ct = prof.grouped()
-        names = [""] * lv.size
-    else:
-        return None
-    n = int(ct.sum())
-    return [
-        {"name": nm, "eps": _fmt_level(float(e)), "count": float(c), "share": 100.0 * c / n}
-        for nm, e, c in zip(names, lv, ct)
-    ]
-
-
 def _ui_from_spec(spec: Any, prof: EpsilonProfile) -> dict[str, Any]:
-    """Control values that describe ``spec`` (the mode too); {} leaves the controls as they
-    are and selects Upload (a profile from a file or from elsewhere)."""
-    try:
-        s = links.normalize_spec(spec)
-    except (ProfileError, ValueError):
-        return {"prof_mode": "Upload"}
-    k = s["kind"]
-    if k == "preset":
-        return {"prof_mode": "Preset", "prof_preset": s["name"], "prof_preset_seed": s["seed"]}
-    if k == "log_uniform":
-        return {
-            "prof_mode": "Generator",
-            "prof_dist": k,
-            "prof_lu_n": s["n"],
-            "prof_lu_range": (s["lo"], s["hi"]),
-            "prof_lu_seed": s["seed"],
-        }
-    if k == "two_groups":
-        return {
-            "prof_mode": "Generator",
-            "prof_dist": k,
-            "prof_tg_n": s["n"],
-            "prof_tg_frac": s["frac"],
-            "prof_tg_eps1": s["eps1"],
-            "prof_tg_eps2": s["eps2"],
-        }
-    if k == "mixture":
-        return {
-            "prof_mode": "Generator",
-            "prof_dist": k,
-            "prof_mx_n": s["n"],
-            "prof_mx_range": (s["lo"], s["hi"]),
-            "prof_mx_public": s["public"],
-            "prof_mx_seed": s["seed"],
-        }
-    if k == "tiers":
-        _rebase_tiers(_rows_from_profile(prof) or DEFAULT_ROWS)
-        return {
-            "prof_mode": "Tiers",
-            "prof_tiers_units": "count",
-            "prof_tiers_total": int(sum(s["counts"])),
-        }
-    return {"prof_mode": "Upload"}
+    """Control values that describe ``spec`` (hdp_core.views.profile_controls.ui_from_spec);
+    a tiers spec also loads its tiers into the editor."""
+    ui, rows = pc.ui_from_spec(spec, prof)
+    if rows is not None:
+        _rebase_tiers(rows)
+    return ui
 
 
 def _rebase_tiers(rows: list[dict]) -> None:
@@ -263,32 +165,11 @@ def _on_units() -> None:
     _keep("prof_tiers_units")
     t = st.session_state[TIERS]
     units = st.session_state["prof_tiers_units"]
-    rows = [dict(r) for r in t["rows"]]
-    if units == "share":
-        counts = [_num_or_none(r.get("count")) or 0.0 for r in rows]
-        total = sum(counts)
-        for r, c in zip(rows, counts):
-            r["share"] = 100.0 * c / total if total > 0 else None
-        if total >= 1:
-            _set("prof_tiers_total", int(min(total, links.TIER_MAX_USERS)))
-    else:
-        shares = [_num_or_none(r.get("share")) or 0.0 for r in rows]
-        total = int(st.session_state[UI]["prof_tiers_total"])
-        try:
-            counts = links.counts_from_shares(shares, total)
-        except ProfileError:
-            counts = [None] * len(rows)
-        for r, c in zip(rows, counts):
-            r["count"] = None if c is None else float(c)
+    total = int(st.session_state[UI]["prof_tiers_total"])
+    rows, new_total = pc.convert_rows(t["rows"], units, total)
+    if new_total is not None:
+        _set("prof_tiers_total", new_total)
     _rebase_tiers(rows)
-
-
-def _num_or_none(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
 
 
 # the four ways ------------------------------------------------------------------------------
@@ -337,13 +218,8 @@ def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int |
     if not isinstance(st.session_state.get(key), float):
         st.session_state[key] = float(ui[key])
     v = st.number_input(label, min_value=1.0, step=100.0, format="%.0f", **_kw(key), help=help)
-    if not (math.isfinite(v) and v == math.floor(v) and 1 <= v <= max_n):
-        shown = f"{v:,.0f}" if math.isfinite(v) and abs(v) < 1e21 else f"{v:.4g}"
-        why = (
-            f"{shown} users is more than this generator makes (at most {max_n:,})"
-            if v > max_n
-            else f"{v:g} is not a whole number of users"
-        )
+    why = pc.users_error(v, max_n)
+    if why is not None:
         st.error(f"{why}. The profile was not changed.", icon=":material/block:")
         return None
     ui[key] = int(v)
@@ -577,7 +453,7 @@ def _tier_log_slider(t: dict) -> None:
     rows = t["rows"]
     if not rows:
         return
-    labels = [f"{i + 1}. {r.get('name') or f'Tier {i + 1}'}" for i, r in enumerate(rows)]
+    labels = pc.tier_pick_labels(rows)
     c1, c2 = st.columns([2, 3], vertical_alignment="bottom")
     i = c1.selectbox(
         "Tier to slide",
@@ -587,10 +463,7 @@ def _tier_log_slider(t: dict) -> None:
         help="Pick a tier to set its eps on a log scale.",
     )
     i = min(int(i or 0), len(rows) - 1)
-    try:
-        cur = parse_level(rows[i].get("eps"))
-    except (ProfileError, ValueError):
-        cur = 1.0
+    cur = pc.level_or_one(rows[i].get("eps"))
     key = f"prof_tier_eps_{t['gen']}_{i}"
     c2.select_slider(
         "Its eps on a log scale (far right = public)",
@@ -652,7 +525,7 @@ def _upload_controls() -> None:
                 links.encode(spec)
             except hdp.LinkError as e:
                 spec = {"kind": "upload", "name": f.name, "reason": str(e)}
-            label = f"File {f.name}: {count_noun(prof.n, 'user')}"
+            label = pc.upload_label(f.name, prof.n)
             up.update(profile=prof, spec=spec, label=label, good_name=f.name)
             set_profile(prof, spec, label)
             st.session_state[SEEN] = profile_version()
@@ -672,7 +545,7 @@ def _upload_controls() -> None:
     else:
         spec = get_spec()
         kind = spec.get("kind") if isinstance(spec, dict) else None
-        if kind not in ("preset", "log_uniform", "two_groups", "mixture", "tiers"):
+        if kind not in pc.SPEC_KINDS:
             st.info(f"Current profile: {plain(st.session_state.get('profile_label', ''))}")
 
 
@@ -716,27 +589,8 @@ tau = sol.saturation_level
 
 with right:
     row = metric_row()
-    row.metric(
-        "tau*",
-        "none" if math.isinf(tau) else f"{tau:.4g}",
-        help="Saturation level: every user who asked for eps ≥ tau* is granted tau* "
-        "(more privacy than asked) at no cost in accuracy.",
-        width="content",
-    )
-    row.metric(
-        "Users capped",
-        compact_count(sol.n_saturated),
-        help=f"{sol.n_saturated:,} users ({100 * sol.n_saturated / prof.n:.3g}%) are "
-        "granted tau* instead of their looser level.",
-        width="content",
-    )
-    row.metric(
-        "Worst-case MSE",
-        f"{sol.worst_case_mse:.2e}",
-        help="ADPM's worst-case mean squared error for the mean of data in "
-        f"[-0.5, 0.5] (Theorem 2); its root is ±{math.sqrt(sol.worst_case_mse):.3g}.",
-        width="content",
-    )
+    for m in pc.summary_metrics(prof, sol, compact_count):
+        row.metric(m.label, m.value, help=m.help, width="content")
     st.plotly_chart(
         _figure(prof, tau, sol.n_saturated), key="prof_chart", config={"displaylogo": False}
     )
@@ -757,12 +611,7 @@ with s1:
     try:
         qs = urlencode(link_params(), doseq=True)
     except hdp.NotShareable as e:
-        st.info(
-            f"This profile can't be put in a link: {plain(e)}. Download it as CSV instead and "
-            "share "
-            "the file; it can be uploaded on this page.",
-            icon=":material/attach_file:",
-        )
+        st.info(pc.not_shareable_text(e), icon=":material/attach_file:")
     else:
         base_url = st.context.url or ""
         # In a popover: its content is drawn only when opened, so the first load does not

@@ -35,7 +35,7 @@ from hdp_core.validate import format_eps
 from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import count_noun, frame_to_csv, plain, short_eps
+from hdp_core.views.formatting import count_noun, frame_to_csv, plain
 from hdp_core.views.limits import Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -76,62 +76,14 @@ def _boundary(n: float, frac: float):
     return sat.phase_boundary(n, frac, lo=1e-3, hi=1e2, points=200)
 
 
-def _level(x: float) -> str:
-    return short_eps(x, public="public (∞)")
+_level = sat.level_text
 
 
 # ----------------------------------------------------------------------------- sections
 def _metrics(fp: sat.FreePrivacy) -> None:
-    c1, c2, c3, c4 = st.columns(4)
-    if math.isfinite(fp.tau):
-        c1.metric(
-            "Saturation level tau*",
-            f"{fp.tau:.4g}",
-            help=(
-                "Every user who asked for eps ≥ tau* is granted exactly tau*: more privacy than "
-                "they asked for (smaller eps = more privacy), at no cost in accuracy."
-            ),
-        )
-    else:
-        c1.metric(
-            "Saturation level tau*",
-            "none",
-            help=(
-                "Nobody is capped: the levels are close enough that weights proportional to eps "
-                "are optimal, so every user gets exactly what they asked for."
-            ),
-        )
-    c2.metric(
-        "Users capped at tau*",
-        f"{fp.n_saturated:,}",
-        f"{100 * fp.saturated_share:.3g}% of users",
-        delta_color="off",
-        delta_arrow="off",
-        help="Saturated users: they asked for a looser level than tau* and get tau*.",
-    )
-    if fp.n_saturated:
-        c3.metric(
-            "They asked for (median)",
-            _level(fp.requested_median),
-            f"smallest {_level(fp.requested_min)}",
-            delta_color="off",
-            delta_arrow="off",
-            help="The median privacy level the capped users asked for "
-            "('public' = they asked for no privacy at all).",
-        )
-        gain = "∞ (public → tau*)" if math.isinf(fp.gain) else f"{fp.gain:.3g}×"
-        c4.metric(
-            "They get",
-            f"{fp.tau:.4g}",
-            f"{gain} stricter",
-            delta_color="off",
-            delta_arrow="off",
-            help="What the median capped user gets: tau*, this many times smaller "
-            "(stricter) than what they asked for, for free.",
-        )
-    else:
-        c3.metric("They asked for (median)", "—", help="No user is capped.")
-        c4.metric("They get", "—", help="No user is capped.")
+    for col, m in zip(st.columns(4), sat.free_privacy_metrics(fp)):
+        extra = {"delta_arrow": "off"} if m.delta is not None else {}
+        col.metric(m.label, m.value, m.delta, delta_color=m.delta_color, help=m.help, **extra)
 
 
 def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
@@ -250,14 +202,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
     st.subheader("Two groups: when does the looser group saturate?")
     point = sat.two_level_point(cached_adpm(prof))
     # the controls start from the current profile, and follow it whenever it changes
-    if point is not None:
-        seed = (
-            int(point.n),
-            float(min(max(round(point.frac, 2), 0.01), 1.0)),
-            float(min(max(point.eps1, 1e-6), 1e6)),
-        )
-    else:
-        seed = (int(max(prof.n, 1)), 0.5, 0.1)
+    seed = sat.phase_seed(point, prof.n)
     changed = st.session_state.get(K_PHASE_FOR) != prof.key
     st.session_state[K_PHASE_FOR] = prof.key
     for k, v in zip((K_PHASE_N, K_PHASE_F, K_PHASE_E1), seed):
@@ -308,15 +253,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
         "capped at it: asking for less privacy (even public) changes nothing.",
     )
     if point is not None:
-        pub = math.isinf(point.eps2)
-        c2.markdown(
-            f"The current profile has two groups: {100 * point.frac:.3g}% of {point.n:,} users "
-            f"at eps1 = {point.eps1:.4g} and the rest at eps2 = {_level(point.eps2)}; its own "
-            f"boundary is {point.threshold:.4g}, so it is **"
-            + ("saturated" if point.saturated else "unsaturated")
-            + "**"
-            + (" (public users always saturate)." if pub else ".")
-        )
+        c2.markdown(sat.phase_point_text(point))
     else:
         c2.caption(
             "The current profile does not have exactly two distinct positive levels, "
@@ -327,7 +264,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
 
 
 def _step(delta: int, top: int) -> None:
-    st.session_state[K_STEP] = int(min(max(st.session_state.get(K_STEP, 1) + delta, 1), top))
+    st.session_state[K_STEP] = sat.clamp_step(st.session_state.get(K_STEP, 1) + delta, top)
 
 
 def _trace_section(prof: EpsilonProfile) -> None:
@@ -360,7 +297,7 @@ def _trace_section(prof: EpsilonProfile) -> None:
     st.markdown(sat.TRACE_INTRO)
     if m > 1:
         if K_STEP in st.session_state:  # keep the step inside a (possibly smaller) profile
-            st.session_state[K_STEP] = int(min(max(st.session_state[K_STEP], 1), m))
+            st.session_state[K_STEP] = sat.clamp_step(st.session_state[K_STEP], m)
         step = st.slider(
             "Step k",
             1,
@@ -369,7 +306,7 @@ def _trace_section(prof: EpsilonProfile) -> None:
             bind="query-params",
             help="How many users Algorithm 1 has processed so far.",
         )
-        step = int(min(max(step, 1), m))
+        step = sat.clamp_step(step, m)
         # buttons in their own wide columns: at 1024 px (a projector) the labels stay whole
         c1, c2, _ = st.columns([1, 1, 2])
         c1.button(

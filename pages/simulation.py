@@ -1,14 +1,15 @@
 """Simulation page: simulated MSE of ADPM against the five baselines, live; the group sweep;
 the paper's Table 1 in one click.
 
-Thin: reads the current profile and the widgets, calls hdp_core (simulate_mse, group_sweep,
-experiments.table1, report), draws figures from hdp_core.figures.simulation, explains.
+Layout and widgets only: reads the current profile and the widgets, calls hdp_core
+(simulate_mse, group_sweep, experiments.table1), takes every table, card and sentence from
+hdp_core.views.simulation (and views.explain, views.tuned) and every figure from
+hdp_core.figures.simulation.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,17 +28,23 @@ from hdp_app.common import (
     set_profile,
 )
 from hdp_core import experiments
-from hdp_core.estimators import METHOD_CLASSES, tuned_spread
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
 from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
+from hdp_core.views.cards import Metric
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain
 from hdp_core.views.limits import Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
+
+
+def show_metric(col: Any, m: Metric, **kw: Any) -> None:
+    """Draw one metric card built by hdp_core.views."""
+    col.metric(m.label, m.value, delta=m.delta, delta_color=m.delta_color, help=m.help, **kw)
+
 
 URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget below)
     "sim_a": Limit(0.05, 1000.0),
@@ -54,33 +61,16 @@ URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget b
     "sim_sw_hi": Limit(1e-4, 1e6),
 }
 
-# Distribution radio options (also their text in the URL) -> simview.make_distribution kind.
-DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
-SWEEP_DATA = ["As chosen above", "Worst case"]
-SWEEP_POINTS = 60
-DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
+DIST_KINDS = simview.DIST_KINDS
+SWEEP_DATA = simview.SWEEP_DATA
+SWEEP_POINTS = simview.SWEEP_POINTS
+DEFAULT_HIST = simview.DEFAULT_HIST
+method_label = simview.method_label
+short_label = simview.short_label
+dist_spec = simview.dist_spec
 LOADED_NOTE = "sim_loaded_note"
 PAPER_SHOWN = "sim_paper_shown"
 APP_RERUN = "sim_app_rerun"
-
-
-def method_label(m: str) -> str:
-    """The method's display label (e.g. 'FME (reconstructed)')."""
-    return METHOD_CLASSES[m].label if m in METHOD_CLASSES else m
-
-
-def short_label(m: str) -> str:
-    """Short name for selection chips; FME keeps its 'reconstructed' mark."""
-    return "FME (reconstructed)" if m == "FME" else m
-
-
-def dist_spec(kind: str, a: float, b: float, p: float) -> tuple:
-    """A hashable description of the distribution (irrelevant parameters normalised)."""
-    if kind == "beta":
-        return ("beta", float(a), float(b), 0.5)
-    if kind == "twopoint":
-        return ("twopoint", 2.0, 3.0, float(p))
-    return (kind, 2.0, 3.0, 0.5)
 
 
 # cached core calls ------------------------------------------------------------------------
@@ -152,50 +142,9 @@ def trial_plan(profile: EpsilonProfile, spec: tuple, trials: int) -> simview.Tri
 
 
 # text -------------------------------------------------------------------------------------
-INTRO = """
-Every method answers the same question, *what is the average of the users' values?*, while
-giving each user the privacy they asked for (smaller eps = more privacy; ∞ = public data).
-Here we **repeat the whole thing thousands of times** with fresh random data and fresh privacy
-noise and measure how far each answer lands from the truth. The profile is the current one
-(change it on the Profile page); the data come from the distribution you pick below.
-"""
+INTRO = explain.SIMULATION_INTRO
 
-EXPLAIN = (
-    """
-**MSE (mean squared error)** is the average of (estimate − true mean)² over the repetitions,
-for data scaled to [−0.5, 0.5]. Its square root is a typical error: MSE = 1e-4 means answers are
-typically off by about 0.01, i.e. 1% of the data range. Lower is better.
-
-**ln MSE** is the natural logarithm of the MSE, the unit of the paper's Table 1: −9.3 means
-MSE ≈ 9e-5. One unit lower is e ≈ 2.7 times smaller; a gap of 0.7 is a factor of 2.
-
-**95% confidence interval**: the simulation is random, so its MSE is only an estimate; with 95%
-confidence the true MSE lies in the interval. The **exact MSE** is the closed form (no
-simulation): the simulated value should sit near it (more trials = narrower interval).
-
-**Why ADPM wins.** It averages the users with weights proportional to min(eps, tau*) and adds
-just enough Laplace noise. Users who ask for strong privacy count less, so less noise is needed
-to protect them; users who ask for little privacy count more, but only up to the saturation
-level τ*. """
-    + explain.SATURATION_WHY
-    + """ The
-paper proves this is the best affine estimator for the worst case (data spread as much as the
-range allows) and within a constant factor of the best possible estimator of any kind. For a
-particular gentler distribution another weighting can occasionally be slightly better.
-
-**Why PropDPM and SM suffer with public users.** PropDPM weights users in proportion to eps, so
-one public user (eps = ∞) takes all the weight: the answer becomes the public users' mean and
-every private user's data is thrown away. SM keeps each user with probability
-(e^eps − 1)/(e^t − 1), t the largest eps: with a public user t = ∞ and only the public users
-are kept. With only a few public users both are as bad as a tiny sample.
-
-**The others.** UNI gives everyone the strictest level (one very private user makes everyone
-noisy). LDPE has each user add their own noise before sending (local privacy): much more noise.
-**FME is "reconstructed"**: the paper only cites it (Fallah et al. 2024, Theorem 1); we cap
-every level at 1/√n and then weight proportionally, which reproduces all the FME numbers the
-paper reports. It saturates too, but at a fixed level that ignores the profile.
-"""
-)
+EXPLAIN = explain.SIMULATION_EXPLAIN
 
 
 # the live simulation ---------------------------------------------------------------------
@@ -250,24 +199,8 @@ def distribution_controls() -> tuple:
 
 
 def results_table(rows: list[dict], real: bool) -> pd.DataFrame:
-    """The rows as the displayed (and downloaded) table."""
-    df = pd.DataFrame(
-        {
-            "Method": [method_label(r["method"]) for r in rows],
-            "Simulated MSE": [r["mse"] for r in rows],
-            "95% CI low": [r["ci_low"] for r in rows],
-            "95% CI high": [r["ci_high"] for r in rows],
-            "Exact MSE": [r["exact"] for r in rows],
-            "ln MSE (simulated)": [r["ln_mse"] for r in rows],
-            "ln MSE (exact)": [r["ln_exact"] for r in rows],
-            "× ADPM (simulated)": [r["ratio"] for r in rows],
-            "× ADPM (exact)": [r["ratio_exact"] for r in rows],
-        }
-    )
-    if real:
-        df["RMSE (real units)"] = [r["rmse_real"] for r in rows]
-        df["RMSE exact (real units)"] = [r["rmse_real_exact"] for r in rows]
-    return df
+    """The rows as the displayed (and downloaded) table (hdp_core.views.simulation)."""
+    return simview.results_frame(rows, real)
 
 
 TABLE_CONFIG = {
@@ -410,40 +343,17 @@ def true_mean_metrics(slot: Any, dist: Any, data_range: Any, lo: float, hi: floa
     """The mean every method estimates, on [-0.5, 0.5] and (if given) in real units."""
     with slot:
         row = metric_row()
-        row.metric(
-            "True mean",
-            f"{dist.mean:.4f}",
-            help="What every method tries to estimate, in the [−0.5, 0.5] scale of the data "
-            f"({dist.label()}; variance {dist.variance:.4g}).",
-            width="content",
-        )
-        if data_range is not None:
-            row.metric(
-                "Mean (real units)",
-                f"{simview.real_value(dist.mean, lo, hi):.4g}",
-                help=f"The same mean on your data range [{lo:g}, {hi:g}].",
-                width="content",
-            )
+        for m in simview.true_mean_metrics(dist, data_range, lo, hi):
+            show_metric(row, m, width="content")
 
 
 def exact_only(prof: EpsilonProfile, s: SimSettings, dist: Any, plan: Any) -> None:
     """A profile too wide to simulate: the exact MSEs instead, and the group sweep."""
     spec, methods, seed = s.spec, s.methods, s.seed
-    st.warning(
-        f"This profile needs {plan.width:,} random values per trial: too many to simulate "
-        "here (even a few trials would take minutes). Below are the exact MSEs (closed "
-        "forms); the script under 'Reproduce in Python' runs the simulation offline."
-    )
+    st.warning(simview.too_large_text(plan))
     rows = exact_table(prof, spec, tuple(methods) or hdp.METHODS)
     st.dataframe(
-        pd.DataFrame(
-            {
-                "Method": [method_label(r["method"]) for r in rows],
-                "Exact MSE": [r["exact"] for r in rows],
-                "ln MSE (exact)": [r["ln_exact"] for r in rows],
-                "× ADPM (exact)": [r["ratio_exact"] for r in rows],
-            }
-        ),
+        simview.exact_frame(rows),
         hide_index=True,
         column_config=TABLE_CONFIG,
         key="sim_exact_table",
@@ -467,39 +377,14 @@ def headline_metrics(results: dict, rows: list[dict]) -> dict:
     (all six methods are always simulated)."""
     adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
     row = metric_row()
-    row.metric(
-        "ADPM simulated MSE",
-        f"{adpm_all['mse']:.3e}",
-        help=f"95% CI {adpm_all['ci_low']:.3e} to {adpm_all['ci_high']:.3e}; exact "
-        f"{adpm_all['exact']:.3e}.",
-        width="content",
-    )
-    row.metric(
-        "ADPM ln MSE",
-        "−∞" if adpm_all["ln_mse"] is None else f"{adpm_all['ln_mse']:.2f}",
-        help="Natural log of the MSE, the paper's unit (Table 1).",
-        width="content",
-    )
-    others = [r for r in rows if r["method"] != "ADPM" and r["ratio"] is not None]
-    if others:
-        best = min(others, key=lambda r: r["mse"])
-        row.metric(
-            f"Best other method: {best['method']}",
-            f"{best['ratio']:.3g}× ADPM's MSE",
-            help="Simulated MSE of the best baseline shown, divided by ADPM's (same data in "
-            "every trial). Above 1 means ADPM is more accurate.",
-            width="content",
-        )
-
+    for m in simview.headline_metrics(adpm_all, rows):
+        show_metric(row, m, width="content")
     return adpm_all
 
 
 def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> None:
     """The tuned method's spread, and its MSE when the spread is guessed wrong."""
-    st.caption(
-        f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}"
-        + (" (this distribution's own spread)." if own else " (the spread you gave).")
-    )
+    st.caption(simview.tuned_caption(f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}", own))
     st.subheader("If the spread is guessed wrong")
     st.plotly_chart(
         figs.spread_figure(spread_curve(prof, tuned_sd, float(dist.mean))), key="sim_spread_chart"
@@ -536,12 +421,15 @@ def download_part(
     rows: list[dict], dist: Any, data_range: Any, trials: int, seed: int, n_users: int
 ) -> None:
     """The results table with the settings that produced it, as CSV."""
-    table = results_table(rows, data_range is not None)
-    table.insert(0, "Profile", st.session_state.get(PROFILE_LABEL, ""))
-    table["Distribution"] = dist.label()
-    table["Trials"] = trials
-    table["Seed"] = seed
-    table["Users"] = n_users
+    table = simview.download_frame(
+        rows,
+        data_range is not None,
+        st.session_state.get(PROFILE_LABEL, ""),
+        dist.label(),
+        trials,
+        seed,
+        n_users,
+    )
     st.download_button(
         "Download results (CSV)",
         frame_to_csv(table),
@@ -565,8 +453,7 @@ def simulation_section() -> None:
         plan = trial_plan(prof, spec, s.trials)
         tuned_sd = None
         if s.tuned_on:
-            sd = tuned_spread(None if s.own else s.tuned_in, dist)  # own spread by default
-            tuned_sd = min(max(float(sd or 0.0), tview.SPREAD_MIN), 0.5)
+            tuned_sd = simview.tuned_to(s.own, s.tuned_in, dist, tview.SPREAD_MIN)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(plain(exc))
         return
@@ -575,12 +462,7 @@ def simulation_section() -> None:
         exact_only(prof, s, dist, plan)
         return
     if plan.reduced:
-        st.info(
-            f"This profile needs {plan.width:,} random values per trial, so the run uses "
-            f"**{plan.trials:,} trials instead of {plan.requested:,}** (at most "
-            f"{simview.MAX_SIM_CELLS:.0e} values in total, to stay quick). Confidence intervals "
-            "are wider accordingly."
-        )
+        st.info(simview.reduced_text(plan))
     try:
         with st.spinner(
             f"Simulating {plan.trials:,} trials × {prof.n:,} users for six methods…",
@@ -591,12 +473,7 @@ def simulation_section() -> None:
         st.error(plain(exc))
         return
     if any(r.approximate for r in results.values()):
-        st.info(
-            "Tiers with more than 2,000 users are simulated in aggregate: the sum of each "
-            "such tier's data is drawn from a normal approximation (central limit theorem) "
-            "instead of user by user. Results are marked approximate; with the two-point "
-            "distribution the aggregate draw is exact."
-        )
+        st.info(simview.APPROXIMATE_TEXT)
     if not methods:
         st.warning("Choose at least one method to see results.")
         sweep_section(spec, list(hdp.METHODS), None)
@@ -616,11 +493,7 @@ def simulation_section() -> None:
         column_config=TABLE_CONFIG,
         key="sim_table",
     )
-    st.caption(
-        f"{plan.trials:,} trials, seed {seed}, data {dist.label()}, "
-        f"{count_noun(prof.n, 'user')}. MSE for data in [−0.5, 0.5]; × ADPM = the method's "
-        "MSE divided by ADPM's (above 1 = worse than ADPM)."
-    )
+    st.caption(simview.run_caption(plan.trials, seed, dist.label(), prof.n))
     st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
     if tuned_sd is not None:
         tuned_part(prof, dist, tuned_sd, s.own)
@@ -762,24 +635,8 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     shown = [m for m in hdp.METHODS if m in methods] or list(hdp.METHODS)
     end = "∞" if public else f"{hi:g}"
     row = metric_row()
-    row.metric(
-        "Saturation point",
-        f"{sat:.4g}",
-        help="From this eps on, ADPM caps the varying group at tau* = eps + 8/(n eps) of the "
-        "fixed group: they get this much privacy whatever they asked for, and ADPM's error "
-        "stops changing.",
-        width="content",
-    )
-    if "ADPM" in sw.mse:
-        row.metric(f"ADPM MSE at eps = {end}", f"{sw.mse['ADPM'][-1]:.3e}", width="content")
-    if "PropDPM" in sw.mse:
-        row.metric(f"PropDPM MSE at eps = {end}", f"{sw.mse['PropDPM'][-1]:.3e}", width="content")
-        if sw.mse["ADPM"][-1] > 0:
-            row.metric(
-                f"PropDPM ÷ ADPM at eps = {end}",
-                f"{sw.mse['PropDPM'][-1] / sw.mse['ADPM'][-1]:.3g}×",
-                width="content",
-            )
+    for m in simview.sweep_metrics(sat, sw.mse, end):
+        show_metric(row, m, width="content")
     st.plotly_chart(
         figs.sweep_figure(sw, shown, sat, int(n_fixed), float(eps_fixed), int(n_var)),
         key="sim_sweep_chart",
@@ -788,14 +645,9 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         f"Exact MSE (closed forms, no simulation), so it is instant; data "
         f"{simview.make_distribution(*spec).label()}."
     )
-    beats = [m for m in shown if m != "ADPM" and (sw.mse[m] < sw.mse["ADPM"] * (1 - 1e-9)).any()]
+    beats = simview.sweep_beaters(sw.mse, shown)
     if beats:
-        st.caption(
-            f"Here {', '.join(beats)} dips below ADPM over part of the range. ADPM minimises "
-            "the *worst-case* error (data spread as much as possible); with gentler data, "
-            "another weighting can do slightly better for some levels. Choose the worst case "
-            "above to see the guarantee."
-        )
+        st.caption(simview.beaters_text(beats))
     if repro is not None:
         reproduce_expander(
             repro,
@@ -812,10 +664,6 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
 
 
 # the paper's experiment -----------------------------------------------------------------
-def _fmt_ln(x: float | None) -> str:
-    return "−∞" if x is None or not math.isfinite(x) else f"{x:.2f}"
-
-
 def _show_paper() -> None:
     st.session_state[PAPER_SHOWN] = True
 
@@ -872,23 +720,7 @@ def paper_section() -> None:
         return
     with st.spinner(f"Running Table 1: 2 profiles × {int(trials):,} trials…", show_time=True):
         rows = run_table1(int(trials), int(seed))
-    df = pd.DataFrame(
-        {
-            "Method": [method_label(r["method"]) for r in rows],
-            "High: paper": [r["paper_high"] for r in rows],
-            "High: ours (simulated)": [r["sim_high"] for r in rows],
-            "High: 95% CI": [
-                f"{_fmt_ln(r['sim_high_lo'])} to {_fmt_ln(r['sim_high_hi'])}" for r in rows
-            ],
-            "High: exact": [r["exact_high"] for r in rows],
-            "Low: paper": [r["paper_low"] for r in rows],
-            "Low: ours (simulated)": [r["sim_low"] for r in rows],
-            "Low: 95% CI": [
-                f"{_fmt_ln(r['sim_low_lo'])} to {_fmt_ln(r['sim_low_hi'])}" for r in rows
-            ],
-            "Low: exact": [r["exact_low"] for r in rows],
-        }
-    )
+    df = simview.paper_frame(rows)
     fmt = st.column_config.NumberColumn(format="%.2f")
     st.dataframe(
         df,
@@ -896,12 +728,7 @@ def paper_section() -> None:
         key="sim_paper_table",
         column_config={c: fmt for c in df.columns if c.endswith(("paper", "simulated)", "exact"))},
     )
-    gap = max(
-        abs(r[f"sim_{k}"] - r[f"paper_{k}"])
-        for r in rows
-        for k in ("high", "low")
-        if math.isfinite(r[f"sim_{k}"])
-    )
+    gap = simview.paper_sim_gap(rows)
     g1, g2 = st.columns(2)
     g1.metric(
         "Largest gap to the paper",

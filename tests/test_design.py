@@ -787,3 +787,105 @@ def test_menu_key_identifies_the_menu():
     assert a.key == b.key and a == b
     assert a.with_n_users(10).key != a.key
     assert a.with_eps(0, 0.2).key != a.key
+
+
+# editing a menu and applying an answer (issue 20: moved out of the Tier designer's callbacks) --
+def test_add_tier_names_the_first_free_tier_number_and_keeps_the_shares():
+    m = D.make_menu(["Tier 3", "Open"], [0.5, INF], [60, 40], 1000, 0, 10, "u", 2.0)
+    m3 = m.add_tier()
+    # k + 1 = 3 is taken by the first tier's name: the next free number is 4
+    assert m3.names == ("Tier 3", "Open", "Tier 4")
+    assert [t.share_percent for t in m3.tiers] == [60, 40, 0.0]
+    assert m3.tiers[2].eps == 2.0 and m3.counts[2] == 0
+    assert (m3.n_users, m3.low, m3.high, m3.unit, m3.data_sd) == (1000, 0, 10, "u", 2.0)
+    assert m.add_tier(0.25).tiers[-1].eps == 0.25
+
+
+def test_add_tier_stops_at_max_tiers():
+    m = D.make_menu(None, [1.0] * D.MAX_TIERS, [100 / D.MAX_TIERS] * D.MAX_TIERS, 100)
+    with pytest.raises(hdp.MenuError):
+        m.add_tier()
+    assert m.remove_tier(0).add_tier().k == D.MAX_TIERS
+
+
+def test_remove_tier_respreads_the_other_shares_in_proportion():
+    m = D.make_menu(["A", "B", "C"], [0.1, 1.0, INF], [50, 30, 20], 1000)
+    r = m.remove_tier(0)
+    assert r.names == ("B", "C")
+    # 30 : 20 of the remaining 50 percent points -> 60% and 40%
+    assert [t.share_percent for t in r.tiers] == pytest.approx([60.0, 40.0], abs=1e-12)
+    assert list(r.counts) == [600, 400]
+    # the remaining tiers all at 0%: they share the users equally
+    z = D.make_menu(["A", "B", "C"], [0.1, 1.0, INF], [100, 0, 0], 1000).remove_tier(0)
+    assert [t.share_percent for t in z.tiers] == [50.0, 50.0]
+    with pytest.raises(hdp.MenuError):
+        D.make_menu(["A"], [1.0], [100], 10).remove_tier(0)
+    with pytest.raises(IndexError):
+        m.remove_tier(3)
+
+
+def test_respread_shares():
+    assert D.respread_shares([1, 3]) == [25.0, 75.0]
+    assert D.respread_shares([0, 0, 0, 0]) == [25.0] * 4
+    # already 100 within SHARE_TOLERANCE: unchanged, as make_menu leaves it
+    assert D.respread_shares([70.004, 30.0]) == [70.004, 30.0]
+
+
+def _err(menu: D.Menu, metric: str) -> float:
+    return D.evaluate_menu(menu).errors["ADPM"].get(metric)
+
+
+@pytest.mark.parametrize("metric", D.METRICS)
+def test_solve_and_apply_users(metric):
+    m = D.make_menu(["S", "M", "O"], [0.2, 1.0, INF], [60, 30, 10], 500, 0, 100, "u")
+    target = _err(m, metric) / 3  # needs more users
+    ans = D.solve(m, "users", target, metric)
+    assert ans.question == "users" and ans.status == "ok"
+    applied = ans.apply(m)
+    assert applied == m.with_n_users(int(ans.value))
+    # the applied menu meets the target and one user fewer does not (evaluated afresh)
+    assert _err(applied, metric) <= target < _err(m.with_n_users(int(ans.value) - 1), metric)
+
+
+@pytest.mark.parametrize("metric", D.METRICS)
+def test_solve_and_apply_level(metric):
+    m = D.make_menu(["S", "M", "O"], [0.2, 1.0, 5.0], [60, 30, 10], 5000, 0, 100, "u")
+    target = _err(m, metric) * 1.5  # tier S can be stricter
+    ans = D.solve(m, "level", target, metric, a=0)
+    assert ans.question == "level" and ans.tiers == (0,) and ans.status == "ok"
+    applied = ans.apply(m)
+    assert applied is not None and applied.tiers[0].eps == ans.value < 0.2
+    assert applied.tiers[1:] == m.tiers[1:]
+    assert _err(applied, metric) <= target * (1 + 1e-9)
+    assert _err(m.with_eps(0, ans.value / 1.01), metric) > target
+
+
+@pytest.mark.parametrize("metric", D.METRICS)
+def test_solve_and_apply_move(metric):
+    m = D.make_menu(["S", "O"], [0.1, 2.0], [90, 10], 2000, 0, 1, "")
+    target = _err(m, metric) * 0.9  # the data's own error (1/(4n)) leaves room for ~15% less
+    ans = D.solve(m, "move", target, metric, a=0, b=1)
+    assert ans.question == "move" and ans.tiers == (0, 1) and ans.status == "ok"
+    applied = ans.apply(m)
+    moved = int(ans.value)
+    assert list(applied.counts) == [m.counts[0] - moved, m.counts[1] + moved]
+    assert applied.n_users == m.n_users and applied.levels.tolist() == m.levels.tolist()
+    assert _err(applied, metric) <= target
+    fewer = m.with_counts([m.counts[0] - moved + 1, m.counts[1] + moved - 1])
+    assert _err(fewer, metric) > target
+
+
+def test_answers_without_anything_to_apply():
+    m = D.make_menu(["S", "O"], [0.1, 2.0], [90, 10], 2000, 0, 1, "")
+    # trivial (at least half the range), already met, impossible: nothing to apply
+    assert D.solve(m, "users", 0.6, "rmse").apply(m) is None
+    assert D.solve(m, "move", 0.5, "rmse", 0, 1).status == "trivial"
+    # the data's own RMSE with all 2,000 users public is sqrt(1/(4 * 2000)) = 0.0112 > 0.01
+    impossible = D.solve(m, "move", 0.01, "rmse", 0, 1)
+    assert impossible.status == "impossible" and impossible.apply(m) is None
+    already = D.solve(m, "move", _err(m, "rmse") * 1.01, "rmse", 0, 1)
+    assert already.status == "already" and already.apply(m) is None
+    # a hand-built answer that does not say its question cannot be applied
+    assert D.DesignAnswer("ok", 10, 9, 0.1, 0.2, "").apply(m) is None
+    with pytest.raises(ValueError):
+        D.solve(m, "nonsense", 0.1, "rmse")

@@ -19,6 +19,8 @@ from ..estimators import METHODS, get_method
 from ..profile import MAX_TOTAL_USERS, as_profile
 from ..units import Accuracy, affine_error, range_width
 from ..validate import LEVEL_MAX, LEVEL_MIN
+from .cards import Metric
+from .formatting import sci
 
 __all__ = [
     "SWEEP_EXPONENTS",
@@ -147,3 +149,98 @@ def method_errors_real(
             mse = est.worst_case_mse
             out[m] = Accuracy(mse, math.sqrt(mse) * width, math.nan, math.nan, math.nan, level)
     return out
+
+
+# the page's numbers as shown, cards and sentences (issue 20: moved out of pages/bounds.py) -
+def bound_text(x: float) -> str:
+    """An MSE or a ratio on the Bounds page: '∞', 3 significant digits between 1e-3 and 1e4
+    (and 0), else scientific with 3 digits."""
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
+
+
+def units_text(x: float) -> str:
+    """A number in the data's units: whole numbers with separators from 100 up to 10^12,
+    scientific notation beyond (a 300-digit number would not fit a metric); '—' if not
+    finite."""
+    if not math.isfinite(x):
+        return "—"
+    if abs(x) >= 1e12:
+        return sci(x, 4)
+    return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
+
+
+def headline_metrics(b: dict[str, float]) -> list[Metric]:
+    """The four cards: ADPM's worst-case MSE f ∧ 1/4 (Theorem 2), the lower bound
+    (H ∧ 1/4)/512 (Theorem 3), their ratio, and f / H (Theorem 4: at most 443). ``b`` holds
+    'upper', 'lower', 'f' and 'H'."""
+    ratio = b["upper"] / b["lower"] if b["lower"] > 0 else math.inf
+    fh = b["f"] / b["H"] if 0 < b["H"] < math.inf else math.inf
+    return [
+        Metric(
+            "ADPM worst-case MSE f ∧ 1/4",
+            bound_text(b["upper"]),
+            "Upper bound (Theorem 2): ADPM's MSE for the worst data in [-0.5, 0.5]. The best "
+            "possible method can do no worse than this.",
+        ),
+        Metric(
+            "Lower bound (H ∧ 1/4)/512",
+            bound_text(b["lower"]),
+            "Theorem 3: no method that grants every user their eps can have a smaller "
+            "worst-case MSE than this.",
+        ),
+        Metric(
+            "Gap: upper / lower",
+            bound_text(ratio),
+            "How far apart the two bounds are. Theorem 4 guarantees at most 443 × 512 = "
+            "226,816; most of it is the loose constant 1/512 of the lower bound.",
+        ),
+        Metric(
+            "f / H",
+            bound_text(fh) if math.isfinite(b["f"]) else "—",
+            "ADPM's uncapped worst case over H(eps). Theorem 4 proves f/H ≤ 443; the paper's "
+            "experiments suggest it is at most 4.",
+        ),
+    ]
+
+
+def marker_place(x: float, mode: str) -> str:
+    """Where the sweep's marker is: 'c = 2' (every eps scaled by c) or 'n = 1,000 users'."""
+    return f"c = {x:.3g} (every eps × {x:.3g})" if mode == "scale" else f"n = {int(x):,} users"
+
+
+def marker_metrics(where: str, upper: float, lower: float, tau: float) -> list[Metric]:
+    """The cards at the sweep's marker: where, ADPM's worst case, the lower bound, tau*."""
+    return [
+        Metric("At the marker", where.split(" (")[0], "The slider's position on the sweep."),
+        Metric("ADPM worst case", bound_text(upper)),
+        Metric("Lower bound", bound_text(lower)),
+        Metric(
+            "tau* there",
+            bound_text(tau) if math.isfinite(tau) else "none",
+            "The saturation level at this point (users asking for more are capped).",
+        ),
+    ]
+
+
+def marker_sentence(f: float, upper: float, mse_at: dict[str, float]) -> str:
+    """The best baseline at the marker (smallest MSE in ``mse_at``) against ADPM's worst case
+    ``upper``; when f >= 1/4 ADPM answers the middle of the range, and that is the yardstick."""
+    best = min(mse_at, key=lambda m: mse_at[m])
+    best_mse = float(mse_at[best])
+    if f >= 0.25:
+        return (
+            "At the marker privacy is so strict that ADPM answers the middle of the range "
+            "(worst case 1/4, no data used). "
+            + (
+                f"The best baseline, {best}, has {bound_text(best_mse)}: worse than not using "
+                "the data at all."
+                if best_mse > 0.25
+                else f"The best baseline, {best}, has {bound_text(best_mse)}."
+            )
+        )
+    return (
+        f"At the marker the best baseline is {best} with {bound_text(best_mse)}, "
+        f"{best_mse / upper:.3g}× ADPM's worst case."
+    )

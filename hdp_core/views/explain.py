@@ -418,3 +418,68 @@ def trace_step_beside_sidebar(
         return text[:-1] + ", the same as the sidebar's τ* for your profile."
     cur = f"τ* = {t_cur:.4g}" if math.isfinite(t_cur) else "no τ* (nobody is capped)"
     return text[:-1] + f"; this is the example's τ*, not the sidebar's {cur} for your profile."
+
+
+DESIGNER_SATURATION_TEXT = (
+    "A **saturated** tier is capped: every tier looser than τ* gets τ*, so "
+    "offering a looser tier adds no accuracy. ADPM (the paper's optimal estimator) "
+    "never gives a user more weight than a τ* user gets. " + SATURATION_WHY
+)
+"""The Tier designer's explanation of a saturated tier (Lemma 3 of the paper)."""
+
+WORST_CASE_DATA_TEXT = (
+    "**Worst-case data** means data as spread out as the range allows: half the "
+    "users at the bottom of the range and half at the top (standard deviation = half "
+    "the range). The RMSE shown is then an upper bound for *any* data in the range. "
+    + HALF_WIDTH_TEXT
+)
+"""What 'worst-case data' means for the errors the Tier designer shows."""
+
+
+SIMULATION_EXPLAIN = (
+    """
+**MSE (mean squared error)** is the average of (estimate − true mean)² over the repetitions,
+for data scaled to [−0.5, 0.5]. Its square root is a typical error: MSE = 1e-4 means answers are
+typically off by about 0.01, i.e. 1% of the data range. Lower is better.
+
+**ln MSE** is the natural logarithm of the MSE, the unit of the paper's Table 1: −9.3 means
+MSE ≈ 9e-5. One unit lower is e ≈ 2.7 times smaller; a gap of 0.7 is a factor of 2.
+
+**95% confidence interval**: the simulation is random, so its MSE is only an estimate; with 95%
+confidence the true MSE lies in the interval. The **exact MSE** is the closed form (no
+simulation): the simulated value should sit near it (more trials = narrower interval).
+
+**Why ADPM wins.** It averages the users with weights proportional to min(eps, tau*) and adds
+just enough Laplace noise. Users who ask for strong privacy count less, so less noise is needed
+to protect them; users who ask for little privacy count more, but only up to the saturation
+level τ*. """
+    + SATURATION_WHY
+    + """ The
+paper proves this is the best affine estimator for the worst case (data spread as much as the
+range allows) and within a constant factor of the best possible estimator of any kind. For a
+particular gentler distribution another weighting can occasionally be slightly better.
+
+**Why PropDPM and SM suffer with public users.** PropDPM weights users in proportion to eps, so
+one public user (eps = ∞) takes all the weight: the answer becomes the public users' mean and
+every private user's data is thrown away. SM keeps each user with probability
+(e^eps − 1)/(e^t − 1), t the largest eps: with a public user t = ∞ and only the public users
+are kept. With only a few public users both are as bad as a tiny sample.
+
+**The others.** UNI gives everyone the strictest level (one very private user makes everyone
+noisy). LDPE has each user add their own noise before sending (local privacy): much more noise.
+**FME is "reconstructed"**: the paper only cites it (Fallah et al. 2024, Theorem 1); we cap
+every level at 1/√n and then weight proportionally, which reproduces all the FME numbers the
+paper reports. It saturates too, but at a fixed level that ignores the profile.
+"""
+)
+"""The Simulation page's explanation of MSE, ln MSE, the 95% interval and why ADPM wins."""
+
+
+SIMULATION_INTRO = """
+Every method answers the same question, *what is the average of the users' values?*, while
+giving each user the privacy they asked for (smaller eps = more privacy; ∞ = public data).
+Here we **repeat the whole thing thousands of times** with fresh random data and fresh privacy
+noise and measure how far each answer lands from the truth. The profile is the current one
+(change it on the Profile page); the data come from the distribution you pick below.
+"""
+"""The Simulation page's introduction: what the simulation repeats and measures."""

@@ -24,6 +24,7 @@ from ..adpm import ADPMSolution, AlgorithmTrace, adpm
 from ..bounds import two_group_threshold
 from ..profile import EpsilonProfile, weighted_quantile
 from ..validate import format_eps
+from .cards import Metric
 from .formatting import short_eps, subscript
 
 __all__ = [
@@ -499,3 +500,94 @@ def teaching_example() -> EpsilonProfile:
     included) saturate at tau* = 1.3246."""
     lv = np.round(np.exp(np.linspace(math.log(0.2), math.log(8.0), 47)), 2)
     return EpsilonProfile.from_values(np.concatenate([lv, [math.inf] * 3]))
+
+
+# the page's cards and sentences (issue 20: moved out of pages/saturation.py) ----------------
+def level_text(x: float) -> str:
+    """A level as the Saturation page shows it: 4 significant digits, 'public (∞)' for inf."""
+    return short_eps(x, public="public (∞)")
+
+
+def free_privacy_metrics(fp: FreePrivacy) -> list[Metric]:
+    """The four cards: tau* ('none' when nobody is capped), users capped and their share,
+    the median level they asked for (and the smallest), and what they get (tau*) with the
+    median capped user's gain; '—' for the last two when nobody is capped."""
+    if math.isfinite(fp.tau):
+        tau = Metric(
+            "Saturation level tau*",
+            f"{fp.tau:.4g}",
+            "Every user who asked for eps ≥ tau* is granted exactly tau*: more privacy than "
+            "they asked for (smaller eps = more privacy), at no cost in accuracy.",
+        )
+    else:
+        tau = Metric(
+            "Saturation level tau*",
+            "none",
+            "Nobody is capped: the levels are close enough that weights proportional to eps "
+            "are optimal, so every user gets exactly what they asked for.",
+        )
+    capped = Metric(
+        "Users capped at tau*",
+        f"{fp.n_saturated:,}",
+        "Saturated users: they asked for a looser level than tau* and get tau*.",
+        f"{100 * fp.saturated_share:.3g}% of users",
+        "off",
+    )
+    if not fp.n_saturated:
+        return [
+            tau,
+            capped,
+            Metric("They asked for (median)", "—", "No user is capped."),
+            Metric("They get", "—", "No user is capped."),
+        ]
+    gain = "∞ (public → tau*)" if math.isinf(fp.gain) else f"{fp.gain:.3g}×"
+    return [
+        tau,
+        capped,
+        Metric(
+            "They asked for (median)",
+            level_text(fp.requested_median),
+            "The median privacy level the capped users asked for "
+            "('public' = they asked for no privacy at all).",
+            f"smallest {level_text(fp.requested_min)}",
+            "off",
+        ),
+        Metric(
+            "They get",
+            f"{fp.tau:.4g}",
+            "What the median capped user gets: tau*, this many times smaller "
+            "(stricter) than what they asked for, for free.",
+            f"{gain} stricter",
+            "off",
+        ),
+    ]
+
+
+def phase_seed(point: Any, n_users: int) -> tuple[int, float, float]:
+    """(n, f, eps1) the phase diagram's controls start from: the current two-group profile's
+    point (f rounded to 0.01 within [0.01, 1], eps1 within [1e-6, 1e6]), else (n, 0.5, 0.1)."""
+    if point is None:
+        return int(max(n_users, 1)), 0.5, 0.1
+    return (
+        int(point.n),
+        float(min(max(round(point.frac, 2), 0.01), 1.0)),
+        float(min(max(point.eps1, 1e-6), 1e6)),
+    )
+
+
+def phase_point_text(point: Any) -> str:
+    """Where the current two-group profile sits against its own boundary (markdown)."""
+    pub = math.isinf(point.eps2)
+    return (
+        f"The current profile has two groups: {100 * point.frac:.3g}% of {point.n:,} users "
+        f"at eps1 = {point.eps1:.4g} and the rest at eps2 = {level_text(point.eps2)}; its own "
+        f"boundary is {point.threshold:.4g}, so it is **"
+        + ("saturated" if point.saturated else "unsaturated")
+        + "**"
+        + (" (public users always saturate)." if pub else ".")
+    )
+
+
+def clamp_step(step: int, top: int) -> int:
+    """A walk-through step kept within 1..top."""
+    return int(min(max(int(step), 1), top))

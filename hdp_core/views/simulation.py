@@ -14,15 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..bounds import two_group_threshold
 from ..distributions import Beta, Distribution, TwoPoint, Uniform
 from ..errors import ProfileError
-from ..estimators import METHODS, get_method
+from ..estimators import METHOD_CLASSES, METHODS, get_method, tuned_spread
 from ..profile import as_profile
 from ..simulate import CI_MIN_TRIALS, SimResult, simulated_width
 from ..sweeps import log_grid
 from ..units import range_width, rmse_real
+from .cards import Metric
+from .formatting import count_noun
 
 __all__ = [
     "MAX_SIM_CELLS",
@@ -225,3 +228,262 @@ def lowest_exact(rows: Sequence[Mapping[str, Any]], kind: str, rel: float = 1e-9
     vals = [(float(r[key]), str(r["method"])) for r in rows]
     best = min(v for v, _ in vals)
     return [m for v, m in vals if abs(v - best) <= rel * max(1.0, abs(best))]
+
+
+# the page's labels, tables, cards and sentences (issue 20: moved out of pages/simulation.py) -
+DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
+"""Distribution radio options (also their text in the URL) -> :func:`make_distribution` kind."""
+SWEEP_DATA = ["As chosen above", "Worst case"]
+"""Data of the group sweep: the simulation's distribution, or the worst case (two-point, 1/2)."""
+SWEEP_POINTS = 60
+"""Finite levels of the varying group on the sweep's x axis."""
+DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
+"""Methods whose estimates the histogram shows first."""
+
+
+def method_label(m: str) -> str:
+    """The method's display label (e.g. 'FME (reconstructed)'); unknown names as they are."""
+    return METHOD_CLASSES[m].label if m in METHOD_CLASSES else m
+
+
+def short_label(m: str) -> str:
+    """Short name for selection chips; FME keeps its 'reconstructed' mark."""
+    return "FME (reconstructed)" if m == "FME" else m
+
+
+def dist_spec(kind: str, a: float, b: float, p: float) -> tuple[str, float, float, float]:
+    """A hashable description of the distribution, the arguments of :func:`make_distribution`
+    (parameters the kind does not use normalised, so equal distributions share a cache key)."""
+    if kind == "beta":
+        return ("beta", float(a), float(b), 0.5)
+    if kind == "twopoint":
+        return ("twopoint", 2.0, 3.0, float(p))
+    return (kind, 2.0, 3.0, 0.5)
+
+
+def tuned_to(own: bool, guess: float, dist: Distribution, spread_min: float) -> float:
+    """The spread (sd on [-0.5, 0.5]) the tuned ADPM uses: the distribution's own when ``own``,
+    else ``guess``; clipped to [spread_min, 0.5]."""
+    sd = tuned_spread(None if own else guess, dist)
+    return min(max(float(sd or 0.0), spread_min), 0.5)
+
+
+def results_frame(rows: Sequence[Mapping[str, Any]], real: bool) -> Any:
+    """The results table (a pandas DataFrame): simulated MSE and its 95% CI, exact MSE, both
+    in ln units and as multiples of ADPM's; with ``real`` the RMSEs in real units too."""
+    df = pd.DataFrame(
+        {
+            "Method": [method_label(r["method"]) for r in rows],
+            "Simulated MSE": [r["mse"] for r in rows],
+            "95% CI low": [r["ci_low"] for r in rows],
+            "95% CI high": [r["ci_high"] for r in rows],
+            "Exact MSE": [r["exact"] for r in rows],
+            "ln MSE (simulated)": [r["ln_mse"] for r in rows],
+            "ln MSE (exact)": [r["ln_exact"] for r in rows],
+            "× ADPM (simulated)": [r["ratio"] for r in rows],
+            "× ADPM (exact)": [r["ratio_exact"] for r in rows],
+        }
+    )
+    if real:
+        df["RMSE (real units)"] = [r["rmse_real"] for r in rows]
+        df["RMSE exact (real units)"] = [r["rmse_real_exact"] for r in rows]
+    return df
+
+
+def download_frame(
+    rows: Sequence[Mapping[str, Any]],
+    real: bool,
+    profile_label: str,
+    dist_label: str,
+    trials: int,
+    seed: int,
+    n_users: int,
+) -> Any:
+    """The results table with the settings that produced it (the CSV download)."""
+    table = results_frame(rows, real)
+    table.insert(0, "Profile", profile_label)
+    table["Distribution"] = dist_label
+    table["Trials"] = trials
+    table["Seed"] = seed
+    table["Users"] = n_users
+    return table
+
+
+def exact_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """The exact-only table (profiles too wide to simulate): exact MSE, ln and x ADPM."""
+    return pd.DataFrame(
+        {
+            "Method": [method_label(r["method"]) for r in rows],
+            "Exact MSE": [r["exact"] for r in rows],
+            "ln MSE (exact)": [r["ln_exact"] for r in rows],
+            "× ADPM (exact)": [r["ratio_exact"] for r in rows],
+        }
+    )
+
+
+def too_large_text(plan: TrialPlan) -> str:
+    """Why a profile is not simulated (exact MSEs shown instead)."""
+    return (
+        f"This profile needs {plan.width:,} random values per trial: too many to simulate "
+        "here (even a few trials would take minutes). Below are the exact MSEs (closed "
+        "forms); the script under 'Reproduce in Python' runs the simulation offline."
+    )
+
+
+def reduced_text(plan: TrialPlan) -> str:
+    """The note when the run uses fewer trials than asked (markdown)."""
+    return (
+        f"This profile needs {plan.width:,} random values per trial, so the run uses "
+        f"**{plan.trials:,} trials instead of {plan.requested:,}** (at most "
+        f"{MAX_SIM_CELLS:.0e} values in total, to stay quick). Confidence intervals "
+        "are wider accordingly."
+    )
+
+
+APPROXIMATE_TEXT = (
+    "Tiers with more than 2,000 users are simulated in aggregate: the sum of each "
+    "such tier's data is drawn from a normal approximation (central limit theorem) "
+    "instead of user by user. Results are marked approximate; with the two-point "
+    "distribution the aggregate draw is exact."
+)
+"""The note when some results are approximate (tiers simulated in aggregate)."""
+
+
+def run_caption(trials: int, seed: int, dist_label: str, n_users: int) -> str:
+    """The caption under the results table: the run's settings and how to read it."""
+    return (
+        f"{trials:,} trials, seed {seed}, data {dist_label}, "
+        f"{count_noun(n_users, 'user')}. MSE for data in [−0.5, 0.5]; × ADPM = the method's "
+        "MSE divided by ADPM's (above 1 = worse than ADPM)."
+    )
+
+
+def true_mean_metrics(dist: Distribution, data_range: Any, lo: float, hi: float) -> list[Metric]:
+    """Cards: the mean every method estimates on [-0.5, 0.5] and (with a range) in real units."""
+    out = [
+        Metric(
+            "True mean",
+            f"{dist.mean:.4f}",
+            "What every method tries to estimate, in the [−0.5, 0.5] scale of the data "
+            f"({dist.label()}; variance {dist.variance:.4g}).",
+        )
+    ]
+    if data_range is not None:
+        out.append(
+            Metric(
+                "Mean (real units)",
+                f"{real_value(dist.mean, lo, hi):.4g}",
+                f"The same mean on your data range [{lo:g}, {hi:g}].",
+            )
+        )
+    return out
+
+
+def headline_metrics(
+    adpm_row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+) -> list[Metric]:
+    """Cards: ADPM's simulated MSE and ln MSE, and the shown baseline with the smallest
+    simulated MSE as a multiple of ADPM's (when there is one with a ratio)."""
+    out = [
+        Metric(
+            "ADPM simulated MSE",
+            f"{adpm_row['mse']:.3e}",
+            f"95% CI {adpm_row['ci_low']:.3e} to {adpm_row['ci_high']:.3e}; exact "
+            f"{adpm_row['exact']:.3e}.",
+        ),
+        Metric(
+            "ADPM ln MSE",
+            "−∞" if adpm_row["ln_mse"] is None else f"{adpm_row['ln_mse']:.2f}",
+            "Natural log of the MSE, the paper's unit (Table 1).",
+        ),
+    ]
+    others = [r for r in rows if r["method"] != "ADPM" and r["ratio"] is not None]
+    if others:
+        best = min(others, key=lambda r: r["mse"])
+        out.append(
+            Metric(
+                f"Best other method: {best['method']}",
+                f"{best['ratio']:.3g}× ADPM's MSE",
+                "Simulated MSE of the best baseline shown, divided by ADPM's (same data in "
+                "every trial). Above 1 means ADPM is more accurate.",
+            )
+        )
+    return out
+
+
+def tuned_caption(tuned_label: str, own: bool) -> str:
+    """Which spread the tuned method uses."""
+    return tuned_label + (
+        " (this distribution's own spread)." if own else " (the spread you gave)."
+    )
+
+
+def sweep_metrics(sat: float, mse: Mapping[str, np.ndarray], end: str) -> list[Metric]:
+    """Cards of the group sweep: the saturation point, ADPM's and PropDPM's exact MSE at the
+    last level ``end`` of the axis, and their ratio (when ADPM's is positive)."""
+    out = [
+        Metric(
+            "Saturation point",
+            f"{sat:.4g}",
+            "From this eps on, ADPM caps the varying group at tau* = eps + 8/(n eps) of the "
+            "fixed group: they get this much privacy whatever they asked for, and ADPM's error "
+            "stops changing.",
+        )
+    ]
+    if "ADPM" in mse:
+        out.append(Metric(f"ADPM MSE at eps = {end}", f"{mse['ADPM'][-1]:.3e}"))
+    if "PropDPM" in mse:
+        out.append(Metric(f"PropDPM MSE at eps = {end}", f"{mse['PropDPM'][-1]:.3e}"))
+        if mse["ADPM"][-1] > 0:
+            out.append(
+                Metric(
+                    f"PropDPM ÷ ADPM at eps = {end}",
+                    f"{mse['PropDPM'][-1] / mse['ADPM'][-1]:.3g}×",
+                )
+            )
+    return out
+
+
+def sweep_beaters(mse: Mapping[str, np.ndarray], shown: Sequence[str]) -> list[str]:
+    """Shown methods whose exact MSE is below ADPM's (by more than 1e-9 relative) somewhere
+    on the sweep: possible only with data gentler than the worst case."""
+    return [m for m in shown if m != "ADPM" and bool((mse[m] < mse["ADPM"] * (1 - 1e-9)).any())]
+
+
+def beaters_text(beaters: Sequence[str]) -> str:
+    """The caption when some method dips below ADPM on the sweep."""
+    return (
+        f"Here {', '.join(beaters)} dips below ADPM over part of the range. ADPM minimises "
+        "the *worst-case* error (data spread as much as possible); with gentler data, "
+        "another weighting can do slightly better for some levels. Choose the worst case "
+        "above to see the guarantee."
+    )
+
+
+def _fmt_ln(x: float | None) -> str:
+    return "−∞" if x is None or not math.isfinite(x) else f"{x:.2f}"
+
+
+def paper_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """Table 1 next to the paper's values: per profile, paper, ours (simulated), its 95% CI
+    (text, ln units) and exact."""
+    cols: dict[str, list[Any]] = {"Method": [method_label(r["method"]) for r in rows]}
+    for k, name in (("high", "High"), ("low", "Low")):
+        cols[f"{name}: paper"] = [r[f"paper_{k}"] for r in rows]
+        cols[f"{name}: ours (simulated)"] = [r[f"sim_{k}"] for r in rows]
+        cols[f"{name}: 95% CI"] = [
+            f"{_fmt_ln(r[f'sim_{k}_lo'])} to {_fmt_ln(r[f'sim_{k}_hi'])}" for r in rows
+        ]
+        cols[f"{name}: exact"] = [r[f"exact_{k}"] for r in rows]
+    return pd.DataFrame(cols)
+
+
+def paper_sim_gap(rows: Sequence[Mapping[str, Any]]) -> float:
+    """Largest |simulated - paper| ln MSE over both profiles of Table 1 (finite values only):
+    the page's "Largest gap to the paper" (the README's block also counts the exact values)."""
+    return max(
+        abs(r[f"sim_{k}"] - r[f"paper_{k}"])
+        for r in rows
+        for k in ("high", "low")
+        if math.isfinite(r[f"sim_{k}"])
+    )

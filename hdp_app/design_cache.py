@@ -1,0 +1,62 @@
+"""The Tier designer's cached core calls and figures (shared by every session; a menu is
+hashed by its key, the digest of its canonical JSON, so equal menus share an entry).
+
+The report, the sweep and the figures are kept as objects shared by every session (they are
+never modified): st.cache_data pickles its results and unpickles them on every hit, which
+rebuilt and revalidated the three plotly figures on every rerun (issue 11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from hdp_core import design as D
+from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
+
+_HASH: dict[str | type[Any], Callable[[Any], Any]] = {D.Menu: lambda m: m.key}
+
+
+@st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def cached_report(menu: D.Menu) -> D.MenuReport:
+    """hdp_core.design.evaluate_menu(menu), cached."""
+    return D.evaluate_menu(menu)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def cached_solve(
+    menu: D.Menu, question: str, target: float, metric: str, a: int, b: int
+) -> D.DesignAnswer:
+    """hdp_core.design.solve (the accuracy-first answer), cached."""
+    return D.solve(menu, question, target, metric, a, b)
+
+
+@st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+def cached_sweep(menu: D.Menu, a: int, b: int) -> D.ShareSweep:
+    """hdp_core.design.share_sweep over 41 shares of tier a (b takes the rest), cached."""
+    return D.share_sweep(menu, a, b, points=41)
+
+
+@st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: float) -> Any:
+    """The what-if chart for tiers a and b with the slider at ``chosen`` (cached)."""
+    cur = menu.tiers[a].share_percent
+    e_cur = cached_report(menu).errors["ADPM"].get(metric)
+    return whatif_figure(
+        cached_sweep(menu, a, b),
+        metric,
+        (menu.tiers[a].name, menu.tiers[b].name),
+        menu.unit,
+        cur,
+        e_cur,
+        chosen,
+    )
+
+
+@st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
+def cached_figures(menu: D.Menu, metric: str) -> tuple[Any, Any]:
+    """The two menu charts (plotly figures are slow to build: cache them per menu)."""
+    rep = cached_report(menu)
+    return tier_privacy_figure(rep), method_error_figure(rep, metric)

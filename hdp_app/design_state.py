@@ -1,0 +1,160 @@
+"""The Tier designer's session state: the current menu, the widgets seeded from it, and the
+callbacks of its buttons (they run before the script, so they may rewrite widget values).
+
+Every decision is in hdp_core: the menu's changes in hdp_core.design (Menu.add_tier,
+Menu.remove_tier, DesignAnswer.apply, template_menu), the widget values and every note in
+hdp_core.views.design. Here they are only read from and written to ``st.session_state``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+import streamlit as st
+
+import hdp_core as hdp
+from hdp_app.common import MENU_LINK_KEY, TD_MENU, get_profile, set_profile
+from hdp_core import design as D
+from hdp_core.errors import ProfileError
+from hdp_core.views import design as V
+from hdp_core.views import design_link, links, menu_io
+
+MENU = TD_MENU  # the current validated Menu (not a widget)
+NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced
+NOTE_KIND = NOTE + "_kind"  # "info" or "warning"
+IMPORT_MSG = "td_import_msg"  # (kind, text) from the last import attempt
+EPS_OPTS = "td_eps_opts"  # options of the eps sliders (a log grid plus the menu's own levels)
+USED = "td_used"  # set by "Use this menu as the current profile", shown once
+FROM_PROFILE = "td_from_profile"  # set by the Profile page's "open in the Tier designer"
+LINK_KEY = MENU_LINK_KEY  # query-string parameter holding the encoded menu
+
+
+def load_menu(menu: D.Menu, note: str | None = None, kind: str | None = None) -> None:
+    """Make ``menu`` current and write it into every widget (call before widgets render);
+    ``note`` (of ``kind`` 'info' or 'warning', when given) is shown above the menu."""
+    ss = st.session_state
+    old_k = ss.get("td_k", 0)
+    ss[MENU] = menu
+    ss[EPS_OPTS] = V.eps_options(menu)
+    ss.update(V.widget_values(menu))
+    for key in V.stale_tier_keys(menu.k, old_k):
+        ss.pop(key, None)
+    ss[NOTE] = note
+    ss.pop(IMPORT_MSG, None)
+    if kind is not None:
+        ss[NOTE_KIND] = kind
+
+
+def init_menu() -> None:
+    """First visit of the session: the ?menu= link's menu, else the default menu (with a
+    note when the link could not be read). Later visits re-seed widgets Streamlit dropped."""
+    ss = st.session_state
+    if MENU not in ss:
+        token = st.query_params.get(LINK_KEY)
+        if not token:
+            load_menu(D.default_menu())
+            return
+        try:
+            menu = links.decode_menu_link(token)
+        except (ProfileError, ValueError) as e:
+            load_menu(D.default_menu(), V.bad_link_note(e), "warning")
+            return
+        load_menu(menu, V.LINK_OPENED_NOTE, "info")
+        return
+    if EPS_OPTS not in ss:
+        ss[EPS_OPTS] = V.eps_options(ss[MENU])
+    for key, v in V.widget_values(ss[MENU]).items():
+        if key not in ss:
+            ss[key] = v
+
+
+def init_goal() -> None:
+    """First visit: the accuracy-first target from the link (?goal=metric~value)."""
+    ss = st.session_state
+    if "td_target" in ss:
+        return
+    text = st.query_params.get(design_link.GOAL_KEY)
+    if text:
+        try:
+            ss["td_metric"], ss["td_target"] = design_link.decode_goal(text)
+        except ValueError:
+            pass  # a bad target falls back to the default; the menu still opens
+
+
+def menu_from_widgets() -> tuple[D.Menu | None, str | None, str | None]:
+    """(menu, note, error) built from the widgets (hdp_core.views.design.menu_from_inputs)."""
+    return V.menu_from_inputs(cast(Mapping[str, Any], st.session_state))
+
+
+def keep_menu(menu: D.Menu) -> None:
+    """Make a menu edited in the widgets current (clears the note and the import message)."""
+    ss = st.session_state
+    if menu != ss[MENU]:
+        ss[MENU] = menu
+        ss[NOTE] = None
+        ss.pop(IMPORT_MSG, None)
+
+
+# callbacks ------------------------------------------------------------------------------------
+def cb_template() -> None:
+    ss = st.session_state
+    cur = ss[MENU]
+    name = ss["td_template"]
+    load_menu(
+        D.template_menu(name, cur.n_users, cur.low, cur.high, cur.unit),
+        V.template_note(name),
+        "info",
+    )
+
+
+def cb_add_tier() -> None:
+    try:
+        load_menu(st.session_state[MENU].add_tier())
+    except hdp.MenuError:
+        return  # the button is disabled at MAX_TIERS
+
+
+def cb_remove_tier(i: int) -> None:
+    cur = st.session_state[MENU]
+    try:
+        menu = cur.remove_tier(i)
+    except (hdp.MenuError, IndexError):
+        return  # the button is disabled for the only tier
+    load_menu(menu, V.removed_note(cur.tiers[i].name), "info")
+
+
+def cb_import() -> None:
+    ss = st.session_state
+    up = ss.get("td_upload")
+    if up is None:
+        return
+    try:
+        if up.size > menu_io.MAX_MENU_BYTES:
+            raise hdp.MenuError(V.too_big_text(up.size, menu_io.MAX_MENU_BYTES))
+        menu = menu_io.menu_from_upload(up.name, up.getvalue(), ss.get(MENU))
+    except (ProfileError, ValueError) as e:
+        ss[IMPORT_MSG] = V.import_messages(None, up.name, e)
+        return
+    load_menu(menu, V.imported_note(up.name), "info")
+    ss[IMPORT_MSG] = V.import_messages(menu, up.name)
+
+
+def cb_apply(menu: D.Menu, note: str) -> None:
+    load_menu(menu, note, "info")
+
+
+def cb_use_profile(menu: D.Menu) -> None:
+    set_profile(*V.as_profile(menu))
+    st.session_state[USED] = True
+
+
+def cb_load_profile_tiers() -> None:
+    """Load the current (tiered) profile's tiers into the designer (issue 13)."""
+    ss = st.session_state
+    try:
+        menu = design_link.menu_from_profile(get_profile(), ss[MENU])
+    except (ProfileError, ValueError) as e:
+        ss[NOTE], ss[NOTE_KIND] = V.bad_profile_note(e), "warning"
+        return
+    load_menu(menu, V.PROFILE_LOADED_NOTE, "info")

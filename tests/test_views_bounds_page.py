@@ -1,0 +1,41 @@
+"""hdp_core.views.bounds, the Bounds page's numbers as shown, cards and sentences (issue 20:
+moved out of pages/bounds.py and tested here without Streamlit).
+
+Oracles: hand-picked bound values whose ratios are known, and the paper's constants
+(Theorem 4: f/H <= 443, so upper/lower <= 443 x 512 = 226,816).
+"""
+
+from __future__ import annotations
+
+import math
+
+from hdp_core.views import bounds as bv
+
+
+def test_bound_and_units_text():
+    assert bv.bound_text(math.inf) == "∞" and bv.bound_text(0.0) == "0"
+    assert bv.bound_text(0.0123456) == "0.0123" and bv.bound_text(1.5e-5) == "1.50e-05"
+    assert bv.bound_text(12345.0) == "1.23e+04"
+    assert bv.units_text(math.nan) == "—" and bv.units_text(12.3456) == "12.35"
+    assert bv.units_text(123456.7) == "123,457" and "e" in bv.units_text(3e13).lower()
+
+
+def test_headline_cards():
+    b = {"upper": 0.002, "lower": 1e-5, "f": 0.002, "H": 0.001}
+    cards = bv.headline_metrics(b)
+    assert [c.value for c in cards] == ["0.002", "1.00e-05", "200", "2"]
+    assert "226,816" in cards[2].help and "443" in cards[3].help
+    none = bv.headline_metrics({"upper": 0.25, "lower": 0.0, "f": math.inf, "H": 0.0})
+    assert none[2].value == "∞" and none[3].value == "—"
+
+
+def test_marker_cards_and_sentence():
+    assert bv.marker_place(2.0, "scale") == "c = 2 (every eps × 2)"
+    assert bv.marker_place(1500.0, "n") == "n = 1,500 users"
+    cards = bv.marker_metrics("c = 2 (every eps × 2)", 0.01, 1e-4, math.inf)
+    assert [c.value for c in cards] == ["c = 2", "0.01", "1.00e-04", "none"]
+    s = bv.marker_sentence(0.01, 0.01, {"UNI": 0.05, "PropDPM": 0.02})
+    assert s == "At the marker the best baseline is PropDPM with 0.02, 2× ADPM's worst case."
+    strict = bv.marker_sentence(0.3, 0.25, {"UNI": 0.5, "PropDPM": 0.4})
+    assert strict.endswith("PropDPM, has 0.4: worse than not using the data at all.")
+    assert bv.marker_sentence(0.3, 0.25, {"UNI": 0.2}).endswith("The best baseline, UNI, has 0.2.")
