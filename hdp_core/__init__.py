@@ -94,3 +94,7 @@ __all__ = [
     "two_group_threshold",
     "upper_bound",
 ]
+
+from .ledger import PrivacyLedger  # noqa: E402  (issue 22: the privacy budget ledger)
+
+__all__ += ["PrivacyLedger"]
