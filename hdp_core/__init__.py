@@ -95,6 +95,6 @@ __all__ = [
     "upper_bound",
 ]
 
-from .ledger import PrivacyLedger  # noqa: E402  (issue 22: the privacy budget ledger)
+from .ledger import PrivacyLedger
 
 __all__ += ["PrivacyLedger"]

@@ -302,8 +302,7 @@ def fingerprint_spark(df: Any, value_col: Any, eps_col: Any) -> str:
     def exp(a: str, g: str) -> Any:
         p = F.pow(F.lit(2.0), F.col(g))
         return (
-            F.col(g)
-            - F.when(F.col(a) < p, 1).when(F.col(a) >= F.lit(2.0) * p, -1).otherwise(0)
+            F.col(g) - F.when(F.col(a) < p, 1).when(F.col(a) >= F.lit(2.0) * p, -1).otherwise(0)
         ).cast("long")
 
     t = t.select("kv", "av", exp("av", "gv").alias("ev"), "ke", "ae", exp("ae", "ge").alias("ee"))

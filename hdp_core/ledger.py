@@ -111,8 +111,12 @@ def as_spend(spend: Any) -> Fraction:
             if not math.isfinite(spend):
                 raise ValueError
             s = Fraction(repr(spend))
-        elif isinstance(spend, (int, Fraction, Decimal, str, np.integer)):
-            s = Fraction(str(spend).strip()) if isinstance(spend, str) else Fraction(spend)
+        elif isinstance(spend, str):
+            s = Fraction(spend.strip())
+        elif isinstance(spend, (int, np.integer)):
+            s = Fraction(int(spend))
+        elif isinstance(spend, (Fraction, Decimal)):
+            s = Fraction(spend)
         elif isinstance(spend, np.floating):
             return as_spend(float(spend))
         else:
@@ -251,7 +255,9 @@ class PrivacyLedger:
     error (except for DEFAULT_PATH's own folder). Raises LedgerUnusable if the file exists
     but is not a readable ledger."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = BUSY_TIMEOUT):
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = BUSY_TIMEOUT
+    ):
         default = path is None and not os.environ.get(ENV_VAR)
         raw = default_ledger_path() if path is None else os.path.expanduser(os.fspath(path))
         self.path = os.path.abspath(raw)
@@ -312,9 +318,13 @@ class PrivacyLedger:
             with contextlib.suppress(FileExistsError):
                 os.link(tmp, self.path)
         except OSError as exc:
-            raise self._unusable("create-failed", f"it could not be created: {exc.strerror}") from None
+            raise self._unusable(
+                "create-failed", f"it could not be created: {exc.strerror}"
+            ) from None
         except duckdb.Error as exc:
-            raise self._unusable("create-failed", f"it could not be created: {_first(exc)}") from None
+            raise self._unusable(
+                "create-failed", f"it could not be created: {_first(exc)}"
+            ) from None
         finally:
             for f in (tmp, tmp + ".wal"):
                 with contextlib.suppress(OSError):
@@ -359,10 +369,7 @@ class PrivacyLedger:
                         # the flock first): the only IO error that is worth waiting for
                         if "lock" not in str(exc).lower():
                             raise self._unusable("corrupt", _first(exc)) from None
-                        if time.monotonic() + pause > deadline:
-                            raise busy() from None
-                        time.sleep(pause * (0.5 + random.random()))
-                        pause = min(pause * 2, 0.25)
+                        pause = _pause(pause, deadline, busy)
                     except duckdb.Error as exc:
                         raise self._unusable("corrupt", _first(exc)) from None
                 try:
@@ -430,7 +437,9 @@ class PrivacyLedger:
                         requested=s,
                     )
                 rid = int(
-                    con.execute("SELECT coalesce(max(release_id), 0) + 1 FROM releases").fetchone()[0]
+                    con.execute("SELECT coalesce(max(release_id), 0) + 1 FROM releases").fetchone()[
+                        0
+                    ]
                 )
                 now = _now()
                 con.execute(
@@ -438,9 +447,7 @@ class PrivacyLedger:
                     "VALUES (?, ?, ?, 'charged')",
                     [rid, now, str(s)],
                 )
-                con.executemany(
-                    "INSERT INTO charges VALUES (?, ?)", [[rid, i] for i in ids]
-                )
+                con.executemany("INSERT INTO charges VALUES (?, ?)", [[rid, i] for i in ids])
                 con.executemany(
                     "INSERT INTO datasets VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                     [[i, "name" if i.startswith(NAME_PREFIX) else "fingerprint", now] for i in ids],
@@ -586,10 +593,17 @@ def _flock(fd: int, deadline: float, busy: Any) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
-            if time.monotonic() + pause > deadline:
-                raise busy() from None
-            time.sleep(pause * (0.5 + random.random()))
-            pause = min(pause * 2, 0.25)
+            pause = _pause(pause, deadline, busy)
+
+
+def _pause(pause: float, deadline: float, busy: Any) -> float:
+    """Sleep a jittered backoff step (never past the deadline); raise busy() at the
+    deadline. Returns the next step (doubling, at most 0.25 s)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise busy() from None
+    time.sleep(min(pause * (0.5 + random.random()), left))
+    return min(pause * 2, 0.25)
 
 
 def _first(exc: BaseException) -> str:
@@ -610,5 +624,5 @@ def _pct(x: Fraction) -> str:
 
 def _describe(identity: str) -> str:
     if identity.startswith(NAME_PREFIX):
-        return f"the dataset named {identity[len(NAME_PREFIX):]!r}"
+        return f"the dataset named {identity[len(NAME_PREFIX) :]!r}"
     return f"data with this content ({identity[:12]}...)"

@@ -218,7 +218,8 @@ def test_every_truncation_refuses_or_keeps_every_charge(tmp_path):
     _used_ledger(p)
     data = open(p, "rb").read()
     refused = 0
-    for cut in [0, 1, 100, *range(4096, len(data), 4096)]:
+    n = len(data)
+    for cut in sorted({0, 1, 100, 4096, 8192, 12288, n // 4, n // 2, 3 * n // 4, n - 4096, n - 1}):
         q = str(tmp_path / f"cut{cut}.duckdb")
         with open(q, "wb") as f:
             f.write(data[:cut])
@@ -477,15 +478,19 @@ def _tricky_pairs():
     return np.repeat(x, x.size), np.tile(x, x.size)  # every pair of tricky doubles
 
 
-def test_numpy_and_duckdb_match_the_bitwise_oracle_row_by_row():
+def test_numpy_and_duckdb_match_the_bitwise_oracle():
     v, e = _tricky_pairs()
-    con = duckdb.connect()
-    for i in range(v.size):
+    for i in range(v.size):  # numpy row by row: every pair of tricky doubles
         want = _oracle(v[i : i + 1], e[i : i + 1])
         assert fingerprint_arrays(v[i : i + 1], e[i : i + 1]) == want, (v[i], e[i])
-        df = pd.DataFrame({"v": v[i : i + 1], "e": e[i : i + 1]})
+    con = duckdb.connect()
+    for x in TRICKY:  # DuckDB: each tricky double as a value and as an eps
+        df = pd.DataFrame({"v": [x, 1.0], "e": [1.0, x]})
         con.register("df", df)
-        assert fingerprint_duckdb(con, "df", "v", "e") == want, (v[i], e[i])
+        assert fingerprint_duckdb(con, "df", "v", "e") == _oracle(df.v, df.e), x
+    df = pd.DataFrame({"v": v, "e": e})
+    con.register("df", df)
+    assert fingerprint_duckdb(con, "df", "v", "e") == _oracle(v, e)
 
 
 def test_numpy_and_duckdb_agree_on_random_bit_patterns():
@@ -520,7 +525,7 @@ def _duck_csv(path) -> str:
 
 
 ROWS = [("12.5", "0.1"), ("0.30000000000000004", "inf"), ("-3", "2"), ("1e-300", "0.5")]
-ROWS += [(f"{x!r}", f"{1 + (i % 7) / 10!r}") for i, x in enumerate(np.linspace(0, 500, 200))]
+ROWS += [(f"{float(x)!r}", f"{1 + (i % 7) / 10!r}") for i, x in enumerate(np.linspace(0, 500, 200))]
 
 
 def test_invariances_on_files(tmp_path):
@@ -546,11 +551,11 @@ def test_invariances_on_files(tmp_path):
     assert _duck_csv(renamed) == want
     v0 = float(ROWS[0][0])
     different = {
-        "a value changed by one ulp": [(repr(math.nextafter(v0, 99)), ROWS[0][1])] + ROWS[1:],
-        "a value and its eps swapped": [(ROWS[0][1], ROWS[0][0])] + ROWS[1:],
+        "a value changed by one ulp": [(repr(math.nextafter(v0, 99)), ROWS[0][1]), *ROWS[1:]],
+        "a value and its eps swapped": [(ROWS[0][1], ROWS[0][0]), *ROWS[1:]],
         "a row removed": ROWS[1:],
         "a row repeated": ROWS + ROWS[:1],
-        "an eps changed": [(ROWS[0][0], "0.2")] + ROWS[1:],
+        "an eps changed": [(ROWS[0][0], "0.2"), *ROWS[1:]],
     }
     for name, rows in different.items():
         p = _write(tmp_path / "d.csv", ["v,e"] + [f"{v},{e}" for v, e in rows])
