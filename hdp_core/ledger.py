@@ -34,7 +34,9 @@ Threads of one process are serialised by a lock per file; processes by an exclus
 
 **Failure.** A file that DuckDB cannot open, that is not a ledger, or whose tables disagree
 (release count, spends over 1) refuses every operation with :class:`LedgerUnusable`; it is
-never replaced or started empty. Only a missing file is created (the documented start).
+never replaced or started empty. Only a missing file is created (the documented start), and
+only when a PrivacyLedger object is made: if the file disappears later, that object refuses
+(a server's ledger never silently restarts empty).
 """
 
 from __future__ import annotations
@@ -267,6 +269,7 @@ class PrivacyLedger:
             with contextlib.suppress(OSError):
                 os.makedirs(parent, mode=0o700, exist_ok=True)
         self._lock = _thread_lock(self.path)
+        self._seen = False
         with self._open(write=True):
             pass  # creates a missing ledger, checks an existing one
 
@@ -358,6 +361,12 @@ class PrivacyLedger:
             try:
                 _flock(fd, deadline, busy)
                 if not os.path.lexists(self.path):
+                    if self._seen:  # a long-lived ledger (a server's) never restarts empty
+                        raise self._unusable(
+                            "vanished",
+                            "the file disappeared after it was opened; a new empty ledger "
+                            "would reset every budget",
+                        )
                     self._create()
                 pause = 0.005
                 while True:
@@ -377,6 +386,7 @@ class PrivacyLedger:
                         self._verify(con)
                     except duckdb.Error as exc:
                         raise self._unusable("corrupt", _first(exc)) from None
+                    self._seen = True
                     yield con
                 finally:
                     con.close()

@@ -269,6 +269,16 @@ def test_refusals(tmp_path):
     assert not orphan.exists()
 
 
+def test_a_ledger_that_disappears_is_not_restarted_empty(tmp_path):
+    p = tmp_path / "l.duckdb"
+    led = PrivacyLedger(p)
+    led.charge([FP_A], 1)
+    os.remove(p)
+    with pytest.raises(LedgerUnusable) as info:
+        led.charge([FP_A], 1)
+    assert info.value.reason == "vanished" and not p.exists()
+
+
 def test_tampered_tables_refuse(tmp_path):
     p = str(tmp_path / "l.duckdb")
     _used_ledger(p)
