@@ -24,9 +24,10 @@ as +inf, a tier name of the menu as its tier's level). So:
 exponent E = floor(log2 |x|) and 53-bit significand M = |x| 2^(52 - E), so |x| = M 2^(E-52)
 exactly. DuckDB and Spark compute E from log2 and correct it by one comparison with 2^E
 (powers of two are exact in both), numpy uses frexp; tests check they agree bit for bit.
-The five 31-bit words of a row are absorbed into two independent 31-bit hash lanes (xor,
-then a murmur-style mix of shifts and multiplications by odd constants modulo 2^31; every
-product stays below 2^62, so the arithmetic is exact in BIGINT, Spark longs and numpy).
+The five 31-bit words of a row are absorbed into two independent 31-bit hash lanes (per
+word: xor, xor-shift, multiplication by an odd constant modulo 2^31; then a murmur-style
+finalizer; every product stays below 2^62, so the arithmetic is exact in BIGINT, Spark
+longs and numpy).
 The rows are combined by sums modulo 2^31 per lane (order-independent) with the row count.
 The same :data:`_MIX` schedule drives the SQL text, the Spark columns and numpy. It is a
 content hash, not a cryptographic commitment: it guards against the same data coming back
@@ -72,7 +73,7 @@ class _Ops:
 
 def _mix_layers() -> list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]]:
     """The mix as layers; each maps the previous layer's columns (w0..w4, h0, h1) to the
-    next. Every layer mentions a column at most four times, so SQL text stays small."""
+    next. Every layer mentions a column at most three times, so SQL text stays small."""
     words = [f"w{i}" for i in range(5)]
     layers: list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]] = []
 
@@ -83,26 +84,25 @@ def _mix_layers() -> list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]]:
         return out
 
     layers.append(start)
-    for i, w in enumerate(words):
+    for w in words:  # absorb a word: h = mix1(h ^ w), one multiplication
 
-        def absorb(o: _Ops, c: dict[str, Any], w: str = w, first: bool = i == 0):
+        def absorb(o: _Ops, c: dict[str, Any], w: str = w) -> dict[str, Any]:
             out = {x: c[x] for x in words}
             for k, (_, c1, _) in enumerate(_LANES):
-                h = c[f"h{k}"]
-                if not first:  # the last xor-shift of the previous word's mix
-                    h = o.xor(h, o.shr(h, 16))
-                t = o.xor(h, c[w])
+                t = o.xor(c[f"h{k}"], c[w])
                 out[f"h{k}"] = o.mulmask(o.xor(t, o.shr(t, 16)), c1)
             return out
 
-        def middle(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
-            out = {x: c[x] for x in words}
-            for k, (_, _, c2) in enumerate(_LANES):
-                h = c[f"h{k}"]
-                out[f"h{k}"] = o.mulmask(o.xor(h, o.shr(h, 15)), c2)
-            return out
+        layers.append(absorb)
 
-        layers += [absorb, middle]
+    def middle(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for k, (_, _, c2) in enumerate(_LANES):
+            h = c[f"h{k}"]
+            out[f"h{k}"] = o.mulmask(o.xor(h, o.shr(h, 15)), c2)
+        return out
+
+    layers.append(middle)
 
     def finish(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
         return {f"h{k}": o.xor(c[f"h{k}"], o.shr(c[f"h{k}"], 16)) for k in range(len(_LANES))}
@@ -216,22 +216,21 @@ def fingerprint_sql(relation: str, value_expr: str, eps_expr: str) -> str:
         f"SELECT CAST({kv} AS BIGINT) AS kv, {av} AS av, {gv} AS gv, CAST({ke} AS BIGINT) AS ke,"
         f" {ae} AS ae, {ge} AS ge FROM ({q})"
     )
+    q = f"SELECT *, pow(2.0, gv) AS pv, pow(2.0, ge) AS pe FROM ({q})"
 
-    def exp(a: str, g: str) -> str:
-        return (
-            f"CAST({g} - CASE WHEN {a} < pow(2.0, {g}) THEN 1 WHEN {a} >= 2.0 * pow(2.0, {g}) "
-            "THEN -1 ELSE 0 END AS BIGINT)"
-        )
-
-    q = f"SELECT kv, av, {exp('av', 'gv')} AS ev, ke, ae, {exp('ae', 'ge')} AS ee FROM ({q})"
-
-    def sig(k: str, a: str, ex: str) -> tuple[str, str]:
+    def exp_sig(k: str, a: str, g: str, p: str) -> tuple[str, str]:
+        """E = g corrected by one, and M = a / 2^E * 2^52 with 2^E = p / 2, p or 2 p (exact:
+        g is clamped to [-1074, 1023], so p / 2 is taken only above 2^-1074, 2 p only below
+        2^1023)."""
+        low, high = f"{a} < {p}", f"{a} >= 2.0 * {p}"
         fin = f"{k} IN ({_POS}, {_NEG})"
-        m = f"CASE WHEN {fin} THEN CAST({a} / pow(2.0, {ex}) * {_TWO52!r} AS BIGINT) ELSE 0 END"
-        return m, f"CASE WHEN {fin} THEN {ex} ELSE 0 END"
+        ex = f"CAST({g} - CASE WHEN {low} THEN 1 WHEN {high} THEN -1 ELSE 0 END AS BIGINT)"
+        pe = f"CASE WHEN {low} THEN {p} * 0.5 WHEN {high} THEN {p} * 2.0 ELSE {p} END"
+        m = f"CASE WHEN {fin} THEN CAST({a} / ({pe}) * {_TWO52!r} AS BIGINT) ELSE 0 END"
+        return f"CASE WHEN {fin} THEN {ex} ELSE 0 END", m
 
-    mv, ev = sig("kv", "av", "ev")
-    me, ee = sig("ke", "ae", "ee")
+    ev, mv = exp_sig("kv", "av", "gv", "pv")
+    ee, me = exp_sig("ke", "ae", "ge", "pe")
     q = f"SELECT kv, {ev} AS ev, {mv} AS mv, ke, {ee} AS ee, {me} AS me FROM ({q})"
     q = (
         f"SELECT (((kv * 4096 + ev + {_E_OFFSET}) << 15) + (ke * 4096 + ee + {_E_OFFSET})) "

@@ -458,9 +458,9 @@ def _row_hash(v: float, e: float) -> tuple[int, int]:
             h ^= w
             h ^= h >> 16
             h = (h * c1) & MASK
-            h ^= h >> 15
-            h = (h * c2) & MASK
-            h ^= h >> 16
+        h ^= h >> 15
+        h = (h * c2) & MASK
+        h ^= h >> 16
         out.append(h)
     return out[0], out[1]
 
