@@ -636,3 +636,65 @@ def _describe(identity: str) -> str:
     if identity.startswith(NAME_PREFIX):
         return f"the dataset named {identity[len(NAME_PREFIX) :]!r}"
     return f"data with this content ({identity[:12]}...)"
+
+
+# ------------------------------------------------------------------------------ CLI
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hdp_core.ledger [PATH] [--dataset NAME | --identity ID] [--format json]``:
+    list a ledger's releases (oldest first) and, for a dataset, what remains."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(
+        prog="python -m hdp_core.ledger", description="List a privacy ledger's releases."
+    )
+    ap.add_argument("path", nargs="?", default=None, help=f"the ledger (default: ${ENV_VAR}, "
+                    f"else {DEFAULT_PATH})")  # fmt: skip
+    ap.add_argument("--dataset", default=None, help="only releases charged to this name")
+    ap.add_argument("--identity", default=None, help="only releases charged to this identity")
+    ap.add_argument("--format", choices=["text", "json"], default="text")
+    a = ap.parse_args(argv)
+    try:
+        led = PrivacyLedger(a.path)
+        ident = name_identity(a.dataset) if a.dataset is not None else a.identity
+        rows = led.history(ident)
+        left = led.remaining(ident) if ident is not None else None
+    except ReleaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if a.format == "json":
+        out = {
+            "ledger": led.path,
+            "remaining": None if left is None else str(left),
+            "releases": [
+                {
+                    "release_id": h.release_id,
+                    "charged_at": h.charged_at.isoformat() + "Z",
+                    "identities": list(h.identities),
+                    "spend": str(h.spend),
+                    "status": h.status,
+                    "engine": h.engine,
+                    "target": h.target,
+                    "estimate": h.estimate,
+                    "ci95": None if h.ci95 is None else list(h.ci95),
+                    "receipt": h.receipt,
+                }
+                for h in rows
+            ],
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"ledger: {led.path}   releases: {len(rows)}")
+    for h in rows:
+        est = "" if h.estimate is None else f"   estimate {h.estimate:.6g}"
+        print(
+            f"#{h.release_id}  {h.charged_at:%Y-%m-%d %H:%M:%S} UTC  spend {_pct(h.spend)}  "
+            f"{h.status}{est}  charged to: {', '.join(h.identities)}"
+        )
+    if left is not None:
+        print(f"remaining for {ident}: {_pct(left)} of every user's level")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -622,3 +622,20 @@ def test_spark_agrees_with_duckdb_and_numpy(spark, tmp_path):
     swapped = _write(tmp_path / "b.csv", ["e,v", ""] + [f"{e},{v}" for v, e in ROWS[::-1]])
     sdf = spark.read.option("header", True).option("inferSchema", True).csv(swapped)
     assert fingerprint_spark(sdf, "v", "e") == _duck_csv(p)
+
+
+def test_the_listing_command(tmp_path, capsys):
+    import json
+
+    from hdp_core.ledger import main
+
+    p = str(tmp_path / "l.duckdb")
+    led = PrivacyLedger(p)
+    t = led.charge(dataset_identities(FP_A, "Survey"), "1/4")
+    led.record(t, {"engine": "duckdb", "estimate": 2.5, "ci95": [1.0, 4.0], "tiers": []})
+    assert main([p, "--dataset", "survey", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["remaining"] == "3/4" and out["releases"][0]["estimate"] == 2.5
+    assert main([p]) == 0 and "#1" in capsys.readouterr().out
+    assert main([str(tmp_path / "no" / "l.duckdb")]) == 2
+    assert "does not exist" in capsys.readouterr().err
