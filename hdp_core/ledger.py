@@ -112,7 +112,7 @@ def as_spend(spend: Any) -> Fraction:
         if isinstance(spend, float):
             if not math.isfinite(spend):
                 raise ValueError
-            s = Fraction(repr(spend))
+            s = Fraction(repr(float(spend)))
         elif isinstance(spend, str):
             s = Fraction(spend.strip())
         elif isinstance(spend, (int, np.integer)):

@@ -104,6 +104,7 @@ def test_spend_levels_never_pass_spend_times_eps():
             assert Fraction(float(x)) <= Fraction(float(e)) * exact
             assert float(x) >= float(e) * float(exact) * (1 - 1e-15)  # and barely below
     assert spend_factor(1) == 1.0 and spend_factor(0.5) == 0.5
+    assert as_spend(np.float64(0.1)) == as_spend("0.1") == as_spend(0.1) == Fraction(1, 10)
     lv = spend_levels([0.0, math.inf, 0.3], 1)
     assert lv[0] == 0 and math.isinf(lv[1]) and lv[2] == 0.3  # spend 1: today's release
 
