@@ -130,6 +130,10 @@ __all__ += [
     "whatif",
 ]
 
+from .ledger import PrivacyLedger
+
+__all__ += ["PrivacyLedger"]
+
 
 def __getattr__(name: str):
     """``Release`` and ``release_mean`` load hdp_core.release on first use, so that

@@ -6,10 +6,16 @@ message says which entry is wrong and why, in words a person can act on.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BadCellError",
+    "BudgetExceeded",
     "ColumnNameError",
     "HdpError",
+    "LedgerBusy",
+    "LedgerError",
+    "LedgerUnusable",
     "LinkError",
     "MenuError",
     "NotShareable",
@@ -84,3 +90,44 @@ class ColumnNameError(ReleaseError):
 
 class UnknownMethod(HdpError):
     """A method name that is not in the registry; the message lists the known names."""
+
+
+class LedgerError(ReleaseError):
+    """The privacy ledger at ``path`` cannot be used; nothing was charged and nothing may be
+    released (the ledger fails closed)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class LedgerUnusable(LedgerError):
+    """The ledger file is corrupt, unreadable, not a ledger, or cannot be created where asked
+    (``reason``: a short code such as 'corrupt', 'not-a-ledger', 'directory', 'no-parent')."""
+
+    def __init__(self, message: str, *, path: str, reason: str) -> None:
+        super().__init__(message, path=path)
+        self.reason = reason
+
+
+class LedgerBusy(LedgerError):
+    """Another session or process held the ledger for ``waited`` seconds (the bounded wait);
+    nothing was charged."""
+
+    def __init__(self, message: str, *, path: str, waited: float) -> None:
+        super().__init__(message, path=path)
+        self.waited = waited
+
+
+class BudgetExceeded(ReleaseError):
+    """A release would pass a dataset's privacy budget: ``identity`` has spent ``spent`` of 1,
+    ``remaining`` is left (exact fractions) and ``requested`` was asked; nothing was charged."""
+
+    def __init__(
+        self, message: str, *, identity: str, spent: Any, remaining: Any, requested: Any
+    ) -> None:
+        super().__init__(message)
+        self.identity = identity
+        self.spent = spent
+        self.remaining = remaining
+        self.requested = requested
