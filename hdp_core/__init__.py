@@ -36,17 +36,29 @@ from .estimators import (
     ADPMEstimator,
     AffineEstimator,
     Estimator,
+    TableMeanEstimator,
     TunedADPMEstimator,
     estimate,
     exact_mse,
     get_method,
     register,
 )
+from .intervals import (
+    TARGETS,
+    expected_error_95,
+    interval_in_range,
+    population_half_width,
+    population_half_width_for,
+    table_half_width,
+)
+from .ledger import PrivacyLedger
 from .presets import PRESETS, paper_profile, preset
 from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile
 from .simulate import SimResult, simulate_mse
+from .table_mean import TableMeanSolution, table_mean
 from .tables import profile_from_csv, profile_from_frame
 from .validate import LEVEL_MAX, LEVEL_MIN
+from .whatif import WhatIf, table_mse, whatif
 
 __all__ = [
     "FME",
@@ -59,6 +71,7 @@ __all__ = [
     "METHOD_CLASSES",
     "PRESETS",
     "SM",
+    "TARGETS",
     "UNI",
     "WORST_CASE",
     "ADPMEstimator",
@@ -73,24 +86,32 @@ __all__ = [
     "LinkError",
     "MenuError",
     "NotShareable",
+    "PrivacyLedger",
     "ProfileError",
     "PropDPM",
     "Release",
     "ReleaseError",
     "SimResult",
+    "TableMeanEstimator",
+    "TableMeanSolution",
     "TunedADPMEstimator",
     "TwoPoint",
     "Uniform",
     "UnknownMethod",
+    "WhatIf",
     "adpm",
     "adpm_trace",
     "estimate",
     "exact_mse",
+    "expected_error_95",
     "get_method",
+    "interval_in_range",
     "lower_bound",
     "lower_bound_H",
     "optimality_ratio",
     "paper_profile",
+    "population_half_width",
+    "population_half_width_for",
     "preset",
     "profile_from_csv",
     "profile_from_frame",
@@ -98,41 +119,13 @@ __all__ = [
     "release_mean",
     "saturation_level",
     "simulate_mse",
-    "two_group_threshold",
-    "upper_bound",
-]
-
-# issue 21: the table's own mean, intervals that cover, the what-if (appended here)
-from .estimators import TableMeanEstimator
-from .intervals import (
-    TARGETS,
-    expected_error_95,
-    interval_in_range,
-    population_half_width,
-    population_half_width_for,
-    table_half_width,
-)
-from .table_mean import TableMeanSolution, table_mean
-from .whatif import WhatIf, table_mse, whatif
-
-__all__ += [
-    "TARGETS",
-    "TableMeanEstimator",
-    "TableMeanSolution",
-    "WhatIf",
-    "expected_error_95",
-    "interval_in_range",
-    "population_half_width",
-    "population_half_width_for",
     "table_half_width",
     "table_mean",
     "table_mse",
+    "two_group_threshold",
+    "upper_bound",
     "whatif",
 ]
-
-from .ledger import PrivacyLedger
-
-__all__ += ["PrivacyLedger"]
 
 
 def __getattr__(name: str):
