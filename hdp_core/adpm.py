@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -291,23 +292,64 @@ class ADPMSolution:
     """
 
     profile: EpsilonProfile
-    r: np.ndarray
-    """Scaled weights r_i = min(eps_i, tau*) (0 for excluded users, inf if all public)."""
-    weights: np.ndarray
-    """w_i = r_i / ||r||_1: weight of one user in the estimate (weights of all users sum to 1)."""
     noise_scale: float
     """Laplace scale eta = 1/||r||_1 of the added noise (0 when every user is public)."""
     saturation_level: float
     """tau*: every user asking for eps >= tau* is granted tau*; math.inf if none saturate."""
     objective: float
     """f(r) = (||r||_2^2 + 8)/(4||r||_1^2), the worst-case MSE before the 1/4 cap (Theorem 2)."""
-    saturated: np.ndarray
-    """Boolean per entry: the user asked for eps >= tau* and is capped at tau*."""
     data_sd: float = WORST_CASE_SD
     """s: the data standard deviation (on [-1/2, 1/2]) the weights are tuned to."""
     tuned_objective: float = math.nan
     """s^2 ||w||_2^2 + 2 eta^2 = (||r||_2^2 + c)/((c/2)||r||_1^2), c = 2/s^2: the MSE at spread
     s before the 1/4 cap (equals ``objective`` for s = 1/2; left out, it is read as that)."""
+    cut: float = field(default=math.inf, repr=False)
+    """Exactly the active entries with eps >= cut are saturated (decided by the G test of the
+    saturation lemma, not by comparing eps with a rounded tau*)."""
+    kind: str = field(default="affine", repr=False)
+    """"affine": r = min(eps, tau*), w = r/||r||_1; "public": every usable user is public (the
+    plain sample mean of the public users); "none": nobody allows any use (ADPM outputs 0)."""
+    r_sum: float = field(default=math.nan, repr=False)
+    """||r||_1 over users (for "affine"; the weights are r / r_sum)."""
+
+    # The per-entry arrays r, weights and saturated are computed on first use: a solve on 10^7
+    # levels then costs the saturation search alone (benchmarks/bench_core.py), and a caller
+    # that needs only tau* or the worst case never builds three arrays of n entries.
+
+    @cached_property
+    def r(self) -> np.ndarray:
+        """Scaled weights r_i = min(eps_i, tau*) (0 for excluded users, inf if all public)."""
+        lv, ct = self.profile.levels, self.profile.counts
+        if self.kind != "affine":
+            return np.where(np.isinf(lv) & (ct > 0), math.inf, 0.0)
+        r = np.minimum(lv, self.saturation_level)
+        if self.profile.is_tiered:
+            r[ct <= 0] = 0.0
+        return r
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """w_i = r_i / ||r||_1: weight of one user in the estimate (weights of all users sum
+        to 1; for tiers, the weight of one user of the tier)."""
+        if self.kind == "affine":
+            if self.profile.is_tiered:
+                return self.r / self.r_sum
+            return self.r * (1.0 / self.r_sum)
+        lv, ct = self.profile.levels, self.profile.counts
+        public = np.isinf(lv) & (ct > 0)
+        if self.kind == "public":
+            return np.where(public, 1.0 / int(ct[public].sum()), 0.0)
+        return np.zeros(lv.size)
+
+    @cached_property
+    def saturated(self) -> np.ndarray:
+        """Boolean per entry: the user asked for eps >= tau* and is capped at tau*."""
+        lv, ct = self.profile.levels, self.profile.counts
+        if self.kind != "affine":
+            return np.zeros(lv.size, dtype=bool)
+        if self.profile.is_tiered:
+            return (ct > 0) & (lv >= self.cut)
+        return lv >= self.cut
 
     def __post_init__(self) -> None:
         if math.isnan(self.tuned_objective):
@@ -399,20 +441,19 @@ def adpm(eps: Any, data_sd: float | None = None) -> ADPMSolution:
         res = _solve_per_user(lv, c)
         if res is not None:
             tau, cut, s1, s2 = res
-            r = np.minimum(lv, tau)
             if s1 is None or s2 is None:
+                r = np.minimum(lv, tau)
                 s1, s2 = float(r.sum()), float(np.dot(r, r))
             # saturated: decided by the G test (cut), not by comparing eps with a rounded tau
             return ADPMSolution(
                 prof,
-                r,
-                r * (1.0 / s1),
                 1.0 / s1,
                 tau,
                 (s2 + 8.0) / s1 / s1 / 4.0,
-                lv >= cut,
                 s,
                 (s2 + c) / s1 / s1 / half_c,
+                cut=cut,
+                r_sum=s1,
             )
     active = ct > 0
     public = np.isinf(lv) & active
@@ -420,32 +461,12 @@ def adpm(eps: Any, data_sd: float | None = None) -> ADPMSolution:
     finite = np.isfinite(lv) & (lv > 0) & active
 
     if not finite.any():
-        r = np.where(public, math.inf, 0.0)
         if n_public > 0:  # every usable user is public: the plain sample mean
-            w = np.where(public, 1.0 / n_public, 0.0)
             return ADPMSolution(
-                prof,
-                r,
-                w,
-                0.0,
-                math.inf,
-                0.25 / n_public,
-                np.zeros(lv.size, dtype=bool),
-                s,
-                s * s / n_public,
+                prof, 0.0, math.inf, 0.25 / n_public, s, s * s / n_public, kind="public"
             )
         # nobody allows any use of their data: ADPM outputs 0
-        return ADPMSolution(
-            prof,
-            r,
-            np.zeros(lv.size),
-            math.inf,
-            math.inf,
-            math.inf,
-            np.zeros(lv.size, dtype=bool),
-            s,
-            math.inf,
-        )
+        return ADPMSolution(prof, math.inf, math.inf, math.inf, s, math.inf, kind="none")
 
     solved = _solve_tiers(lv, ct, c)
     assert solved is not None  # profiles without a usable finite tier returned above
@@ -455,12 +476,12 @@ def adpm(eps: Any, data_sd: float | None = None) -> ADPMSolution:
     cf = ct.astype(np.float64)
     s1 = float(np.dot(cf, r))
     s2 = float(np.dot(cf, r * r))
-    w = r / s1
     objective = (s2 + 8.0) / s1 / s1 / 4.0
-    saturated = active & (lv >= cut)
-    return ADPMSolution(
-        prof, r, w, 1.0 / s1, tau, objective, saturated, s, (s2 + c) / s1 / s1 / half_c
+    sol = ADPMSolution(
+        prof, 1.0 / s1, tau, objective, s, (s2 + c) / s1 / s1 / half_c, cut=cut, r_sum=s1
     )
+    sol.__dict__["r"] = r  # already built (k entries): the cached property's value
+    return sol
 
 
 @dataclass(frozen=True)
