@@ -121,10 +121,18 @@ from .release_engines import (
     ReleaseError,
     open_source,
 )
-from .tables import cell_kind as cell_reason
-from .tables import kind_words, out_of_range_words
+from .tables import out_of_range_words
 from .units import affine_error
-from .validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_kind, parse_level, tier_key
+from .validate import (
+    LEVEL_MAX,
+    LEVEL_MIN,
+    PUBLIC_WORDS,
+    cell_kind,
+    cell_reason,
+    parse_level,
+    tier_key,
+)
+from .validate import reason_words as kind_words
 
 __all__ = [
     "Release",
@@ -607,7 +615,7 @@ def release_mean(
                 f"numbers >= 0 (inf = public) ({_such_rows(h.n_bad_eps)})",
                 row=row,
                 column=ecol,
-                reason=cell_kind(v),
+                reason=cell_reason(v),
             )
         if h.n_bad_value:
             row, _ = src.first_bad("value")

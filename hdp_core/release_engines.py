@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BadCellError, ColumnNameError, ReleaseError
-from .validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_kind, tier_key
+from .validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_kind, cell_reason, tier_key
 
 __all__ = [
     "BINS_PER_E",
@@ -230,7 +230,7 @@ def bad_cell(role: str, col: str, row: int, cell: Any, names: dict[str, float]) 
     """A BadCellError for a cell that is not a number (fields: row, column, reason)."""
     where = f", row {row}" if row else ", a row"
     return BadCellError(
-        not_a_number(role, col, where, cell, names), row=row, column=col, reason=cell_kind(cell)
+        not_a_number(role, col, where, cell, names), row=row, column=col, reason=cell_reason(cell)
     )
 
 

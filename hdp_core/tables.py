@@ -8,8 +8,8 @@ Columns (names matched case-insensitively, surrounding spaces ignored):
 * ``name`` or ``tier`` (optional, with count): a tier's name.
 
 Every problem raises :class:`ProfileError` naming the data row (1-based, header excluded), the
-file line, the column and the kind of problem (:func:`cell_kind`: "text", "empty", "a number
-with a thousands separator"...), never the cell's content; the error's fields ``row``,
+file line, the column and the kind of problem (``validate.cell_reason``: "text", "empty",
+"a number with a thousands separator"...), never the cell's content; the error's fields ``row``,
 ``column`` and ``reason`` say the same for code.
 
 Every uploaded CSV (profiles, menus, release tables) is read by :func:`read_upload_csv`: the
@@ -40,7 +40,8 @@ from .profile import (
     EpsilonProfile,
     out_of_range,
 )
-from .validate import EMPTY_WORDS, PUBLIC_WORDS, csv_unescape
+from .validate import EMPTY_WORDS, PUBLIC_WORDS, cell_reason, csv_unescape
+from .validate import reason_words as kind_words
 
 __all__ = [
     "ENCODINGS",
@@ -48,7 +49,6 @@ __all__ = [
     "MAX_TIERS_FILE",
     "CsvRead",
     "UploadTable",
-    "cell_kind",
     "example_csv",
     "profile_from_csv",
     "profile_from_frame",
@@ -116,61 +116,6 @@ def _where(row: int, col: str, header_lines: LineOf) -> str:
     return f"row {row} (line {line} of the file), column {col!r}"
 
 
-_KINDS = {
-    "empty": "empty",
-    "thousands_separator": "a number with a thousands separator",
-    "decimal_comma": "a number with a decimal comma",
-    "currency_or_unit": "a number with a currency sign or unit",
-    "date": "a date or time",
-    "too_large": "a number too large for a floating-point number",
-    "not_finite": "not a finite number",
-    "text": "text",
-}
-"""Reason codes of a cell that is not a number, and the words messages use for them."""
-
-_THOUSANDS = re.compile(r"^[+-]?\d{1,3}([,\u00a0\u202f '’_]\d{3})+([.,]\d+)?$")
-_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
-_NUM = r"[+-]?[\d.,\u00a0\u202f '’_]*\d[\d.,\u00a0\u202f '’_]*"
-_UNIT = re.compile(
-    rf"^(?:[$€£¥₹]|[A-Za-z]{{2,3}}\s?)\s*{_NUM}$|^{_NUM}\s*(?:[$€£¥₹%]|[A-Za-z]{{1,4}})$"
-)
-_DATE = re.compile(
-    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}.*)?$"
-    r"|^\d{1,2}:\d{2}(:\d{2})?$"
-)
-
-
-def cell_kind(cell: Any) -> str:
-    """The reason code (a key of the module's ``_KINDS``: 'empty', 'thousands_separator',
-    'decimal_comma', 'currency_or_unit', 'date', 'too_large', 'not_finite', 'text') of a cell
-    that is not a plain number; messages say :func:`kind_words` of it, never the cell."""
-    if cell is None:
-        return "empty"
-    if isinstance(cell, (int, float, np.integer, np.floating)):
-        x = float(cell)
-        return "empty" if math.isnan(x) else "not_finite"
-    t = str(cell).strip()
-    if t.lower() in EMPTY_WORDS:
-        return "empty"
-    try:
-        x = float(t)
-    except ValueError:
-        pass
-    else:
-        return "too_large" if math.isinf(x) else "not_finite"
-    if len(t) > 60:
-        return "text"
-    if _THOUSANDS.match(t):
-        return "thousands_separator"
-    if _DECIMAL_COMMA.match(t):
-        return "decimal_comma"
-    if _DATE.match(t):
-        return "date"
-    if _UNIT.match(t):
-        return "currency_or_unit"
-    return "text"
-
-
 def out_of_range_words(v: float) -> str:
     """Which side of the supported levels ``v`` falls on, in words (the level not quoted)."""
     side = "below the smallest" if v < LEVEL_MIN else "above the largest"
@@ -178,11 +123,6 @@ def out_of_range_words(v: float) -> str:
         f"{side} supported privacy level: levels must be 0 (data not used), between "
         f"{LEVEL_MIN:g} and {LEVEL_MAX:g}, or inf (public)"
     )
-
-
-def kind_words(reason: str) -> str:
-    """The words for a reason code of :func:`cell_kind` ('text' for an unknown code)."""
-    return _KINDS.get(reason, "text")
 
 
 def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) -> np.ndarray:
@@ -227,7 +167,7 @@ def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) 
                 column=col,
                 reason="empty",
             )
-        kind = "not_finite" if raw.lower() in PUBLIC_WORDS else cell_kind(raw)
+        kind = "not_finite" if raw.lower() in PUBLIC_WORDS else cell_reason(raw)
         tail = " (use 'inf' for public)" if allow_inf else ""
         raise ProfileError(
             f"{where}: the cell is {kind_words(kind)}, not a number{tail}"

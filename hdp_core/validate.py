@@ -30,8 +30,10 @@ __all__ = [
     "LEVEL_MAX",
     "LEVEL_MIN",
     "PUBLIC_WORDS",
+    "REASON_WORDS",
     "as_float",
     "cell_kind",
+    "cell_reason",
     "csv_safe",
     "csv_unescape",
     "describe",
@@ -43,6 +45,7 @@ __all__ = [
     "parse_int",
     "parse_level",
     "parse_number",
+    "reason_words",
     "tier_key",
 ]
 
@@ -69,43 +72,89 @@ def tier_key(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold().strip()
 
 
-_THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(?:[,'’_ \u00a0\u202f]\d{3})+(?:\.\d*)?", re.ASCII)
-_DECIMAL_COMMA_RE = re.compile(r"[+-]?\d*,\d+", re.ASCII)
-_CURRENCY = frozenset("$€£¥₹¢₩₽")
+REASON_WORDS = {
+    "empty": "empty",
+    "nan": "NaN",
+    "negative": "negative",
+    "number": "a number",
+    "thousands_separator": "a number with a thousands separator",
+    "decimal_comma": "a number with a decimal comma",
+    "currency_or_unit": "a number with a currency sign or unit",
+    "date": "a date or time",
+    "too_large": "a number too large for a floating-point number",
+    "not_finite": "not a finite number",
+    "text": "text",
+}
+"""Reason codes of a cell that cannot be used (the ``reason`` field of every error about a
+cell), and the words messages use for them; a message never quotes the cell itself."""
+
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}([,\u00a0\u202f '’_]\d{3})+([.,]\d+)?$")
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
+_NUM = r"[+-]?[\d.,\u00a0\u202f '’_]*\d[\d.,\u00a0\u202f '’_]*"
+_UNIT = re.compile(
+    rf"^(?:[$€£¥₹]|[A-Za-z]{{2,3}}\s?)\s*{_NUM}$|^{_NUM}\s*(?:[$€£¥₹%]|[A-Za-z]{{1,4}})$"
+)
+_DATE = re.compile(
+    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}.*)?$"
+    r"|^\d{1,2}:\d{2}(:\d{2})?$"
+)
 
 
-def cell_kind(cell: Any) -> str:
-    """What kind of thing a cell that is not a usable number is, in words for a message (never
-    the cell's content): "empty", "NaN", "a number with a thousands separator", "a number
-    with a decimal comma", "a number with a currency sign", "a percentage", "a date or a
-    number with other characters", "text"."""
+def cell_reason(cell: Any) -> str:
+    """The reason code (a key of :data:`REASON_WORDS`) of a cell that cannot be used as a
+    number: the one classifier of every reader (uploads, the preview, both release engines).
+    A number gives 'nan', 'not_finite' (inf), 'negative' or 'number'; text gives
+    'empty', 'too_large' (e.g. 1e400), 'not_finite', 'thousands_separator', 'decimal_comma',
+    'date', 'currency_or_unit' or 'text'."""
     if cell is None:
         return "empty"
     if is_real_number(cell):
         x = as_float(cell)
         if math.isnan(x):
-            return "NaN"
+            return "nan"
         if math.isinf(x):
-            return "infinite"
-        return "negative" if x < 0 else "a number"
-    s = str(cell).strip()
-    if s.lower() == "nan":
-        return "NaN"
-    if s.lower() in EMPTY_WORDS:
+            return "not_finite"
+        return "negative" if x < 0 else "number"
+    t = str(cell).strip()
+    if t.lower() in EMPTY_WORDS:
         return "empty"
-    if _THOUSANDS_RE.fullmatch(s):
-        return "a number with a thousands separator"
-    if _DECIMAL_COMMA_RE.fullmatch(s):
-        return "a number with a decimal comma"
-    if any(ch in _CURRENCY for ch in s) and any(ch.isdigit() for ch in s):
-        return "a number with a currency sign"
-    if s.endswith("%") and any(ch.isdigit() for ch in s):
-        return "a percentage"
-    if any(ch.isalpha() for ch in s):
+    try:
+        x = float(t)
+    except ValueError:
+        pass
+    else:
+        return (
+            "too_large"
+            if math.isinf(x)
+            and t.lower().lstrip("+-")
+            not in (
+                "inf",
+                "infinity",
+            )
+            else "not_finite"
+        )
+    if len(t) > 60:
         return "text"
-    if any(ch.isdigit() for ch in s):
-        return "a date or a number with other characters"
+    if _THOUSANDS.match(t):
+        return "thousands_separator"
+    if _DECIMAL_COMMA.match(t):
+        return "decimal_comma"
+    if _DATE.match(t):
+        return "date"
+    if _UNIT.match(t):
+        return "currency_or_unit"
     return "text"
+
+
+def reason_words(reason: str) -> str:
+    """The words for a reason code of :func:`cell_reason` ('text' for an unknown code)."""
+    return REASON_WORDS.get(reason, "text")
+
+
+def cell_kind(cell: Any) -> str:
+    """What kind of thing a cell that cannot be used is, in words for a message (never the
+    cell's content): ``reason_words(cell_reason(cell))``."""
+    return reason_words(cell_reason(cell))
 
 
 def is_public_word(text: str) -> bool:

@@ -11,7 +11,8 @@ import hdp_core as hdp
 from hdp_core.errors import ProfileError, ReleaseError
 from hdp_core.profile import MAX_ROWS, MAX_UPLOAD_BYTES
 from hdp_core.release import check_values, level_counts
-from hdp_core.tables import MAX_COLUMNS, cell_kind, read_upload_csv
+from hdp_core.tables import MAX_COLUMNS, read_upload_csv
+from hdp_core.validate import cell_reason
 
 
 def _refused(content, reason, **kw):
@@ -110,7 +111,7 @@ SECRETS = {
 
 @pytest.mark.parametrize("cell", list(SECRETS))
 def test_cell_kinds(cell):
-    assert cell_kind(cell) == SECRETS[cell]
+    assert cell_reason(cell) == SECRETS[cell]
 
 
 @pytest.mark.parametrize("cell", [c for c in SECRETS if len(c) > 3])

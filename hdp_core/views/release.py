@@ -83,7 +83,7 @@ MENU_HINT = " To read tier names, turn on 'Read the eps column with this menu' a
 _NOT_A_NUMBER = frozenset(
     {"text", "thousands_separator", "decimal_comma", "currency_or_unit", "date"}
 )
-"""Reasons (hdp_core.tables.cell_kind) of a cell that might be a tier's name."""
+"""Reasons (hdp_core.validate.cell_reason) of a cell that might be a tier's name."""
 
 
 def in_units(x: float, unit: str = "") -> str:
