@@ -33,6 +33,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.navigation import app_page
 from hdp_core.errors import ProfileError
 from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
@@ -747,7 +748,7 @@ with right:
         help="Carry this tiers profile into the Tier designer (its menu is replaced).",
     ):
         st.session_state["td_from_profile"] = True
-        st.switch_page("pages/tier_designer.py")
+        st.switch_page(app_page("pages/tier_designer.py"))
     if prof.n_excluded:
         st.caption(f"{prof.n_excluded:,} users chose 0: their data is not used.")
 

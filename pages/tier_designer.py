@@ -25,6 +25,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.navigation import app_page
 from hdp_app.perf import live
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
@@ -936,7 +937,7 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         )
 
     st.page_link(
-        "pages/release.py",
+        app_page("pages/release.py"),
         label="Release a private mean with this menu on your own table",
         icon=":material/lock_open:",
         query_params={MENU_LINK_KEY: token},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import APP
+from helpers import whole_app
 from hypothesis import HealthCheck, settings
 
 # The suite's profile is derandomized: the same examples on every run, so a green suite
@@ -28,32 +28,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def app():
     """A fresh AppTest of the whole app (not yet run); caches cleared between tests."""
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
     st.cache_data.clear()
-    return AppTest.from_file(APP, default_timeout=60)
-
-
-@pytest.fixture(autouse=True)
-def _served_app_leaves_the_legacy_mode(request, monkeypatch):
-    """Run AppTest as the served app runs after its first page load: outside Streamlit's
-    legacy ``pages/`` mode. AppTest re-enters that mode before every run (a served app enters
-    it once per process), so without this every run would go through
-    hdp_app.common.run_through_app's extra rerun, which drops one-shot widget values such as
-    a button's click. Tests that exercise the legacy mode itself use the ``legacy_flag``
-    fixture (tests/test_streamlit_internals.py) and are left as they are."""
-    if "legacy_flag" in request.fixturenames:
-        return
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        PagesManager.uses_pages_directory = False  # also for another session's thread
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
+    return whole_app(default_timeout=60)
 
 
 @pytest.fixture

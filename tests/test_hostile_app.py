@@ -14,7 +14,7 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import APP, ok, open_page, show
+from helpers import APP, ok, open_page, show, whole_app
 
 import hdp_core as hdp
 from hdp_core import design as D
@@ -569,9 +569,7 @@ def _csv_of(levels, values=None) -> bytes:
 def _start(kind: str, arg):
     """One visitor's first steps: open the app and make a profile (upload, link or preset).
     Returns (AppTest, the profile it should show)."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = whole_app(default_timeout=120)
     if kind == "link":
         for k, v in links.encode(arg).items():
             at.query_params[k] = v

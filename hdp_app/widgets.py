@@ -1,0 +1,32 @@
+"""Shared page furniture: a wrapping metric row and a guard that turns bad input in one
+section into a message there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+import hdp_core as hdp
+from hdp_core.views.formatting import plain
+
+T = TypeVar("T")
+
+
+def metric_row() -> DeltaGenerator:
+    """A row for metrics that wraps onto a new line where the page is narrow (1024 px with the
+    sidebar open) instead of cutting their values: give each metric ``width="content"``."""
+    return st.container(horizontal=True, wrap=True, gap="large")
+
+
+def guarded(section: Callable[..., T], *args: Any) -> T | None:
+    """Run one section of a page and return what it returns; bad input shows a message there
+    instead of a traceback (and returns None), and the rest of the page (and the current
+    profile) stays."""
+    try:
+        return section(*args)
+    except (hdp.ProfileError, ValueError) as exc:
+        st.error(f"This part of the page could not be computed: {plain(exc)}")
+        return None
