@@ -22,8 +22,8 @@ __all__ = [
     "frame_to_csv",
     "plain",
     "sci",
-    "sidebar_eps",
     "short_eps",
+    "sidebar_eps",
     "subscript",
     "telling_eps",
 ]
