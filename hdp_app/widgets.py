@@ -11,6 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 import hdp_core as hdp
 from hdp_core.views.formatting import plain
+from hdp_core.views.limits import Limit
 
 T = TypeVar("T")
 
@@ -30,3 +31,12 @@ def guarded(section: Callable[..., T], *args: Any) -> T | None:
     except (hdp.ProfileError, ValueError) as exc:
         st.error(f"This part of the page could not be computed: {plain(exc)}")
         return None
+
+
+def limit_bounds(limit: Limit) -> dict[str, Any]:
+    """``min_value`` and ``max_value`` for a number widget from ``limit`` (the same object the
+    link's value is checked against, hdp_app.url.drop_bad_query_params), as ints for a
+    whole-number limit."""
+    if limit.integer:
+        return {"min_value": int(limit.lo), "max_value": int(limit.hi)}
+    return {"min_value": float(limit.lo), "max_value": float(limit.hi)}

@@ -23,6 +23,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
+from hdp_app.widgets import limit_bounds
 from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import (
     phase_figure,
@@ -36,7 +37,7 @@ from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain, short_eps
-from hdp_core.views.limits import Limit
+from hdp_core.views.limits import SPREAD, Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -184,8 +185,7 @@ def _spread_section(prof: EpsilonProfile) -> None:
     st.subheader("Saturation against the assumed spread of the data")
     s = st.number_input(
         "Assumed standard deviation s (on [−0.5, 0.5])",
-        min_value=0.001,
-        max_value=0.5,
+        **limit_bounds(SPREAD),
         value=0.2,
         step=0.01,
         format="%.3f",

@@ -26,6 +26,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.widgets import limit_bounds
 from hdp_core import experiments
 from hdp_core.estimators import METHOD_CLASSES, tuned_spread
 from hdp_core.figures import simulation as figs
@@ -35,7 +36,7 @@ from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain
-from hdp_core.views.limits import Limit, check_data_range
+from hdp_core.views.limits import SPREAD, Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -381,8 +382,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
             if not own:
                 tuned_in = st.number_input(
                     "Tuned to standard deviation s",
-                    min_value=0.001,
-                    max_value=0.5,
+                    **limit_bounds(SPREAD),
                     value=0.2,
                     step=0.01,
                     format="%.3f",
@@ -896,12 +896,7 @@ def paper_section() -> None:
         key="sim_paper_table",
         column_config={c: fmt for c in df.columns if c.endswith(("paper", "simulated)", "exact"))},
     )
-    gap = max(
-        abs(r[f"sim_{k}"] - r[f"paper_{k}"])
-        for r in rows
-        for k in ("high", "low")
-        if math.isfinite(r[f"sim_{k}"])
-    )
+    gap = experiments.largest_gap(rows, ("sim",))
     g1, g2 = st.columns(2)
     g1.metric(
         "Largest gap to the paper",
