@@ -8,16 +8,24 @@ data: two sessions share an entry only when they asked for the same thing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_core.design import Menu
 from hdp_core.profile import EpsilonProfile
 from hdp_core.views import links
 
-PROFILE_HASH = {EpsilonProfile: lambda p: p.key}
+HashFuncs = dict[str | type[Any], Callable[[Any], Any]]
+"""The type st.cache_data and st.cache_resource take as ``hash_funcs``."""
+
+PROFILE_HASH: HashFuncs = {EpsilonProfile: lambda p: p.key}
 """hash_funcs for st.cache_data: a profile is hashed by its key (its levels and counts)."""
+
+MENU_HASH: HashFuncs = {Menu: lambda m: m.key}
+"""hash_funcs for st.cache_data: a tier menu is hashed by its key (its canonical JSON)."""
 
 
 def spec_key(spec: dict) -> str:

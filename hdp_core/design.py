@@ -201,7 +201,7 @@ class Menu:
             self.names, lv, self._pcts(), self.n_users, self.low, self.high, self.unit, self.data_sd
         )
 
-    def with_counts(self, counts: Sequence[int]) -> Menu:
+    def with_counts(self, counts: Sequence[int] | np.ndarray) -> Menu:
         """The same menu with shares counts/n (whole users; apportioned back exactly)."""
         ct = [int(c) for c in counts]
         n = sum(ct)

@@ -475,4 +475,4 @@ else:
     ):
         guarded(section, arg)
     live(_units_section, prof)
-    _reproduce(prof, MODES.get(st.session_state.get(K_MODE), "scale"))
+    _reproduce(prof, MODES.get(str(st.session_state.get(K_MODE)), "scale"))

@@ -276,11 +276,11 @@ def _on_units() -> None:
         shares = [_num_or_none(r.get("share")) or 0.0 for r in rows]
         total = int(st.session_state[UI]["prof_tiers_total"])
         try:
-            counts = links.counts_from_shares(shares, total)
+            whole: list[float | None] = list(links.counts_from_shares(shares, total))
         except ProfileError:
-            counts = [None] * len(rows)
-        for r, c in zip(rows, counts):
-            r["count"] = None if c is None else float(c)
+            whole = [None] * len(rows)
+        for r, w in zip(rows, whole):
+            r["count"] = None if w is None else float(w)
     _rebase_tiers(rows)
 
 
@@ -297,7 +297,7 @@ def _preset_controls(ui: dict) -> dict:
     ui["prof_preset"] = st.selectbox(
         "Preset",
         list(PRESETS),
-        format_func=PRESETS.get,
+        format_func=PRESETS.__getitem__,
         **_kw("prof_preset"),
         help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
         "levels at random (log eps uniform), so the seed picks the draw.",
@@ -648,6 +648,7 @@ def _upload_controls() -> None:
         except (ProfileError, ValueError) as e:
             up["error"] = str(e)
         else:
+            spec: dict | None
             try:
                 spec = links.spec_from_profile(prof)
                 links.encode(spec)

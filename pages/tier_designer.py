@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.cache import MENU_HASH
 from hdp_app.common import (
     MENU_LINK_KEY,
     PROFILE_LABEL,
@@ -44,7 +45,7 @@ EPS_OPTS = "td_eps_opts"  # options of the eps sliders (a log grid plus the menu
 LINK_KEY = MENU_LINK_KEY  # query-string parameter holding the encoded menu
 PAGE_PATH = "tier_designer"
 
-_HASH = {D.Menu: lambda m: m.key}
+_HASH = MENU_HASH
 # Levels offered by the eps sliders: about ten per decade from 0.001 to 1000, log spaced.
 # (A bare string here would be printed by Streamlit's "magic".)
 EPS_GRID = sorted(
@@ -407,7 +408,7 @@ def menu_section() -> D.Menu:
     c1.selectbox(
         "Start from a template",
         list(D.TEMPLATES),
-        format_func=D.TEMPLATES.get,
+        format_func=D.TEMPLATES.__getitem__,
         key="td_template",
         help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
         "range stay).",

@@ -60,5 +60,10 @@ def pytest_collection_modifyitems(config, items):
     browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
     library tests by their own marker."""
     for item in items:
-        if item.get_closest_marker("browser") is not None or SLOW_FIXTURES & set(item.fixturenames):
+        spark_param = "spark" in getattr(getattr(item, "callspec", None), "params", {}).values()
+        if (
+            item.get_closest_marker("browser") is not None
+            or SLOW_FIXTURES & set(item.fixturenames)
+            or spark_param  # an engine parametrised as "spark" starts Spark
+        ):
             item.add_marker(pytest.mark.slow)

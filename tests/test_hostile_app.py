@@ -609,6 +609,7 @@ def _expected_shown(prof) -> tuple[str, str, str]:
     return f"{prof.n:,} users in the profile.", tau, f"{sol.worst_case_mse:.2e}"
 
 
+@pytest.mark.slow
 def test_interleaved_sessions_never_see_each_others_results():
     """Six visitors in one server process (one shared st.cache_data), their runs interleaved:
     uploads of different sizes, tier links, preset draws; after all of them have run, each is
@@ -645,6 +646,7 @@ def test_interleaved_sessions_never_see_each_others_results():
             assert _shown(at) == _expected_shown(expected), kind
 
 
+@pytest.mark.slow
 def test_two_sessions_with_colliding_profile_bytes():
     """Issue 12 item 1 through the app: a file whose eps column is the first half of the
     default profile's levels and whose value column is the second half used to share the

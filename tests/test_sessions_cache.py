@@ -5,6 +5,7 @@ levels); session B then opens / and must see the default profile's own numbers."
 
 from __future__ import annotations
 
+import pytest
 from helpers import whole_app
 
 import hdp_core as hdp
@@ -15,6 +16,7 @@ def _metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.sidebar.get("metric")}
 
 
+@pytest.mark.slow
 def test_an_upload_in_one_session_never_changes_another_sessions_numbers():
     import streamlit as st
 
