@@ -218,8 +218,7 @@ def distribution_controls() -> tuple:
         ca, cb = st.columns(2)
         a = ca.number_input(
             "a",
-            min_value=0.05,
-            max_value=1000.0,
+            **limit_bounds(URL_LIMITS["sim_a"]),
             value=2.0,
             step=0.5,
             key="sim_a",
@@ -228,8 +227,7 @@ def distribution_controls() -> tuple:
         )
         b = cb.number_input(
             "b",
-            min_value=0.05,
-            max_value=1000.0,
+            **limit_bounds(URL_LIMITS["sim_b"]),
             value=3.0,
             step=0.5,
             key="sim_b",
@@ -320,8 +318,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
         t1, t2 = st.columns(2)
         trials = t1.number_input(
             "Trials",
-            min_value=simview.MIN_TRIALS,
-            max_value=200_000,
+            **limit_bounds(URL_LIMITS["sim_trials"]),
             value=20_000,
             step=1_000,
             key="sim_trials",
@@ -331,8 +328,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
         )
         seed = t2.number_input(
             "Seed",
-            min_value=0,
-            max_value=2**31 - 1,
+            **limit_bounds(URL_LIMITS["sim_seed"]),
             value=0,
             step=1,
             key="sim_seed",
@@ -680,8 +676,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     c = st.columns(6)
     n_fixed = c[0].number_input(
         "Fixed group: users",
-        min_value=1,
-        max_value=10**9,
+        **limit_bounds(URL_LIMITS["sim_sw_n1"]),
         value=900,
         step=100,
         key="sim_sw_n1",
@@ -690,8 +685,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     eps_fixed = c[1].number_input(
         "Fixed group: eps",
-        min_value=1e-4,
-        max_value=1e3,
+        **limit_bounds(URL_LIMITS["sim_sw_e1"]),
         value=0.1,
         step=0.05,
         format="%.4g",
@@ -701,8 +695,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     n_var = c[2].number_input(
         "Varying group: users",
-        min_value=1,
-        max_value=10**9,
+        **limit_bounds(URL_LIMITS["sim_sw_n2"]),
         value=100,
         step=10,
         key="sim_sw_n2",
@@ -711,8 +704,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     lo = c[3].number_input(
         "Their eps from",
-        min_value=1e-4,
-        max_value=1e4,
+        **limit_bounds(URL_LIMITS["sim_sw_lo"]),
         value=0.1,
         step=0.05,
         format="%.4g",
@@ -722,8 +714,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     hi = c[4].number_input(
         "to",
-        min_value=1e-4,
-        max_value=1e6,
+        **limit_bounds(URL_LIMITS["sim_sw_hi"]),
         value=100.0,
         step=10.0,
         format="%.4g",

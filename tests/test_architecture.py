@@ -89,3 +89,20 @@ def test_one_name_per_maximum_of_tiers():
     assert specs.MAX_SPEC_TIERS == 50
     assert tables.MAX_TIERS_FILE == 10_000
     assert not hasattr(specs, "MAX_TIERS")
+
+
+def test_url_bound_numbers_take_their_bounds_from_limits():
+    """A number widget bound to the URL takes min and max from the Limit its link value is
+    checked against (hdp_app.widgets.limit_bounds), never from literals typed beside it; so
+    do the spread inputs (hdp_core.views.limits.SPREAD)."""
+    typed = []
+    for f in _py("pages"):
+        for n in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(n, ast.Call):
+                continue
+            kws = {k.arg for k in n.keywords}
+            label = n.args[0].value if n.args and isinstance(n.args[0], ast.Constant) else ""
+            spread = isinstance(label, str) and "standard deviation s" in label
+            if ("bind" in kws or spread) and kws & {"min_value", "max_value"}:
+                typed.append(f"{f.name}:{n.lineno}")
+    assert not typed, typed
