@@ -60,7 +60,8 @@ def pytest_collection_modifyitems(config, items):
     browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
     library tests by their own marker."""
     for item in items:
-        spark_param = "spark" in getattr(getattr(item, "callspec", None), "params", {}).values()
+        params = getattr(getattr(item, "callspec", None), "params", {}).values()
+        spark_param = any(isinstance(v, str) and v == "spark" for v in params)
         if (
             item.get_closest_marker("browser") is not None
             or SLOW_FIXTURES & set(item.fixturenames)
