@@ -21,6 +21,10 @@ unknown presets and fields are refused, and anything longer than :data:`MAX_QUER
 refused before it is parsed. Errors are :class:`hdp_core.errors.LinkError` (an
 ``HdpError``, so a ``ValueError``) with a message a person can act on. Nothing here imports
 streamlit.
+
+Specs themselves (their fields, limits and validation) live in :mod:`hdp_core.specs`, and the
+sentence describing one in :func:`hdp_core.views.explain.spec_label`; their names are
+re-exported here while the pages move to importing them from there.
 """
 
 from __future__ import annotations
