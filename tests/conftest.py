@@ -51,7 +51,7 @@ def downloads(monkeypatch):
     return got
 
 
-SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page"})
+SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page", "full_table", "agreement"})
 """Tests using these run the whole app (AppTest), Spark or a browser: they are `slow`."""
 
 
