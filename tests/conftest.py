@@ -52,7 +52,7 @@ def downloads(monkeypatch):
 
 
 SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page", "full_table", "agreement"})
-"""Tests using these run the whole app (AppTest), Spark or a browser: they are `slow`."""
+"""Tests using these run the whole app (AppTest), Spark, a browser or a full Table 1 run: `slow`."""
 
 
 def pytest_collection_modifyitems(config, items):
