@@ -101,9 +101,9 @@ def drop_bad_query_params(limits: Mapping[str, Limit]) -> None:
             del qp[key]
             shown = (raw[0] if raw else "")[:24] + ("…" if raw and len(raw[0]) > 24 else "")
             dropped.append(f"{key}={shown} ({problem})")
-    if dropped:
+    if dropped and DROPPED_NOTE not in st.session_state:
         # Streamlit seeds a bound widget from the query string the run started with: a new
-        # run starts from the URL without the dropped values.
+        # run starts from the URL without the dropped values (once: the note marks it).
         st.session_state[DROPPED_NOTE] = "; ".join(dropped)
         st.rerun()
     note = st.session_state.pop(DROPPED_NOTE, None)
