@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from hdp_core import design as D
-from hdp_core.figures.design import method_error_figure, tier_privacy_figure, whatif_figure
+from hdp_core.figures.design import menu_figure, whatif_figure
 
 _HASH: dict[str | type[Any], Callable[[Any], Any]] = {D.Menu: lambda m: m.key}
 
@@ -56,7 +56,6 @@ def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: floa
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
-def cached_figures(menu: D.Menu, metric: str) -> tuple[Any, Any]:
-    """The two menu charts (plotly figures are slow to build: cache them per menu)."""
-    rep = cached_report(menu)
-    return tier_privacy_figure(rep), method_error_figure(rep, metric)
+def cached_menu_figure(menu: D.Menu, metric: str) -> Any:
+    """The menu figure (its two panels; plotly figures are slow to build: cached per menu)."""
+    return menu_figure(cached_report(menu), metric)

@@ -21,7 +21,12 @@ from hdp_app.common import (
     profile_version,
     run_through_app,
 )
-from hdp_app.design_cache import cached_figures, cached_report, cached_solve, cached_whatif_figure
+from hdp_app.design_cache import (
+    cached_menu_figure,
+    cached_report,
+    cached_solve,
+    cached_whatif_figure,
+)
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
 from hdp_core import design as D
@@ -224,8 +229,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         show_metric(col, m)
 
     kind, text = V.saturation_message(menu, report)
-    icon = ":material/info:" if kind == "info" else ":material/check_circle:"
-    _BOX[kind](text, icon=icon)
+    _BOX[kind](text, icon=":material/info:")
     with st.expander("What do 'saturated' and 'worst case' mean?"):
         st.markdown(explain.DESIGNER_SATURATION_TEXT)
         st.markdown(explain.WORST_CASE_DATA_TEXT)
@@ -250,10 +254,8 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         st.caption(explain.half_width_note(report.errors["ADPM"], menu.unit))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
-    fig_tiers, fig_methods = cached_figures(menu, metric_view)
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(fig_tiers, key="td_fig_tiers", width="stretch")
-    c2.plotly_chart(fig_methods, key="td_fig_methods", width="stretch")
+    # one figure with two panels: a slider step redraws one chart here, not two
+    st.plotly_chart(cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch")
 
     return metric_view
 
@@ -333,7 +335,7 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> str:
         except (ProfileError, ValueError) as e:
             st.error(plain(e), icon=":material/block:")
     if answer is not None:
-        _BOX[V.ANSWER_KIND[answer.status]](plain(answer.message))
+        _BOX[V.answer_box(answer, menu)](plain(answer.message))
         cards = V.answer_metrics(answer, menu)
         if cards:
             for col, m in zip(st.columns(2), cards):

@@ -11,7 +11,7 @@ import pytest
 
 import hdp_core as hdp
 from hdp_core import design as D
-from hdp_core.figures.design import tier_privacy_figure
+from hdp_core.figures.design import menu_figure
 from hdp_core.figures.saturation import r_curve_figure, trace_figure
 from hdp_core.figures.style import log_axis
 from hdp_core.views import saturation as sat
@@ -57,13 +57,39 @@ def test_saturation_rank_chart_and_trace_chart():
 
 def test_tier_designer_chart():
     rep = D.evaluate_menu(D.default_menu())
-    fig = tier_privacy_figure(rep)
+    fig = menu_figure(rep)
     fin = rep.menu.levels[np.isfinite(rep.menu.levels)]
     asked = fig.data[0]
     pub_y = [y for y, e in zip(asked.y, rep.menu.levels, strict=True) if math.isinf(e)]
     _check_axis(
         fig.layout.yaxis, float(max(fin.max(), rep.granted[np.isfinite(rep.granted)].max())), pub_y
     )
+
+
+@pytest.mark.parametrize("metric", ["half_width", "rmse"])
+def test_tier_designer_menu_figure_has_both_panels(metric):
+    """Issue 23: the two menu charts are one figure with two panels (one chart to redraw per
+    slider step); the left panel holds the tiers, the right one each method's error, read
+    from the report (an independent evaluation of the same menu), with the all-public line."""
+    menu = D.default_menu()
+    rep = D.evaluate_menu(menu)
+    fig = menu_figure(rep, metric)
+    left = [t for t in fig.data if t.xaxis == "x"]
+    right = [t for t in fig.data if t.xaxis == "x2"]
+    assert [t.name for t in left[:2]] == ["offered (eps asked)", "granted by ADPM"]
+    assert list(left[0].x) == list(menu.names)
+    tau = [t for t in left if t.type == "scatter"]
+    assert len(tau) == 1 and list(tau[0].y) == pytest.approx([rep.worth_offering] * 2)
+    bars = [t for t in right if t.type == "bar"]
+    assert len(bars) == 1 and bars[0].orientation == "h"
+    for m, v in zip(bars[0].y, bars[0].x, strict=True):
+        assert v == pytest.approx(D.evaluate_menu(menu).errors[m].get(metric))
+    assert bars[0].textposition == "auto"  # never 'outside': no label past the chart's edge
+    ref = [t for t in right if t.type == "scatter"]
+    assert len(ref) == 1 and list(ref[0].x) == pytest.approx([rep.all_public.get(metric)] * 2)
+    assert ref[0].name.startswith("all users public")
+    titles = [a.text for a in fig.layout.annotations]
+    assert len(titles) == 2 and "smaller eps = more privacy" in titles[0]
 
 
 def test_what_if_and_spread_charts_label_their_log_axes_in_full():

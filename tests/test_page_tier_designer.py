@@ -62,7 +62,7 @@ def test_default_page(page):
         "Saturated: Balanced, Open" in shown(i.value) and "adds no accuracy" in i.value
         for i in at.info
     )
-    assert len(at.get("plotly_chart")) >= 3
+    assert len(at.get("plotly_chart")) == 2  # the menu figure (two panels) and the what-if
     # the URL holds the menu
     assert links.decode_menu_link(at.query_params["menu"]) == m
     # every control has plain-language help
@@ -127,7 +127,7 @@ def test_bad_input_keeps_the_menu(page):
     ok(at)
     assert any("low < high" in shown(e.value) for e in at.error)
     assert menu_of(at) == before
-    assert len(at.get("plotly_chart")) >= 3  # results of the last valid menu stay
+    assert len(at.get("plotly_chart")) == 2  # results of the last valid menu stay
 
 
 def test_users_range_unit_and_spread(page):
@@ -183,11 +183,78 @@ def test_accuracy_first_min_users_and_apply(page):
     ok(at)
     ans = D.min_users(D.default_menu(), 0.5, "rmse")
     assert metric(at, "Minimum number of users") == f"{ans.value:,}"
+    # 1,000,000 users already meet an RMSE of 0.5 USD: good news, a success box
+    assert D.menu_error(D.default_menu(), "rmse") <= 0.5
     assert any("needs at least" in s.value for s in at.success)
     at.button(key="td_apply").click().run()
     ok(at)
     assert menu_of(at).n_users == ans.value
     assert at.number_input(key="td_n").value == ans.value
+
+
+def boxes(at, text: str) -> set[str]:
+    """The kinds of message box (success, info, warning, error) that show ``text``."""
+    kinds = {"success": at.success, "info": at.info, "warning": at.warning, "error": at.error}
+    return {k for k, els in kinds.items() if any(text in shown(e.value) for e in els)}
+
+
+def test_answer_boxes_match_their_verdicts(page):
+    """Issue 23: a success box only for good news. Each verdict is decided here from the
+    menu's own error (hdp_core.design.menu_error) against the target, not from the answer."""
+    at = page
+    m = D.default_menu()
+    at.radio(key="td_question").set_value("users").run()
+    at.radio(key="td_metric").set_value("half_width").run()
+    target = at.number_input(key="td_target").value
+    assert D.menu_error(m, "half_width") > target  # the default target needs more users
+    ok(at)
+    assert boxes(at, "needs at least") == {"warning"}  # on main: a green success box
+    # a target the menu meets as it is: good news
+    at.radio(key="td_metric").set_value("rmse").run()
+    at.number_input(key="td_target").set_value(5.0).run()
+    ok(at)
+    assert D.menu_error(m, "rmse") <= 5.0
+    assert boxes(at, "already meets the target") == {"success"}
+    # nobody needs to move: good news
+    at.radio(key="td_question").set_value("move").run()
+    at.selectbox(key="td_move_from").set_value(0).run()
+    at.selectbox(key="td_move_to").set_value(2).run()
+    ok(at)
+    assert boxes(at, "nobody needs to move") == {"success"}
+    # users must move: the menu needs a change, a warning (a target between the menu's error
+    # and the error with every Strict user moved to Open)
+    ct = m.counts
+    moved = m.with_counts([0, int(ct[1]), int(ct[0] + ct[2])])
+    target = (D.menu_error(m, "rmse") + D.menu_error(moved, "rmse")) / 2
+    assert D.menu_error(moved, "rmse") < target < D.menu_error(m, "rmse")
+    at.number_input(key="td_target").set_value(target).run()
+    ok(at)
+    assert metric(at, "Users who must move") != "0"
+    assert {k for k, els in (("success", at.success), ("warning", at.warning)) if els} == {
+        "warning"
+    }
+    # a target of half the range or more: met without data, neither good nor bad news
+    at.number_input(key="td_target").set_value(300.0).run()
+    ok(at)
+    assert 300.0 >= (m.high - m.low) / 2
+    assert boxes(at, "Choose a smaller target") == {"info"}  # on main: a warning
+    # a target no menu can meet: an error
+    at.radio(key="td_question").set_value("level").run()
+    at.number_input(key="td_target").set_value(0.01).run()
+    ok(at)
+    assert boxes(at, "Even with") == {"error"}
+
+
+def test_no_saturated_tier_is_information_not_success(page):
+    """'No tier is saturated' is a fact about the menu, not good news (issue 23)."""
+    at = page
+    for i in range(3):
+        at.select_slider(key=f"td_eps_{i}").set_value(0.1).run()
+    ok(at)
+    rep = D.evaluate_menu(menu_of(at))
+    assert list(menu_of(at).levels) == [0.1] * 3 and not rep.saturated.any()
+    assert boxes(at, "No tier is saturated") == {"info"}  # on main: a success box
+    assert boxes(at, "Saturated:") == set()
 
 
 def test_accuracy_first_strictest_level(page):
@@ -248,7 +315,7 @@ def test_what_if_slider(page):
     assert metric(at, "95% error half-width at this point") == fmt(moved.errors["ADPM"].half_width)
     assert metric(at, "tau* at this point") == f"{moved.worth_offering:.4g}"
     assert metric(at, "Strict / Open") == "30.0% / 40.0%"
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 2
     # the menu itself does not change
     assert menu_of(at).tiers[0].share_percent == 60.0
 

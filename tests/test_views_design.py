@@ -114,7 +114,7 @@ def test_saturation_message_names_exactly_the_tiers_looser_than_tau(menu):
     if looser:
         assert kind == "info" and f"**Saturated: {plain(', '.join(looser))}.**" in text
     else:
-        assert kind == "success" and text.startswith("No tier is saturated")
+        assert kind == "info" and text.startswith("No tier is saturated")
 
 
 @pytest.mark.parametrize("menu", MENUS)
@@ -139,7 +139,8 @@ def test_method_cards_adpm_is_never_beaten(menu):
         # Theorem 2: ADPM's worst-case MSE is the smallest of any affine estimator
         assert rep.errors[m].rmse >= rep.errors["ADPM"].rmse * (1 - 1e-12)
         assert c.delta.endswith(" vs ADPM") and not c.delta.startswith("-")
-        assert c.delta_color == "inverse"
+        # grey exactly when the change reads '≈ 0%' (issue 23), else worse is red
+        assert c.delta_color == ("off" if c.delta.startswith("≈ 0%") else "inverse")
 
 
 def test_all_public_caption_and_default_target():
@@ -172,7 +173,7 @@ def test_answer_cards_and_notes():
     assert V.applied_note(level, m).startswith("Set S to eps = ")
 
     triv = D.solve(m, "users", 0.5, "rmse")
-    assert V.ANSWER_KIND[triv.status] == "warning" and V.answer_metrics(triv, m) == []
+    assert V.answer_box(triv, m) == "info" and V.answer_metrics(triv, m) == []
     assert not V.can_apply(triv, m)
     for ans in (users, move, level, triv):  # the button shows exactly when apply has a menu
         assert V.can_apply(ans, m) == (ans.apply(m) is not None)
@@ -236,3 +237,32 @@ def test_as_profile_keeps_the_tiers_and_their_users():
     assert list(prof.counts) == list(m.counts) and list(prof.names) == list(m.names)
     assert spec["kind"] == "tiers" and sum(spec["counts"]) == m.n_users
     assert label.startswith("Tier menu: 3 tiers (Strict, Open, Free), 12,345 users")
+
+
+def test_method_deltas_of_about_zero_are_grey():
+    """Issue 23: a change of about 0% is neutral (grey), not red; a real difference keeps
+    its colour. One tier: UNI, PropDPM and ADPM are the same estimator (equal weights, the
+    same noise), so their errors are equal whatever the code computes."""
+    one = D.make_menu(["Only"], [0.5], [100], 10_000, 0, 100, "USD")
+    for metric in ("half_width", "rmse"):
+        cards = V.method_metrics(report(one), metric, "USD", {m: "#000" for m in ("ADPM", "UNI", "PropDPM")})
+        rest = [c for c in cards if c.delta is not None]
+        assert len(rest) == 2
+        for c in rest:
+            assert c.delta == "≈ 0% vs ADPM" and c.delta_color == "off"  # main: "inverse"
+    two = D.make_menu(["S", "O"], [0.1, 2.0], [90, 10], 2000, 0, 100, "USD")
+    cards = V.method_metrics(report(two), "rmse", "USD", {m: "#000" for m in ("ADPM", "UNI", "PropDPM")})
+    uni = next(c for c in cards if "UNI" in c.label)
+    assert uni.delta.startswith("+") and uni.delta_color == "inverse"  # worse: red
+
+
+def test_minimum_users_delta_tone():
+    """Fewer users than now is good news (green), more is bad news (red)."""
+    m = D.make_menu(["S", "O"], [0.1, 2.0], [90, 10], 2000, 0, 1, "")
+    err = D.menu_error(m, "rmse")
+    more = D.solve(m, "users", err / 2, "rmse")
+    fewer = D.solve(m, "users", err * 2, "rmse")
+    assert more.value > 2000 > fewer.value
+    assert V.answer_metrics(more, m)[0].delta_color == "inverse"  # + users: red
+    assert V.answer_metrics(fewer, m)[0].delta_color == "inverse"  # − users: green
+    assert V.answer_box(more, m) == "warning" and V.answer_box(fewer, m) == "success"

@@ -25,9 +25,10 @@ from .style import (
     fig_text,
     log_axis,
     public_y,
+    wrap_title,
 )
 
-__all__ = ["method_error_figure", "tier_privacy_figure", "whatif_figure"]
+__all__ = ["menu_figure", "whatif_figure"]
 
 _METHOD_LABELS = {
     "ADPM": "ADPM (optimal weights)",
@@ -40,10 +41,57 @@ def _unit(u: str) -> str:
     return f" ({fig_text(u)})" if u else ""
 
 
-def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
-    """Per tier: the eps it offers (asked) and the eps ADPM grants, on a log axis, with tau*
-    dashed. Public tiers are drawn at the top, labelled 'public'."""
+MENU_FIGURE_HEIGHT = 430
+"""Height (px) of the menu figure (its two panels side by side)."""
+
+MENU_MARGIN = dict(l=105, r=20, t=66, b=92)
+"""The margins plotly's automargin settles on for the menu figure (style.X_TITLE_MARGIN's
+note: asked for up front, the figure is drawn once per slider step)."""
+
+
+def menu_figure(report: MenuReport, metric: str = "half_width") -> go.Figure:
+    """The menu at a glance, one figure with two panels side by side (one chart to redraw
+    per slider step, not two):
+
+    * left, per tier: the eps it offers (asked) and the eps ADPM grants, on a log axis, with
+      tau* dashed; public tiers are drawn at the top, labelled 'public (∞)';
+    * right, horizontal bars: the error of the mean (RMSE or 95% half-width, real units) of
+      ADPM, PropDPM and UNI, with the all-users-public error as a dotted grey line.
+
+    Titles are wrapped and the bar labels sit inside a long bar, so nothing is cut at a
+    projector's 1024 px."""
     rep = report
+    unit = fig_text(rep.menu.unit)
+    word = "RMSE" if metric == "rmse" else "95% error half-width"
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        column_widths=[0.55, 0.45],
+        horizontal_spacing=0.16,
+        subplot_titles=(
+            "Privacy per tier: offered vs granted<br><sup>smaller eps = more privacy</sup>",
+            wrap_title(f"Error of the mean{_unit(rep.menu.unit)}", 28)
+            + f"<br><sup>{word}; smaller is better</sup>",
+        ),
+    )
+    for ann in fig.layout.annotations:
+        ann.font = dict(size=14)
+    _tier_panel(fig, rep)
+    _method_panel(fig, rep, metric, word, unit)
+    fig.update_layout(
+        **LAYOUT_DEFAULTS,
+        height=MENU_FIGURE_HEIGHT,
+        barmode="group",
+    )
+    fig.update_layout(
+        margin=MENU_MARGIN,
+        legend=dict(orientation="h", y=-0.1, yanchor="top", x=0, xanchor="left"),
+    )
+    return fig
+
+
+def _tier_panel(fig: go.Figure, rep: MenuReport) -> None:
+    """The left panel of :func:`menu_figure`: asked vs granted eps per tier."""
     names = [fig_text(nm) for nm in rep.menu.names]
     asked = rep.menu.levels
     granted = rep.granted
@@ -59,7 +107,6 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
         for g, s in zip(granted, rep.saturated)
     ]
     users = [f"{int(c):,}" for c in rep.counts]
-    fig = go.Figure()
     fig.add_bar(
         x=names,
         y=y_asked,
@@ -72,6 +119,8 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
         textposition="outside",
         customdata=users,
         hovertemplate="%{x}: offers eps = %{text}<br>%{customdata} users<extra></extra>",
+        row=1,
+        col=1,
     )
     fig.add_bar(
         x=names,
@@ -82,6 +131,8 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
         textposition="outside",
         customdata=users,
         hovertemplate="%{x}: granted eps = %{text}<br>%{customdata} users<extra></extra>",
+        row=1,
+        col=1,
     )
     cap = rep.worth_offering
     if math.isfinite(cap):
@@ -90,77 +141,61 @@ def tier_privacy_figure(report: MenuReport, height: int = 400) -> go.Figure:
             if math.isfinite(rep.tau_star)
             else f"{cap:.4g}: a looser tier would be capped"
         )
-        fig.add_hline(y=cap, line=dict(color=SATURATION_COLOR, dash="dash", width=2))
+        # the line as a trace across the panel: in the legend, not on the bars
         fig.add_scatter(
-            x=[None],
-            y=[None],
+            x=[-0.5, len(names) - 0.5],
+            y=[cap, cap],
             mode="lines",
-            name=label,  # legend, not on bars
+            name=label,
             line=dict(color=SATURATION_COLOR, dash="dash", width=2),
+            hoverinfo="skip",
+            row=1,
+            col=1,
         )
-    fig.update_layout(**LAYOUT_DEFAULTS, height=height, barmode="group")
-    fig.update_layout(
-        title=dict(
-            text="Privacy per tier: offered vs granted<br><sup>smaller eps = more privacy</sup>",
-            y=0.97,
-        ),
-        margin=dict(l=105, t=95, b=X_TITLE_MARGIN),  # what automargin settles on
-        legend=dict(y=1.0, yanchor="bottom"),
-    )
     fig.update_yaxes(
         **log_axis(
             lo,
             hi,
             public=bool(np.isinf(asked).any()),
             title=dict(text="eps (log scale; top = public)"),
-        )
+        ),
+        row=1,
+        col=1,
     )
-    fig.update_xaxes(title="tier")
-    return fig
+    fig.update_xaxes(type="category", range=[-0.5, len(names) - 0.5], row=1, col=1)
 
 
-def method_error_figure(
-    report: MenuReport, metric: str = "half_width", height: int = 320
-) -> go.Figure:
-    """Horizontal bars: the error of the mean (RMSE or 95% half-width, real units) for ADPM,
-    PropDPM and UNI, with the all-users-public error as a grey reference line."""
-    rep = report
-    unit = fig_text(rep.menu.unit)
-    word = "RMSE" if metric == "rmse" else "95% error half-width"
+def _method_panel(fig: go.Figure, rep: MenuReport, metric: str, word: str, unit: str) -> None:
+    """The right panel of :func:`menu_figure`: each method's error in real units."""
     methods = ["UNI", "PropDPM", "ADPM"]
     vals = [rep.errors[m].get(metric) for m in methods]
-    fig = go.Figure()
-    for m, v in zip(methods, vals):
-        fig.add_bar(
-            y=[_METHOD_LABELS[m]],
-            x=[v],
-            orientation="h",
-            name=m,
-            marker_color=METHOD_COLORS[m],
-            text=[f"{v:.4g}{' ' + unit if unit else ''}"],
-            textposition="outside",
-            hovertemplate=f"{m}: {word} %{{x:.4g}}<extra></extra>",
-            showlegend=False,
-        )
+    fig.add_bar(
+        y=methods,
+        x=vals,
+        orientation="h",
+        marker_color=[METHOD_COLORS[m] for m in methods],
+        text=[f"{v:.4g}{' ' + unit if unit else ''}" for v in vals],
+        textposition="auto",  # inside a long bar, beside a short one: never past the edge
+        customdata=[_METHOD_LABELS[m] for m in methods],
+        hovertemplate=f"%{{customdata}}: {word} %{{x:.4g}}<extra></extra>",
+        showlegend=False,
+        row=1,
+        col=2,
+    )
     ref = rep.all_public.get(metric)
-    fig.add_vline(
-        x=ref,
+    fig.add_scatter(
+        x=[ref, ref],
+        y=[-0.5, len(methods) - 0.5],
+        mode="lines",
+        name=f"all users public: {ref:.3g}{' ' + unit if unit else ''}",
         line=dict(color=LOWER_BOUND_COLOR, dash="dot", width=2),
-        annotation_text=f"all users public: {ref:.3g}",
-        annotation_position="top right",
-        annotation_font_color=LOWER_BOUND_COLOR,
+        hoverinfo="skip",
+        row=1,
+        col=2,
     )
-    fig.update_layout(**LAYOUT_DEFAULTS, height=height)
-    fig.update_layout(
-        title=dict(
-            text=f"Error of the mean: {word}{_unit(unit)}<br><sup>smaller is better</sup>", y=0.95
-        ),
-        margin=dict(l=189, t=80, b=X_TITLE_MARGIN),  # what automargin settles on
-    )
-    fig.update_xaxes(title=f"{word}{_unit(unit)}", rangemode="tozero")
     xmax = max(max(vals), ref)
-    fig.update_xaxes(range=[0, 1.3 * xmax] if xmax > 0 else None)
-    return fig
+    fig.update_xaxes(rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None, row=1, col=2)
+    fig.update_yaxes(type="category", range=[-0.5, len(methods) - 0.5], row=1, col=2)
 
 
 def whatif_figure(

@@ -19,8 +19,9 @@ from .style import (
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
-    X_TITLE_MARGIN,
     fig_text,
+    wrap_title,
+    x_title_margin,
 )
 
 __all__ = ["EXCLUDED_COLOR", "eps_ticks", "level_histogram", "profile_figure"]
@@ -249,15 +250,17 @@ def profile_figure(
         tv, tt = [*tv, x_pub], [*tt, PUBLIC_LABEL]
     if n_zero:
         tv, tt = [x_zero, *tv], [EXCLUDED_LABEL, *tt]
+    x_title = wrap_title("privacy level asked for, eps (log scale; smaller = more privacy)")
     layout = dict(LAYOUT_DEFAULTS)
-    layout["margin"] = dict(l=67, r=20, t=70, b=X_TITLE_MARGIN)  # what automargin settles on
+    # what automargin settles on
+    layout["margin"] = dict(l=67, r=20, t=70, b=x_title_margin(x_title))
     fig.update_layout(
         **layout,
         height=height,
         barmode="stack",
         bargap=0,
         xaxis=dict(
-            title="privacy level asked for, eps (log scale; smaller = more privacy)",
+            title=x_title,
             tickvals=tv,
             ticktext=tt,
             range=[x_left, x_right],

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from ..estimators import METHODS
 from ..sweeps import Sweep
 from .profile import eps_ticks
-from .style import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH
+from .style import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH, WIDE_TITLE_CHARS, wrap_title
 
 __all__ = [
     "TRUE_MEAN_COLOR",
@@ -195,7 +195,7 @@ def estimates_figure(
         fig,
         "Where the private answers land (one estimate per simulated trial)",
         height,
-        xaxis=dict(title=f"estimate of the mean ({unit}); {note}"),
+        xaxis=dict(title=wrap_title(f"estimate of the mean ({unit}); {note}", WIDE_TITLE_CHARS)),
         yaxis=dict(title="density", rangemode="tozero"),
     )
 

@@ -5,6 +5,7 @@ colour-blind safe), line styles, the light template, and small layout helpers.
 from __future__ import annotations
 
 import math
+import re
 
 import plotly.graph_objects as go
 
@@ -102,6 +103,47 @@ figure a second time in the browser, about 40 ms a chart on every slider step (S
 remounts a chart whose figure changed). The figures on a slider's path therefore ask for the
 margins automargin was measured to settle on at 1400 px (left: their tick labels and axis
 title); automargin stays on, so a longer label still gets its room."""
+
+X_TITLE_LINE = 17
+"""The height one more line of an axis title adds to X_TITLE_MARGIN (a title wrapped by
+:func:`wrap_title` over two lines asks for X_TITLE_MARGIN + X_TITLE_LINE)."""
+
+TITLE_CHARS = 44
+"""The longest title line that fits a chart in half of the main column at a projector's
+1024 px (about 300 px of plot at the template's 12-14 px fonts): longer axis and chart
+titles are wrapped onto more lines by :func:`wrap_title` instead of being cut at the edges."""
+
+WIDE_TITLE_CHARS = 64
+"""The same for a chart as wide as the main column at 1024 px (about 600 px)."""
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` characters, joined by
+    plotly's ``<br>`` (a single word longer than ``width`` keeps its own line). Plotly never
+    wraps a title itself: a title wider than the chart is cut at both ends."""
+    lines: list[str] = []
+    for part in str(text).split("<br>"):
+        cur = ""
+        for word in part.split(" "):
+            if cur and len(_visible(cur)) + 1 + len(_visible(word)) > width:
+                lines.append(cur)
+                cur = word
+            else:
+                cur = f"{cur} {word}" if cur else word
+        lines.append(cur)
+    return "<br>".join(lines)
+
+
+def _visible(s: str) -> str:
+    """The characters a plotly label shows: tags dropped, entities counted as one."""
+    return re.sub(r"&#?\w+;", "x", re.sub(r"<[^>]*>", "", s))
+
+
+def x_title_margin(title: str) -> int:
+    """The bottom margin automargin settles on below an x axis titled ``title`` (one line:
+    X_TITLE_MARGIN, each more line X_TITLE_LINE more)."""
+    return X_TITLE_MARGIN + X_TITLE_LINE * str(title).count("<br>")
+
 
 LAYOUT_DEFAULTS = dict(
     template=LIGHT_TEMPLATE,

@@ -30,6 +30,7 @@ from ..design import (
 from ..errors import ProfileError
 from ..profile import EpsilonProfile
 from . import explain
+from . import tour as tone
 from .cards import Metric
 from .formatting import count_noun, plain, short_eps, telling_eps
 from .profile_controls import GRID
@@ -253,8 +254,9 @@ def headline_metrics(menu: Menu, report: MenuReport) -> list[Metric]:
 
 
 def saturation_message(menu: Menu, report: MenuReport) -> tuple[str, str]:
-    """('info', which tiers are saturated and what they are granted) or ('success', no tier
-    is saturated and where a new looser one would be capped); markdown."""
+    """('info', which tiers are saturated and what they are granted) or ('info', no tier is
+    saturated and where a new looser one would be capped); markdown. Both are facts about
+    the menu, neither good nor bad news, so neither is a success box."""
     tau = report.tau_star
     if math.isfinite(tau):
         sat_names = [t.name for t, s in zip(menu.tiers, report.saturated) if s]
@@ -266,7 +268,7 @@ def saturation_message(menu: Menu, report: MenuReport) -> tuple[str, str]:
             "whatever they chose.",
         )
     return (
-        "success",
+        "info",
         f"No tier is saturated: every tier gets exactly the privacy it promises. A new "
         f"tier looser than {telling_eps(report.worth_offering, menu.levels)} would be "
         "capped at that level.",
@@ -306,7 +308,7 @@ def method_metrics(
                 fmt_err(v, unit),
                 f"{hint} Colour on every chart: {colors[m]}.",
                 delta,
-                "inverse",
+                tone.delta_color(v, ref),  # '≈ 0%' grey, not red
             )
         )
     return out
@@ -331,8 +333,11 @@ def solver_tier_defaults(menu: Menu) -> dict[str, int]:
     return {"td_solve_tier": 0, "td_move_from": 0, "td_move_to": int(menu.levels.argmax())}
 
 
-ANSWER_KIND = {"ok": "success", "already": "success", "impossible": "error", "trivial": "warning"}
-"""The message box of each answer status."""
+def answer_box(answer: DesignAnswer, menu: Menu) -> str:
+    """The message box of an answer (views.tour.answer_tone): 'success' only when the menu
+    meets the target as it is; 'warning' when it needs a change (more users, users to move);
+    'error' when the target cannot be met; 'info' otherwise."""
+    return tone.answer_tone(answer, answer.question, menu.n_users)
 
 
 def answer_metrics(answer: DesignAnswer, menu: Menu) -> list[Metric]:
@@ -348,7 +353,7 @@ def answer_metrics(answer: DesignAnswer, menu: Menu) -> list[Metric]:
             f"{n:,}",
             "The fewest users for which this menu (same tiers and shares) meets the target.",
             f"{n - menu.n_users:+,} vs now",
-            "inverse",
+            tone.delta_color(n, menu.n_users),  # fewer users needed is good news
         )
     elif q == "level":
         first = Metric(
@@ -442,7 +447,7 @@ def whatif_metrics(
             fmt_err(e_new, unit),
             "ADPM's error of the mean with the shares set by the slider.",
             delta,
-            "inverse",
+            tone.delta_color(e_new, e_cur),
         ),
         Metric(
             "tau* at this point",
