@@ -25,7 +25,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
-from hdp_app.widgets import limit_bounds
+from hdp_app.widgets import limit_bounds, metric_row, show_metric
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.errors import ProfileError
@@ -118,8 +118,9 @@ _u = bviews.units_text
 
 # ----------------------------------------------------------------------------- sections
 def _headline(b: dict) -> None:
-    for col, m in zip(st.columns(4), bviews.headline_metrics(b)):
-        col.metric(m.label, m.value, help=m.help or None)
+    row = metric_row()  # wraps at 1024 px instead of cutting labels
+    for m in bviews.headline_metrics(b):
+        show_metric(row, m, width="content")
     st.markdown(
         "The best possible worst-case error lies between the two bounds. Their constants are "
         "loose: the 1/512 comes from the lower-bound argument (Le Cam's method) and the paper "
@@ -158,7 +159,7 @@ def _sweep_section(prof: EpsilonProfile) -> None:
 def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
     """The sweep's slider, toggles and chart (the mode radio above reruns the page: the
     code under "Reproduce in Python" follows it)."""
-    c1, c2, c3 = st.columns([4, 1, 1])
+    c1, c2, c3 = st.columns([2, 1, 1])  # the toggles' labels whole at 1024 px
     if mode == "scale":
         e = c1.slider(
             "Scale factor c (log10)",
@@ -253,8 +254,9 @@ def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
     cards = bviews.marker_metrics(
         where, float(sw.upper[idx]), float(sw.lower[idx]), float(sw.tau[idx])
     )
-    for col, m in zip(st.columns(4), cards):
-        col.metric(m.label, m.value, help=m.help or None)
+    row = metric_row()
+    for m in cards:
+        show_metric(row, m, width="content")
     at_marker = bviews.marker_sentence(
         float(sw.f[idx]), float(sw.upper[idx]), {m: float(sw.mse[m][idx]) for m in BASELINES}
     )
@@ -332,29 +334,9 @@ def _units_section(prof: EpsilonProfile) -> None:
         st.error(f"Cannot compute errors in data units: {plain(exc)}")
         return
     a = errs["ADPM"]
-    c1, c2, c3 = st.columns(3)
-    c1.metric(
-        "ADPM worst-case RMSE",
-        _u(a.rmse),
-        help=(
-            "Root-mean-squared error of one ADPM release, in your units, for the worst data "
-            "distribution on the range (half the values at each end)."
-        ),
-    )
-    c2.metric(
-        "ADPM 95% error: ±",
-        _u(a.half_width),
-        help=(
-            "With 95% probability one release is within this distance of the true mean (worst-case "
-            "data): a normal data part, sd √V·‖w‖₂ with V = 1/4 of the range², plus the Laplace "
-            "noise, combined exactly."
-        ),
-    )
-    c3.metric(
-        "of which Laplace noise scale",
-        _u(a.noise_scale),
-        help=("The scale of ADPM's Laplace noise in your units (its sd is √2 times this)."),
-    )
+    row = metric_row()  # wraps at 1024 px instead of cutting labels
+    for m in bviews.units_metrics(_u(a.rmse), _u(a.half_width), _u(a.noise_scale)):
+        show_metric(row, m, width="content")
     df = pd.DataFrame(
         {
             "method": list(errs),

@@ -23,7 +23,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
-from hdp_app.widgets import limit_bounds, show_metric
+from hdp_app.widgets import limit_bounds, metric_row, show_metric
 from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import (
     phase_figure,
@@ -82,8 +82,9 @@ _level = sat.level_text
 
 # ----------------------------------------------------------------------------- sections
 def _metrics(fp: sat.FreePrivacy) -> None:
-    for col, m in zip(st.columns(4), sat.free_privacy_metrics(fp)):
-        show_metric(col, m)
+    row = metric_row()  # wraps at 1024 px instead of cutting labels and values
+    for m in sat.free_privacy_metrics(fp):
+        show_metric(row, m, width="content")
 
 
 def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
@@ -244,7 +245,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
     except ValueError as e:
         st.error(plain(e))
         return
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.columns([1, 1])  # the metric's label whole at 1024 px
     c1.metric(
         "The looser group saturates from eps2 =",
         f"{thr:.4g}",

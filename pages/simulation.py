@@ -270,11 +270,10 @@ def sim_controls() -> tuple[SimSettings, Any]:
         )
     with c3:
         real = st.toggle(
-            "Show real units",
+            simview.REAL_UNITS_LABEL,
             key="sim_real",
             bind="query-params",
-            help="Give the range of your data (e.g. ages 18 to 90) to see the true mean and "
-            "the typical error (RMSE) in those units.",
+            help=simview.REAL_UNITS_HELP,
         )
         lo, hi = 0.0, 100.0
         if real:
@@ -294,19 +293,18 @@ def sim_controls() -> tuple[SimSettings, Any]:
                 help="Largest possible value of the data.",
             )
         tuned_on = st.toggle(
-            "Add ADPM tuned to the spread",
+            simview.TUNED_LABEL,
             key="sim_tuned",
             bind="query-params",
-            help="Beyond the paper: ADPM's weights for data of a known standard deviation s "
-            "(Algorithm 1 with 8 replaced by 2/s²). ADPM itself is tuned to the worst case.",
+            help=simview.TUNED_HELP,
         )
         own, tuned_in = True, 0.2
         if tuned_on:
             own = st.checkbox(
-                "Tune to this distribution's own spread",
+                simview.TUNED_OWN_LABEL,
                 value=True,
                 key="sim_tuned_own",
-                help="Off: enter the spread it is tuned to (a guess).",
+                help=simview.TUNED_OWN_HELP,
             )
             if not own:
                 tuned_in = st.number_input(
@@ -546,7 +544,7 @@ def reproduce_expander(repro: dict, sweep: dict | None) -> None:
 
 @st.fragment
 def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
-    c = st.columns(6)
+    c = st.columns(5)
     n_fixed = c[0].number_input(
         "Fixed group: users",
         **limit_bounds(URL_LIMITS["sim_sw_n1"]),
@@ -595,12 +593,12 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         bind="query-params",
         help="Largest finite eps on the x axis.",
     )
-    public = c[5].toggle(
-        "then public (∞)",
+    public = st.toggle(  # on its own line: in a sixth of the column its label was cut
+        simview.SWEEP_PUBLIC_LABEL,
         value=True,
         key="sim_sw_pub",
         bind="query-params",
-        help="Add the point where the varying group's data are public (eps = ∞).",
+        help=simview.SWEEP_PUBLIC_HELP,
     )
     data = st.radio(
         "Data for the sweep",

@@ -246,10 +246,9 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         help="The 95% half-width is the '±' people quote; the RMSE is the "
         "typical size of the error.",
     )
-    for col, m in zip(
-        st.columns(3), V.method_metrics(report, metric_view, menu.unit, METHOD_COLORS)
-    ):
-        show_metric(col, m)
+    row = metric_row()  # wraps at 1024 px instead of cutting the labels
+    for m in V.method_metrics(report, metric_view, menu.unit, METHOD_COLORS):
+        show_metric(row, m, width="content")
     if metric_view == "half_width":
         st.caption(explain.half_width_note(report.errors["ADPM"], menu.unit))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
@@ -412,9 +411,10 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
     """5. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
     ss = st.session_state
     token = links.encode_menu_link(menu)
-    c1, c2, c3 = st.columns(3)
+    # a row that wraps: in three columns the labels were cut at 1024 px
+    row = st.container(horizontal=True, wrap=True)
     json_text = menu_io.menu_to_json(menu, report)
-    c1.download_button(
+    row.download_button(
         "⬇️ Menu and results (JSON)",
         json_text.encode(),
         "tier_menu.json",
@@ -422,7 +422,7 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         key="td_dl_json",
         help="The menu and every number on this page; import it back below.",
     )
-    c2.download_button(
+    row.download_button(
         "⬇️ Per-tier results (CSV)",
         menu_io.report_to_csv(report),
         "tier_menu.csv",
@@ -431,7 +431,7 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         help="One row per tier (name, eps, count, granted eps, ...); the Profile "
         "page can read it as a tiered profile.",
     )
-    c3.button(
+    row.button(
         ":material/check: Use this menu as the current profile",
         key="td_use",
         on_click=S.cb_use_profile,

@@ -245,13 +245,17 @@ def test_method_deltas_of_about_zero_are_grey():
     same noise), so their errors are equal whatever the code computes."""
     one = D.make_menu(["Only"], [0.5], [100], 10_000, 0, 100, "USD")
     for metric in ("half_width", "rmse"):
-        cards = V.method_metrics(report(one), metric, "USD", {m: "#000" for m in ("ADPM", "UNI", "PropDPM")})
+        cards = V.method_metrics(
+            report(one), metric, "USD", {m: "#000" for m in ("ADPM", "UNI", "PropDPM")}
+        )
         rest = [c for c in cards if c.delta is not None]
         assert len(rest) == 2
         for c in rest:
             assert c.delta == "≈ 0% vs ADPM" and c.delta_color == "off"  # main: "inverse"
     two = D.make_menu(["S", "O"], [0.1, 2.0], [90, 10], 2000, 0, 100, "USD")
-    cards = V.method_metrics(report(two), "rmse", "USD", {m: "#000" for m in ("ADPM", "UNI", "PropDPM")})
+    cards = V.method_metrics(
+        report(two), "rmse", "USD", {m: "#000" for m in ("ADPM", "UNI", "PropDPM")}
+    )
     uni = next(c for c in cards if "UNI" in c.label)
     assert uni.delta.startswith("+") and uni.delta_color == "inverse"  # worse: red
 

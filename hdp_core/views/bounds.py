@@ -224,6 +224,31 @@ def marker_metrics(where: str, upper: float, lower: float, tau: float) -> list[M
     ]
 
 
+def units_metrics(rmse: str, half_width: str, noise_scale: str) -> list[Metric]:
+    """The cards of 'Error in your data's units' for ADPM, values already in the data's units
+    (units_text): worst-case RMSE, 95% half-width and the Laplace noise scale."""
+    return [
+        Metric(
+            "ADPM worst-case RMSE",
+            rmse,
+            "Root-mean-squared error of one ADPM release, in your units, for the worst data "
+            "distribution on the range (half the values at each end).",
+        ),
+        Metric(
+            "ADPM 95% error: ±",
+            half_width,
+            "With 95% probability one release is within this distance of the true mean "
+            "(worst-case data): a normal data part, sd √V·‖w‖₂ with V = 1/4 of the range², "
+            "plus the Laplace noise, combined exactly.",
+        ),
+        Metric(
+            "of which Laplace noise scale",
+            noise_scale,
+            "The scale of ADPM's Laplace noise in your units (its sd is √2 times this).",
+        ),
+    ]
+
+
 def marker_sentence(f: float, upper: float, mse_at: dict[str, float]) -> str:
     """The best baseline at the marker (smallest MSE in ``mse_at``) against ADPM's worst case
     ``upper``; when f >= 1/4 ADPM answers the middle of the range, and that is the yardstick."""

@@ -237,6 +237,29 @@ DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
 SWEEP_DATA = ["As chosen above", "Worst case"]
 """Data of the group sweep: the simulation's distribution, or the worst case (two-point, 1/2)."""
 SWEEP_POINTS = 60
+
+# Short labels of the page's switches (whole at a projector's 1024 px, in a third of the
+# main column); the long text is in their help.
+REAL_UNITS_LABEL = "Real units"
+REAL_UNITS_HELP = (
+    "Show real units: give the range of your data (e.g. ages 18 to 90) to see the true mean "
+    "and the typical error (RMSE) in those units."
+)
+TUNED_LABEL = "Tuned ADPM"
+TUNED_HELP = (
+    "Add ADPM tuned to the spread. Beyond the paper: ADPM's weights for data of a known "
+    "standard deviation s (Algorithm 1 with 8 replaced by 2/s²). ADPM itself is tuned to the "
+    "worst case."
+)
+TUNED_OWN_LABEL = "Its own spread"
+TUNED_OWN_HELP = (
+    "Tune to this distribution's own spread. Off: enter the spread it is tuned to (a guess)."
+)
+SWEEP_PUBLIC_LABEL = "Then public (eps = ∞)"
+SWEEP_PUBLIC_HELP = (
+    "After the largest finite eps, add the point where the varying group's data are public "
+    "(eps = ∞)."
+)
 """Finite levels of the varying group on the sweep's x axis."""
 DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
 """Methods whose estimates the histogram shows first."""
