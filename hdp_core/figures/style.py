@@ -104,7 +104,7 @@ remounts a chart whose figure changed). The figures on a slider's path therefore
 margins automargin was measured to settle on at 1400 px (left: their tick labels and axis
 title); automargin stays on, so a longer label still gets its room."""
 
-X_TITLE_LINE = 17
+X_TITLE_LINE = 18
 """The height one more line of an axis title adds to X_TITLE_MARGIN (a title wrapped by
 :func:`wrap_title` over two lines asks for X_TITLE_MARGIN + X_TITLE_LINE)."""
 
