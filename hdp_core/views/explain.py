@@ -515,3 +515,40 @@ def spec_label(spec: Any) -> str:
             f"Tiers: {count_noun(len(s['levels']), 'tier')}, {count_noun(sum(s['counts']), 'user')}"
         )
     return f"List of {len(s['levels'])} users"
+
+
+# ---- issue 23: the phase diagram's movable levels (a what-if) --------------------------------
+PHASE_WHATIF = (
+    "A what-if: moving these sliders redraws the point and the verdict but does not change "
+    "your current profile (build one on the Profile page to keep it)."
+)
+"""What the phase diagram's level sliders do and do not change (one place for every help)."""
+
+
+def phase_level_help(group: str) -> str:
+    """The help of one of the phase diagram's level sliders (``group``: which group)."""
+    return f"The {group} group's privacy level. Smaller eps = more privacy. " + PHASE_WHATIF
+
+
+def phase_origin_text(state: Any, two_levels: bool) -> str:
+    """Where the phase diagram's point comes from (``state``: a tour.PhaseState;
+    ``two_levels``: the current profile has exactly two positive levels)."""
+    e2 = "public" if math.isinf(state.eps2) else f"{state.eps2:.4g}"
+    where = (
+        f"{100 * state.frac:.3g}% of {state.n:,} users at eps1 = {state.eps1:.4g} and the rest "
+        f"at eps2 = {e2}"
+    )
+    if state.from_profile:
+        return f"The star is your current profile: {where}."
+    start = ""
+    if not two_levels:
+        s2 = "public" if math.isinf(state.start_eps2) else f"{state.start_eps2:.4g}"
+        start = (
+            " Your profile does not have exactly two levels, so the sliders start at the "
+            f"median levels of its stricter and looser halves ({state.start_eps1:.4g} and "
+            f"{s2})."
+        )
+    return f"The star is a what-if, not your profile (which is unchanged): {where}.{start}"
+
+
+__all__ += ["PHASE_WHATIF", "phase_level_help", "phase_origin_text"]
