@@ -552,3 +552,15 @@ def phase_origin_text(state: Any, two_levels: bool) -> str:
 
 
 __all__ += ["PHASE_WHATIF", "phase_level_help", "phase_origin_text"]
+
+
+# ---- issue 23: the Tour page -------------------------------------------------------------------
+TOUR_INTRO = (
+    "The paper's story in five steps, on one example of its own: n users in two groups, a "
+    "strict one and a loose one (not your profile, which stays as it is; the sidebar's τ* "
+    "is your profile's). Move the controls: every number and chart follows, and a control "
+    "moved in one step carries to the next. The link keeps the step and the controls."
+)
+"""The Tour page's introduction (hdp_core.views.tour.tour_step)."""
+
+__all__ += ["TOUR_INTRO"]

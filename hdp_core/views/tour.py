@@ -47,9 +47,12 @@ __all__ = [
     "answer_tone",
     "change_tone",
     "control_grid",
+    "control_text",
     "delta_color",
     "log_grid",
     "nearest",
+    "number_text",
+    "parse_control",
     "phase_point",
     "phase_state",
     "saturation_step",
@@ -311,6 +314,46 @@ def control_grid(c: Control) -> tuple:
         m = round((c.hi - c.lo) / c.step)
         return tuple(float(round(c.lo + i * c.step, 10)) for i in range(m + 1))
     raise ValueError(f"control {c.key!r} has no grid (kind {c.kind!r})")
+
+
+def control_text(c: Control, x: float) -> str:
+    """A value of tour control ``c`` as its slider shows it: users with thousands separators,
+    a share in percent, a level with 2 significant digits."""
+    if c.key == "tour_n":
+        return f"{x:,.0f}"
+    if c.kind == "slider":
+        return f"{x:.0f}%"
+    return f"{x:.2g}"
+
+
+def parse_control(c: Control, text: str | None) -> float | None:
+    """A link's value of control ``c`` (as control_text writes it: "5,000", "90%", "0.1"),
+    or None when it is absent, not a number or outside the control's range (the slider
+    then starts at its default); callers snap it to the grid (:func:`nearest`)."""
+    if text is None:
+        return None
+    try:
+        x = float(str(text).replace(",", "").replace("%", "").strip())
+    except ValueError:
+        return None
+    return x if math.isfinite(x) and c.lo <= x <= c.hi else None
+
+
+def number_text(label: str, value: float) -> str:
+    """A tour step's number (``TourStep.numbers[label]``) as its card shows it: counts of
+    users whole, MSEs in scientific notation, other values to 4 significant digits, 'none'
+    for a τ* that does not exist (nobody is capped) and '—' for an undefined value."""
+    if math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "none" if label.startswith("tau") or "threshold" in label else "∞"
+    if label.startswith("users"):
+        return f"{value:,.0f}"
+    if "RMSE" in label:  # an error in the data's own units
+        return f"{value:.4g}"
+    if "MSE" in label or "bound" in label or "worst" in label:
+        return f"{value:.3e}"
+    return f"{value:.4g}"
 
 
 def weights_column(trace: AlgorithmTrace, step: int) -> np.ndarray:
