@@ -31,9 +31,9 @@ def _expected(prof) -> tuple[str, str]:
 def _sidebar(page) -> tuple[str, str]:
     side = page.get_by_test_id("stSidebar")
     vals = {}
-    for m in side.get_by_test_id("stMetric").all():
-        label = m.get_by_test_id("stMetricLabel").inner_text().strip()
-        vals[label] = m.get_by_test_id("stMetricValue").inner_text().strip()
+    for m in side.get_by_test_id("stMetric").all():  # text content: in a folded expander
+        label = (m.get_by_test_id("stMetricLabel").text_content() or "").strip()
+        vals[label] = (m.get_by_test_id("stMetricValue").text_content() or "").strip()
     return vals["Users n"], vals["tau*"]
 
 

@@ -166,7 +166,8 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
                     y=1.0,
                     yref="paper",
                     yanchor="bottom",
-                    xanchor="left",
+                    # in the right half the label runs leftwards, so it stays in the chart
+                    xanchor="right" if xv > 0.5 * float(c.rank_end[-1]) else "left",
                     showarrow=False,
                     text=f"saturation after user k = {c.k_unsaturated:,}",
                     font=dict(color=SATURATION_COLOR),

@@ -564,3 +564,25 @@ TOUR_INTRO = (
 """The Tour page's introduction (hdp_core.views.tour.tour_step)."""
 
 __all__ += ["TOUR_INTRO"]
+
+
+# ---- issue 23: the sidebar's compact summary (room on a projector) -----------------------------
+def sidebar_lines(s: Any) -> tuple[str, str]:
+    """The two lines the sidebar always shows (markdown), from ``s`` (the sidebar's summary
+    dict: n, distinct, min, max, tau, n_saturated): users, distinct levels and the range of
+    eps; tau* and how many users it caps. Its details sit in a collapsed expander."""
+    from .formatting import compact_count, sidebar_eps
+
+    n = int(s["n"])
+    lo, hi = sidebar_eps(s["min"]), sidebar_eps(s["max"])
+    span = f"eps {lo}" if lo == hi else f"eps {lo} to {hi}"
+    first = f"**{compact_count(n)} users** · {count_noun(int(s['distinct']), 'level')} · {span}"
+    tau = float(s["tau"])
+    if math.isfinite(tau):
+        second = f"**τ\\* = {tau:.4g}** · {compact_count(int(s['n_saturated']))} capped"
+    else:
+        second = "**No τ\\*** · nobody is capped"
+    return first, second
+
+
+__all__ += ["sidebar_lines"]
