@@ -9,6 +9,8 @@ step. The tour uses its own two-group example; the current profile is never chan
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -91,7 +93,7 @@ def _control(c: teach.Control) -> float:
             c.label,
             options=_grid(c.key),
             key=c.key,
-            format_func=lambda x, c=c: teach.control_text(c, x),
+            format_func=functools.partial(teach.control_text, c),
             help=c.help,
         )
     )
