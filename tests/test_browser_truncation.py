@@ -56,6 +56,8 @@ STATES: list[tuple[str, str, str, int]] = [
     ("Tier designer", "default", "/tier_designer", 1),
     ("Release", "empty", "/release", 0),
     ("Release", "small table uploaded", "/release", 0),  # upload below
+    ("Tour", "step 1", "/tour", 1),  # every step at 1024: tests/test_browser_tour.py
+    ("Tour", "step 5, loose group public-ish", "/tour?tour_step=5&tour_eps2=100", 1),
 ]
 
 TEXT_SELECTORS = ", ".join(
