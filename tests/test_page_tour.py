@@ -149,3 +149,10 @@ def test_the_tour_never_changes_the_current_profile(app):
     assert at.session_state[PROFILE] is before
     assert next(m.value for m in at.sidebar.metric if m.label == "Users n") == users
     assert any("not your profile" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("bad", ["9", "0", "two", "1.5"])
+def test_a_bad_step_in_the_link_opens_step_1(app, bad):
+    at = _open(app, tour_step=bad)
+    ok(at)
+    assert _step(at) == 1 and _title(at) == TITLES[0]
