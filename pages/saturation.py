@@ -268,7 +268,7 @@ def _phase_section(prof: EpsilonProfile) -> None:
     except ValueError as e:
         st.error(plain(e))
         return
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.columns([1, 1])  # the metric's label whole at 1024 px
     c1.metric(
         "The looser group saturates from eps2 =",
         f"{thr:.4g}",
