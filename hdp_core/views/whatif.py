@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..design import Menu, tuned_sd
 from ..distributions import Distribution
 from ..estimators import METHOD_CLASSES, METHODS
 from ..intervals import TARGETS, expected_error_95
@@ -34,7 +35,9 @@ __all__ = [
     "curve_methods",
     "default_shift",
     "default_threshold",
+    "menu_release_errors",
     "release_errors",
+    "releases_caption",
     "shift_limits",
     "sm_left_out",
     "strict_share",
@@ -325,33 +328,60 @@ RELEASES_HELP = (
 """The help of the Tier designer's "k releases" input."""
 
 
+def menu_release_errors(menu: Menu, releases: int = 1) -> TargetErrors:
+    """:func:`release_errors` of a Tier designer menu: its tiers and numbers of users, its
+    range, and for the population target the spread ADPM is tuned to (design.tuned_sd: the
+    menu's standard deviation, or the worst case when it has none)."""
+    sd = tuned_sd(menu)
+    return release_errors(
+        menu.to_profile(), menu.low, menu.high, releases, None if sd is None else sd * menu.width
+    )
+
+
+TARGET_LABELS = {"population": "Population mean (ADPM)", "table": "Table's own mean (TableMean)"}
+"""The Tier designer's card label of each target."""
+
+TARGET_TEXTS = {"population": TARGET_POPULATION_TEXT, "table": TARGET_TABLE_TEXT}
+"""What each target estimates and assumes (one sentence each, from views.explain)."""
+
+TARGETS_NOTE = (
+    "Both are intervals proven to cover at every number of users (no normal approximation), "
+    "so the population figure can differ from the 95% error in section 2."
+)
+"""How the two targets' figures relate to the section-2 half-width."""
+
+
+def releases_caption(releases: int) -> str:
+    """What the two cards show for ``releases`` releases."""
+    if releases == 1:
+        return "95% error of one release that spends every user's whole budget."
+    return (
+        f"95% error of each of {releases} releases: every user's eps is split into "
+        f"{releases} equal parts, so each release runs at eps / {releases} and the "
+        f"{releases} together spend exactly each user's eps."
+    )
+
+
 def target_metrics(
     single: TargetErrors, each: TargetErrors, releases: int, unit: str = ""
 ) -> list[Metric]:
-    """Cards: the 95% error of one release for the population and the table target, or with
-    ``releases`` > 1 the error of each release, with its change against a single release
-    (an increase is bad news: red; about 0% grey)."""
+    """Cards, population target then table target: the 95% error (data units) of each of
+    ``releases`` releases, with (for more than one) its change against a single release (an
+    increase is bad news: red; about 0% grey)."""
     u = f" {plain(unit)}" if unit else ""
     out = []
-    for target, name, text in (
-        ("population", "Population mean (ADPM)", TARGET_POPULATION_TEXT),
-        ("table", "This table's mean (TableMean)", TARGET_TABLE_TEXT),
-    ):
+    for target in TARGETS:
         one, k = single.get(target), each.get(target)
-        if releases == 1:
-            out.append(Metric(name, f"± {k:.4g}{u}", text))
-            continue
-        delta = None
-        if one > 0:
-            delta = f"{approx_percent(k, one)} vs one release"
-        out.append(
-            Metric(
-                f"{name}, each of {releases}",
-                f"± {k:.4g}{u}",
-                f"{text} Each release runs at eps / {releases}.",
-                delta,
-                delta_color(k, one) if one > 0 else "off",
+        delta, color = None, "off"
+        if releases > 1 and one > 0:
+            delta = (
+                f"{k / one:.3g}× one release"  # not "+1.1e+03%"
+                if k >= 2 * one
+                else f"{approx_percent(k, one)} vs one release"
             )
+            color = delta_color(k, one)
+        out.append(
+            Metric(TARGET_LABELS[target], f"± {k:.4g}{u}", TARGET_TEXTS[target], delta, color)
         )
     return out
 
