@@ -151,19 +151,33 @@ def trial_plan(profile: EpsilonProfile, spec: tuple, trials: int) -> simview.Tri
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=32, show_spinner=False)
 def whatif_rows(
-    profile: EpsilonProfile, spec: tuple, thr: float, shift: float, rng: tuple, methods: tuple, sd
+    profile: EpsilonProfile,
+    spec: tuple,
+    thr: float,
+    shift: float,
+    rng: tuple[float, float],
+    methods: tuple,
+    sd: float | None,
 ) -> tuple[list[dict], str]:
     """wv.whatif_rows and wv.whatif_sentence (exact, data units), cached."""
     dist = simview.make_distribution(*spec)
-    rows = wv.whatif_rows(profile, dist, thr, shift, *rng, methods=methods, data_sd=sd)
-    return rows, wv.whatif_sentence(profile, dist, thr, shift, *rng)
+    lo, hi = rng
+    rows = wv.whatif_rows(profile, dist, thr, shift, lo, hi, methods=methods, data_sd=sd)
+    return rows, wv.whatif_sentence(profile, dist, thr, shift, lo, hi)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
-def whatif_curve(profile: EpsilonProfile, spec: tuple, thr: float, rng: tuple, methods: tuple, sd):
+def whatif_curve(
+    profile: EpsilonProfile,
+    spec: tuple,
+    thr: float,
+    rng: tuple[float, float],
+    methods: tuple,
+    sd: float | None,
+) -> wv.WhatIfCurve:
     """wv.whatif_curve: every method's error along the shifts the range allows, cached."""
     dist = simview.make_distribution(*spec)
-    return wv.whatif_curve(profile, dist, thr, *rng, methods=methods, data_sd=sd)
+    return wv.whatif_curve(profile, dist, thr, rng[0], rng[1], methods=methods, data_sd=sd)
 
 
 # text -------------------------------------------------------------------------------------
@@ -554,13 +568,13 @@ def whatif_section(
         return
     dist = simview.make_distribution(*spec)
     rng = (-0.5, 0.5) if data_range is None else (float(data_range[0]), float(data_range[1]))
-    low, high = wv.shift_limits(dist, *rng)
+    low, high = wv.shift_limits(dist, rng[0], rng[1])
     shift_key = "sim_wi_shift" if data_range is None else "sim_wi_shift_real"
     if ss.get("sim_wi_for") != prof.key or "sim_wi_eps" not in ss:
         ss["sim_wi_for"] = prof.key
         ss["sim_wi_eps"] = wv.default_threshold(prof)
     if not isinstance(ss.get(shift_key), float):
-        ss[shift_key] = wv.default_shift(dist, *rng)
+        ss[shift_key] = wv.default_shift(dist, rng[0], rng[1])
     ss[shift_key] = min(max(ss[shift_key], low), high)  # a new distribution or range
     c1, c2 = st.columns(2)
     thr = c1.number_input(
