@@ -564,7 +564,12 @@ def whatif_section(
     only it)."""
     ss = st.session_state
     st.header("When values differ by privacy level")
-    if not st.toggle("Values differ by privacy level", key="sim_wi", help=wv.WHATIF_TOGGLE_HELP):
+    if not st.toggle(
+        "Values differ by privacy level",
+        key="sim_wi",
+        bind="query-params",
+        help=wv.WHATIF_TOGGLE_HELP,
+    ):
         return
     dist = simview.make_distribution(*spec)
     rng = (-0.5, 0.5) if data_range is None else (float(data_range[0]), float(data_range[1]))

@@ -424,6 +424,7 @@ def targets_section(menu: D.Menu) -> dict:
             value=1,
             step=1,
             key="td_releases",
+            bind="query-params",
             help=wv.RELEASES_HELP,
         )
     )
