@@ -551,7 +551,8 @@ def simulation_section() -> None:
 
 # values differ by privacy level (issue 21) -----------------------------------------------
 WHATIF_TABLE_CONFIG = {
-    c: st.column_config.NumberColumn(format="%.4g") for c in (wv.BIAS, wv.RMSE_T, wv.RMSE_P)
+    short: st.column_config.NumberColumn(format="%.4g", help=text)
+    for short, text in wv.WHATIF_COLUMNS.values()
 }
 
 

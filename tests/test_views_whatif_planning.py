@@ -126,7 +126,8 @@ def test_adpm_drifts_tablemean_stays_within_its_bias_bound():
 def test_rows_frame_and_methods():
     rows = wv.whatif_rows(PENGUIN, hdp.Beta(2, 3), 0.5, -900.0, 2700, 6300, ["ADPM", "TableMean"])
     df = wv.whatif_frame(rows)
-    assert list(df.columns) == ["Method", wv.BIAS, wv.RMSE_T, wv.RMSE_P]
+    assert list(df.columns) == ["Method", "Bias (table)", "RMSE (table)", "RMSE (population)"]
+    assert list(df["RMSE (table)"]) == [r[wv.RMSE_T] for r in rows]
     assert list(df["Method"]) == [hdp.METHOD_CLASSES[m].label for m in ("ADPM", "TableMean")]
     assert wv.whatif_methods(["UNI"], 10) == ["ADPM", "UNI", "TableMean"]
     assert wv.whatif_methods(hdp.METHODS, 10, ["ADPM-tuned"]) == [

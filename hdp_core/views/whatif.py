@@ -30,6 +30,7 @@ from .tour import delta_color
 
 __all__ = [
     "MAX_RELEASES",
+    "WHATIF_COLUMNS",
     "TargetErrors",
     "WhatIfCurve",
     "curve_methods",
@@ -248,15 +249,23 @@ def strict_share(eps: Any, threshold: float) -> float:
     return float(c[prof.levels < float(threshold)].sum() / c.sum())
 
 
+WHATIF_COLUMNS = {
+    BIAS: ("Bias (table)", "Average of estimate minus the table's own mean, in the data's units."),
+    RMSE_T: ("RMSE (table)", "Typical distance from the table's own mean, in the data's units."),
+    RMSE_P: (
+        "RMSE (population)",
+        "Typical distance from the mean of the population the table is drawn from.",
+    ),
+}
+"""The what-if table's short column headers (they fit at 1024 px) and their help."""
+
+
 def whatif_frame(rows: Sequence[dict[str, Any]]) -> Any:
-    """:func:`whatif_rows` as the displayed table (a pandas DataFrame, one row per method)."""
+    """:func:`whatif_rows` as the displayed table (a pandas DataFrame, one row per method),
+    under the short headers of WHATIF_COLUMNS."""
     return pd.DataFrame(
-        {
-            "Method": [r["Method"] for r in rows],
-            BIAS: [r[BIAS] for r in rows],
-            RMSE_T: [r[RMSE_T] for r in rows],
-            RMSE_P: [r[RMSE_P] for r in rows],
-        }
+        {"Method": [r["Method"] for r in rows]}
+        | {short: [r[key] for r in rows] for key, (short, _) in WHATIF_COLUMNS.items()}
     )
 
 
