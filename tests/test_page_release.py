@@ -348,7 +348,7 @@ def test_downloads_and_the_python_snippet_after_a_release(page):
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
     at.button(key="rel_go").click().run()
     assert not at.exception
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.label for b in at.get("download_button")]
     assert labels == ["⬇️ Result and receipt (JSON)", "⬇️ Result (CSV)", "⬇️ Receipt (CSV)"]
     code = " ".join(c.value for c in at.code)
     assert "hdp.release_mean(" in code and "'users.csv'" in code and "lo=0.0" in code
