@@ -21,6 +21,7 @@ from hdp_core.intervals import expected_error_95
 from hdp_core.views import explain
 from hdp_core.views import simulation as simview
 from hdp_core.views import whatif as wv
+from hdp_core.whatif import whatif_along
 
 INF = math.inf
 PENGUIN = [0.1] * 151 + [1.0] * 68 + [INF] * 123  # eps by species (issue 21)
@@ -289,3 +290,19 @@ def test_whatif_figure_colours():
         assert t.line.color == METHOD_COLORS[t.name]
     assert METHOD_COLORS["TableMean"] != METHOD_COLORS["ADPM"]
     assert "<b>" not in fig.layout.xaxis.title.text  # the unit is plain text
+
+
+@pytest.mark.parametrize(
+    "eps", [SMALL, PENGUIN, hdp.EpsilonProfile.from_tiers([0.1, 1, INF], [10**12, 10**11, 10**6])]
+)
+def test_whatif_along_is_whatif_at_each_shift(eps):
+    dist = hdp.Beta(2, 3)
+    shifts = [-0.4, -0.1, 0.0, 0.25, 0.6]
+    along = whatif_along(eps, dist, 0.5, shifts)
+    for j, d in enumerate(shifts):
+        one = hdp.whatif(eps, dist, 0.5, d)
+        for m, r in one.items():
+            a = along[m][j]
+            assert a.method == r.method
+            for f in ("bias_table", "mse_table", "bias_population", "mse_population"):
+                assert getattr(a, f) == pytest.approx(getattr(r, f), rel=1e-9, abs=1e-15), (m, f)

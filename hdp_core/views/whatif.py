@@ -22,7 +22,7 @@ from ..estimators import METHOD_CLASSES, METHODS
 from ..intervals import TARGETS, expected_error_95
 from ..profile import as_profile
 from ..units import range_width
-from ..whatif import whatif
+from ..whatif import whatif, whatif_along
 from .cards import Metric
 from .explain import TARGET_POPULATION_TEXT, TARGET_TABLE_TEXT, WHATIF_WHY, approx_percent
 from .formatting import plain
@@ -297,13 +297,13 @@ def whatif_curve(
     a, b = shift_limits(dist, lo, hi)
     shifts = np.unique(np.concatenate([np.linspace(a, b, int(points)), [0.0]]))
     names = _order(methods)
-    prof = as_profile(eps)
+    mu = float(dist.mean)
+    unit = np.clip(shifts / width, -0.5 - mu, 0.5 - mu)  # no rounding past the range's end
+    along = whatif_along(eps, dist, threshold, unit, names, data_sd)
     bias = {m: np.full(shifts.size, np.nan) for m in names}
     rmse = {m: np.full(shifts.size, np.nan) for m in names}
-    for j, d in enumerate(shifts):
-        res = whatif(prof, dist, threshold, float(d) / width, names, data_sd)
-        for m in names:
-            r = res[m]
+    for m in names:
+        for j, r in enumerate(along[m]):
             if r.bias_table is not None and r.rmse_table is not None:
                 bias[m][j] = r.bias_table * width
                 rmse[m][j] = r.rmse_table * width
