@@ -245,7 +245,7 @@ def whatif_along(
     eps: Any,
     dist: Distribution,
     threshold: float,
-    shifts: Sequence[float],
+    shifts: Sequence[float] | np.ndarray,
     methods: Sequence[str] | None = None,
     data_sd: float | None = None,
 ) -> dict[str, list[WhatIf]]:
