@@ -437,7 +437,7 @@ def histogram_part(results: dict, dist: Any, data_range: Any, lo: float, hi: flo
     st.subheader("What the noise does to one answer")
     hist = st.multiselect(
         "Show the spread of the estimates of",
-        list(hdp.METHODS),
+        [m for m in simview.method_options() if m in results],
         default=DEFAULT_HIST,
         format_func=short_label,
         key="sim_hist",

@@ -122,6 +122,12 @@ def test_tablemean_opt_in_in_the_main_table(app):
     assert list(df["Method"])[-1] == "TableMean (the table's own mean)"
     exact = df[df["Method"] == "TableMean (the table's own mean)"]["Exact MSE"].iloc[0]
     assert exact == pytest.approx(hdp.get_method("TableMean", PENGUIN).exact_mse(hdp.Beta(2, 3)))
+    hist = at.multiselect(key="sim_hist")
+    assert "TableMean" in hist.options
+    hist.select("TableMean").run()
+    ok(at)
+    spec = next(json.loads(c.spec) for c in at.get("plotly_chart") if c.key == "sim_hist_chart")
+    assert any(t.get("name", "").startswith("TableMean") for t in spec["data"])
     # adding TableMean never changes the six (fixed noise streams)
     res = hdp.simulate_mse(hdp.METHODS, PENGUIN, hdp.Beta(2, 3), trials=500, seed=0)
     adpm = df[df["Method"] == "ADPM (optimal)"]["Simulated MSE"].iloc[0]
@@ -177,3 +183,13 @@ def test_designer_releases_bounds(app):
     ni = at.number_input(key="td_releases")
     assert ni.min == 1 and ni.max == 52 and ni.value == 1
     assert "12 for a monthly report" in ni.help
+
+
+def test_histogram_keeps_working_when_tablemean_is_removed(app):
+    at = sim(app, PENGUIN)
+    at.multiselect(key="sim_methods").select("TableMean").run()
+    at.multiselect(key="sim_hist").select("TableMean").run()
+    ok(at)
+    at.multiselect(key="sim_methods").unselect("TableMean").run()
+    ok(at)
+    assert "TableMean" not in at.multiselect(key="sim_hist").value
