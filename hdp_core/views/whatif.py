@@ -410,7 +410,7 @@ WHATIF_TOGGLE_HELP = (
     "Beyond the paper, which assumes a user's privacy level is unrelated to their value. "
     "Users stricter than the level you choose have their values shifted by the amount you "
     "choose; the others keep the distribution above. Shows each method's bias against the "
-    "table's own mean (exact, no simulation)."
+    "table's own mean (computed from formulas, no simulation)."
 )
 THRESHOLD_HELP = (
     "Users who asked for more privacy than this (smaller eps) are the ones whose values "
