@@ -193,3 +193,20 @@ def test_histogram_keeps_working_when_tablemean_is_removed(app):
     at.multiselect(key="sim_methods").unselect("TableMean").run()
     ok(at)
     assert "TableMean" not in at.multiselect(key="sim_hist").value
+
+
+def test_whatif_on_a_profile_too_wide_to_simulate(app):
+    """The exact-only path (no simulation) still offers the what-if; SM is left out (too many
+    entries for its exact moments) and the page says so."""
+    import numpy as np
+
+    wide = hdp.EpsilonProfile.from_values(np.exp(np.random.default_rng(3).uniform(-3, 3, 300_000)))
+    at = sim(app, wide)
+    assert [w.value for w in at.warning if "too many to simulate" in w.value]
+    turn_on(at)
+    df = whatif_table(at)
+    names = list(df["Method"])
+    assert "TableMean (the table's own mean)" in names and not any(
+        n.startswith("SM") for n in names
+    )
+    assert any("SM is left out here" in c.value for c in at.caption)
