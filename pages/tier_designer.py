@@ -16,6 +16,7 @@ from hdp_app.common import (
     MENU_LINK_KEY,
     PROFILE_LABEL,
     cached_adpm,
+    drop_bad_query_params,
     get_profile,
     metric_row,
     profile_version,
@@ -30,6 +31,7 @@ from hdp_app.design_cache import (
 )
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
+from hdp_app.widgets import limit_bounds
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.style import METHOD_COLORS
@@ -419,8 +421,7 @@ def targets_section(menu: D.Menu) -> dict:
     k = int(
         st.number_input(
             "Releases (k)",
-            min_value=1,
-            max_value=wv.MAX_RELEASES,
+            **limit_bounds(wv.RELEASES),
             value=1,
             step=1,
             key="td_releases",
@@ -509,6 +510,7 @@ FULL_RUN_VERSION = "td_full_run_version"  # the profile version the last full ru
 
 
 def main() -> None:
+    drop_bad_query_params({"td_releases": wv.RELEASES})
     intro()
     st.session_state[FULL_RUN_VERSION] = profile_version()
     body()

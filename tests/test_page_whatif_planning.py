@@ -210,3 +210,18 @@ def test_whatif_on_a_profile_too_wide_to_simulate(app):
         n.startswith("SM") for n in names
     )
     assert any("SM is left out here" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("bad", ["0", "53", "1e400", "abc", "2.5"])
+def test_designer_bad_releases_in_the_link_are_dropped(app, bad):
+    app.query_params["td_releases"] = bad
+    at = designer(app)
+    assert at.number_input(key="td_releases").value == 1
+    assert "td_releases" not in at.query_params
+
+
+def test_designer_releases_from_the_link(app):
+    app.query_params["td_releases"] = "12"
+    at = designer(app)
+    assert at.number_input(key="td_releases").value == 12
+    assert any("eps / 12" in m.value for m in at.markdown)

@@ -26,10 +26,12 @@ from ..whatif import whatif, whatif_along
 from .cards import Metric
 from .explain import TARGET_POPULATION_TEXT, TARGET_TABLE_TEXT, WHATIF_WHY, approx_percent
 from .formatting import plain
+from .limits import Limit
 from .tour import delta_color
 
 __all__ = [
     "MAX_RELEASES",
+    "RELEASES",
     "WHATIF_COLUMNS",
     "TargetErrors",
     "WhatIfCurve",
@@ -312,6 +314,9 @@ def whatif_curve(
 
 MAX_RELEASES = 52
 """Most releases the Tier designer plans (a weekly report over a year)."""
+
+RELEASES = Limit(1, MAX_RELEASES, integer=True)
+"""What the Tier designer's "Releases (k)" input (and its link value td_releases) accepts."""
 
 
 def release_errors(
