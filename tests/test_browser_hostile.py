@@ -76,7 +76,10 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
         for rnd in range(2):
             for pg in pages:
                 wait_drawn(pg)
-                pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for()
+                # attached, not visible: the summary's metrics sit in a folded expander
+                pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for(
+                    state="attached"
+                )
             shown = [_sidebar(pg) for pg in pages]
             assert shown == [*expected, expected_up], f"round {rnd}"
             assert not any(pg.get_by_test_id("stException").count() for pg in pages)
