@@ -4,7 +4,8 @@ Who saturates, privacy for free, the bound gap, the simulation, a tier menu: eac
 its title, its sentences, its live controls and the chart and numbers it names, all from
 hdp_core.views.tour.tour_step (every number from the same function as its chart). The step
 (a bound query parameter) and every control's value (written into the query string each run,
-so a control a step hides keeps its value) are in the link, so a teacher can share a step. The tour uses its own two-group example; the current profile is never changed.
+so a control a step hides keeps its value) are in the link, so a teacher can share a step.
+The tour uses its own two-group example; the current profile is never changed.
 """
 
 from __future__ import annotations
