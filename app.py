@@ -1,7 +1,7 @@
 """hdp-explorer: explore mean estimation under heterogeneous differential privacy.
 
-Run with ``streamlit run app.py``. Pages live in pages/; shared state, the URL and the sidebar
-in hdp_app/common.py; all mathematics in hdp_core.
+Run with ``streamlit run app.py``. Pages live in pages/ (listed in hdp_app.navigation); shared
+state, the URL and the sidebar in hdp_app; all mathematics in hdp_core.
 
 Order of a run: state is initialised (the link is read once per session), the navigation is
 drawn, the page runs and may change the profile, then the sidebar summary and the URL are
@@ -9,16 +9,19 @@ brought up to date.
 
 Navigation: app.py draws it itself (``st.page_link`` in the sidebar) and keeps Streamlit's
 own hidden (``position="hidden"`` here, ``client.showSidebarNavigation = false`` in
-.streamlit/config.toml), so the file list of Streamlit's legacy ``pages/`` mode is never
-shown, not even on a fresh server (see hdp_app.common.run_through_app).
+.streamlit/config.toml), so the file list of Streamlit's pages-directory mode is never
+shown, not even on a fresh server (see hdp_app.navigation.run_through_app).
 """
 
 import pathlib
 
 import streamlit as st
 
-from hdp_app.common import init_state, render_note, render_sidebar, sync_url
+from hdp_app.navigation import app_pages, through_app
 from hdp_app.perf import freeze_after_imports
+from hdp_app.sidebar import render_note, render_sidebar
+from hdp_app.state import get_spec, init_state
+from hdp_app.url import sync_url
 
 st.set_page_config(
     page_title="hdp-explorer",
@@ -30,15 +33,7 @@ st.set_page_config(
 
 init_state()
 
-PAGES = [
-    st.Page("pages/profile.py", title="Profile", icon=":material/tune:", default=True),
-    st.Page("pages/saturation.py", title="Saturation", icon=":material/show_chart:"),
-    st.Page("pages/bounds.py", title="Bounds", icon=":material/straighten:"),
-    st.Page("pages/simulation.py", title="Simulation", icon=":material/casino:"),
-    st.Page("pages/tier_designer.py", title="Tier designer", icon=":material/explore:"),
-    st.Page("pages/release.py", title="Release", icon=":material/lock_open:"),
-]
-
+PAGES = app_pages()
 nav = st.navigation(PAGES, position="hidden")
 with st.sidebar.container(key="app_nav"):
     for p in PAGES:
@@ -46,8 +41,9 @@ with st.sidebar.container(key="app_nav"):
 # Filled after the page ran, so that they show the profile the page may just have changed.
 note = st.container()
 summary = st.sidebar.container()
-nav.run()
+with through_app():
+    nav.run()
 render_note(note)
 render_sidebar(summary)
-sync_url()
+sync_url(get_spec())
 freeze_after_imports()  # short garbage collections after later runs (hdp_app.perf)

@@ -57,6 +57,7 @@ __all__ = [
     "EPS_MAX",
     "EPS_MIN",
     "LEVEL",
+    "MAX_MENU_TIERS",
     "MAX_NAME_CHARS",
     "MAX_RANGE_END",
     "MAX_TIERS",
@@ -76,7 +77,6 @@ __all__ = [
     "evaluate_menu",
     "make_menu",
     "menu_error",
-    "menu_to_dict",
     "min_users",
     "move_share",
     "profile_errors",
@@ -94,8 +94,9 @@ MAX_RANGE_END = 1e15
 """Largest magnitude of a data-range end in real units (errors, widths and the JSON export
 of a range stay finite: |low|, |high| <= 10^15)."""
 
-MAX_TIERS = 10
+MAX_MENU_TIERS = 10
 """Most tiers a menu may have."""
+MAX_TIERS = MAX_MENU_TIERS  # the old name, kept while pages move to MAX_MENU_TIERS
 EPS_MIN = 1e-4
 """Strictest finite level a tier may have (also the floor of :func:`strictest_level`)."""
 EPS_MAX = 1e4
@@ -180,6 +181,8 @@ class Menu:
     def key(self) -> str:
         """Hex digest of the menu's canonical JSON (for caches)."""
         if not self._key:
+            from .design_io import menu_to_dict  # design_io builds on this module
+
             text = json.dumps(menu_to_dict(self), sort_keys=True, separators=(",", ":"))
             object.__setattr__(
                 self, "_key", hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
@@ -201,7 +204,7 @@ class Menu:
             self.names, lv, self._pcts(), self.n_users, self.low, self.high, self.unit, self.data_sd
         )
 
-    def with_counts(self, counts: Sequence[int]) -> Menu:
+    def with_counts(self, counts: Sequence[int] | np.ndarray) -> Menu:
         """The same menu with shares counts/n (whole users; apportioned back exactly)."""
         ct = [int(c) for c in counts]
         n = sum(ct)
@@ -442,8 +445,8 @@ def make_menu(
     k = len(names)
     if k == 0:
         raise MenuError("the menu has no tiers: add at least one")
-    if k > MAX_TIERS:
-        raise MenuError(f"the menu has {k} tiers; at most {MAX_TIERS}")
+    if k > MAX_MENU_TIERS:
+        raise MenuError(f"the menu has {k} tiers; at most {MAX_MENU_TIERS}")
     if len(eps) != k or len(shares_percent) != k:
         raise MenuError(f"{k} names but {len(eps)} levels and {len(shares_percent)} shares")
     nm = [_check_name(x, f"tier {i + 1}") for i, x in enumerate(names)]
@@ -1120,21 +1123,10 @@ def share_sweep(menu: Menu, a: int, b: int, points: int = 41) -> ShareSweep:
     return ShareSweep(a, b, xs, errs, hws, tau, worth)
 
 
-# the menu as data ---------------------------------------------------------------------------
-def _eps_json(x: float) -> float | str:
-    return "public" if math.isinf(x) else float(x)
+def __getattr__(name: str) -> Any:
+    """``menu_to_dict`` moved to hdp_core.design_io; the old import keeps working."""
+    if name == "menu_to_dict":
+        from .design_io import menu_to_dict
 
-
-def menu_to_dict(menu: Menu) -> dict[str, Any]:
-    """The menu as a JSON-ready dict (public tiers as "public")."""
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "n_users": int(menu.n_users),
-        "data_range": {"low": menu.low, "high": menu.high, "unit": menu.unit},
-        "data_sd": menu.data_sd,
-        "tiers": [
-            {"name": t.name, "eps": _eps_json(t.eps), "share_percent": t.share_percent}
-            for t in menu.tiers
-        ],
-    }
+        return menu_to_dict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

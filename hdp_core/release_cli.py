@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         menu = None
         lo_hi, sd = a.range, a.data_sd
         if a.menu is not None:
-            from .views.menu_io import MAX_MENU_BYTES, menu_from_json
+            from .design_io import MAX_MENU_BYTES, menu_from_json
 
             try:
                 with open(a.menu, "rb") as f:

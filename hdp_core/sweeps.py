@@ -84,7 +84,7 @@ def _evaluate(
 
 def scale_sweep(
     eps: Any,
-    factors: Sequence[float],
+    factors: Sequence[float] | np.ndarray,
     methods: Sequence[str] = METHODS,
     dist: Distribution | None = None,
     data_sd: float | None = None,
@@ -97,7 +97,7 @@ def scale_sweep(
 
 def n_sweep(
     eps: Any,
-    ns: Sequence[int],
+    ns: Sequence[int] | np.ndarray,
     methods: Sequence[str] = METHODS,
     dist: Distribution | None = None,
     data_sd: float | None = None,

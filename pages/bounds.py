@@ -25,6 +25,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
+from hdp_app.widgets import limit_bounds
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.errors import ProfileError
@@ -35,7 +36,7 @@ from hdp_core.views import bounds as bviews
 from hdp_core.views import codegen
 from hdp_core.views import tuned as tview
 from hdp_core.views.formatting import plain
-from hdp_core.views.limits import Limit, check_data_range
+from hdp_core.views.limits import SPREAD, Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -216,8 +217,7 @@ def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
     )
     spread = k2.number_input(
         "Standard deviation s (on [−0.5, 0.5])",
-        min_value=0.001,
-        max_value=0.5,
+        **limit_bounds(SPREAD),
         value=0.2,
         step=0.01,
         format="%.3f",
@@ -406,4 +406,4 @@ else:
     ):
         guarded(section, arg)
     live(_units_section, prof)
-    _reproduce(prof, MODES.get(st.session_state.get(K_MODE), "scale"))
+    _reproduce(prof, MODES.get(str(st.session_state.get(K_MODE)), "scale"))

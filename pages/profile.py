@@ -32,6 +32,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.navigation import app_page
 from hdp_core.errors import ProfileError
 from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
@@ -177,7 +178,7 @@ def _preset_controls(ui: dict) -> dict:
     ui["prof_preset"] = st.selectbox(
         "Preset",
         list(PRESETS),
-        format_func=PRESETS.get,
+        format_func=PRESETS.__getitem__,
         **_kw("prof_preset"),
         help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
         "levels at random (log eps uniform), so the seed picks the draw.",
@@ -520,6 +521,7 @@ def _upload_controls() -> None:
         except (ProfileError, ValueError) as e:
             up["error"] = str(e)
         else:
+            spec: dict | None
             try:
                 spec = links.spec_from_profile(prof)
                 links.encode(spec)
@@ -601,7 +603,7 @@ with right:
         help="Carry this tiers profile into the Tier designer (its menu is replaced).",
     ):
         st.session_state["td_from_profile"] = True
-        st.switch_page("pages/tier_designer.py")
+        st.switch_page(app_page("pages/tier_designer.py"))
     if prof.n_excluded:
         st.caption(f"{prof.n_excluded:,} users chose 0: their data is not used.")
 

@@ -23,6 +23,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
+from hdp_app.widgets import limit_bounds, show_metric
 from hdp_core.errors import ProfileError
 from hdp_core.figures.saturation import (
     phase_figure,
@@ -36,7 +37,7 @@ from hdp_core.views import codegen
 from hdp_core.views import saturation as sat
 from hdp_core.views import tuned as tview
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain
-from hdp_core.views.limits import Limit
+from hdp_core.views.limits import SPREAD, Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -82,8 +83,7 @@ _level = sat.level_text
 # ----------------------------------------------------------------------------- sections
 def _metrics(fp: sat.FreePrivacy) -> None:
     for col, m in zip(st.columns(4), sat.free_privacy_metrics(fp)):
-        extra = {"delta_arrow": "off"} if m.delta is not None else {}
-        col.metric(m.label, m.value, m.delta, delta_color=m.delta_color, help=m.help, **extra)
+        show_metric(col, m)
 
 
 def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:
@@ -136,8 +136,7 @@ def _spread_section(prof: EpsilonProfile) -> None:
     st.subheader("Saturation against the assumed spread of the data")
     s = st.number_input(
         "Assumed standard deviation s (on [−0.5, 0.5])",
-        min_value=0.001,
-        max_value=0.5,
+        **limit_bounds(SPREAD),
         value=0.2,
         step=0.01,
         format="%.3f",

@@ -27,6 +27,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.widgets import limit_bounds
 from hdp_core import experiments
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
@@ -36,7 +37,7 @@ from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
 from hdp_core.views.cards import Metric
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain
-from hdp_core.views.limits import Limit, check_data_range
+from hdp_core.views.limits import SPREAD, Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -166,8 +167,7 @@ def distribution_controls() -> tuple:
         ca, cb = st.columns(2)
         a = ca.number_input(
             "a",
-            min_value=0.05,
-            max_value=1000.0,
+            **limit_bounds(URL_LIMITS["sim_a"]),
             value=2.0,
             step=0.5,
             key="sim_a",
@@ -176,8 +176,7 @@ def distribution_controls() -> tuple:
         )
         b = cb.number_input(
             "b",
-            min_value=0.05,
-            max_value=1000.0,
+            **limit_bounds(URL_LIMITS["sim_b"]),
             value=3.0,
             step=0.5,
             key="sim_b",
@@ -252,8 +251,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
         t1, t2 = st.columns(2)
         trials = t1.number_input(
             "Trials",
-            min_value=simview.MIN_TRIALS,
-            max_value=200_000,
+            **limit_bounds(URL_LIMITS["sim_trials"]),
             value=20_000,
             step=1_000,
             key="sim_trials",
@@ -263,8 +261,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
         )
         seed = t2.number_input(
             "Seed",
-            min_value=0,
-            max_value=2**31 - 1,
+            **limit_bounds(URL_LIMITS["sim_seed"]),
             value=0,
             step=1,
             key="sim_seed",
@@ -314,8 +311,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
             if not own:
                 tuned_in = st.number_input(
                     "Tuned to standard deviation s",
-                    min_value=0.001,
-                    max_value=0.5,
+                    **limit_bounds(SPREAD),
                     value=0.2,
                     step=0.01,
                     format="%.3f",
@@ -553,8 +549,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     c = st.columns(6)
     n_fixed = c[0].number_input(
         "Fixed group: users",
-        min_value=1,
-        max_value=10**9,
+        **limit_bounds(URL_LIMITS["sim_sw_n1"]),
         value=900,
         step=100,
         key="sim_sw_n1",
@@ -563,8 +558,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     eps_fixed = c[1].number_input(
         "Fixed group: eps",
-        min_value=1e-4,
-        max_value=1e3,
+        **limit_bounds(URL_LIMITS["sim_sw_e1"]),
         value=0.1,
         step=0.05,
         format="%.4g",
@@ -574,8 +568,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     n_var = c[2].number_input(
         "Varying group: users",
-        min_value=1,
-        max_value=10**9,
+        **limit_bounds(URL_LIMITS["sim_sw_n2"]),
         value=100,
         step=10,
         key="sim_sw_n2",
@@ -584,8 +577,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     lo = c[3].number_input(
         "Their eps from",
-        min_value=1e-4,
-        max_value=1e4,
+        **limit_bounds(URL_LIMITS["sim_sw_lo"]),
         value=0.1,
         step=0.05,
         format="%.4g",
@@ -595,8 +587,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     )
     hi = c[4].number_input(
         "to",
-        min_value=1e-4,
-        max_value=1e6,
+        **limit_bounds(URL_LIMITS["sim_sw_hi"]),
         value=100.0,
         step=10.0,
         format="%.4g",

@@ -22,6 +22,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.design_cache import cached_figures, cached_report, cached_solve, cached_whatif_figure
+from hdp_app.navigation import app_page
 from hdp_app.perf import live
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
@@ -91,7 +92,7 @@ def menu_section() -> D.Menu:
     c1.selectbox(
         "Start from a template",
         list(D.TEMPLATES),
-        format_func=lambda name: D.TEMPLATES[name],
+        format_func=D.TEMPLATES.__getitem__,
         key="td_template",
         help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
         "range stay).",
@@ -443,7 +444,7 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         )
 
     st.page_link(
-        "pages/release.py",
+        app_page("pages/release.py"),
         label="Release a private mean with this menu on your own table",
         icon=":material/lock_open:",
         query_params={MENU_LINK_KEY: token},

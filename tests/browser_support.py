@@ -16,7 +16,6 @@ page links, top navigation), so a test sees even a list that was shown for one f
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import pathlib
 import socket
@@ -44,19 +43,11 @@ DRAWN_TIMEOUT_MS = 90_000  # the machine is shared: generous; a healthy first lo
 
 
 def app_pages(app: pathlib.Path = APP) -> list[tuple[str, str]]:
-    """``(path, title)`` of every ``st.Page("<path>", title="<title>")`` in app.py, in order.
-    Read from the source, so a page added there is known here too."""
-    calls = [
-        n
-        for n in ast.walk(ast.parse(app.read_text()))
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "Page"
-    ]
-    calls.sort(key=lambda n: (n.lineno, n.col_offset))
-    out = []
-    for n in calls:
-        title = [kw.value.value for kw in n.keywords if kw.arg == "title"]
-        out.append((n.args[0].value, title[0]))
-    return out
+    """``(path, title)`` of every page of the app, in navigation order (hdp_app.navigation's
+    PAGE_FILES, the list app.py builds its navigation from)."""
+    from hdp_app.navigation import PAGE_FILES
+
+    return [(p.path, p.title) for p in PAGE_FILES]
 
 
 def app_page_titles(app: pathlib.Path = APP) -> list[str]:

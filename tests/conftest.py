@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import APP
+from helpers import whole_app
 from hypothesis import HealthCheck, settings
 
 # The suite's profile is derandomized: the same examples on every run, so a green suite
@@ -28,32 +28,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def app():
     """A fresh AppTest of the whole app (not yet run); caches cleared between tests."""
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
     st.cache_data.clear()
-    return AppTest.from_file(APP, default_timeout=60)
-
-
-@pytest.fixture(autouse=True)
-def _served_app_leaves_the_legacy_mode(request, monkeypatch):
-    """Run AppTest as the served app runs after its first page load: outside Streamlit's
-    legacy ``pages/`` mode. AppTest re-enters that mode before every run (a served app enters
-    it once per process), so without this every run would go through
-    hdp_app.common.run_through_app's extra rerun, which drops one-shot widget values such as
-    a button's click. Tests that exercise the legacy mode itself use the ``legacy_flag``
-    fixture (tests/test_streamlit_internals.py) and are left as they are."""
-    if "legacy_flag" in request.fixturenames:
-        return
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        PagesManager.uses_pages_directory = False  # also for another session's thread
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
+    return whole_app(default_timeout=60)
 
 
 @pytest.fixture
@@ -74,8 +51,8 @@ def downloads(monkeypatch):
     return got
 
 
-SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page"})
-"""Tests using these run the whole app (AppTest), Spark or a browser: they are `slow`."""
+SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page", "full_table", "agreement"})
+"""Tests using these run the whole app (AppTest), Spark, a browser or a full Table 1 run: `slow`."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -83,5 +60,11 @@ def pytest_collection_modifyitems(config, items):
     browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
     library tests by their own marker."""
     for item in items:
-        if item.get_closest_marker("browser") is not None or SLOW_FIXTURES & set(item.fixturenames):
+        params = getattr(getattr(item, "callspec", None), "params", {}).values()
+        spark_param = any(isinstance(v, str) and v == "spark" for v in params)
+        if (
+            item.get_closest_marker("browser") is not None
+            or SLOW_FIXTURES & set(item.fixturenames)
+            or spark_param  # an engine parametrised as "spark" starts Spark
+        ):
             item.add_marker(pytest.mark.slow)

@@ -8,8 +8,27 @@ import pathlib
 import hdp_core as hdp
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
-"""The app's entry script, for AppTest.from_file."""
+APP = str(ROOT / "tests" / "app_entry.py")
+"""AppTest's entry script: runs app.py from a folder without pages/ (see its docstring)."""
+
+
+def whole_app(default_timeout: float = 60):
+    """An AppTest of the whole app (not yet run), from APP. Its ``switch_page("pages/x.py")``
+    names a page relative to the repository, as app.py does."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    class WholeApp(AppTest):
+        @classmethod
+        def from_file(cls, script_path=APP, *, default_timeout: float = 3):
+            return cls(script_path, default_timeout=default_timeout)
+
+        def switch_page(self, page_path: str) -> AppTest:
+            """Switch to ``page_path`` (relative to the repository root)."""
+            return super().switch_page(os.path.relpath(ROOT / page_path, pathlib.Path(APP).parent))
+
+    return WholeApp.from_file(APP, default_timeout=default_timeout)
 
 
 def open_page(at, page: str):

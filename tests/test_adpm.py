@@ -126,6 +126,7 @@ def closed_f(r: np.ndarray, counts=None) -> float:
 # --------------------------------------------------------------------------------------------
 # 1. the convex solver
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @given(profiles())
 def test_adpm_matches_convex_solver(eps):
     sol = hdp.adpm(eps)
@@ -356,6 +357,7 @@ def _assert_same(a: hdp.ADPMSolution, b: hdp.ADPMSolution) -> None:
     st.integers(0, 2**32 - 1),
     st.sampled_from([1e-6, 1e-4, 1.0, 1e4, 1e6]),
 )
+@pytest.mark.slow
 def test_bracket_path_matches_the_sorted_path(n, kind, seed, scale):
     rng = np.random.default_rng(seed)
     eps = np.exp(rng.uniform(-4, 2, n))
@@ -385,6 +387,7 @@ def test_bracket_path_matches_the_sorted_path(n, kind, seed, scale):
     assert math.fsum(sol.weights) == pytest.approx(1.0, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_bracket_is_used_and_falls_back_when_the_sample_misses():
     rng = np.random.default_rng(5)
     for m in (10_000, _RANDOM_SAMPLE_MIN + 1):

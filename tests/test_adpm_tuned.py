@@ -131,6 +131,7 @@ def propdpm_weights(eps: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # 1. the convex solver
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @given(profiles(), spreads)
 def test_tuned_weights_match_convex_solver(eps, s):
     sol = hdp.adpm(eps, data_sd=s)
@@ -231,6 +232,7 @@ LARGE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "n"), LARGE)
 def test_half_is_adpm_bit_for_bit_large(kind, n):
     assert n > max(_BRACKET_MIN, _SELECT_MIN)
@@ -279,6 +281,7 @@ def test_selection_path_with_c(s):
     assert np.array_equal(eps >= cut, eps >= tau * (1 - 1e-9))  # exactly the capped users
 
 
+@pytest.mark.slow
 @given(profiles(max_n=200), spreads)
 def test_small_paths_match_grouped_algorithm_and_literal_trace(eps, s):
     c = 2.0 / (s * s)
@@ -289,6 +292,7 @@ def test_small_paths_match_grouped_algorithm_and_literal_trace(eps, s):
         assert tr.f[-1] == pytest.approx(sol.tuned_objective, rel=1e-11)
 
 
+@pytest.mark.slow
 @given(profiles(max_n=60), spreads)
 def test_tuned_is_paper_adpm_on_rescaled_levels(eps, s):
     """Scaling: G(t) = sum eps (t - eps) over eps < t is homogeneous of degree 2, so G = c on
@@ -403,6 +407,7 @@ def test_tuned_mse_bounds_every_distribution_of_smaller_spread(eps, s):
         (hdp.EpsilonProfile.from_tiers([0.05, 0.5, INF], [3000, 500, 5]), hdp.TwoPoint(0.3), 0.3),
     ],
 )
+@pytest.mark.slow
 def test_monte_carlo_agrees_with_exact_mse(prof, dist, s):
     sd = math.sqrt(dist.variance) if s is None else s
     res = hdp.simulate_mse(["ADPM-tuned"], prof, dist, trials=20_000, seed=7, data_sd=s)

@@ -244,6 +244,7 @@ def test_ldpe_and_sm_exact_mse_formulas(prof):
             assert hdp.exact_mse("SM", e, d) == pytest.approx(expect, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_affine_formula_against_direct_simulation():
     """V ||w||^2 + 2 b^2 vs 10^6 draws of <w, x> + Laplace(b) made here with plain numpy."""
     rng = np.random.default_rng(11)

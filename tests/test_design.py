@@ -204,6 +204,7 @@ def test_two_group_saturation_closed_form(c1, e1, c2, ratio):
         assert rep.n_saturated == 0
 
 
+@pytest.mark.slow
 @given(st.integers(1, 10**9), st.floats(0.001, 5), st.integers(1, 10**9))
 def test_public_tier_always_saturates(c1, e1, c2):
     rep = D.evaluate_menu(menu2(c1, e1, c2, INF))
@@ -229,6 +230,7 @@ def test_paper_example_018():
     assert rep.tau_star == pytest.approx(0.18)
 
 
+@pytest.mark.slow
 @given(st.lists(st.floats(0.001, 20), min_size=1, max_size=5), st.data())
 def test_report_agrees_with_adpm(eps, data):
     k = len(eps)
@@ -254,6 +256,7 @@ def test_report_agrees_with_adpm(eps, data):
     st.integers(1, 10**6),
     st.floats(1.0001, 100),
 )
+@pytest.mark.slow
 def test_loosest_level_worth_offering(eps, n, extra, over):
     """Lemma 3 (B): a new tier at any level >= c = (||r||^2 + 8)/||r||_1 is granted
     exactly c, however many users pick it; a new tier just below c keeps its own level."""
@@ -406,6 +409,7 @@ def _err(menu, metric):
     return D.menu_error(menu, metric)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["rmse", "half_width"])
 def test_min_users_brute_force(metric):
     """The answer is the first n of a full scan that meets the target, the scan is
@@ -543,6 +547,7 @@ def test_share_to_move_needs_a_looser_destination():
         D.share_to_move(m, 1, 1, 0.3)
 
 
+@pytest.mark.slow
 @given(st.lists(st.floats(0.001, 20), min_size=2, max_size=4), st.data())
 def test_errors_monotone_random_menus(eps, data):
     """Property behind every solver: the error never rises when a user is added (Webster
@@ -607,6 +612,7 @@ names_st = (
 )
 
 
+@pytest.mark.slow
 @given(st.lists(names_st, min_size=1, max_size=10, unique_by=str.casefold), st.data())
 def test_json_and_link_round_trip(names, data):
     k = len(names)

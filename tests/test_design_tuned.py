@@ -115,6 +115,7 @@ def check_strictest(m: D.Menu, tier: int, target: float, metric: str) -> D.Desig
     return ans
 
 
+@pytest.mark.slow
 def test_strictest_level_issue_case():
     """Issue 14: Strict 0.1 (80%), Relaxed 1.0 (20%), 5000 users, range 0-500, sd 20, RMSE
     0.9482 for tier 0: the worst-case weights said 0.1537 though 0.001 met it; the tuned

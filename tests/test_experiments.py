@@ -67,6 +67,7 @@ def full_table():
     return ex.table1()  # 20 000 trials, seed 0, profile seed 0: the paper's setting
 
 
+@pytest.mark.slow
 def test_table1_full_trials_within_0_3_of_the_paper(full_table):
     """Every method, exact and simulated, within 0.3 (ln MSE) of Table 1 in both columns."""
     assert [r["method"] for r in full_table] == list(hdp.METHODS)
@@ -142,6 +143,7 @@ def test_scatter_sequences_are_unsaturated_and_match_the_core():
         assert res["ratio"][j] == pytest.approx(math.exp(res["ln_f"][j] - res["ln_H"][j]))
 
 
+@pytest.mark.slow
 def test_scatter_ratio_claims():
     """Theorem 4 (f <= 443 H) must hold; the paper's empirical suggestion (f <= 4 H) holds on
     20 000 random sequences too. For n = 1 the ratio is (e^2 + 8)/(4 max(1, e^2)) <= 9/4."""
@@ -171,6 +173,7 @@ def test_scatter_shapes_seeds_and_validation():
 
 
 # --------------------------------------------------------------------------- CLI
+@pytest.mark.slow
 def test_cli_table1_json():
     p = run_cli("table1", "--trials", "300", "--format", "json")
     assert p.returncode == 0, p.stderr
@@ -183,6 +186,7 @@ def test_cli_table1_json():
         assert abs(r["exact_high"] - hi) <= 0.3 and abs(r["exact_low"] - lo) <= 0.3
 
 
+@pytest.mark.slow
 def test_cli_table1_csv_and_text():
     p = run_cli("table1", "--trials", "200", "--seed", "4", "--format", "csv")
     assert p.returncode == 0, p.stderr
@@ -205,6 +209,7 @@ def test_cli_table1_csv_and_text():
     assert float(adpm[3]) == round(float(rows[0]["sim_high"]), 2)
 
 
+@pytest.mark.slow
 def test_cli_scatter_formats():
     t = run_cli("scatter", "--sequences", "50", "--seed", "2")
     assert t.returncode == 0, t.stderr
@@ -222,6 +227,7 @@ def test_cli_scatter_formats():
     np.testing.assert_allclose(ratios, direct["ratio"], rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_cli_help():
     p = run_cli("--help")
     assert p.returncode == 0 and "table1" in p.stdout and "scatter" in p.stdout

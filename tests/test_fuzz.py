@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,6 +130,7 @@ def test_from_tiers(levels, counts, names):
         ),
     )
 )
+@pytest.mark.slow
 def test_profile_from_csv(content):
     _check_profile(_ok_or_hdp(hdp.profile_from_csv, content))
 

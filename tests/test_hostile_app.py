@@ -14,7 +14,7 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import APP, ok, open_page, show
+from helpers import APP, ok, open_page, show, whole_app
 
 import hdp_core as hdp
 from hdp_core import design as D
@@ -39,7 +39,7 @@ def _markdown_strings(at) -> list[str]:
         out += [e.value for e in at.get(kind)]
         out += [e.value for e in at.sidebar.get(kind)]
     for m in list(at.metric) + list(at.sidebar.metric):
-        out += [m.label, m.value, str(m.proto.delta or "")]
+        out += [m.label, m.value, str(m.delta or "")]
     for kind in (
         "slider",
         "select_slider",
@@ -64,7 +64,7 @@ def _unsafe(s: str) -> list[str]:
 
 
 def _figure_json(at) -> list[str]:
-    return [c.proto.spec for c in at.get("plotly_chart")]
+    return [c.spec for c in at.get("plotly_chart")]
 
 
 def _hostile_menu_link() -> str:
@@ -423,7 +423,7 @@ def test_many_tiers_charts_aggregate(app, page):
     elapsed = time.perf_counter() - t0
     ok(at)
     assert at.session_state["profile"].k == prof.k  # (the page did not replace it)
-    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    charts = [json.loads(c.spec) for c in at.get("plotly_chart")]
     assert charts
     for fig in charts:
         assert len(fig["data"]) <= 200, len(fig["data"])
@@ -464,7 +464,7 @@ def test_generator_refuses_too_many_users_naming_the_limit(app, dist, key, limit
     ok(at)
     before = at.session_state["profile"].key
     w = at.number_input(key=key)
-    assert isinstance(w.value, float) and w.proto.data_type == w.proto.FLOAT
+    assert isinstance(w.value, float) and w.data_type == w.FLOAT
     w.set_value(1e16 if limit >= 1e15 else 1e15).run()
     assert not at.exception, at.exception
     errs = [shown_(e.value) for e in at.error]
@@ -533,11 +533,11 @@ def test_uploaders_state_their_limit_next_to_them(app):
     at = open_page(app, "profile")
     at.radio(key="prof_mode").set_value("Upload").run()
     up = at.get("file_uploader")[0]
-    assert f"at most {MAX_UPLOAD_BYTES // 2**20} MB" in up.proto.label
-    assert up.proto.max_upload_size_mb == MAX_UPLOAD_BYTES // 2**20
+    assert f"at most {MAX_UPLOAD_BYTES // 2**20} MB" in up.label
+    assert up.max_upload_size_mb == MAX_UPLOAD_BYTES // 2**20
     at.switch_page("pages/tier_designer.py").run()
     up = at.get("file_uploader")[0]
-    assert f"at most {MAX_MENU_BYTES // 1024} KB" in up.proto.label
+    assert f"at most {MAX_MENU_BYTES // 1024} KB" in up.label
 
 
 def test_bounds_page_huge_errors_in_scientific_notation(app):
@@ -570,9 +570,7 @@ def _csv_of(levels, values=None) -> bytes:
 def _start(kind: str, arg):
     """One visitor's first steps: open the app and make a profile (upload, link or preset).
     Returns (AppTest, the profile it should show)."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = whole_app(default_timeout=120)
     if kind == "link":
         for k, v in links.encode(arg).items():
             at.query_params[k] = v
@@ -593,7 +591,7 @@ def _shown(at) -> tuple[str, str, str]:
     at.switch_page("pages/profile.py").run()  # a fresh run: cached results are reused
     assert not at.exception, at.exception
     return (
-        next(m.proto.help for m in at.sidebar.metric if m.label == "Users n"),
+        next(m.help for m in at.sidebar.metric if m.label == "Users n"),
         next(m.value for m in at.metric if m.label == "tau*"),
         next(m.value for m in at.metric if m.label == "Worst-case MSE"),
     )
@@ -612,6 +610,7 @@ def _expected_shown(prof) -> tuple[str, str, str]:
     return f"{prof.n:,} users in the profile.", tau, f"{sol.worst_case_mse:.2e}"
 
 
+@pytest.mark.slow
 def test_interleaved_sessions_never_see_each_others_results():
     """Six visitors in one server process (one shared st.cache_data), their runs interleaved:
     uploads of different sizes, tier links, preset draws; after all of them have run, each is
@@ -648,6 +647,7 @@ def test_interleaved_sessions_never_see_each_others_results():
             assert _shown(at) == _expected_shown(expected), kind
 
 
+@pytest.mark.slow
 def test_two_sessions_with_colliding_profile_bytes():
     """Issue 12 item 1 through the app: a file whose eps column is the first half of the
     default profile's levels and whose value column is the second half used to share the

@@ -87,6 +87,7 @@ def any_profile(draw):
     return EP.from_values(lv, data=data)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(any_profile(), any_profile())
 def test_distinct_profiles_have_distinct_keys(a, b):

@@ -36,7 +36,7 @@ def u(x: float) -> str:
 
 
 def sweep_traces(at) -> list[str]:
-    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    spec = json.loads(at.get("plotly_chart")[1].spec)
     return [t.get("name", "") for t in spec["data"]]
 
 
@@ -83,7 +83,7 @@ def test_scale_slider_moves_the_marker(app):
     scaled = prof.scaled(10**-2.4)
     assert metric(at, "ADPM worst case") == g(hdp.upper_bound(scaled))
     # the sweep's own numbers were computed once: the selected point sits on the curve
-    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    spec = json.loads(at.get("plotly_chart")[1].spec)
     marker = next(t for t in spec["data"] if t.get("name") == "selected point")
     assert marker["x"][0] == pytest.approx(10**-2.4, rel=1e-9)
     assert marker["y"][0] == pytest.approx(hdp.upper_bound(scaled), rel=1e-9)
@@ -179,7 +179,7 @@ def test_scatter_metrics_and_current_point(app):
     ok(at)
     ratio = hdp.optimality_ratio(prof)
     assert metric(at, "Current profile f/H") == g(ratio)
-    spec = json.loads(at.get("plotly_chart")[2].proto.spec)
+    spec = json.loads(at.get("plotly_chart")[2].spec)
     star = next(t for t in spec["data"] if t.get("name") == "current profile")
     sol = hdp.adpm(prof)
     assert star["x"][0] == pytest.approx(math.log(sol.objective), rel=1e-12)

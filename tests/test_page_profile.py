@@ -125,8 +125,8 @@ def test_a_new_tier_row_starts_usable(started):
 
     at = started
     at.radio(key="prof_mode").set_value("Tiers").run()
-    editor = next(d for d in at.dataframe if d.proto.editing_mode)
-    cols = json.loads(editor.proto.columns)
+    editor = next(d for d in at.dataframe if d.editing_mode)
+    cols = json.loads(editor.columns)
     assert {c: cols[c].get("default") for c in ("name", "eps", "count", "share")} == {
         "name": "New tier",
         "eps": "1",

@@ -37,8 +37,8 @@ def test_page_renders_for_every_kind_of_profile(app, kind):
     downloads = at.get("download_button")
     assert len(downloads) == (1 if usable else 0)
     if usable:
-        assert downloads[0].proto.label.startswith("Download")
-        assert downloads[0].proto.url.endswith(".csv")
+        assert downloads[0].label.startswith("Download")
+        assert downloads[0].url.endswith(".csv")
     sol = hdp.adpm(prof)
     if usable:
         tau = metric(at, "Saturation level tau*")
@@ -91,7 +91,7 @@ def test_phase_controls(app):
     ok(at)
     want = 0.02 + 8.0 / (5000 * 0.25 * 0.02)
     assert metric(at, "The looser group saturates from eps2 =") == f"{want:.4g}"
-    spec = at.get("plotly_chart")[1].proto.spec
+    spec = at.get("plotly_chart")[1].spec
     assert "n = 5,000 users" in spec and "0.25" in spec
 
 
@@ -173,7 +173,7 @@ def test_large_profile_is_downsampled(app):
     at = show(app, prof)
     ok(at)
     assert any("of 30,000 users are drawn" in c.value for c in at.caption)
-    spec = at.get("plotly_chart")[0].proto.spec
+    spec = at.get("plotly_chart")[0].spec
     assert len(spec) < 2_000_000  # thousands of points, not 30 000 per trace
 
 

@@ -69,7 +69,7 @@ def metric(at, label):
 def chart(at, key):
     for el in at.get("plotly_chart"):
         if getattr(el, "key", None) == key:
-            return json.loads(el.proto.spec)
+            return json.loads(el.spec)
     raise AssertionError(f"no chart {key}")
 
 

@@ -64,8 +64,8 @@ def test_switch_adds_the_tuned_row_with_hdp_core_numbers(app):
     # the tuned method beats both, exactly (closed forms, independent of the page)
     assert expect < hdp.exact_mse("PropDPM", DIP, d) < hdp.exact_mse("ADPM", DIP, d)
     # the spread chart is there, with the tuned method in its own colour
-    spread = [c for c in charts(at) if "guessed wrong" in c.proto.spec]
-    assert spread and METHOD_COLORS["ADPM-tuned"] in spread[0].proto.spec
+    spread = [c for c in charts(at) if "guessed wrong" in c.spec]
+    assert spread and METHOD_COLORS["ADPM-tuned"] in spread[0].spec
 
 
 def test_spread_the_user_enters(app):

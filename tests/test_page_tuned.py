@@ -29,7 +29,7 @@ def arr(v) -> np.ndarray:
 def chart(at, key_word: str):
     """The first chart whose title or a trace name contains ``key_word``, as a go.Figure."""
     for c in at.get("plotly_chart"):
-        fig = pio.from_json(c.proto.spec)
+        fig = pio.from_json(c.spec)
         title = fig.layout.title.text or ""
         if key_word in title or any(key_word in (t.name or "") for t in fig.data):
             return fig

@@ -5,7 +5,8 @@ levels); session B then opens / and must see the default profile's own numbers."
 
 from __future__ import annotations
 
-from helpers import APP
+import pytest
+from helpers import whole_app
 
 import hdp_core as hdp
 from hdp_core.views import links
@@ -15,9 +16,9 @@ def _metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.sidebar.get("metric")}
 
 
+@pytest.mark.slow
 def test_an_upload_in_one_session_never_changes_another_sessions_numbers():
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
     default = links.profile_from_spec({"kind": "preset", "name": "paper_high", "seed": 0})
     lv = default.levels
@@ -25,7 +26,7 @@ def test_an_upload_in_one_session_never_changes_another_sessions_numbers():
         f"{float(a)!r},{float(b)!r}\n" for a, b in zip(lv[:500], lv[500:])
     )
     st.cache_data.clear()
-    a = AppTest.from_file(APP, default_timeout=60)
+    a = whole_app(default_timeout=60)
     a.run()
     a.radio(key="prof_mode").set_value("Upload").run()
     st.cache_data.clear()  # the forged profile is computed (and cached) first, as in the issue
@@ -33,7 +34,7 @@ def test_an_upload_in_one_session_never_changes_another_sessions_numbers():
     assert not a.exception, a.exception
     assert _metrics(a)["Users n"] == "500"
 
-    b = AppTest.from_file(APP, default_timeout=60)  # a second session in the same process
+    b = whole_app(default_timeout=60)  # a second session in the same process
     b.run()
     assert not b.exception, b.exception
     got = _metrics(b)

@@ -56,6 +56,7 @@ def agreement():
     return _agreement_table()
 
 
+@pytest.mark.slow
 def test_exact_and_simulated_mse_agree(agreement):
     """Every method x distribution x profile: |sim - exact| <= 4 SE; >= 88% CI coverage."""
     assert len(agreement) == len(PROFILES) * len(DISTS) * len(hdp.METHODS)

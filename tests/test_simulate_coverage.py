@@ -47,6 +47,7 @@ def test_coverage_at_the_page_minimum(dist):
     assert min(cov.values()) >= 0.93, cov
 
 
+@pytest.mark.slow
 def test_symmetric_interval_undercovers_at_ten_trials():
     cov = _coverage(10, hdp.Beta(2, 3), symmetric=True)
     assert min(cov.values()) < 0.88, cov

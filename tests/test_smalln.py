@@ -46,6 +46,7 @@ def brute_sup(w_users, b: float, grid: int = 1500) -> float:
     return max(brute_quantile(w_users, p, b) for p in ps)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "issue"), [(2, 0.776), (3, 0.632), (10, 0.350)])
 def test_public_only_issue_cases(n, issue):
     got = two_point_half_width([1.0 / n], [n])
@@ -72,6 +73,7 @@ def test_public_only_n2_closed_form_and_n30():
     ("weights", "counts", "b"),
     [([0.25, 0.125], [2, 4], 0.1), ([0.3, 0.15, 0.4 / 3], [1, 2, 3], 0.05), ([1 / 7], [7], 0.3)],
 )
+@pytest.mark.slow
 def test_tiers_with_noise_against_brute_force(weights, counts, b):
     w_users = np.repeat(weights, counts)
     assert w_users.sum() == pytest.approx(1.0)
@@ -104,6 +106,7 @@ def _menus():
                 )
 
 
+@pytest.mark.slow
 def test_design_never_above_mid_range_and_exact_at_small_n():
     kinds = set()
     for menu in _menus():
@@ -144,6 +147,7 @@ def test_half_width_notes_say_which_figure_it_is():
     assert "approximation" in explain.half_width_note(big)
 
 
+@pytest.mark.slow
 def test_exact_half_width_is_not_monotone_in_the_levels():
     """Loosening a tier lowers ADPM's MSE but can raise the exact worst-case 95% quantile at
     small n (why test_design's monotonicity property excludes it); brute force agrees."""

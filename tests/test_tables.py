@@ -191,6 +191,7 @@ def test_round_trip_tiers_with_names():
         max_size=40,
     )
 )
+@pytest.mark.slow
 def test_round_trip_is_exact(levels):
     prof = EP.from_values(levels)
     back = hdp.profile_from_csv(prof.to_csv())

@@ -83,6 +83,7 @@ def test_cdf_matches_quadrature(h, s, b):
     assert abs_error_cdf(h, s, b) == pytest.approx(oracle_cdf(h, s, b), abs=1e-10)
 
 
+@pytest.mark.slow
 def test_half_width_monte_carlo():
     """4,000,000 draws of N(0, s^2) + Laplace(b) for three (s, b). The fraction of draws with
     |error| <= h is binomial: its standard deviation is sqrt(0.95 * 0.05 / 4e6) = 1.09e-4, so

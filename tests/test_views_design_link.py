@@ -56,6 +56,7 @@ def _app():
     return at
 
 
+@pytest.mark.slow
 def test_page_restores_target_from_link_and_loads_profile_tiers():
     at = _app()
     at.query_params["goal"] = "rmse~7.5"

@@ -79,7 +79,7 @@ def _spec_profile(spec: Mapping[str, Any]) -> EpsilonProfile | None:
 
 
 def profile_code(profile: EpsilonProfile, spec: Mapping[str, Any] | None = None) -> str:
-    """Python statement ``prof = ...`` (using ``hdp``) that rebuilds ``profile`` exactly.
+    """Python code setting ``prof`` (using ``hdp``) that rebuilds ``profile`` exactly.
 
     A preset or generator spec (hdp_core.views.links: preset, log_uniform, two_groups, mixture) is
     rebuilt by its call when that gives the same profile (same key); a small profile is
@@ -99,7 +99,8 @@ def profile_code(profile: EpsilonProfile, spec: Mapping[str, Any] | None = None)
             names = f", names={list(profile.names)!r}" if profile.names else ""
             return f"prof = hdp.EpsilonProfile.from_tiers([{lv}], [{ct}]{names})"
         return f"prof = hdp.EpsilonProfile.from_values([{lv}])"
-    return 'prof = hdp.profile_from_csv(open("profile.csv", "rb").read())'
+    # The file is closed after reading (the snippet once left it open: a ResourceWarning).
+    return 'with open("profile.csv", "rb") as f:\n    prof = hdp.profile_from_csv(f.read())'
 
 
 def reproduce_code(

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from .. import presets
 from ..adpm import adpm
 from ..presets import two_groups
 from ..profile import EpsilonProfile
+from ..specs import RANDOM_PRESETS, normalize_spec
 from .formatting import count_noun, plain
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "mse_terms",
     "saturation_caption",
     "saturation_tradeoff",
+    "spec_label",
     "two_group_verdict",
 ]
 
@@ -483,3 +487,31 @@ noise and measure how far each answer lands from the truth. The profile is the c
 (change it on the Profile page); the data come from the distribution you pick below.
 """
 """The Simulation page's introduction: what the simulation repeats and measures."""
+
+
+def spec_label(spec: Any) -> str:
+    """One line describing a (valid) spec for people, e.g. 'Log-uniform: 1,000 users ...'."""
+    s = normalize_spec(spec)
+    k = s["kind"]
+    if k == "preset":
+        extra = f" (seed {s['seed']})" if s["name"] in RANDOM_PRESETS and s["seed"] else ""
+        return presets.PRESETS[s["name"]] + extra
+    if k == "log_uniform":
+        return (
+            f"Log-uniform: {s['n']:,} users, eps from {s['lo']:.3g} to {s['hi']:.3g} "
+            f"(seed {s['seed']})"
+        )
+    if k == "two_groups":
+        n1 = round(s["frac"] * s["n"])
+        e2 = "public" if math.isinf(s["eps2"]) else f"{s['eps2']:.3g}"
+        return f"Two groups: {n1:,} users at {s['eps1']:.3g}, {s['n'] - n1:,} at {e2}"
+    if k == "mixture":
+        return (
+            f"Mixture: {s['n']:,} users, eps from {s['lo']:.3g} to {s['hi']:.3g}, "
+            f"{100 * s['public']:.3g}% public (seed {s['seed']})"
+        )
+    if k == "tiers":
+        return (
+            f"Tiers: {count_noun(len(s['levels']), 'tier')}, {count_noun(sum(s['counts']), 'user')}"
+        )
+    return f"List of {len(s['levels'])} users"

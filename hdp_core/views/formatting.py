@@ -14,6 +14,7 @@ from typing import Any
 from ..validate import csv_safe, csv_unescape, format_eps
 
 __all__ = [
+    "compact_count",
     "count_noun",
     "csv_safe",
     "csv_unescape",
@@ -22,6 +23,7 @@ __all__ = [
     "plain",
     "sci",
     "short_eps",
+    "sidebar_eps",
     "subscript",
     "telling_eps",
 ]
@@ -107,3 +109,19 @@ def telling_eps(x: float, others: Any = (), digits: int = 4, most: int = 12) -> 
         if all(text != f"{o:.{d}g}" for o in near):
             return text
     return f"{x:.{most}g}"
+
+
+def compact_count(n: int) -> str:
+    """A user count that fits a narrow metric: 12,345, 500k, 1.2M, 3B, 1T (3 digits)."""
+    if n < 100_000:
+        return f"{n:,}"
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.3g}{suffix}"
+    return f"{n:,}"  # pragma: no cover
+
+
+def sidebar_eps(x: float) -> str:
+    """A level as the sidebar's narrow metrics show it: format_eps without its words
+    ("public", not "public (eps = inf)")."""
+    return format_eps(x).split(" ")[0]

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 __all__ = [
     "REAL_MAX",
     "RELATIVE_WIDTH_MIN",
+    "SPREAD",
+    "SPREAD_MAX",
+    "SPREAD_MIN",
     "Limit",
     "check_data_range",
     "query_value_problem",
@@ -40,6 +43,17 @@ class Limit:
     hi: float = REAL_MAX
     integer: bool = False
     choices: tuple[str, ...] | None = None
+
+
+SPREAD_MIN = 1e-3
+"""Smallest data spread s (standard deviation on [-0.5, 0.5]) a control accepts or a chart
+starts from."""
+
+SPREAD_MAX = 0.5
+"""Largest data spread s on [-0.5, 0.5] (all the mass at the two ends)."""
+
+SPREAD = Limit(SPREAD_MIN, SPREAD_MAX)
+"""The spread controls of the Saturation, Bounds and Simulation pages."""
 
 
 def query_value_problem(raw: str | list[str], limit: Limit) -> str | None:

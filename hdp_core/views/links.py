@@ -21,6 +21,10 @@ unknown presets and fields are refused, and anything longer than :data:`MAX_QUER
 refused before it is parsed. Errors are :class:`hdp_core.errors.LinkError` (an
 ``HdpError``, so a ``ValueError``) with a message a person can act on. Nothing here imports
 streamlit.
+
+Specs themselves (their fields, limits and validation) live in :mod:`hdp_core.specs`, and the
+sentence describing one in :func:`hdp_core.views.explain.spec_label`; their names are
+re-exported here while the pages move to importing them from there.
 """
 
 from __future__ import annotations
@@ -28,27 +32,40 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
-import re
-from collections.abc import Iterable, Mapping
-from fractions import Fraction
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-import numpy as np
-
-from .. import presets
-from ..design import Menu, menu_to_dict
+from ..design import Menu
+from ..design_io import menu_from_json, menu_to_dict
 from ..errors import LinkError, MenuError, NotShareable
-from ..profile import EpsilonProfile
-from ..validate import NUM_RE, describe, fmt_number, parse_int, parse_level, parse_number
-from .formatting import count_noun
-from .menu_io import menu_from_json
+from ..specs import (
+    GEN_MAX_N,
+    KINDS,
+    MAX_SPEC_TIERS,
+    MAX_VALUES,
+    RANDOM_PRESETS,
+    SEED_MAX,
+    SPEC_FIELDS,
+    TIER_MAX_USERS,
+    _int,
+    _level,
+    counts_from_shares,
+    normalize_spec,
+    profile_from_spec,
+    spec_from_profile,
+    tiers_spec_from_rows,
+)
+from ..validate import fmt_number
+from .explain import spec_label
+
+MAX_TIERS = MAX_SPEC_TIERS  # the old name, kept while pages move to hdp_core.specs
 
 __all__ = [
     "GEN_MAX_N",
     "KINDS",
     "MAX_QUERY_CHARS",
+    "MAX_SPEC_TIERS",
     "MAX_TIERS",
     "MAX_VALUES",
     "QUERY_KEYS",
@@ -71,257 +88,13 @@ __all__ = [
 
 MAX_QUERY_CHARS = 2000
 """Longest encoded query string a link may carry (browsers, chats and mail keep 2000 safe)."""
-
-GEN_MAX_N = 100_000
-"""Most users the per-user generators (log-uniform, mixture) draw for a link or the app."""
-
-TIER_MAX_USERS = 10**12
-"""Most users in a tiered profile (two groups, tiers) read from a link or the editor."""
-
-MAX_TIERS = 50
-"""Most tiers in a tiers spec."""
-
-MAX_VALUES = 500
-"""Most per-user levels in a ``values`` spec (the length limit usually bites first)."""
-
-SEED_MAX = 2**32 - 1
-"""Largest random seed."""
-
-KINDS = ("preset", "log_uniform", "two_groups", "mixture", "tiers", "values")
-"""Spec kinds that have a link."""
-
-RANDOM_PRESETS = frozenset({"paper_high", "paper_low", "strict_loose", "public_mix"})
-"""Presets that are random draws (their seed matters); the others ignore the seed."""
-
 _KIND_KEY = "profile"
 _PREFIX = "p_"
-_FIELDS: dict[str, tuple[str, ...]] = {
-    "preset": ("name", "seed"),
-    "log_uniform": ("n", "lo", "hi", "seed"),
-    "two_groups": ("n", "frac", "eps1", "eps2"),
-    "mixture": ("n", "lo", "hi", "public", "seed"),
-    "tiers": ("tier",),
-    "values": ("eps",),
-}
-_DEFAULTS = {"seed": 0}
+_FIELDS = SPEC_FIELDS
 QUERY_KEYS = frozenset({_KIND_KEY} | {_PREFIX + f for fields in _FIELDS.values() for f in fields})
 """Every URL parameter this module reads or writes; other pages must not bind these."""
 
 _MAX_RAW = 4 * MAX_QUERY_CHARS  # refuse anything longer than this before looking at it
-_NAME_RE = re.compile(r"[^\x00-\x1f\x7f]{1,40}")
-
-
-# numbers ------------------------------------------------------------------------------------
-def _num(text: Any, what: str, lo: float, hi: float) -> float:
-    return parse_number(text, what, lo, hi, error=LinkError)
-
-
-def _int(text: Any, what: str, lo: int, hi: int) -> int:
-    return parse_int(text, what, lo, hi, error=LinkError)
-
-
-def _level(x: Any, what: str = "eps") -> float:
-    return parse_level(x, what, error=LinkError)
-
-
-def _pos_level(x: Any, what: str) -> float:
-    v = _level(x, what)
-    if v == 0 or math.isinf(v):
-        raise LinkError(f"{what} must be a positive finite level, got {fmt_number(v)}")
-    return v
-
-
-def _name(x: Any, what: str) -> str:
-    s = str(x).strip()
-    if not _NAME_RE.fullmatch(s):
-        raise LinkError(f"{what} must be 1 to 40 printable characters")
-    return s
-
-
-# specs --------------------------------------------------------------------------------------
-def normalize_spec(spec: Any) -> dict:
-    """A validated copy of ``spec`` with canonical types (ints, floats, lists).
-
-    Returns a new dict; raises LinkError for an unknown kind, a missing or extra field, or a
-    value out of range. The ranges are those the app's controls allow.
-    """
-    if not isinstance(spec, Mapping):
-        raise LinkError(f"a profile spec must be a dict, got {type(spec).__name__}")
-    kind = spec.get("kind")
-    if kind not in _FIELDS:
-        raise LinkError(f"unknown profile kind {str(kind)[:30]!r}; one of {', '.join(KINDS)}")
-    allowed = {
-        "tiers": {"kind", "levels", "counts", "names"},
-        "values": {"kind", "levels"},
-    }.get(kind, {"kind", *_FIELDS[kind]})
-    extra = sorted(set(spec) - allowed)
-    if extra:
-        raise LinkError(f"unexpected field(s) for {kind}: {', '.join(map(str, extra))[:60]}")
-
-    def get(f):
-        if f in spec:
-            return spec[f]
-        if f in _DEFAULTS:
-            return _DEFAULTS[f]
-        raise LinkError(f"{kind} needs the field {f!r}")
-
-    if kind == "preset":
-        name = get("name")
-        if not isinstance(name, str) or name not in presets.PRESETS:
-            raise LinkError(
-                f"unknown preset {str(name)[:30]!r}; one of {', '.join(presets.PRESETS)}"
-            )
-        seed = _int(get("seed"), "seed", 0, SEED_MAX) if name in RANDOM_PRESETS else 0
-        return {"kind": kind, "name": name, "seed": seed}
-    if kind == "log_uniform":
-        out = {
-            "kind": kind,
-            "n": _int(get("n"), "n", 1, GEN_MAX_N),
-            "lo": _pos_level(get("lo"), "lowest eps"),
-            "hi": _pos_level(get("hi"), "highest eps"),
-            "seed": _int(get("seed"), "seed", 0, SEED_MAX),
-        }
-        if out["lo"] > out["hi"]:
-            raise LinkError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
-        return out
-    if kind == "two_groups":
-        return {
-            "kind": kind,
-            "n": _int(get("n"), "n", 1, TIER_MAX_USERS),
-            "frac": _num(get("frac"), "share of group 1", 0.0, 1.0),
-            "eps1": _pos_level(get("eps1"), "eps of group 1"),
-            "eps2": _pos_or_public(get("eps2"), "eps of group 2"),
-        }
-    if kind == "mixture":
-        out = {
-            "kind": kind,
-            "n": _int(get("n"), "n", 1, GEN_MAX_N),
-            "lo": _pos_level(get("lo"), "lowest eps"),
-            "hi": _pos_level(get("hi"), "highest eps"),
-            "public": _num(get("public"), "public share", 0.0, 1.0),
-            "seed": _int(get("seed"), "seed", 0, SEED_MAX),
-        }
-        if out["lo"] > out["hi"]:
-            raise LinkError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
-        return out
-    if kind == "tiers":
-        levels, counts = _seq(get("levels"), "levels"), _seq(get("counts"), "counts")
-        if not 1 <= len(levels) <= MAX_TIERS:
-            raise LinkError(f"a tier menu has 1 to {MAX_TIERS} tiers, got {len(levels)}")
-        if len(counts) != len(levels):
-            raise LinkError(f"{len(levels)} tier levels but {len(counts)} counts")
-        lv = [_level(x, f"eps of tier {i + 1}") for i, x in enumerate(levels)]
-        ct = [_int(c, f"count of tier {i + 1}", 0, TIER_MAX_USERS) for i, c in enumerate(counts)]
-        if sum(ct) == 0:
-            raise LinkError("every tier has 0 users: the profile needs at least one user")
-        if sum(ct) > TIER_MAX_USERS:
-            raise LinkError(f"{sum(ct):,} users in total; at most {TIER_MAX_USERS:,}")
-        names = spec.get("names")
-        if names is not None:
-            names = _seq(names, "names")
-            if len(names) != len(lv):
-                raise LinkError(f"{len(lv)} tiers but {len(names)} names")
-            names = [_name(s, f"name of tier {i + 1}") for i, s in enumerate(names)]
-        return {"kind": kind, "levels": lv, "counts": ct, "names": names}
-    # values
-    levels = _seq(get("levels"), "levels")
-    if not 1 <= len(levels) <= MAX_VALUES:
-        raise LinkError(f"a per-user list in a link has 1 to {MAX_VALUES} levels")
-    return {
-        "kind": kind,
-        "levels": [_level(x, f"eps of user {i + 1}") for i, x in enumerate(levels)],
-    }
-
-
-def _pos_or_public(x: Any, what: str) -> float:
-    v = _level(x, what)
-    if v == 0:
-        raise LinkError(f"{what} must be positive (or public), got 0")
-    return v
-
-
-def _seq(x: Any, what: str) -> list:
-    if isinstance(x, (str, bytes, Mapping)) or not hasattr(x, "__len__"):
-        raise LinkError(f"{what} must be a list")
-    if len(x) > max(MAX_TIERS, MAX_VALUES):
-        raise LinkError(f"{what} has {len(x)} entries; too many for a link")
-    return list(x)
-
-
-def profile_from_spec(spec: Any) -> EpsilonProfile:
-    """The profile a spec describes (validated first); raises LinkError / ProfileError."""
-    s = normalize_spec(spec)
-    k = s["kind"]
-    if k == "preset":
-        return presets.preset(s["name"], s["seed"])
-    if k == "log_uniform":
-        return presets.log_uniform(s["n"], s["lo"], s["hi"], s["seed"])
-    if k == "two_groups":
-        return presets.two_groups(s["n"], s["frac"], s["eps1"], s["eps2"])
-    if k == "mixture":
-        return presets.mixture(s["n"], s["lo"], s["hi"], s["public"], s["seed"])
-    if k == "tiers":
-        return EpsilonProfile.from_tiers(s["levels"], s["counts"], s["names"])
-    return EpsilonProfile.from_values(s["levels"])
-
-
-def spec_from_profile(profile: EpsilonProfile) -> dict:
-    """A tiers or values spec that rebuilds ``profile`` exactly (same ``key``).
-
-    Raises NotShareable when the profile carries data values, has more than MAX_TIERS tiers
-    or MAX_VALUES users, or levels outside the link's range (then offer the CSV instead).
-    """
-    if profile.data is not None:
-        raise NotShareable("this profile carries each user's data value, which a link cannot hold")
-    if profile.is_tiered:
-        if profile.k > MAX_TIERS:
-            raise NotShareable(f"{profile.k} tiers are too many for a link (max {MAX_TIERS})")
-        spec = {
-            "kind": "tiers",
-            "levels": [float(x) for x in profile.levels],
-            "counts": [int(c) for c in profile.counts],
-            "names": list(profile.names) if profile.names else None,
-        }
-    else:
-        if profile.k > MAX_VALUES:
-            raise NotShareable(
-                f"{profile.k:,} per-user levels are too many for a link (max {MAX_VALUES})"
-            )
-        spec = {"kind": "values", "levels": [float(x) for x in profile.levels]}
-    try:
-        return normalize_spec(spec)
-    except NotShareable:
-        raise
-    except LinkError as e:
-        raise NotShareable(f"this profile cannot go in a link: {e}") from None
-
-
-def spec_label(spec: Any) -> str:
-    """One line describing a (valid) spec for people, e.g. 'Log-uniform: 1,000 users ...'."""
-    s = normalize_spec(spec)
-    k = s["kind"]
-    if k == "preset":
-        extra = f" (seed {s['seed']})" if s["name"] in RANDOM_PRESETS and s["seed"] else ""
-        return presets.PRESETS[s["name"]] + extra
-    if k == "log_uniform":
-        return (
-            f"Log-uniform: {s['n']:,} users, eps from {s['lo']:.3g} to {s['hi']:.3g} "
-            f"(seed {s['seed']})"
-        )
-    if k == "two_groups":
-        n1 = round(s["frac"] * s["n"])
-        e2 = "public" if math.isinf(s["eps2"]) else f"{s['eps2']:.3g}"
-        return f"Two groups: {n1:,} users at {s['eps1']:.3g}, {s['n'] - n1:,} at {e2}"
-    if k == "mixture":
-        return (
-            f"Mixture: {s['n']:,} users, eps from {s['lo']:.3g} to {s['hi']:.3g}, "
-            f"{100 * s['public']:.3g}% public (seed {s['seed']})"
-        )
-    if k == "tiers":
-        return (
-            f"Tiers: {count_noun(len(s['levels']), 'tier')}, {count_noun(sum(s['counts']), 'user')}"
-        )
-    return f"List of {len(s['levels'])} users"
 
 
 # query strings -----------------------------------------------------------------------------
@@ -398,8 +171,8 @@ def decode(params: Mapping[str, Any]) -> dict | None:
         tiers = ours.get(_PREFIX + "tier", [])
         if not tiers:
             raise LinkError("a tiers link needs at least one p_tier=<eps>~<count>")
-        if len(tiers) > MAX_TIERS:
-            raise LinkError(f"{len(tiers)} tiers; a link holds at most {MAX_TIERS}")
+        if len(tiers) > MAX_SPEC_TIERS:
+            raise LinkError(f"{len(tiers)} tiers; a link holds at most {MAX_SPEC_TIERS}")
         levels, counts, names = [], [], []
         for j, t in enumerate(tiers):
             parts = t.split("~", 2)
@@ -448,129 +221,11 @@ def from_query_string(query: str) -> dict | None:
             query.lstrip("?"),
             keep_blank_values=True,
             strict_parsing=False,
-            max_num_fields=4 * MAX_TIERS,
+            max_num_fields=4 * MAX_SPEC_TIERS,
         )
     except ValueError as e:
         raise LinkError(f"the link's query string cannot be read: {e}") from None
     return decode(params)
-
-
-# tiers given as shares ----------------------------------------------------------------------
-def counts_from_shares(shares: Any, n: int) -> np.ndarray:
-    """Whole tier sizes summing to exactly ``n`` from shares (any non-negative weights).
-
-    Largest-remainder rounding (Hamilton's method): each tier gets floor(n s_j / sum s) users
-    and the users left over go one each to the largest remainders (ties to the earlier tier).
-    Returns int64 counts; raises LinkError for NaN, negative or all-zero shares or bad n.
-    """
-    n = _int(n, "total number of users n", 1, TIER_MAX_USERS)
-    s = np.asarray(shares, dtype=np.float64).ravel()
-    if s.size == 0:
-        raise LinkError("give at least one share")
-    if not np.isfinite(s).all():
-        i = int(np.argmax(~np.isfinite(s)))
-        raise LinkError(f"share of tier {i + 1} is empty or not a finite number")
-    if (s < 0).any():
-        i = int(np.argmax(s < 0))
-        raise LinkError(f"share of tier {i + 1} is negative ({s[i]:g})")
-    if float(s.sum()) <= 0:
-        raise LinkError("all shares are 0: at least one tier needs users")
-    # exact rational quotas (at most MAX_TIERS-ish entries): ties are real ties, broken in
-    # favour of the earlier tier, whatever the floating-point rounding would say
-    fr = [Fraction(float(x)) for x in s]
-    total = sum(fr)
-    quotas = [f * n / total for f in fr]
-    base = [math.floor(q) for q in quotas]
-    left = n - sum(base)
-    order = sorted(range(len(fr)), key=lambda i: (base[i] - quotas[i], i))
-    for i in order[:left]:
-        base[i] += 1
-    return np.array(base, dtype=np.int64)
-
-
-def _cell_number(x: Any) -> float | None:
-    """A table cell as a float, or None when it is empty (None, NaN, blank text)."""
-    if x is None or isinstance(x, bool):
-        return None
-    if isinstance(x, str):
-        s = x.strip()
-        if not s:
-            return None
-        if not NUM_RE.fullmatch(s):
-            return math.nan
-        return float(s)
-    try:
-        v = float(x)
-    except OverflowError:  # an int beyond float range
-        return math.inf
-    except (TypeError, ValueError):
-        return math.nan
-    return None if math.isnan(v) else v
-
-
-def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = None) -> dict:
-    """A tiers spec from editor rows (dicts with name, eps, and count or share in %).
-
-    ``units`` is 'count' (whole users per tier) or 'share' (shares of ``total`` users, turned
-    into whole counts by :func:`counts_from_shares`). Rows with every cell empty are skipped
-    (a row just added). Names are kept when any row has one ('Tier j' fills the gaps).
-    Returns a normalised spec; raises LinkError naming the row (1-based) and the problem.
-    """
-    if units not in ("count", "share"):
-        raise LinkError(f"units must be 'count' or 'share', got {units!r}")
-    col = "count" if units == "count" else "share"
-    if rows is None or isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
-        raise LinkError(f"the tiers must be a list of rows, got {describe(rows)}")
-    used: list[tuple[str, float, float]] = []
-    for i, r in enumerate(rows):
-        if not isinstance(r, Mapping):
-            raise LinkError(
-                f"row {i + 1} must have the cells name, eps and {col}, got {describe(r)}"
-            )
-        name = r.get("name")
-        name = (
-            ""
-            if name is None or (isinstance(name, float) and math.isnan(name))
-            else str(name).strip()
-        )
-        eps = r.get("eps")
-        eps_empty = (
-            eps is None
-            or (isinstance(eps, float) and math.isnan(eps))
-            or (isinstance(eps, str) and not eps.strip())
-        )
-        size = _cell_number(r.get(col))
-        if not name and eps_empty and size is None:
-            continue
-        label = f"row {i + 1}" + (f" ({name[:20]})" if name else "")
-        level = _level("" if eps_empty else eps, f"{label}: eps")
-        if size is None:
-            what = "number of users" if units == "count" else "share (%)"
-            raise LinkError(f"{label}: give a {what}")
-        if math.isnan(size) or math.isinf(size):
-            raise LinkError(f"{label}: the {col} is not a number")
-        if size < 0:
-            raise LinkError(f"{label}: the {col} {fmt_number(size)} is negative")
-        if units == "count" and not float(size).is_integer():
-            raise LinkError(f"{label}: the count {fmt_number(size)} is not a whole number")
-        used.append((name, level, size))
-    if not used:
-        raise LinkError("the table is empty: add at least one tier")
-    if len(used) > MAX_TIERS:
-        raise LinkError(f"{len(used)} tiers; at most {MAX_TIERS}")
-    sizes = [u[2] for u in used]
-    if units == "count":
-        counts = [int(c) for c in sizes]
-    else:
-        if total is None:
-            raise LinkError("give the total number of users n for shares")
-        counts = [int(c) for c in counts_from_shares(sizes, total)]
-    names = None
-    if any(u[0] for u in used):
-        names = [u[0] or f"Tier {j + 1}" for j, u in enumerate(used)]
-    return normalize_spec(
-        {"kind": "tiers", "levels": [u[1] for u in used], "counts": counts, "names": names}
-    )
 
 
 # menus ----------------------------------------------------------------------------------------

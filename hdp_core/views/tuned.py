@@ -26,6 +26,7 @@ import numpy as np
 from ..adpm import WORST_CASE_SD, adpm, data_sd_constant, saturation_level
 from ..estimators import get_method
 from ..profile import EpsilonProfile, as_profile
+from . import limits
 from .formatting import plain
 
 __all__ = [
@@ -50,8 +51,8 @@ TUNED = "ADPM-tuned"
 CURVE_METHODS = ("ADPM", TUNED, "PropDPM")
 """Methods on the 'spread guessed wrong' chart."""
 
-SPREAD_MIN = 1e-3
-"""Smallest spread the charts start from (sd on [-0.5, 0.5])."""
+SPREAD_MIN = limits.SPREAD_MIN
+"""Smallest spread the charts start from (sd on [-0.5, 0.5]); views.limits.SPREAD."""
 
 
 def tuned_label(data_sd: float) -> str:

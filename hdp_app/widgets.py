@@ -1,0 +1,52 @@
+"""Shared page furniture: a wrapping metric row and a guard that turns bad input in one
+section into a message there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+import hdp_core as hdp
+from hdp_core.views.cards import Metric
+from hdp_core.views.formatting import plain
+from hdp_core.views.limits import Limit
+
+T = TypeVar("T")
+
+
+def metric_row() -> DeltaGenerator:
+    """A row for metrics that wraps onto a new line where the page is narrow (1024 px with the
+    sidebar open) instead of cutting their values: give each metric ``width="content"``."""
+    return st.container(horizontal=True, wrap=True, gap="large")
+
+
+def guarded(section: Callable[..., T], *args: Any) -> T | None:
+    """Run one section of a page and return what it returns; bad input shows a message there
+    instead of a traceback (and returns None), and the rest of the page (and the current
+    profile) stays."""
+    try:
+        return section(*args)
+    except (hdp.ProfileError, ValueError) as exc:
+        st.error(f"This part of the page could not be computed: {plain(exc)}")
+        return None
+
+
+def limit_bounds(limit: Limit) -> dict[str, Any]:
+    """``min_value`` and ``max_value`` for a number widget from ``limit`` (the same object the
+    link's value is checked against, hdp_app.url.drop_bad_query_params), as ints for a
+    whole-number limit."""
+    if limit.integer:
+        return {"min_value": int(limit.lo), "max_value": int(limit.hi)}
+    return {"min_value": float(limit.lo), "max_value": float(limit.hi)}
+
+
+def show_metric(where: DeltaGenerator, m: Metric, **kw: Any) -> None:
+    """Draw one card of a view (:class:`hdp_core.views.cards.Metric`) in ``where``: its label,
+    value, delta (no arrow: the delta is a description, coloured by ``delta_color``) and help."""
+    extra: dict[str, Any] = {"delta_arrow": "off"} if m.delta is not None else {}
+    where.metric(
+        m.label, m.value, m.delta, delta_color=cast(Any, m.delta_color), help=m.help, **extra, **kw
+    )
