@@ -72,9 +72,7 @@ def keep_within(key: str, lo: float, hi: float) -> None:
         st.session_state[key] = None
 
 
-def checked_levels(
-    digest: str, df: Any, value: str, eps: str, menu: Any
-) -> tuple[Any, Any, str]:
+def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any, str]:
     """The table's distinct levels and user counts (hdp_core.release.level_counts) after
     check_values passed, and its content fingerprint (hdp_core.fingerprint.fingerprint_frame:
     the identity the ledger charges), computed once per file, columns and menu in this

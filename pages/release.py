@@ -343,9 +343,7 @@ def _target_section(lv, ct, s: dict, spend) -> str | None:
     for col, choice in zip(cols, V.target_choices(errors), strict=True):
         with col.container(border=True):
             st.markdown(f"**{choice.answer}**")
-            st.metric(
-                "95% error: ±", V.in_units(choice.error, s["unit"]), help=V.ERROR_HELP
-            )
+            st.metric("95% error: ±", V.in_units(choice.error, s["unit"]), help=V.ERROR_HELP)
             st.caption(choice.text)
     return st.radio(
         TARGET_QUESTION,

@@ -28,29 +28,50 @@ from .limits import REAL_MAX
 __all__ = [
     "EPS_NAMES",
     "ERROR_HELP",
+    "LEDGER_ENV",
+    "NAME_HELP",
     "PREVIEW_ROWS",
     "RANGE_MAX",
     "SD_MIN_RELATIVE",
+    "SPEND_HELP",
+    "SPEND_STEPS",
+    "TARGET_ANSWERS",
+    "TARGET_WORDS",
     "VALUE_NAMES",
+    "Blocker",
     "Preview",
+    "TargetChoice",
+    "budget_caption",
+    "budget_refusal",
     "excluded_help",
     "guess_columns",
+    "history_frame",
     "in_units",
     "is_stale",
+    "ledger_problem",
     "loaded_caption",
     "menu_caption",
     "menu_range_note",
     "off_menu_note",
+    "percent",
     "preview_table",
     "range_problem",
     "receipt_csv",
     "receipt_table",
+    "release_blocker",
     "released_caption",
+    "released_sentence",
     "result_csv",
     "result_dict",
     "result_json",
     "sd_bounds",
+    "spend_errors",
+    "spend_of_percent",
+    "spend_problem",
     "table_hint",
+    "target_answer_caption",
+    "target_choices",
+    "target_of",
     "technical_details",
     "telling_levels",
     "upload_hint",
@@ -70,10 +91,11 @@ VALUE_NAMES = ("value", "values", "x", "data", "amount", "spend", "salary", "inc
 EPS_NAMES = ("eps", "epsilon", "tier", "tiers", "level", "privacy", "privacy_level")
 
 ERROR_HELP = (
-    "With 95% probability the released mean is within this distance of the mean of the "
-    "population the users come from (values clamped to the range). It counts the privacy "
-    "noise and the sampling spread, for the worst-case spread of data in the range, or the "
-    "spread you declared."
+    "The released interval is the private mean ± this much (cut to the range): it contains "
+    "the mean being estimated (the population's or this table's own, values clamped to the "
+    "range) in at least 95% of releases. For the table's own mean that holds for every "
+    "table in the range; for the population mean, for every population in the range (with "
+    "the spread you declared, if any) whose privacy choices are unrelated to values."
 )
 
 MENU_HINT = " To read tier names, turn on 'Read the eps column with this menu' above."
@@ -618,9 +640,7 @@ def history_frame(entries: Sequence[Any], unit: str = "") -> Any:
             ],
             "95% interval": [interval(e) for e in entries],
             "status": [
-                {"released": "released", "failed": "failed (charge kept)"}.get(
-                    e.status, "charged"
-                )
+                {"released": "released", "failed": "failed (charge kept)"}.get(e.status, "charged")
                 for e in entries
             ],
         }
@@ -633,9 +653,7 @@ def released_sentence(rel: Release) -> str:
     target = getattr(rel, "target", "population")
     spend = getattr(rel, "spend", 1.0)
     left = getattr(rel, "budget_remaining", None)
-    tail = (
-        "" if left is None else f"; {percent(left)} of this dataset's budget remains"
-    )
+    tail = "" if left is None else f"; {percent(left)} of this dataset's budget remains"
     return (
         f"This release estimates {TARGET_WORDS[target]}, spending {percent(spend)} of every "
         f"user's level{tail}."
