@@ -254,10 +254,12 @@ def _check_table(digest: str, df, s: dict, menu: Menu | None, menu_off: bool):
         raise _Stop from None
 
 
-def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
+def _preview(lv, ct, s: dict, menu: Menu | None, spend, answer) -> None:
     st.subheader("Before releasing: what each level gets")
+    target = V.preview_target(answer)
+    st.caption(V.preview_caption(target, spend))
     try:
-        pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
+        pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"], target=target, spend=spend)
     except HdpError as e:
         st.error(f"Check the settings: {plain(e)}. Nothing can be released yet.")
         raise _Stop from None
@@ -268,12 +270,13 @@ def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
     if shown.caption:
         st.caption(shown.caption)
     st.dataframe(shown.frame, hide_index=True, key="rel_preview_table")
-    st.metric(
-        "tau* (saturation level)",
-        shown.tau,
-        help="With the whole of every user's level (for the population mean, ADPM): every "
-        "user asking for eps ≥ tau* is granted tau*, more privacy than asked at no cost in "
-        "accuracy.",
+    label, help_text = V.level_metric(target)
+    c1, c2 = st.columns(2)
+    c1.metric(label, shown.tau, help=help_text)
+    c2.metric(
+        "Privacy noise scale",
+        V.in_units(pv.noise_scale, s["unit"]),
+        help="Scale of the Laplace noise added to the weighted mean.",
     )
     if pv.outputs_midrange:
         st.warning(
@@ -508,10 +511,10 @@ def _body() -> None:
             lv, ct, fp = _check_table(
                 digest, df, s, menu, menu_off=menu_found is not None and menu is None
             )
-            _preview(lv, ct, s, menu)
             budget = _budget_section(fp)
             spend = _spend_control()
             answer = _target_section(lv, ct, s, spend)
+            _preview(lv, ct, s, menu, spend, answer)
         except _Stop:
             _last_section(current)
         else:

@@ -49,12 +49,15 @@ __all__ = [
     "in_units",
     "is_stale",
     "ledger_problem",
+    "level_metric",
     "loaded_caption",
     "menu_caption",
     "menu_range_note",
     "off_menu_note",
     "percent",
+    "preview_caption",
     "preview_table",
+    "preview_target",
     "range_problem",
     "receipt_csv",
     "receipt_table",
@@ -650,13 +653,41 @@ def history_frame(entries: Sequence[Any], unit: str = "") -> Any:
 def released_sentence(rel: Release) -> str:
     """The line above a release's numbers: which mean it estimates, what it spent and what
     remains of the dataset's budget (from the Release's own fields)."""
-    target = getattr(rel, "target", "population")
-    spend = getattr(rel, "spend", 1.0)
-    left = getattr(rel, "budget_remaining", None)
+    left = rel.budget_remaining
     tail = "" if left is None else f"; {percent(left)} of this dataset's budget remains"
     return (
-        f"This release estimates {TARGET_WORDS[target]}, spending {percent(spend)} of every "
-        f"user's level{tail}."
+        f"This release estimates {TARGET_WORDS[rel.target]}, spending {percent(rel.spend)} of "
+        f"every user's level{tail}."
+    )
+
+
+def preview_target(answer: str | None) -> str:
+    """The target the "Before releasing" preview shows: the answer's, or the population mean
+    (ADPM, the library's default) before an answer."""
+    return target_of(answer) or "population"
+
+
+def preview_caption(target: str, spend: Any) -> str:
+    """The line under the preview's heading: for which mean and at which spend."""
+    return (
+        f"For {TARGET_WORDS[target]}, at a spend of {percent(spend)} of every user's level "
+        "(the levels the release runs at)."
+    )
+
+
+def level_metric(target: str) -> tuple[str, str]:
+    """(label, help) of the preview's level metric: tau* for the population mean, the cap
+    level for the table's own mean (hdp_core.release.TierPreview.saturation_level)."""
+    if target == "table":
+        return (
+            "Cap level",
+            "Every user whose run level is at least this gets the same weight, 1/n (their "
+            "share of the table); stricter users get less.",
+        )
+    return (
+        "tau* (saturation level)",
+        "Every user whose run level is at least tau* is granted tau*: more privacy than "
+        "asked, at no cost in accuracy.",
     )
 
 
