@@ -154,7 +154,14 @@ def test_the_spend_control_changes_the_shown_error(page):
         for t in ("table", "population")
     ]
     assert quarter == want and quarter != full
-    _release(_answer(at, "No"))
+    # the preview follows the spend and the answer: ADPM until answered, then the answer's
+    assert any("population mean (ADPM), at a spend of 25%" in c.value for c in at.caption)
+    assert "tau* (saturation level)" in [m.label for m in at.metric]
+    _answer(at, "Yes, or maybe")
+    assert any("own mean (TableMean), at a spend of 25%" in c.value for c in at.caption)
+    assert "Cap level" in [m.label for m in at.metric]
+    _answer(at, "No")
+    _release(at)
     assert at.session_state["rel_last"]["rel"].spend == 0.25
     assert _budget(at) == "75%"
 
@@ -190,7 +197,8 @@ def test_a_reload_sees_the_spent_budget_and_refuses_when_it_is_exhausted(app):
     st.cache_resource.clear()  # even a restarted server reads the same ledger file
     at2 = _fresh(whole_app, _csv())
     assert _budget(at2) == "40%"
-    assert at2.dataframe[-1].value["spend"].tolist() == ["60%"]  # the dataset's history
+    history = [d.value for d in at2.dataframe if "spend" in d.value.columns]
+    assert [h["spend"].tolist() for h in history] == [["60%"]]  # the dataset's history
     _answer(at2, "Yes, or maybe")
     assert at2.button(key="rel_go").disabled  # 60% asked: more than the 40% left
     assert any("Only 40% of every user's level remains" in e.value for e in at2.error)
