@@ -380,7 +380,7 @@ def _release_section(
                 hi=s["hi"],
                 data_sd=s["data_sd"],
                 tiers=menu,
-                target=V.target_of(answer),
+                target=V.chosen_target(answer),
                 ledger=led,
                 spend=spend,
                 dataset=dataset,

@@ -207,6 +207,10 @@ def test_the_answers_map_to_targets_and_none_is_preselected():
     assert V.target_of(None) is None
     with pytest.raises(ValueError):
         V.target_of("yes")
+    assert V.chosen_target("No") == "population"
+    with pytest.raises(ValueError):
+        V.chosen_target(None)  # a release never falls back to a default target
+    assert V.preview_target(None) == "population" and V.preview_target("Yes, or maybe") == "table"
 
 
 def test_target_choices_pair_each_answer_with_its_error_and_sentence():

@@ -43,6 +43,7 @@ __all__ = [
     "TargetChoice",
     "budget_caption",
     "budget_refusal",
+    "chosen_target",
     "excluded_help",
     "guess_columns",
     "history_frame",
@@ -608,7 +609,7 @@ def ledger_problem(err: Any) -> str:
         )
     why = "it cannot be opened"
     if isinstance(err, LedgerUnusable):
-        why = _UNUSABLE_WORDS.get(err.reason, why)
+        why = _UNUSABLE_WORDS.get(str(err.reason), why)
     return (
         f"The server's privacy ledger cannot be used ({why}), so nothing can be released: "
         "a release without its budget record could spend more than users allowed. Ask "
@@ -637,7 +638,7 @@ def history_frame(entries: Sequence[Any], unit: str = "") -> Any:
         {
             "time (UTC)": [e.charged_at.strftime("%Y-%m-%d %H:%M:%S") for e in entries],
             "spend": [percent(e.spend) for e in entries],
-            "estimated": [TARGET_WORDS.get(_target_of_entry(e), "—") for e in entries],
+            "estimated": [TARGET_WORDS.get(_target_of_entry(e) or "", "—") for e in entries],
             "private mean": [
                 "—" if e.estimate is None else in_units(e.estimate, unit) for e in entries
             ],
@@ -659,6 +660,15 @@ def released_sentence(rel: Release) -> str:
         f"This release estimates {TARGET_WORDS[rel.target]}, spending {percent(rel.spend)} of "
         f"every user's level{tail}."
     )
+
+
+def chosen_target(answer: str | None) -> str:
+    """The target of a release: the answer's (:func:`target_of`). Raises ValueError before an
+    answer: a release never falls back to a default target."""
+    target = target_of(answer)
+    if target is None:
+        raise ValueError("answer the question first: it decides which mean is released")
+    return target
 
 
 def preview_target(answer: str | None) -> str:
