@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import math
 import os
+import pathlib
 import struct
 import subprocess
 import sys
@@ -217,7 +218,7 @@ def _refuses_everything(path, reason=None):
 def test_every_truncation_refuses_or_keeps_every_charge(tmp_path):
     p = str(tmp_path / "l.duckdb")
     _used_ledger(p)
-    data = open(p, "rb").read()
+    data = pathlib.Path(p).read_bytes()
     refused = 0
     n = len(data)
     for cut in sorted({0, 1, 100, 4096, 8192, 12288, n // 4, n // 2, 3 * n // 4, n - 4096, n - 1}):
@@ -291,14 +292,6 @@ def test_tampered_tables_refuse(tmp_path):
     con.execute("UPDATE meta SET value = '39' WHERE key = 'releases'")
     con.close()
     _refuses_everything(p, "corrupt")  # the orphan charge row still names release 40
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
-def test_an_unreadable_file_refuses(tmp_path):
-    p = tmp_path / "l.duckdb"
-    _used_ledger(p)
-    os.chmod(p, 0)
-    _refuses_everything(p)
 
 
 # ------------------------------------------------------------------------------ concurrency

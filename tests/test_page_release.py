@@ -496,7 +496,7 @@ def test_the_upload_hint_shows_no_backticks(page):
 def test_downloads_and_the_python_snippet_after_a_release(page):
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
     _release(_answer(at, "Yes, or maybe"))
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.label for b in at.get("download_button")]
     assert labels == ["⬇️ Result and receipt (JSON)", "⬇️ Result (CSV)", "⬇️ Receipt (CSV)"]
     code = " ".join(c.value for c in at.code)
     assert "hdp.release_mean(" in code and "'users.csv'" in code and "lo=0.0" in code
