@@ -266,10 +266,11 @@ def release_error_95(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k (the number of releases) must be an integer >= 1, got {k!r}")
     each = as_spend(spend) / Fraction(int(k))
-    lv = spend_levels(np.asarray(levels, dtype=float).ravel(), each)
-    ct = np.asarray(counts, dtype=np.int64).ravel()
+    asked = EpsilonProfile.from_tiers(levels, counts)  # validates the requested levels
+    # the run levels may lie below LEVEL_MIN (a rule for what users ask, not for the maths)
+    lv = spend_levels(asked.levels, each)
+    prof = EpsilonProfile._make(lv, asked.counts, True, None, None)
     sd = None if data_sd is None else float(data_sd) / width
-    prof = EpsilonProfile.from_tiers(lv, ct)
     return expected_error_95(prof, target=target, data_sd=sd, level=level) * width
 
 

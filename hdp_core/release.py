@@ -1,4 +1,55 @@
-"""A real private release of a mean under per-user privacy levels (ADPM, Algorithm 1).
+"""A real private release of a mean under per-user privacy levels (ADPM, Algorithm 1, or the
+table's own mean, hdp_core.table_mean), tracked by a privacy ledger when one is given.
+
+API (for pages and scripts; every number in data units unless said):
+
+* ``release_mean(source, *, value, eps, lo, hi, engine="duckdb", data_sd=None, tiers=None,
+  target="population", ledger=None, spend=1, dataset=None) -> Release``.
+  ``target``: "population" (ADPM; assumes a user's level does not depend on their value) or
+  "table" (TableMean: the table's own mean over every row, eps = 0 rows included; no
+  assumption). ``ledger``: None (nothing tracked), a ``PrivacyLedger`` or a path; ``spend``
+  in (0, 1] (float, 'p/q' text or Fraction; the release runs at levels eps x spend);
+  ``dataset``: a name charged besides the content fingerprint (only with a ledger). Raises
+  ReleaseError (BadCellError, ColumnNameError) for bad input, BudgetExceeded (fields
+  identity, spent, remaining, requested: exact Fractions) when the budget would pass 1,
+  LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything is
+  computed from the values, nothing charged. With a ledger the order is: parse the spend,
+  open the ledger (a corrupt one refuses here), open the source, the ledger's check (two
+  queries: the content fingerprint, and counts of rows, bad levels, bad values, levels out
+  of range and usable rows, so every refusal the release would make from the cells' kinds
+  comes first), charge, release, record (on failure after charging: record_failure,
+  re-raise; the charge stays; if recording itself fails the charge also stays).
+* ``Release`` fields: estimate, ci95 (lo <= a <= b <= hi, proven >= 95% coverage of the
+  target, hdp_core.intervals), half_width95 (before clipping), noise_scale, saturation_level
+  (tau* for "population", the cap level 1/(n eta) for "table"), n_users (data used),
+  n_excluded (eps = 0), n_public, tiers (receipt DataFrame: eps, eps_max (requested),
+  run_eps, run_eps_max (the levels the release ran at = eps x level_factor), users,
+  granted_eps, granted_eps_max, privacy_loss, privacy_loss_max (OpenDP's map), saturated
+  (ADPM: granted tau*; table: granted the cap, weight 1/n)), engine, lo, hi, data_sd,
+  outputs_midrange, plan, rounding_bound, noise_inflation, notes, target, bias_bound (table:
+  worst-case |E estimate - table mean|; 0 for population), spend (float), level_factor,
+  dataset, ledger_path (None: not tracked), budget_remaining (float, after this release).
+  ``to_dict()`` (JSON-ready: adds "tracked"; never the fingerprint) and ``text()``.
+* ``preview_tiers(levels, counts, lo, hi, data_sd=None, target="population", spend=1)
+  -> TierPreview`` (tiers, saturation_level, noise_scale, half_width95, outputs_midrange,
+  target, bias_bound): what a release of these level counts would give, before any data.
+* ``hdp_core.intervals.release_error_95(levels, counts, lo, hi, target="population",
+  data_sd=None, spend=1, k=1)``: the 95% error (data units) of one of k releases that split
+  ``spend`` equally (levels eps x spend / k): the Tier designer's "k releases" figure.
+* CLI: ``python -m hdp_core.release PATH --value C --eps C --range LO HI [--target
+  population|table] [--ledger PATH --spend F --dataset NAME] [--format json]`` and
+  ``python -m hdp_core.release --list-ledger PATH [--dataset NAME] [--format json]``.
+
+The table target on the plans below: on the tiers plan (exact levels) the weights are
+hdp.table_mean's on the run levels, min(1/n, eps eta), each user granted min(eps, cap) with
+the cap the largest float <= 1/(n eta); the estimate is mid + sum_j w_j (S_j - c_j mid)
+computed exactly like ADPM's (relative to lo, in [0, R]), so the same rounding bound,
+inflation kappa and per-row OpenDP check apply with ||r||_1 replaced by 1/eta. On the
+level-bins plan (per-user levels) eta is TableMean's on the levels floored to each bin's
+smallest level; users of bins wholly below the cap keep their own (2^-42 grid) level, bins
+wholly above get the cap, the one straddling bin gets its smallest level; the bias bound
+and the interval are those of the weights actually used (B = (1 - sum of weights) / 2).
+The DuckDB bracket pass is ADPM's and is not used for the table target (its tiers pass is).
 
 ``release_mean(source, value=..., eps=..., lo=..., hi=...)`` reads one row per user (a value
 and the privacy level eps that user asked for), clamps the values to the public range
@@ -89,9 +140,17 @@ order 2^-42 / eps_min plus float rounding, and it changes weights, never whether
 allowed.
 
 What is released: the noisy estimate, and public things (the range, the levels and their user
-counts, tau*, the noise law, a 95% interval from the noise law and the worst-case or declared
-spread). Nothing else is computed from the data; in particular not how many values were
-clamped. eps = 0 users are excluded; eps = inf users are public (used as saturated users).
+counts, tau* or the cap, the noise law, a 95% interval from the noise law and the worst-case
+or declared spread, or the bias bound). Nothing else is computed from the data; in particular
+not how many values were clamped. eps = 0 users are excluded (the table target counts them
+in n with weight 0); eps = inf users are public (used as saturated users).
+
+Intervals (issue 21). The normal approximation of earlier versions under-covers; ci95 now
+comes from hdp_core.intervals: population: population_half_width (its proven bounds (a),
+(b), (c), from the sum of squared weights and the largest weight, at the declared spread or
+the worst case); table: table_half_width(bias bound, eta). The half-width is that times R,
+plus 2 delta and half an ulp of max(|lo|, |hi|) (the rounding of the pre-noise value and of
+adding lo), clipped to [lo, hi] (interval_in_range).
 """
 
 from __future__ import annotations
@@ -843,7 +902,7 @@ def release_mean(
             dataset=dataset.strip() if dataset is not None else None,
             ledger_path=led.path,
             budget_remaining=float(ticket.remaining),
-            plan=rel.plan + "; + 1 ledger check pass (fingerprint)",
+            plan=rel.plan + "; + 2 ledger check passes (fingerprint, cell counts)",
         )
         led.record(ticket, rel, target=rel.target)
     return rel

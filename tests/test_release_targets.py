@@ -288,6 +288,18 @@ def test_release_error_95_is_the_intervals_functions_on_scaled_levels():
     # k releases each cost more error than one at the whole budget
     one = release_error_95(lv, ct, 0, 500, "table")
     assert release_error_95(lv, ct, 0, 500, "table", k=3) > one
+    # levels at the smallest supported level still plan at a small spend
+    tiny = release_error_95([1e-6, 1.0], [10, 1000], 0, 500, "table", spend=0.01, k=10)
+    from fractions import Fraction
+
+    from hdp_core.ledger import spend_levels
+
+    run = spend_levels([1e-6, 1.0], Fraction(1, 1000))  # each of 10 releases: 1/1000
+    assert run[0] < 1e-6  # below LEVEL_MIN: a profile of what users ask could not hold it
+    want = hdp.table_mean(hdp.EpsilonProfile._make(run, np.array([10, 1000]), True, None, None))
+    assert tiny == pytest.approx(
+        table_half_width(want.bias_bound, want.noise_scale) * 500, rel=1e-12
+    )
     with pytest.raises(ValueError):
         release_error_95(lv, ct, 0, 500, "table", k=0)
     with pytest.raises(ReleaseError):
