@@ -44,24 +44,6 @@ def app():
     return whole_app(default_timeout=60)
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """What the download buttons serve: file name -> bytes (recorded as Streamlit stores
-    each button's data in its media file storage)."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    got: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        if filename and isinstance(path_or_data, (bytes, bytearray)):
-            got[filename] = bytes(path_or_data)
-        return original(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return got
-
-
 SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page", "full_table", "agreement"})
 """Tests using these run the whole app (AppTest), Spark, a browser or a full Table 1 run: `slow`."""
 

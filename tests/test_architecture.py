@@ -56,10 +56,6 @@ def test_views_never_import_streamlit():
 def test_no_streamlit_internals_anywhere():
     """The app and its tests use Streamlit's public API: no streamlit.runtime (PagesManager,
     session-state internals), no private attributes, no protobufs."""
-    # Known and still to go: conftest's ``downloads`` fixture records what download buttons
-    # serve by wrapping Streamlit's media file storage (AppTest has no public accessor for a
-    # download's bytes); the five tests using it should move to the browser or to views.
-    allowed = {"tests/conftest.py": {"streamlit.runtime.memory_media_file_storage"}}
     bad = {}
     for folder in ("hdp_app", "pages", "tests"):
         for f in _py(folder):
@@ -70,12 +66,51 @@ def test_no_streamlit_internals_anywhere():
                 m for m in _imports(f) if m.startswith(("streamlit.runtime", "streamlit.proto"))
             ]
             hits += [w for w in ("PagesManager", "_initial_query_params", ".proto.") if w in text]
-            rel = f.relative_to(ROOT).as_posix()
-            hits = [h for h in hits if not h.startswith(tuple(allowed.get(rel, ())))]
             if hits:
-                bad[rel] = hits
+                bad[f.relative_to(ROOT).as_posix()] = hits
     app = (ROOT / "app.py").read_text()
     assert "streamlit.runtime" not in app and "PagesManager" not in app
+    assert not bad, bad
+
+
+def _streamlit_names(tree: ast.AST) -> set[str]:
+    """The names a module binds to Streamlit's modules, classes and functions by importing."""
+    names = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in n.names if a.name == "streamlit"}
+            names |= {a.asname for a in n.names if a.name.startswith("streamlit.") and a.asname}
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("streamlit"):
+            names |= {a.asname or a.name for a in n.names}
+    return names
+
+
+def test_no_streamlit_class_or_function_is_patched():
+    """No test or app module replaces anything of Streamlit's (setattr, monkeypatch.setattr,
+    mock.patch, patch.object on a Streamlit name or a "streamlit..." path)."""
+    bad = {}
+    for folder in ("hdp_app", "pages", "tests"):
+        for f in _py(folder):
+            if f.name == "test_architecture.py":
+                continue
+            tree = ast.parse(f.read_text())
+            st_names = _streamlit_names(tree)
+            for n in ast.walk(tree):
+                if not (isinstance(n, ast.Call) and n.args):
+                    continue
+                func = n.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if fname not in ("setattr", "patch", "object", "delattr"):
+                    continue
+                target = n.args[0]
+                while isinstance(target, ast.Attribute):
+                    target = target.value
+                if (
+                    isinstance(target, ast.Constant)
+                    and isinstance(target.value, str)
+                    and target.value.startswith("streamlit")
+                ) or (isinstance(target, ast.Name) and target.id in st_names):
+                    bad.setdefault(f.relative_to(ROOT).as_posix(), []).append(n.lineno)
     assert not bad, bad
 
 

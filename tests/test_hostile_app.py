@@ -177,62 +177,37 @@ def test_csv_safe_round_trip_and_numbers_untouched():
     assert out == ["name,value", "'-x,-3.0", "ok,2.5"]
 
 
-def test_profile_link_names_export_escaped_and_import_unchanged(app, downloads):
-    """A tiers link whose names are formulas: the profile CSV escapes them, the Saturation
-    table CSV escapes them, and uploading the profile CSV gives back the same names."""
-    levels = [0.05, 0.1, 0.3, 1.0, 3.0, float("inf")]
-    spec = {
-        "kind": "tiers",
-        "levels": levels,
-        "counts": [300, 200, 100, 50, 25, 10],
-        "names": FORMULAS,
-    }
-    for k, v in links.encode(spec).items():
-        app.query_params[k] = v
-    at = open_page(app, "profile")
-    ok(at)
-    prof = at.session_state["profile"]
-    assert prof.names[:4] == tuple(FORMULAS[:4])  # (the link reader strips the tab of "\tx")
-    data = prof.to_csv()  # what the page's download button serves (a deferred callable)
-    names = _first_cells(data, "name")
-    assert not _formula_cells(names), names
-    assert _first_cells(data, "eps")[0] == "0.050000000000000003"
-    at.switch_page("pages/saturation.py").run()
-    ok(at)
-    table = downloads["free_privacy.csv"]
-    cells = _first_cells(table, next(iter(pd.read_csv(io.BytesIO(table)).columns)))
-    assert len(cells) == 6 and not _formula_cells(cells), cells
-    # upload the exported profile back: the same names
-    at.switch_page("pages/profile.py").run()
-    at.session_state["profile_spec"] = None
-    at.radio(key="prof_mode").set_value("Upload").run()
-    at.get("file_uploader")[0].upload("privacy_profile.csv", data, "text/csv").run()
-    ok(at)
-    assert at.session_state["profile"].names == prof.names
-    assert at.session_state["profile"].key == prof.key
+# The profile CSV, the Saturation table's CSV and the Tier designer's CSV and JSON with
+# formula names (a ?profile= tiers link, a ?menu= link) are downloaded in Chromium and read
+# back in tests/test_browser_downloads.py.
 
 
-def test_menu_csv_escaped_and_reads_back_as_tiers(app, downloads):
-    m = D.make_menu(
-        FORMULAS[:4], [0.1, 0.5, 1.0, float("inf")], [40, 30, 20, 10], 1000, 0, 1, "", None
-    )
-    app.query_params["menu"] = links.encode_menu_link(m)
-    at = open_page(app, "tier_designer")
-    ok(at)
-    data = downloads["tier_menu.csv"]
-    assert not _formula_cells(_first_cells(data, "name"))
-    prof = hdp.profile_from_csv(data)
-    assert prof.names == tuple(FORMULAS[:4])
+def test_simulation_results_csv_escapes_text_cells(app):
+    """The Simulation page offers its results as hdp_simulation.csv, built by
+    views.simulation.download_frame from the current profile's label and the result rows
+    (the same columns as the table it shows); a label starting a formula is escaped there
+    and every number column reads back as numbers."""
+    from hdp_core.views import simulation as simview
+    from hdp_core.views.formatting import frame_to_csv
 
-
-def test_simulation_results_csv_escapes_text_cells(app, downloads):
-    at = show(app, hdp.preset("two_groups"), "simulation")
+    prof = hdp.preset("two_groups")
+    at = show(app, prof, "simulation")
     at.session_state["profile_label"] = "=1+1"
     at.run()
     ok(at)
-    data = downloads["hdp_simulation.csv"]
+    button = [b for b in at.get("download_button") if b.key == "sim_csv"]
+    assert len(button) == 1 and button[0].label == "Download results (CSV)", button
+    shown = next(d.value for d in at.dataframe if "Simulated MSE" in d.value.columns)
+    # the data the page passes, built as the page builds it (a short simulation)
+    dist = hdp.Beta(2, 5)
+    res = hdp.simulate_mse(hdp.METHODS, prof, dist, trials=200, seed=1)
+    rows = simview.simulation_rows(res, list(hdp.METHODS), data_range=None)
+    label = at.session_state["profile_label"]
+    data = frame_to_csv(simview.download_frame(rows, False, label, dist.label(), 200, 1, prof.n))
     assert _first_cells(data, "Profile")[0] == "'=1+1"
     df = pd.read_csv(io.BytesIO(data))
+    assert list(df.columns[1 : 1 + len(shown.columns)]) == list(shown.columns)
+    assert list(df["Method"]) == list(shown["Method"])
     assert all(
         pd.api.types.is_numeric_dtype(df[c])
         for c in df.columns
@@ -369,15 +344,20 @@ def test_lone_surrogate_in_an_imported_json_is_refused(app):
 
 
 @pytest.mark.parametrize(("lo", "hi"), [(-1e307, 1e307), (0.0, 1e307), (-1e16, 0.0)])
-def test_huge_data_range_is_refused_with_the_limit(app, downloads, lo, hi):
+def test_huge_data_range_is_refused_with_the_limit(app, lo, hi):
     at = open_page(app, "tier_designer")
+    before = json.loads(next(c.value for c in at.code if c.language == "json"))
     at.number_input(key="td_lo").set_value(lo)
     at.number_input(key="td_hi").set_value(hi).run()
     ok_no_exception(at)
     errs = " ".join(e.value for e in at.error)
     assert "1e\\+15" in errs, errs
     assert "inf" not in " ".join(m.value for m in at.metric)
-    exported = json.loads(downloads["tier_menu.json"])  # the last valid menu, finite
+    # what the JSON download serves is the JSON the page previews (checked in the browser:
+    # tests/test_browser_downloads.py): the last valid menu, finite
+    assert "td_dl_json" in [b.key for b in at.get("download_button")]
+    exported = json.loads(next(c.value for c in at.code if c.language == "json"))
+    assert exported["data_range"] == before["data_range"]
     assert abs(exported["data_range"]["high"]) <= 1e15
     # a link with such a range falls back to the default menu with a note
     app2 = type(app).from_file(APP, default_timeout=60)
