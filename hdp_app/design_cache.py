@@ -60,3 +60,12 @@ def cached_figures(menu: D.Menu, metric: str) -> tuple[Any, Any]:
     """The two menu charts (plotly figures are slow to build: cache them per menu)."""
     rep = cached_report(menu)
     return tier_privacy_figure(rep), method_error_figure(rep, metric)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def cached_release_errors(menu: D.Menu, releases: int) -> Any:
+    """views.whatif.menu_release_errors: both targets' 95% errors of each of ``releases``
+    releases of the menu (data units), cached."""
+    from hdp_core.views.whatif import menu_release_errors
+
+    return menu_release_errors(menu, releases)
