@@ -59,3 +59,12 @@ def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: floa
 def cached_menu_figure(menu: D.Menu, metric: str) -> Any:
     """The menu figure (its two panels; plotly figures are slow to build: cached per menu)."""
     return menu_figure(cached_report(menu), metric)
+
+
+@st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
+def cached_release_errors(menu: D.Menu, releases: int) -> Any:
+    """views.whatif.menu_release_errors: both targets' 95% errors of each of ``releases``
+    releases of the menu (data units), cached."""
+    from hdp_core.views.whatif import menu_release_errors
+
+    return menu_release_errors(menu, releases)

@@ -103,11 +103,15 @@ def report_to_dict(report: MenuReport) -> dict[str, Any]:
     }
 
 
-def menu_to_json(menu: Menu, report: MenuReport | None = None) -> str:
-    """The menu (and, if given, its results under "results") as indented JSON text."""
+def menu_to_json(
+    menu: Menu, report: MenuReport | None = None, extra: Mapping[str, Any] | None = None
+) -> str:
+    """The menu (and, if given, its results under "results", with the ``extra`` entries added
+    to them, e.g. "targets") as indented JSON text."""
     d = menu_to_dict(menu)
     if report is not None:
         d["results"] = report_to_dict(report)
+        d["results"].update(extra or {})
     return json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False)
 
 

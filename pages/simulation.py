@@ -35,6 +35,7 @@ from hdp_core.sweeps import group_sweep
 from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
+from hdp_core.views import whatif as wv
 from hdp_core.views.cards import Metric
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain
 from hdp_core.views.limits import SPREAD, Limit, check_data_range
@@ -77,11 +78,17 @@ APP_RERUN = "sim_app_rerun"
 # cached core calls ------------------------------------------------------------------------
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=24, show_spinner=False)
 def run_simulation(
-    profile: EpsilonProfile, spec: tuple, trials: int, seed: int, tuned_sd: float | None = None
+    profile: EpsilonProfile,
+    spec: tuple,
+    trials: int,
+    seed: int,
+    tuned_sd: float | None = None,
+    extra: tuple = (),
 ) -> dict:
     """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
-    ``tuned_sd`` also ADPM tuned to it (the six keep their numbers: fixed noise streams)."""
-    names = hdp.METHODS if tuned_sd is None else (*hdp.METHODS, tview.TUNED)
+    ``tuned_sd`` also ADPM tuned to it, and the ``extra`` methods (e.g. TableMean): the six
+    keep their numbers (fixed noise streams)."""
+    names = (*hdp.METHODS, *extra) + (() if tuned_sd is None else (tview.TUNED,))
     return hdp.simulate_mse(
         names,
         profile,
@@ -140,6 +147,37 @@ def profile_csv(profile: EpsilonProfile) -> bytes:
 def trial_plan(profile: EpsilonProfile, spec: tuple, trials: int) -> simview.TrialPlan:
     """simview.plan_trials: the trials actually run (capped for very large profiles)."""
     return simview.plan_trials(profile, simview.make_distribution(*spec), trials)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=32, show_spinner=False)
+def whatif_rows(
+    profile: EpsilonProfile,
+    spec: tuple,
+    thr: float,
+    shift: float,
+    rng: tuple[float, float],
+    methods: tuple,
+    sd: float | None,
+) -> tuple[list[dict], str]:
+    """wv.whatif_rows and wv.whatif_sentence (exact, data units), cached."""
+    dist = simview.make_distribution(*spec)
+    lo, hi = rng
+    rows = wv.whatif_rows(profile, dist, thr, shift, lo, hi, methods=methods, data_sd=sd)
+    return rows, wv.whatif_sentence(profile, dist, thr, shift, lo, hi)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+def whatif_curve(
+    profile: EpsilonProfile,
+    spec: tuple,
+    thr: float,
+    rng: tuple[float, float],
+    methods: tuple,
+    sd: float | None,
+) -> wv.WhatIfCurve:
+    """wv.whatif_curve: every method's error along the shifts the range allows, cached."""
+    dist = simview.make_distribution(*spec)
+    return wv.whatif_curve(profile, dist, thr, rng[0], rng[1], methods=methods, data_sd=sd)
 
 
 # text -------------------------------------------------------------------------------------
@@ -240,13 +278,14 @@ def sim_controls() -> tuple[SimSettings, Any]:
     with c2:
         methods = st.multiselect(
             "Methods",
-            list(hdp.METHODS),
+            simview.method_options(),
             default=list(hdp.METHODS),
             format_func=short_label,
             key="sim_methods",
             bind="query-params",
-            help="Which methods to show. All six are always simulated together on the same "
-            "data (common random numbers), so the comparison is fair.",
+            help="Which methods to show. The paper's six are always simulated together on "
+            "the same data (common random numbers), so the comparison is fair. TableMean "
+            "(beyond the paper) estimates the table's own mean; add it to compare.",
         )
         t1, t2 = st.columns(2)
         trials = t1.number_input(
@@ -352,6 +391,7 @@ def exact_only(prof: EpsilonProfile, s: SimSettings, dist: Any, plan: Any) -> No
         column_config=TABLE_CONFIG,
         key="sim_exact_table",
     )
+    whatif_section(prof, spec, methods, None, check_data_range(s.lo, s.hi) if s.real else None)
     sweep_section(
         spec,
         methods or list(hdp.METHODS),
@@ -395,7 +435,7 @@ def histogram_part(results: dict, dist: Any, data_range: Any, lo: float, hi: flo
     st.subheader("What the noise does to one answer")
     hist = st.multiselect(
         "Show the spread of the estimates of",
-        list(hdp.METHODS),
+        [m for m in simview.method_options() if m in results],
         default=DEFAULT_HIST,
         format_func=short_label,
         key="sim_hist",
@@ -457,12 +497,14 @@ def simulation_section() -> None:
         return
     if plan.reduced:
         st.info(simview.reduced_text(plan))
+    extra = tuple(m for m in methods if m not in hdp.METHODS)
+    n_methods = len(hdp.METHODS) + len(extra) + (tuned_sd is not None)
     try:
         with st.spinner(
-            f"Simulating {plan.trials:,} trials × {prof.n:,} users for six methods…",
+            f"Simulating {plan.trials:,} trials × {prof.n:,} users for {n_methods} methods…",
             show_time=True,
         ):
-            results = run_simulation(prof, spec, plan.trials, seed, tuned_sd)
+            results = run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(plain(exc))
         return
@@ -493,6 +535,7 @@ def simulation_section() -> None:
         tuned_part(prof, dist, tuned_sd, s.own)
     histogram_part(results, dist, data_range, lo, hi)
     download_part(rows, dist, data_range, plan.trials, seed, prof.n)
+    whatif_section(prof, spec, methods, tuned_sd, data_range)
     repro = {
         "profile": prof,
         "spec": st.session_state.get(PROFILE_SPEC),
@@ -502,6 +545,78 @@ def simulation_section() -> None:
         "seed": seed,
     }
     sweep_section(spec, methods, repro)
+
+
+# values differ by privacy level (issue 21) -----------------------------------------------
+WHATIF_TABLE_CONFIG = {
+    short: st.column_config.NumberColumn(format="%.4g", help=text)
+    for short, text in wv.WHATIF_COLUMNS.values()
+}
+
+
+@st.fragment
+def whatif_section(
+    prof: EpsilonProfile, spec: tuple, methods: list[str], tuned_sd: float | None, data_range: Any
+) -> None:
+    """The what-if "values differ by privacy level": every method's exact bias and RMSE against
+    the table's own mean when the strict users' values move (a fragment: its controls rerun
+    only it)."""
+    ss = st.session_state
+    st.header("When values differ by privacy level")
+    if not st.toggle(
+        "Values differ by privacy level",
+        key="sim_wi",
+        bind="query-params",
+        help=wv.WHATIF_TOGGLE_HELP,
+    ):
+        return
+    dist = simview.make_distribution(*spec)
+    rng = (-0.5, 0.5) if data_range is None else (float(data_range[0]), float(data_range[1]))
+    low, high = wv.shift_limits(dist, rng[0], rng[1])
+    shift_key = "sim_wi_shift" if data_range is None else "sim_wi_shift_real"
+    if ss.get("sim_wi_for") != prof.key or "sim_wi_eps" not in ss:
+        ss["sim_wi_for"] = prof.key
+        ss["sim_wi_eps"] = wv.default_threshold(prof)
+    if not isinstance(ss.get(shift_key), float):
+        ss[shift_key] = wv.default_shift(dist, rng[0], rng[1])
+    ss[shift_key] = min(max(ss[shift_key], low), high)  # a new distribution or range
+    c1, c2 = st.columns(2)
+    thr = c1.number_input(
+        "Stricter than eps",
+        min_value=1e-6,
+        max_value=1e6,
+        format="%.4g",
+        key="sim_wi_eps",
+        help=wv.THRESHOLD_HELP,
+    )
+    shift = c2.number_input(
+        "Their values move by",
+        min_value=low,
+        max_value=high,
+        step=(high - low) / 100,
+        format="%.4g",
+        key=shift_key,
+        help=wv.SHIFT_HELP,
+    )
+    entries = len(prof.levels)
+    extra = () if tuned_sd is None else (tview.TUNED,)
+    names = tuple(wv.whatif_methods(methods, entries, extra))
+    st.caption(wv.whatif_setup_text(wv.strict_share(prof, thr), thr, shift))
+    rows, sentence = whatif_rows(prof, spec, float(thr), float(shift), rng, names, tuned_sd)
+    st.info(sentence, icon=":material/balance:")
+    st.dataframe(
+        wv.whatif_frame(rows),
+        hide_index=True,
+        column_config=WHATIF_TABLE_CONFIG,
+        key="sim_wi_table",
+    )
+    curve = whatif_curve(
+        prof, spec, float(thr), rng, tuple(wv.curve_methods(names, entries)), tuned_sd
+    )
+    st.plotly_chart(figs.whatif_figure(curve, float(shift)), key="sim_wi_chart")
+    note = wv.sm_left_out(methods, entries)
+    if note:
+        st.caption(note)
 
 
 # the group sweep ------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from hdp_app.common import (
     MENU_LINK_KEY,
     PROFILE_LABEL,
     cached_adpm,
+    drop_bad_query_params,
     get_profile,
     metric_row,
     profile_version,
@@ -23,18 +24,21 @@ from hdp_app.common import (
 )
 from hdp_app.design_cache import (
     cached_menu_figure,
+    cached_release_errors,
     cached_report,
     cached_solve,
     cached_whatif_figure,
 )
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
+from hdp_app.widgets import limit_bounds
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.style import METHOD_COLORS
 from hdp_core.views import design as V
 from hdp_core.views import design_link, explain, links, menu_io
 from hdp_core.views import tuned as tview
+from hdp_core.views import whatif as wv
 from hdp_core.views.formatting import plain, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -407,13 +411,38 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
     )
 
 
-def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
-    """5. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
+def targets_section(menu: D.Menu) -> dict:
+    """5. Which mean, and k releases: the 95% error under each target (population: ADPM;
+    table: TableMean) of each of k releases at eps / k. Returns the JSON export's block."""
+    k = int(
+        st.number_input(
+            "Releases (k)",
+            **limit_bounds(wv.RELEASES),
+            value=1,
+            step=1,
+            key="td_releases",
+            bind="query-params",
+            help=wv.RELEASES_HELP,
+        )
+    )
+    single, each = cached_release_errors(menu, 1), cached_release_errors(menu, k)
+    st.markdown(wv.releases_caption(k))
+    for col, target, m in zip(
+        st.columns(2), wv.TARGET_LABELS, wv.target_metrics(single, each, k, menu.unit)
+    ):
+        show_metric(col, m)
+        col.caption(wv.TARGET_TEXTS[target])
+    st.caption(wv.TARGETS_NOTE)
+    return wv.targets_to_dict(single, each, k)
+
+
+def save_section(menu: D.Menu, report: D.MenuReport, goal: str, targets: dict) -> None:
+    """6. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
     ss = st.session_state
     token = links.encode_menu_link(menu)
     # a row that wraps: in three columns the labels were cut at 1024 px
     row = st.container(horizontal=True, wrap=True)
-    json_text = menu_io.menu_to_json(menu, report)
+    json_text = menu_io.menu_to_json(menu, report, {"targets": targets})
     row.download_button(
         "⬇️ Menu and results (JSON)",
         json_text.encode(),
@@ -478,6 +507,7 @@ FULL_RUN_VERSION = "td_full_run_version"  # the profile version the last full ru
 
 
 def main() -> None:
+    drop_bad_query_params({"td_releases": wv.RELEASES})
     intro()
     st.session_state[FULL_RUN_VERSION] = profile_version()
     body()
@@ -485,7 +515,7 @@ def main() -> None:
 
 @st.fragment
 def body() -> None:
-    """Sections 1 to 5, as a fragment (issue 11): the menu's controls rerun only this part,
+    """Sections 1 to 6, as a fragment (issue 11): the menu's controls rerun only this part,
     not the page's introduction, the sidebar and the URL sync. "Use this menu as the current
     profile" changes the profile, which the sidebar and the other pages follow: then the whole
     app reruns at once, before anything is drawn. Section 4 is a fragment of its own inside
@@ -510,8 +540,10 @@ def body() -> None:
     goal = target_section(menu, report)
     st.header("4. What if users move between two tiers?")
     live(whatif_section, menu, report, metric_view)  # its slider reruns only this section
-    st.header("5. Save, share and use the menu")
-    save_section(menu, report, goal)
+    st.header("5. Which mean, and how many releases?")
+    targets = targets_section(menu)
+    st.header("6. Save, share and use the menu")
+    save_section(menu, report, goal, targets)
 
 
 main()

@@ -24,6 +24,17 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True)
+def ledger_path(tmp_path_factory, monkeypatch):
+    """No test writes to the home folder: every test's privacy ledger (HDP_LEDGER, the
+    server's ledger the Release page uses, and PrivacyLedger()'s default) is a fresh file in a
+    temporary folder. Returns its path. (Browser tests' servers get their own: see
+    tests/browser_support.Server.)"""
+    path = tmp_path_factory.mktemp("ledger") / "ledger.duckdb"
+    monkeypatch.setenv("HDP_LEDGER", str(path))
+    return path
+
+
 @pytest.fixture
 def app():
     """A fresh AppTest of the whole app (not yet run); caches cleared between tests."""

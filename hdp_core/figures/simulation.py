@@ -19,7 +19,14 @@ import plotly.graph_objects as go
 from ..estimators import METHODS
 from ..sweeps import Sweep
 from .profile import eps_ticks
-from .style import LAYOUT_DEFAULTS, METHOD_COLORS, METHOD_DASH, WIDE_TITLE_CHARS, wrap_title
+from .style import (
+    LAYOUT_DEFAULTS,
+    METHOD_COLORS,
+    METHOD_DASH,
+    WIDE_TITLE_CHARS,
+    fig_text,
+    wrap_title,
+)
 
 __all__ = [
     "TRUE_MEAN_COLOR",
@@ -29,6 +36,7 @@ __all__ = [
     "paper_figure",
     "spread_figure",
     "sweep_figure",
+    "whatif_figure",
 ]
 
 TRUE_MEAN_COLOR = "#000000"
@@ -448,4 +456,36 @@ def spread_figure(curve: Any, height: int = 340) -> go.Figure:
         height,
         xaxis=dict(type="log", title="true standard deviation of the data (on [-0.5, 0.5])"),
         yaxis=dict(type="log", title="exact MSE (log scale)", exponentformat="e"),
+    )
+
+
+def whatif_figure(curve: Any, shift: float, unit: str = "", height: int = 400) -> go.Figure:
+    """The what-if "values differ by privacy level": each method's RMSE against the table's
+    own mean (y, data units) against how far the strict users' values are moved (x, data
+    units); the current shift is a dotted line. ``curve`` is views.whatif.whatif_curve's
+    WhatIfCurve (NaN points are not drawn)."""
+    u = f" ({fig_text(unit)})" if unit else ""
+    fig = go.Figure()
+    x = np.asarray(curve.shifts, dtype=np.float64)
+    for m, y in curve.rmse.items():
+        y = np.asarray(y, dtype=np.float64)
+        if not np.isfinite(y).any():
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                name=m,
+                line=dict(color=_color(m), dash=METHOD_DASH.get(m, "solid"), width=2.5),
+                hovertemplate=f"<b>{m}</b><br>shift %{{x:.4g}}<br>RMSE %{{y:.4g}}<extra></extra>",
+            )
+        )
+    fig.add_vline(x=float(shift), line=dict(color="#7F7F7F", dash="dot", width=2))
+    return _finish(
+        fig,
+        "Error against the table's own mean when strict users' values move",
+        height,
+        xaxis=dict(title=f"shift of the strict users' values{u}"),
+        yaxis=dict(title=f"RMSE vs the table's mean{u}", rangemode="tozero"),
     )

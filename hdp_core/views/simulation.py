@@ -176,6 +176,7 @@ def exact_rows(
     None when that is 0). For profiles too large to simulate."""
     prof = as_profile(eps)
     names = [m for m in METHODS if m in methods or m == reference]
+    names += [m for m in methods if m not in METHODS]
     exact = {m: get_method(m, prof).exact_mse(dist) for m in names}
     ref = exact.get(reference)
     return [
@@ -507,3 +508,13 @@ def paper_sim_gap(rows: Sequence[Mapping[str, Any]]) -> float:
     the page's "Largest gap to the paper" (:func:`hdp_core.experiments.largest_gap` on the
     simulated values; the README's block also counts the exact values)."""
     return largest_gap([dict(r) for r in rows], ("sim",))
+
+
+def method_options() -> list[str]:
+    """The methods the Simulation page offers: the paper's six (shown by default, its Table 1),
+    then every other registered method but the tuned ones (they have their own control), e.g.
+    TableMean (the table's own mean, issue 21)."""
+    return [
+        *METHODS,
+        *(m for m in METHOD_CLASSES if m not in METHODS and not METHOD_CLASSES[m].tuned),
+    ]
