@@ -122,3 +122,18 @@ def test_what_if_and_spread_charts_label_their_log_axes_in_full():
         assert ax.tickvals and all(
             float(t) == pytest.approx(v) for v, t in zip(ax.tickvals, ax.ticktext)
         )
+
+
+def test_method_error_figure_alone_is_the_menu_figures_right_panel():
+    """The Tour's tier-menu step draws the error panel on its own: the same bars."""
+    from hdp_core.figures.design import method_error_figure
+
+    rep = D.evaluate_menu(D.default_menu())
+    alone = method_error_figure(rep, "rmse")
+    both = menu_figure(rep, "rmse")
+    bars = [t for t in alone.data if t.type == "bar"]
+    right = [t for t in both.data if t.type == "bar" and t.xaxis == "x2"]
+    assert len(bars) == len(right) == 1
+    assert list(bars[0].y) == list(right[0].y) and list(bars[0].x) == list(right[0].x)
+    for m, v in zip(bars[0].y, bars[0].x, strict=True):
+        assert v == pytest.approx(rep.errors[m].rmse)

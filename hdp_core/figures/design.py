@@ -28,7 +28,7 @@ from .style import (
     wrap_title,
 )
 
-__all__ = ["menu_figure", "whatif_figure"]
+__all__ = ["menu_figure", "method_error_figure", "whatif_figure"]
 
 _METHOD_LABELS = {
     "ADPM": "ADPM (optimal weights)",
@@ -77,7 +77,7 @@ def menu_figure(report: MenuReport, metric: str = "half_width") -> go.Figure:
     for ann in fig.layout.annotations:
         ann.font = dict(size=14)
     _tier_panel(fig, rep)
-    _method_panel(fig, rep, metric, word, unit)
+    _method_panel(fig, rep, metric, word, unit, col=2)
     fig.update_layout(
         **LAYOUT_DEFAULTS,
         height=MENU_FIGURE_HEIGHT,
@@ -165,8 +165,37 @@ def _tier_panel(fig: go.Figure, rep: MenuReport) -> None:
     fig.update_xaxes(type="category", range=[-0.5, len(names) - 0.5], row=1, col=1)
 
 
-def _method_panel(fig: go.Figure, rep: MenuReport, metric: str, word: str, unit: str) -> None:
-    """The right panel of :func:`menu_figure`: each method's error in real units."""
+def method_error_figure(
+    report: MenuReport, metric: str = "half_width", height: int = 320
+) -> go.Figure:
+    """The right panel of :func:`menu_figure` on its own (the Tour's tier-menu step):
+    horizontal bars of the error of the mean (RMSE or 95% half-width, real units) for ADPM,
+    PropDPM and UNI, with the all-users-public error as a dotted grey line."""
+    rep = report
+    unit = fig_text(rep.menu.unit)
+    word = "RMSE" if metric == "rmse" else "95% error half-width"
+    fig = make_subplots(
+        rows=1,
+        cols=1,
+        subplot_titles=(
+            wrap_title(f"Error of the mean{_unit(rep.menu.unit)}", 28)
+            + f"<br><sup>{word}; smaller is better</sup>",
+        ),
+    )
+    _method_panel(fig, rep, metric, word, unit, col=1)
+    fig.update_layout(**LAYOUT_DEFAULTS, height=height)
+    fig.update_layout(
+        margin=dict(l=80, r=20, t=66, b=80),
+        legend=dict(orientation="h", y=-0.12, yanchor="top", x=0, xanchor="left"),
+    )
+    return fig
+
+
+def _method_panel(
+    fig: go.Figure, rep: MenuReport, metric: str, word: str, unit: str, col: int
+) -> None:
+    """Each method's error in real units, in column ``col`` of ``fig`` (the right panel of
+    :func:`menu_figure`)."""
     methods = ["UNI", "PropDPM", "ADPM"]
     vals = [rep.errors[m].get(metric) for m in methods]
     fig.add_bar(
@@ -180,7 +209,7 @@ def _method_panel(fig: go.Figure, rep: MenuReport, metric: str, word: str, unit:
         hovertemplate=f"%{{customdata}}: {word} %{{x:.4g}}<extra></extra>",
         showlegend=False,
         row=1,
-        col=2,
+        col=col,
     )
     ref = rep.all_public.get(metric)
     fig.add_scatter(
@@ -191,11 +220,13 @@ def _method_panel(fig: go.Figure, rep: MenuReport, metric: str, word: str, unit:
         line=dict(color=LOWER_BOUND_COLOR, dash="dot", width=2),
         hoverinfo="skip",
         row=1,
-        col=2,
+        col=col,
     )
     xmax = max(max(vals), ref)
-    fig.update_xaxes(rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None, row=1, col=2)
-    fig.update_yaxes(type="category", range=[-0.5, len(methods) - 0.5], row=1, col=2)
+    fig.update_xaxes(
+        rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None, row=1, col=col
+    )
+    fig.update_yaxes(type="category", range=[-0.5, len(methods) - 0.5], row=1, col=col)
 
 
 def whatif_figure(
