@@ -61,3 +61,20 @@ def pytest_collection_modifyitems(config, items):
             or spark_param  # an engine parametrised as "spark" starts Spark
         ):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole run (the Spark tests of the release, the ledger's
+    fingerprint and the engines' agreement). Without Java this skips with the reason, except
+    in CI (HDP_REQUIRE_SPARK=1, set by .ci/run, which installs Java 17), where it fails."""
+    import shutil
+
+    if shutil.which("java") is None:
+        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
+        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
+            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
+        pytest.skip(reason)
+    from hdp_core.release_engines import spark_session
+
+    return spark_session("local[2]")

@@ -583,20 +583,6 @@ def test_fingerprint_sql_is_one_scan_query():
 
 
 # ------------------------------------------------------------------------------ Spark
-@pytest.fixture(scope="module")
-def spark():
-    """A local Spark session, gated as in tests/test_release.py (HDP_REQUIRE_SPARK=1 fails
-    instead of skipping when Java is missing)."""
-    import shutil
-
-    if shutil.which("java") is None:
-        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
-        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
-            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
-    from hdp_core.release_engines import spark_session
-
-    return spark_session("local[2]")
 
 
 @pytest.mark.slow

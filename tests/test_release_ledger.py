@@ -254,18 +254,6 @@ def test_cli_subprocess_refusal_has_no_traceback(tmp_path):
 
 
 # ------------------------------------------------------------------------------ Spark
-@pytest.fixture(scope="module")
-def spark():
-    import shutil
-
-    if shutil.which("java") is None:
-        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
-        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
-            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
-    from hdp_core.release_engines import spark_session
-
-    return spark_session("local[2]")
 
 
 @pytest.mark.slow
