@@ -256,7 +256,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     ):
         show_metric(col, m)
     if metric_view == "half_width":
-        st.caption(explain.half_width_note(report.errors["ADPM"], menu.unit))
+        st.caption(V.half_width_note(menu, report))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
     fig_tiers, fig_methods = cached_figures(menu, metric_view)
@@ -436,7 +436,6 @@ def targets_section(menu: D.Menu) -> dict:
     ):
         show_metric(col, m)
         col.caption(wv.TARGET_TEXTS[target])
-    st.caption(wv.TARGETS_NOTE)
     return wv.targets_to_dict(single, each, k)
 
 
