@@ -28,7 +28,9 @@ st.set_page_config(
     # A local image (sent inline): a ":material/...:" favicon is fetched from a font server.
     page_icon=str(pathlib.Path(__file__).parent / "hdp_app" / "favicon.svg"),
     layout="wide",
-    initial_sidebar_state="expanded",
+    # 240 px (Streamlit's default is wider): at a projector's 1024 px the page gets the room;
+    # the sidebar's summary is two lines with its details folded (hdp_app.sidebar)
+    initial_sidebar_state=240,
 )
 
 init_state()

@@ -44,6 +44,7 @@ PAGE_FILES: tuple[PageFile, ...] = (
     PageFile("pages/simulation.py", "Simulation", ":material/casino:"),
     PageFile("pages/tier_designer.py", "Tier designer", ":material/explore:"),
     PageFile("pages/release.py", "Release", ":material/lock_open:"),
+    PageFile("pages/tour.py", "Tour", ":material/school:"),
 )
 
 

@@ -1,6 +1,11 @@
 """The Release page's Streamlit side: its session-state keys, reading an upload into the
-session (through hdp_core.tables.read_upload_csv, the one reader of every upload), and
-keeping a widget's stored value inside the bounds it is drawn with."""
+session (through hdp_core.tables.read_upload_csv, the one reader of every upload), keeping a
+widget's stored value inside the bounds it is drawn with, and the server's privacy ledger.
+
+The ledger (hdp_core.ledger.PrivacyLedger) is the server's, shared by every session: its file
+is ``$HDP_LEDGER`` when set, else hdp_core.ledger.DEFAULT_PATH. One PrivacyLedger object per
+path lives as long as the server (st.cache_resource), so a ledger file that disappears while
+the server runs is refused instead of silently started again empty."""
 
 from __future__ import annotations
 
@@ -9,15 +14,17 @@ from typing import Any
 
 import streamlit as st
 
+from hdp_core.fingerprint import fingerprint_frame
+from hdp_core.ledger import PrivacyLedger, default_ledger_path
 from hdp_core.release import ReleaseError, check_values, level_counts
 from hdp_core.tables import read_upload_csv
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
 K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
-K_USE_SD, K_SD, K_GO, K_CONFIRM = "rel_use_sd", "rel_sd", "rel_go", "rel_confirm_again"
+K_USE_SD, K_SD, K_GO = "rel_use_sd", "rel_sd", "rel_go"
 K_USE_MENU = "rel_use_menu"
+K_NAME, K_SPEND, K_TARGET = "rel_dataset", "rel_spend", "rel_target"
 TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (session only)
-LEDGER = "rel_ledger"  # list of dicts (hdp_core.views.release.ledger_entry): this session's
 LAST = "rel_last"  # the last release: dict(rel, menu, settings, table, file, time), or None
 PREFILLED = "rel_prefilled_for"  # key of the menu whose range and unit fill the settings
 LEVELS = "rel_levels"  # (table digest, columns, menu key) -> the checked levels and counts
@@ -25,7 +32,7 @@ LEVELS = "rel_levels"  # (table digest, columns, menu key) -> the checked levels
 
 def init_state() -> None:
     """The page's own session-state keys, created once per session."""
-    for k, v in ((TABLE, None), (LEDGER, []), (LAST, None)):
+    for k, v in ((TABLE, None), (LAST, None)):
         if k not in st.session_state:
             st.session_state[k] = v
 
@@ -65,16 +72,12 @@ def keep_within(key: str, lo: float, hi: float) -> None:
         st.session_state[key] = None
 
 
-def confirm_key(digest: str, k: int) -> str:
-    """The "release again" checkbox's key for the (k+1)-th release of a file: a new checkbox,
-    unticked, after every release (a ticked box never outlives the release it allowed)."""
-    return f"{K_CONFIRM}_{digest[:12]}_{k}"
-
-
-def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any]:
+def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any, str]:
     """The table's distinct levels and user counts (hdp_core.release.level_counts) after
-    check_values passed, computed once per file, columns and menu in this session (a widget
-    change elsewhere on the page does not read the table again). Raises ReleaseError."""
+    check_values passed, and its content fingerprint (hdp_core.fingerprint.fingerprint_frame:
+    the identity the ledger charges), computed once per file, columns and menu in this
+    session (a widget change elsewhere on the page does not read the table again). Raises
+    ReleaseError."""
     key = (digest, value, eps, None if menu is None else menu.key)
     memo = st.session_state.get(LEVELS)
     if memo is not None and memo[0] == key:
@@ -82,5 +85,18 @@ def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tup
     st.session_state[LEVELS] = None
     lv, ct = level_counts(df, eps, menu)
     check_values(df, value)
-    st.session_state[LEVELS] = (key, (lv, ct))
-    return lv, ct
+    fp = fingerprint_frame(df, value, eps, menu)
+    st.session_state[LEVELS] = (key, (lv, ct, fp))
+    return lv, ct, fp
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _ledger_at(path: str) -> PrivacyLedger:
+    return PrivacyLedger(path)
+
+
+def server_ledger() -> PrivacyLedger:
+    """The server's privacy ledger (``$HDP_LEDGER``, else hdp_core.ledger.DEFAULT_PATH), one
+    object per path for the server's life. Raises LedgerError (busy, unusable); an error is
+    not kept, so the next run tries again."""
+    return _ledger_at(default_ledger_path())

@@ -7,6 +7,7 @@ import math
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from hdp_core.views.explain import sidebar_lines
 from hdp_core.views.formatting import compact_count, count_noun, plain, sidebar_eps
 
 from .cache import cached_summary
@@ -33,7 +34,12 @@ def render_sidebar(where: DeltaGenerator | None = None) -> None:
         if page_note:
             st.caption(page_note)
         st.caption(plain(get_label()))
-        c1, c2 = st.columns(2)
+        first, second = sidebar_lines(s)
+        st.markdown(f"{first}  \n{second}")
+        # the details, folded: a narrow sidebar leaves the page its width on a projector;
+        # one metric a row, so no value is cut in the narrow column
+        details = st.expander("Profile at a glance", expanded=False)
+        c1 = c2 = details
         c1.metric("Users n", compact_count(n), help=f"{count_noun(n, 'user')} in the profile.")
         c2.metric(
             "Distinct levels",

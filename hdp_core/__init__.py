@@ -49,6 +49,7 @@ from .intervals import (
     interval_in_range,
     population_half_width,
     population_half_width_for,
+    release_error_95,
     table_half_width,
 )
 from .ledger import PrivacyLedger
@@ -116,6 +117,7 @@ __all__ = [
     "profile_from_csv",
     "profile_from_frame",
     "register",
+    "release_error_95",
     "release_mean",
     "saturation_level",
     "simulate_mse",

@@ -57,6 +57,8 @@ __all__ = [
     "interval_in_range",
     "population_half_width",
     "population_half_width_for",
+    "population_half_width_moments",
+    "release_error_95",
     "table_half_width",
 ]
 
@@ -154,7 +156,7 @@ def population_half_width(
     whose standard deviation is at most s), at every n, for T = sum_i w_i x_i +
     Laplace(``noise_scale``) with ``counts[j]`` users of weight ``weights[j]`` summing to 1
     (module docstring: the three proven bounds (a), (b), (c); the least is returned)."""
-    a = _alpha(level)
+    _alpha(level)
     w = np.asarray(weights, dtype=np.float64).ravel()
     c = np.asarray(counts, dtype=np.float64).ravel()
     eta = float(noise_scale)
@@ -165,7 +167,6 @@ def population_half_width(
     total = float(np.dot(c, w))
     if abs(total - 1.0) > 1e-9:
         raise ValueError(f"the weights of all users must add up to 1, got {total:.12g}")
-    var = None
     if data_sd is not None:
         s = float(data_sd)
         if not (0.0 < s <= 0.5):
@@ -173,8 +174,32 @@ def population_half_width(
     live = (c > 0) & (w > 0)
     s2w = float(np.dot(c[live], w[live] ** 2))
     m = float(w[live].max()) if live.any() else 0.0
+    return population_half_width_moments(s2w, m, eta, data_sd=data_sd, level=level)
+
+
+def population_half_width_moments(
+    sum_w2: float,
+    max_w: float,
+    noise_scale: float,
+    data_sd: float | None = None,
+    level: float = 0.95,
+) -> float:
+    """:func:`population_half_width` from the two numbers it depends on: ``sum_w2`` =
+    sum_i w_i^2 (an upper bound is valid) and ``max_w`` = max_i w_i (an upper bound is
+    valid) of weights summing to 1, for the release's level bins whose users' weights are
+    known only through these sums (hdp_core.release). Unit scale."""
+    a = _alpha(level)
+    s2w, m, eta = float(sum_w2), float(max_w), float(noise_scale)
+    if not (math.isfinite(s2w) and s2w >= 0 and math.isfinite(m) and m >= 0):
+        raise ValueError(f"sum_w2 and max_w must be finite and >= 0, got {sum_w2}, {max_w}")
+    if not (math.isfinite(eta) and eta >= 0):
+        raise ValueError(f"noise scale must be finite and >= 0, got {noise_scale}")
+    var = None
     if data_sd is not None:
-        var = float(data_sd) ** 2 * s2w
+        s = float(data_sd)
+        if not (0.0 < s <= 0.5):
+            raise ValueError(f"data_sd must be in (0, 1/2] on the unit scale, got {data_sd}")
+        var = s * s * s2w
     return min(
         _deterministic(1.0, eta, a),
         _union(s2w, m, eta, a, var),
@@ -208,6 +233,45 @@ def expected_error_95(
         sol = table_mean(eps)
         return table_half_width(sol.bias_bound, sol.noise_scale, level)
     raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {str(target)[:40]!r}")
+
+
+def release_error_95(
+    levels: Any,
+    counts: Any,
+    lo: float,
+    hi: float,
+    target: str = "population",
+    data_sd: float | None = None,
+    spend: Any = 1,
+    k: int = 1,
+    level: float = 0.95,
+) -> float:
+    """The 95% error in DATA units (half-width of the interval a release reports, before it
+    is clipped to the range) of one release of a table with ``counts[j]`` users asking for
+    ``levels[j]`` (0 and inf allowed), range [lo, hi], for ``target`` "population" or
+    "table", when it spends ``spend`` of every user's level and that spend is split into
+    ``k`` equal releases (each runs at levels eps x spend / k, as hdp_core.ledger's
+    spend_levels does: the k releases together spend ``spend``). ``data_sd`` in data units
+    (population target only; None: worst case). This is :func:`expected_error_95` on the
+    scaled levels, times R = hi - lo (the release adds at most ~1e-15 R for rounding)."""
+    from fractions import Fraction
+
+    from .ledger import as_spend, spend_levels
+    from .profile import EpsilonProfile
+
+    lo_f, hi_f = float(lo), float(hi)
+    width = hi_f - lo_f
+    if not (math.isfinite(width) and width > 0):
+        raise ValueError(f"the range needs finite lo < hi, got {lo}, {hi}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k (the number of releases) must be an integer >= 1, got {k!r}")
+    each = as_spend(spend) / Fraction(int(k))
+    asked = EpsilonProfile.from_tiers(levels, counts)  # validates the requested levels
+    # the run levels may lie below LEVEL_MIN (a rule for what users ask, not for the maths)
+    lv = spend_levels(asked.levels, each)
+    prof = EpsilonProfile._make(lv, asked.counts, True, None, None)
+    sd = None if data_sd is None else float(data_sd) / width
+    return expected_error_95(prof, target=target, data_sd=sd, level=level) * width
 
 
 def interval_in_range(

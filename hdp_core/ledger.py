@@ -17,7 +17,7 @@ name is given (trimmed, case-folded) and the content fingerprint ``fp1:...``
     ids = dataset_identities(fingerprint, name)      # fingerprint computed in the engine
     ticket = ledger.charge(ids, spend)                # check-and-charge, one transaction
     rel = <release at spend_levels(eps, ticket.spend)>
-    ledger.record(ticket, rel, target=value_column)   # or ledger.record_failure(ticket, exc)
+    ledger.record(ticket, rel, target=rel.target)   # or ledger.record_failure(ticket, exc)
 
 A release that fails after charging keeps its charge (never overspend).
 

@@ -1,4 +1,55 @@
-"""A real private release of a mean under per-user privacy levels (ADPM, Algorithm 1).
+"""A real private release of a mean under per-user privacy levels (ADPM, Algorithm 1, or the
+table's own mean, hdp_core.table_mean), tracked by a privacy ledger when one is given.
+
+API (for pages and scripts; every number in data units unless said):
+
+* ``release_mean(source, *, value, eps, lo, hi, engine="duckdb", data_sd=None, tiers=None,
+  target="population", ledger=None, spend=1, dataset=None) -> Release``.
+  ``target``: "population" (ADPM; assumes a user's level does not depend on their value) or
+  "table" (TableMean: the table's own mean over every row, eps = 0 rows included; no
+  assumption). ``ledger``: None (nothing tracked), a ``PrivacyLedger`` or a path; ``spend``
+  in (0, 1] (float, 'p/q' text or Fraction; the release runs at levels eps x spend);
+  ``dataset``: a name charged besides the content fingerprint (only with a ledger). Raises
+  ReleaseError (BadCellError, ColumnNameError) for bad input, BudgetExceeded (fields
+  identity, spent, remaining, requested: exact Fractions) when the budget would pass 1,
+  LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything is
+  computed from the values, nothing charged. With a ledger the order is: parse the spend,
+  open the ledger (a corrupt one refuses here), open the source, the ledger's check (two
+  queries: the content fingerprint, and counts of rows, bad levels, bad values, levels out
+  of range and usable rows, so every refusal the release would make from the cells' kinds
+  comes first), charge, release, record (on failure after charging: record_failure,
+  re-raise; the charge stays; if recording itself fails the charge also stays).
+* ``Release`` fields: estimate, ci95 (lo <= a <= b <= hi, proven >= 95% coverage of the
+  target, hdp_core.intervals), half_width95 (before clipping), noise_scale, saturation_level
+  (tau* for "population", the cap level 1/(n eta) for "table"), n_users (data used),
+  n_excluded (eps = 0), n_public, tiers (receipt DataFrame: eps, eps_max (requested),
+  run_eps, run_eps_max (the levels the release ran at = eps x level_factor), users,
+  granted_eps, granted_eps_max, privacy_loss, privacy_loss_max (OpenDP's map), saturated
+  (ADPM: granted tau*; table: granted the cap, weight 1/n)), engine, lo, hi, data_sd,
+  outputs_midrange, plan, rounding_bound, noise_inflation, notes, target, bias_bound (table:
+  worst-case |E estimate - table mean|; 0 for population), spend (float), level_factor,
+  dataset, ledger_path (None: not tracked), budget_remaining (float, after this release).
+  ``to_dict()`` (JSON-ready: adds "tracked"; never the fingerprint) and ``text()``.
+* ``preview_tiers(levels, counts, lo, hi, data_sd=None, target="population", spend=1)
+  -> TierPreview`` (tiers, saturation_level, noise_scale, half_width95, outputs_midrange,
+  target, bias_bound): what a release of these level counts would give, before any data.
+* ``hdp_core.intervals.release_error_95(levels, counts, lo, hi, target="population",
+  data_sd=None, spend=1, k=1)``: the 95% error (data units) of one of k releases that split
+  ``spend`` equally (levels eps x spend / k): the Tier designer's "k releases" figure.
+* CLI: ``python -m hdp_core.release PATH --value C --eps C --range LO HI [--target
+  population|table] [--ledger PATH --spend F --dataset NAME] [--format json]`` and
+  ``python -m hdp_core.release --list-ledger PATH [--dataset NAME] [--format json]``.
+
+The table target on the plans below: on the tiers plan (exact levels) the weights are
+hdp.table_mean's on the run levels, min(1/n, eps eta), each user granted min(eps, cap) with
+the cap the largest float <= 1/(n eta); the estimate is mid + sum_j w_j (S_j - c_j mid)
+computed exactly like ADPM's (relative to lo, in [0, R]), so the same rounding bound,
+inflation kappa and per-row OpenDP check apply with ||r||_1 replaced by 1/eta. On the
+level-bins plan (per-user levels) eta is TableMean's on the levels floored to each bin's
+smallest level; users of bins wholly below the cap keep their own (2^-42 grid) level, bins
+wholly above get the cap, the one straddling bin gets its smallest level; the bias bound
+and the interval are those of the weights actually used (B = (1 - sum of weights) / 2).
+The DuckDB bracket pass is ADPM's and is not used for the table target (its tiers pass is).
 
 ``release_mean(source, value=..., eps=..., lo=..., hi=...)`` reads one row per user (a value
 and the privacy level eps that user asked for), clamps the values to the public range
@@ -89,16 +140,26 @@ order 2^-42 / eps_min plus float rounding, and it changes weights, never whether
 allowed.
 
 What is released: the noisy estimate, and public things (the range, the levels and their user
-counts, tau*, the noise law, a 95% interval from the noise law and the worst-case or declared
-spread). Nothing else is computed from the data; in particular not how many values were
-clamped. eps = 0 users are excluded; eps = inf users are public (used as saturated users).
+counts, tau* or the cap, the noise law, a 95% interval from the noise law and the worst-case
+or declared spread, or the bias bound). Nothing else is computed from the data; in particular
+not how many values were clamped. eps = 0 users are excluded (the table target counts them
+in n with weight 0); eps = inf users are public (used as saturated users).
+
+Intervals (issue 21). The normal approximation of earlier versions under-covers; ci95 now
+comes from hdp_core.intervals: population: population_half_width (its proven bounds (a),
+(b), (c), from the sum of squared weights and the largest weight, at the declared spread or
+the worst case); table: table_half_width(bias bound, eta). The half-width is that times R,
+plus 2 delta and half an ulp of max(|lo|, |hi|) (the rounding of the pre-noise value and of
+adding lo), clipped to [lo, hi] (interval_in_range).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -106,6 +167,12 @@ import numpy as np
 
 from .adpm import adpm, data_sd_constant
 from .errors import BadCellError
+from .intervals import (
+    TARGETS,
+    interval_in_range,
+    population_half_width_moments,
+    table_half_width,
+)
 from .profile import EpsilonProfile, out_of_range
 from .release_engines import (
     FETCH_USERS,
@@ -121,8 +188,8 @@ from .release_engines import (
     ReleaseError,
     open_source,
 )
+from .table_mean import table_mean
 from .tables import out_of_range_words
-from .units import affine_error
 from .validate import (
     LEVEL_MAX,
     LEVEL_MIN,
@@ -149,6 +216,11 @@ __all__ = [
 _U = 2.0**-52
 _SAT = 1.0 - 1e-12  # as hdp_core.adpm: a level exactly at the threshold counts as saturated
 LEVEL = 0.95
+_TARGET_WORDS = {
+    "population": "the population mean (ADPM; assumes a user's level does not depend on "
+    "their value)",
+    "table": "the table's own mean (TableMean; no assumption on levels and values)",
+}
 
 
 @dataclass(frozen=True)
@@ -156,9 +228,18 @@ class Release:
     """One private release of a mean and its privacy receipt.
 
     ``estimate`` and ``ci95`` are in the data's units; ``noise_scale`` is the Laplace scale in
-    the data's units; ``saturation_level`` is tau* (math.inf if nothing saturates); ``tiers``
-    is the receipt (a pandas DataFrame, one row per level or level bin: requested eps, users,
-    granted eps, OpenDP's privacy loss); ``n_users`` counts the users whose data is used.
+    the data's units; ``saturation_level`` is tau* (math.inf if nothing saturates) for the
+    population target and the cap level 1/(n eta) for the table target (users asking for at
+    least it get the uniform weight 1/n); ``tiers`` is the receipt (a pandas DataFrame, one
+    row per level or level bin: requested eps, the level the release ran at (``run_eps``:
+    eps x level_factor), users, granted eps, OpenDP's privacy loss); ``n_users`` counts the
+    users whose data is used. ``target``: "population" (ADPM) or "table" (TableMean);
+    ``bias_bound`` (data units): the table target's worst-case bias (0 for the population
+    target). ``ci95`` is proven to cover the target with probability >= 95%
+    (hdp_core.intervals), clipped to [lo, hi]; ``half_width95`` is its half-width before
+    clipping. ``spend``: the fraction of every user's level this release spent (1 without a
+    ledger); ``dataset``: the name it was charged to; ``ledger_path`` (None: not tracked) and
+    ``budget_remaining``: what remains of the dataset's budget after it.
     """
 
     estimate: float
@@ -179,6 +260,13 @@ class Release:
     rounding_bound: float
     noise_inflation: float
     notes: tuple[str, ...] = field(default=())
+    target: str = "population"
+    bias_bound: float = 0.0
+    spend: float = 1.0
+    level_factor: float = 1.0
+    dataset: str | None = None
+    ledger_path: str | None = None
+    budget_remaining: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (inf as the string 'inf')."""
@@ -211,6 +299,13 @@ class Release:
             "noise_inflation": self.noise_inflation,
             "tiers": rows,
             "notes": list(self.notes),
+            "target": self.target,
+            "bias_bound": self.bias_bound,
+            "spend": self.spend,
+            "level_factor": self.level_factor,
+            "dataset": self.dataset,
+            "tracked": self.ledger_path is not None,
+            "budget_remaining": self.budget_remaining,
         }
 
     def text(self) -> str:
@@ -223,9 +318,21 @@ class Release:
             f"{self.ci95[1]:.6g}] (±{self.half_width95:.4g})",
             f"users used: {self.n_users:,} (public {self.n_public:,}; excluded eps=0: "
             f"{self.n_excluded:,})   range: [{self.lo:g}, {self.hi:g}]   engine: {self.engine}",
-            f"Laplace noise scale: {self.noise_scale:.6g} (data units)   tau*: {tau}   "
+            f"Laplace noise scale: {self.noise_scale:.6g} (data units)   "
+            f"{'tau*' if self.target == 'population' else 'cap level'}: {tau}   "
             f"plan: {self.plan}",
+            f"target: {_TARGET_WORDS[self.target]}"
+            + (f"   worst-case bias: ±{self.bias_bound:.4g}" if self.target == "table" else ""),
         ]
+        if self.ledger_path is None:
+            lines.append("privacy budget: not tracked (no ledger)")
+        else:
+            left = "" if self.budget_remaining is None else f"; {self.budget_remaining:.4g} left"
+            name = f" of dataset {self.dataset!r}" if self.dataset else ""
+            lines.append(
+                f"privacy budget: spent {self.spend:.4g} of every user's level{name}{left} "
+                f"(run at eps x {self.level_factor:.17g})"
+            )
         lines += list(self.notes)
         lines.append("privacy receipt (loss = OpenDP's privacy map at one user's sensitivity):")
         with pd.option_context("display.width", 200, "display.max_rows", 60):
@@ -284,7 +391,7 @@ def _const(sd_norm: float | None) -> float:
 def _tiers_solution(levels: np.ndarray, counts: np.ndarray, sd_norm: float | None):
     """r per tier and tau* from hdp_core's ADPM on the tiers profile (the tuned variant
     ``hdp.adpm(prof, data_sd=s)`` when a spread is declared)."""
-    sol = adpm(EpsilonProfile.from_tiers(levels, counts), data_sd=sd_norm)
+    sol = adpm(_run_profile(levels, counts), data_sd=sd_norm)
     return np.asarray(sol.r, dtype=float), float(sol.saturation_level)
 
 
@@ -350,6 +457,127 @@ def _plan_tiers(h: Histogram, fin: np.ndarray, pub: np.ndarray, sd_norm):
             )
         )
     return rows, tau
+
+
+def _run_profile(levels: Any, counts: Any) -> EpsilonProfile:
+    """A tiers profile of the levels a release runs at. Levels come from the engine (already
+    checked against the supported range at the requested levels); at a spend below 1 they
+    may lie below LEVEL_MIN, which is a rule for what users ask, not for the mathematics."""
+    lv = np.asarray(levels, dtype=np.float64)
+    ct = np.asarray(counts, dtype=np.int64)
+    return EpsilonProfile._make(lv, ct, True, None, None)
+
+
+def _cap_below(eta: float, n: int) -> float:
+    """The largest float <= 1 / (n eta) (exactly): a user granted it has weight <= 1/n."""
+    cap = Fraction(1) / (n * Fraction(eta))
+    f = float(cap)
+    if Fraction(f) > cap:
+        f = math.nextafter(f, 0.0)
+    return f
+
+
+def _plan_tiers_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int):
+    """The table target on exact levels: hdp.table_mean on the tiers (eps = 0 users counted
+    in n, with weight 0); user j is granted min(eps_j, cap) with cap <= 1/(n eta), so the
+    weights r eta never pass 1/n. Returns (rows, cap, norm = 1/eta)."""
+    levels = np.concatenate([h.emin[fin], np.full(int(pub.sum()), math.inf)])
+    counts = np.concatenate([h.n[fin], h.n[pub]])
+    sy = [h.sy[i] for i in np.flatnonzero(fin)] + [h.sy[i] for i in np.flatnonzero(pub)]
+    n = int(counts.sum()) + n_zero
+    lv = np.append(levels, 0.0) if n_zero else levels
+    ct = np.append(counts, n_zero) if n_zero else counts
+    eta = float(table_mean(_run_profile(lv, ct)).noise_scale)
+    cap = _cap_below(eta, n)
+    rows = []
+    for j in range(levels.size):
+        rj = min(float(levels[j]), cap)
+        fr = Fraction(rj)
+        rows.append(
+            _Row(
+                float(levels[j]),
+                float(levels[j]),
+                int(counts[j]),
+                rj,
+                rj,
+                fr * sy[j],
+                fr * int(counts[j]),
+                rj * rj * float(counts[j]),
+                bool(levels[j] >= cap),
+            )
+        )
+    return rows, cap, 1 / Fraction(eta)
+
+
+def _plan_bins_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int):
+    """The table target on per-user levels known through level bins (relative width
+    e^(1/64)). eta is TableMean's on the levels floored to each bin's smallest level (on the
+    2^-42 grid); then each user below the cap 1/(n eta) is granted their own level on the
+    2^-42 grid (exact sums of q and q y: nothing lost), each user of a bin wholly at or above
+    the cap gets the cap (weight 1/n at most), and the one bin that straddles the cap is
+    granted its smallest level (a loss of at most 1.6% of those users' levels). Privacy:
+    every grant is at most the user's level. The bias bound is that of these weights.
+    Returns (rows, cap, norm = 1/eta)."""
+    idx = np.flatnonzero(fin)
+    qmin = np.array([_qlevel(h.emin[i]) for i in idx])
+    qmax = np.array([_qlevel(h.emax[i]) for i in idx])
+    n_pub = int(h.n[pub].sum())
+    counts = h.n[idx]
+    n = int(counts.sum()) + n_pub + n_zero
+    lv = np.concatenate([qmin, [math.inf, 0.0]])
+    ct = np.concatenate([counts, [n_pub, n_zero]])
+    keep = ct > 0
+    eta = float(table_mean(_run_profile(lv[keep], ct[keep])).noise_scale)
+    cap = _cap_below(eta, n)
+    fcap = Fraction(cap)
+    rows = []
+    for k, i in enumerate(idx):
+        users = int(h.n[i])
+        if qmax[k] <= cap:  # every user below the cap: their own grid level
+            rows.append(
+                _Row(
+                    float(h.emin[i]),
+                    float(h.emax[i]),
+                    users,
+                    float(qmin[k]),
+                    float(qmax[k]),
+                    Fraction(h.sqy[i], QE),
+                    Fraction(h.sq[i], QE),
+                    float(h.q2[i]),
+                    False,
+                )
+            )
+        else:
+            r = cap if qmin[k] >= cap else float(qmin[k])
+            fr = Fraction(r)
+            rows.append(
+                _Row(
+                    float(h.emin[i]),
+                    float(h.emax[i]),
+                    users,
+                    r,
+                    r,
+                    fr * h.sy[i],
+                    fr * users,
+                    r * r * users,
+                    bool(qmin[k] >= cap),
+                )
+            )
+    for i in np.flatnonzero(pub):
+        rows.append(
+            _Row(
+                math.inf,
+                math.inf,
+                int(h.n[i]),
+                cap,
+                cap,
+                fcap * h.sy[i],
+                fcap * int(h.n[i]),
+                cap * cap * float(h.n[i]),
+                True,
+            )
+        )
+    return _merge_rows(rows), cap, 1 / Fraction(eta)
 
 
 MAX_PASSES = 64
@@ -549,13 +777,24 @@ def _receipt(rows: list[_Row], meas, width: Fraction, s1: Fraction, delta: float
     return loss, loss_max
 
 
-def _frame(rows: list[_Row], loss, loss_max):
+def _requested(run: float, factor: float) -> float:
+    """The requested level behind a run level (run = fl(eps x factor)): run / factor, the
+    level itself when factor is 1."""
+    return run if factor == 1.0 else run / factor
+
+
+def _frame(rows: list[_Row], loss, loss_max, factor: float = 1.0):
+    """The receipt: per row the requested levels (eps, eps_max), the levels the release ran
+    at (run_eps = eps x factor, what OpenDP's check bounds), users, granted levels and
+    OpenDP's privacy loss."""
     import pandas as pd
 
     return pd.DataFrame(
         {
-            "eps": [r.eps for r in rows],
-            "eps_max": [r.eps_max for r in rows],
+            "eps": [_requested(r.eps, factor) for r in rows],
+            "eps_max": [_requested(r.eps_max, factor) for r in rows],
+            "run_eps": [r.eps for r in rows],
+            "run_eps_max": [r.eps_max for r in rows],
             "users": [r.users for r in rows],
             "granted_eps": [r.r_min for r in rows],
             "granted_eps_max": [r.r_max for r in rows],
@@ -577,6 +816,10 @@ def release_mean(
     engine: str = "duckdb",
     data_sd: float | None = None,
     tiers: Any = None,
+    target: str = "population",
+    ledger: Any = None,
+    spend: Any = 1,
+    dataset: str | None = None,
 ) -> Release:
     """Release the mean of ``value`` (clamped to [lo, hi]) under each row's privacy level.
 
@@ -584,15 +827,52 @@ def release_mean(
     ``engine="spark"``) a Spark DataFrame; one row is one user. ``eps`` names the privacy-level
     column (numbers >= 0; 'inf'/'public' for public rows; 0 = not used). ``data_sd``: a
     declared, public standard deviation of the data in its units (never estimated from the
-    data), tuning ADPM (Algorithm 1 with 8 replaced by 2/s^2 on [-1/2, 1/2]); None is the
-    paper's worst case. ``tiers``: a Tier designer menu (hdp_core.design.Menu) or a mapping
-    of tier names to levels; an eps cell holding a tier's name (case and spaces ignored) then
-    takes that tier's level. Returns a :class:`Release`; raises :class:`ReleaseError` (a
-    ValueError) naming the column, row or level for any bad input, and then releases nothing.
+    data), tuning ADPM (Algorithm 1 with 8 replaced by 2/s^2 on [-1/2, 1/2]) and the
+    population interval; None is the paper's worst case. ``tiers``: a Tier designer menu
+    (hdp_core.design.Menu) or a mapping of tier names to levels; an eps cell holding a tier's
+    name (case and spaces ignored) then takes that tier's level.
+
+    ``target``: "population" (default; ADPM: the mean of the population the users come from,
+    valid when a user's level does not depend on their value) or "table" (TableMean,
+    hdp_core.table_mean: the table's own mean over every row, eps = 0 rows included, with no
+    assumption; ``data_sd`` is not used). ``ci95`` covers the target with probability >= 95%
+    (hdp_core.intervals).
+
+    ``ledger``: None (the default: NOTHING IS TRACKED; releasing the same data again spends
+    every user's level again), a :class:`hdp_core.ledger.PrivacyLedger` or a path to one.
+    With a ledger, each user's level is their total budget on the dataset: the release spends
+    ``spend`` (in (0, 1]) of it, is charged to the data's content fingerprint and to
+    ``dataset`` (a name, optional) before anything is computed from the values, runs at
+    levels eps x spend (OpenDP checks each loss against that), and is recorded; a dataset
+    whose budget would pass 1 is refused with BudgetExceeded (``remaining`` in its fields).
+    Bad input (columns, cells, levels) is refused before charging. A release that fails
+    after charging keeps its charge. Without a ledger ``spend`` still scales the levels (a
+    release at a fraction of the budget) and ``dataset`` must be None.
+
+    Returns a :class:`Release`; raises :class:`ReleaseError` (a ValueError) naming the column,
+    row or level for any bad input, and then releases nothing.
     """
+    from .ledger import PrivacyLedger, as_spend, dataset_identities, name_identity, spend_factor
+
+    if target not in TARGETS:
+        raise ReleaseError(
+            f"target must be one of {', '.join(repr(t) for t in TARGETS)}, got {str(target)[:40]!r}"
+        )
     lo_f, hi_f = _check_range(lo, hi)
     sd_norm = _check_sd(data_sd, lo_f, hi_f)
     c = _const(sd_norm)
+    frac = as_spend(spend)
+    factor = spend_factor(frac)
+    led = None
+    if ledger is not None:
+        led = ledger if isinstance(ledger, PrivacyLedger) else _open_ledger(ledger)
+    if dataset is not None:
+        name_identity(dataset)  # validated before anything is read
+        if led is None:
+            raise ReleaseError(
+                "a dataset name is only used with a ledger (ledger=...): without one nothing "
+                "is tracked"
+            )
     src, vcol, ecol = open_source(source, value, eps, engine, tier_levels(tiers))
     if vcol == ecol:
         src.close()
@@ -600,35 +880,130 @@ def release_mean(
             f"the value column and the eps column are the same column ({vcol!r}); the "
             "privacy levels must be a column of their own"
         )
+    ticket = None
     try:
-        h, passes, plan = _fast_histogram(src, vcol, ecol, lo_f, hi_f, c, engine)
+        if led is not None:
+            fp = _precheck(src, vcol, ecol, engine)  # refuses bad input: nothing charged
+            ticket = led.charge(dataset_identities(fp, dataset), frac)  # or BudgetExceeded
+            factor = ticket.factor
+        src.level_factor = factor
+        rel = _release(src, vcol, ecol, lo_f, hi_f, sd_norm, data_sd, c, engine, target, factor)
+    except BaseException as exc:
+        if ticket is not None and led is not None:
+            with contextlib.suppress(Exception):
+                led.record_failure(ticket, exc)  # the charge stays (never overspend)
+        raise
+    finally:
+        src.close()
+    rel = replace(rel, spend=float(frac), level_factor=factor)
+    if ticket is not None and led is not None:
+        rel = replace(
+            rel,
+            dataset=dataset.strip() if dataset is not None else None,
+            ledger_path=led.path,
+            budget_remaining=float(ticket.remaining),
+            plan=rel.plan + "; + 2 ledger check passes (fingerprint, cell counts)",
+        )
+        led.record(ticket, rel, target=rel.target)
+    return rel
+
+
+def _open_ledger(path: Any) -> Any:
+    from .ledger import PrivacyLedger
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ReleaseError(
+            f"ledger must be a PrivacyLedger or a path to one, got {type(path).__name__}"
+        )
+    return PrivacyLedger(path)
+
+
+def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
+    """The ledger's pass (before charging): the content fingerprint, and every refusal the
+    release would make from the cells' kinds (empty table, bad level, bad value, level out of
+    range, no usable user), with the same messages. Returns the fingerprint."""
+    try:
+        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos = src.precheck(vcol, ecol)
+    except ReleaseError:
+        raise
+    except Exception as exc:
+        raise ReleaseError(
+            f"the {engine} engine could not read the table ({type(exc).__name__}); nothing "
+            "was charged or released"
+        ) from None
+    if n_rows == 0:
+        raise ReleaseError("the table is empty: no users, nothing to release")
+    if n_bad_eps:
+        _raise_bad_eps(src, ecol, n_bad_eps)
+    if n_bad_value:
+        _raise_bad_value(src, vcol, n_bad_value)
+    if n_range:
+        row, v = src.first_bad("range")
+        _raise_range(row, float(v) if v is not None else math.nan, ecol)
+    if n_pos == 0:
+        raise ReleaseError(
+            f"no usable user: all {n_rows:,} rows have eps = 0 (data not to be used)"
+        )
+    return str(fp)
+
+
+def _raise_bad_eps(src: Any, ecol: str, n_bad: int) -> None:
+    row, v = src.first_bad("eps")
+    where = f"row {row}" if row else "a row"
+    raise BadCellError(
+        f"eps column {ecol!r}, {where}: {cell_kind(v)}; privacy levels must be "
+        f"numbers >= 0 (inf = public) ({_such_rows(n_bad)})",
+        row=row,
+        column=ecol,
+        reason=cell_reason(v),
+    )
+
+
+def _raise_bad_value(src: Any, vcol: str, n_bad: int) -> None:
+    row, _ = src.first_bad("value")
+    raise BadCellError(
+        _bad_value_message(vcol, row, n_bad),
+        row=row,
+        column=vcol,
+        reason="not_finite",  # missing, NaN or infinite (one code: validate.REASON_WORDS)
+    )
+
+
+def _release(
+    src: Any,
+    vcol: str,
+    ecol: str,
+    lo_f: float,
+    hi_f: float,
+    sd_norm: float | None,
+    data_sd: float | None,
+    c: float,
+    engine: str,
+    target: str,
+    factor: float,
+) -> Release:
+    """The release proper on an open source (levels already scaled by ``factor`` in the
+    engine): aggregate, plan, noise, check."""
+    try:
+        if target == "table":
+            h, passes, plan = _fast_histogram(
+                src, vcol, ecol, lo_f, hi_f, c, engine, tiers_only=True
+            )
+        else:
+            h, passes, plan = _fast_histogram(src, vcol, ecol, lo_f, hi_f, c, engine)
         if h is None:
             h = src.histogram(vcol, ecol, lo_f, hi_f)
             passes += 1
         if h.n_rows == 0:
             raise ReleaseError("the table is empty: no users, nothing to release")
         if h.n_bad_eps:
-            row, v = src.first_bad("eps")
-            where = f"row {row}" if row else "a row"
-            raise BadCellError(
-                f"eps column {ecol!r}, {where}: {cell_kind(v)}; privacy levels must be "
-                f"numbers >= 0 (inf = public) ({_such_rows(h.n_bad_eps)})",
-                row=row,
-                column=ecol,
-                reason=cell_reason(v),
-            )
+            _raise_bad_eps(src, ecol, h.n_bad_eps)
         if h.n_bad_value:
-            row, _ = src.first_bad("value")
-            raise BadCellError(
-                _bad_value_message(vcol, row, h.n_bad_value),
-                row=row,
-                column=vcol,
-                reason="missing, NaN or infinite",
-            )
+            _raise_bad_value(src, vcol, h.n_bad_value)
         zero = h.bin == ZERO_BIN
         pub = h.bin == PUBLIC_BIN
         fin = ~zero & ~pub
-        _check_level_range(h, fin, src, ecol)
+        _check_level_range(h, fin, src, ecol, factor)
         n_excluded = int(h.n[zero].sum())
         n_public = int(h.n[pub].sum())
         n_used = int(h.n[fin].sum()) + n_public
@@ -637,9 +1012,18 @@ def release_mean(
                 f"no usable user: all {n_excluded:,} rows have eps = 0 (data not to be used)"
             )
         if n_public == n_used:
-            rel = _all_public(h, pub, lo_f, hi_f, engine, n_excluded)
-            return rel
-        if bool((h.emin[fin] == h.emax[fin]).all()):
+            return _all_public(
+                h, pub, lo_f, hi_f, engine, n_excluded, target, sd_norm, data_sd, factor
+            )
+        norm = None
+        if target == "table":
+            if bool((h.emin[fin] == h.emax[fin]).all()):
+                rows, tau, norm = _plan_tiers_table(h, fin, pub, n_excluded)
+                kind = "tiers"
+            else:
+                rows, tau, norm = _plan_bins_table(h, fin, pub, n_excluded)
+                kind = "level bins"
+        elif bool((h.emin[fin] == h.emax[fin]).all()):
             rows, tau = _plan_tiers(h, fin, pub, sd_norm)
             kind = "tiers"
         else:
@@ -661,10 +1045,8 @@ def release_mean(
             f"the {engine} engine could not compute the release ({type(exc).__name__}); "
             "nothing was released"
         ) from None
-    finally:
-        src.close()
     detail = f"{passes} aggregate pass{'es' if passes > 1 else ''}" + (f"; {plan}" if plan else "")
-    return _finish(
+    rel = _finish(
         rows,
         tau,
         lo_f,
@@ -676,21 +1058,40 @@ def release_mean(
         n_excluded,
         n_public,
         f"{kind} ({detail})",
+        target=target,
+        norm=norm,
+        factor=factor,
     )
+    if target == "table" and data_sd is not None:
+        rel = replace(
+            rel,
+            notes=(
+                *rel.notes,
+                "The declared data_sd is not used by the table target (no assumption).",
+            ),
+        )
+    return rel
 
 
-def _check_level_range(h: Histogram, fin: np.ndarray, src: Any, ecol: str) -> None:
+def _check_level_range(
+    h: Histogram, fin: np.ndarray, src: Any, ecol: str, factor: float = 1.0
+) -> None:
     """Refuse levels outside [LEVEL_MIN, LEVEL_MAX] (0 and public aside) on every plan and
     engine, as profiles, menus and links do (hdp_core.validate, one rule); names the first
-    such row."""
+    such row. The histogram holds the run levels fl(eps x factor): the bounds are scaled the
+    same way (rounding is monotone, so a level in range stays in the scaled range)."""
     use = fin & (h.n > 0)
     if not use.any():
         return
     low, high = float(h.emin[use].min()), float(h.emax[use].max())
-    if low >= LEVEL_MIN and high <= LEVEL_MAX:
+    if low >= LEVEL_MIN * factor and high <= LEVEL_MAX * factor:
         return
     row, v = src.first_bad("range")
-    x = float(v) if v is not None else (low if low < LEVEL_MIN else high)
+    x = float(v) / factor if v is not None else (low if low < LEVEL_MIN * factor else high)
+    _raise_range(row, x, ecol)
+
+
+def _raise_range(row: int, x: float, ecol: str) -> None:
     where = f"row {row}" if row else "a row"
     if x < LEVEL_MIN:
         reason = f"below the smallest supported level, {LEVEL_MIN:g}"
@@ -729,9 +1130,12 @@ def _bracket(sample: np.ndarray, n_rows: int, c: float) -> tuple[float, float] |
     return (a, b) if 0 < a < b < Q_CAP else None
 
 
-def _fast_histogram(src, vcol: str, ecol: str, lo: float, hi: float, c: float, engine: str):
+def _fast_histogram(
+    src, vcol: str, ecol: str, lo: float, hi: float, c: float, engine: str, tiers_only=False
+):
     """DuckDB's fast plan (see the module docstring): (Histogram or None, full passes made,
-    note). None means the general plan must run (bad input, or the sample missed levels)."""
+    note). None means the general plan must run (bad input, or the sample missed levels).
+    ``tiers_only`` (the table target): only the tiers pass (the bracket is ADPM's)."""
     if engine != "duckdb":
         return None, 0, ""
     src._prepare(vcol, ecol, lo, hi)
@@ -743,6 +1147,8 @@ def _fast_histogram(src, vcol: str, ecol: str, lo: float, hi: float, c: float, e
         distinct = distinct[np.argsort(-counts, kind="stable")]  # common levels tested first
         h = src.fast_tiers(distinct)
         return h, 1, ("" if h is not None else "fast tiers pass missed levels")
+    if tiers_only:
+        return None, 0, ""
     br = _bracket(sample, n_rows, c)
     if br is None:
         return None, 0, ""
@@ -839,7 +1245,32 @@ def _show(v: Any) -> str:
     return "NaN" if math.isnan(x) else f"{x:g}"
 
 
-def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_public, plan):
+def _extra_width(lo: float, hi: float, delta: float) -> float:
+    """Added to every half-width (data units): the rounding of the value handed to the noise
+    (at most delta) and of adding lo afterwards (half an ulp of the largest |value|)."""
+    return 2.0 * delta + math.ulp(max(abs(lo), abs(hi)))
+
+
+def _finish(
+    rows,
+    tau,
+    lo,
+    hi,
+    sd_norm,
+    data_sd,
+    engine,
+    n_used,
+    n_excluded,
+    n_public,
+    plan,
+    target: str = "population",
+    norm: Fraction | None = None,
+    factor: float = 1.0,
+):
+    """Noise, privacy check and interval for the planned rows. ``norm``: the normaliser of
+    the granted levels (weight of a user granted r is r / norm): ADPM's ||r||_1 (None) or,
+    for the table target, 1 / eta (then the weights sum to S / norm <= 1 and the estimate is
+    affine about the middle of the range)."""
     width = Fraction(hi) - Fraction(lo)
     wf = float(width)
     # the noise is added to the mean relative to lo, a number in [0, R]: its one rounding to
@@ -848,53 +1279,71 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
     notes = []
     s1 = sum((r.s1 for r in rows), Fraction(0))
     s2 = float(sum(r.s2 for r in rows))
-    fs1 = float(s1)
-    var = 0.25 if sd_norm is None else sd_norm * sd_norm
-    objective = (var * s2 + 2.0) / (fs1 * fs1)
-    if objective > 0.25:  # ADPM answers the mid-range: no data used, nothing to check
-        mid = lo + 0.5 * (hi - lo)
-        notes.append(
-            "ADPM's worst case passes 1/4 of the squared range: the answer is the "
-            "mid-range, which uses no data."
-        )
-        zeros = [0.0] * len(rows)
-        return Release(
-            mid,
-            (lo, hi),
-            0.0,
-            tau,
-            n_used,
-            _frame(rows, zeros, zeros),
-            engine,
-            lo,
-            hi,
-            data_sd,
-            0.5 * (hi - lo),
-            n_excluded,
-            n_public,
-            True,
-            plan,
-            0.0,
-            0.0,
-            tuple(notes),
-        )
+    if target == "population":
+        norm = s1
+        fs1 = float(s1)
+        var = 0.25 if sd_norm is None else sd_norm * sd_norm
+        objective = (var * s2 + 2.0) / (fs1 * fs1)
+        if objective > 0.25:  # ADPM answers the mid-range: no data used, nothing to check
+            mid = lo + 0.5 * (hi - lo)
+            notes.append(
+                "ADPM's worst case passes 1/4 of the squared range: the answer is the "
+                "mid-range, which uses no data."
+            )
+            zeros = [0.0] * len(rows)
+            return Release(
+                mid,
+                (lo, hi),
+                0.0,
+                tau,
+                n_used,
+                _frame(rows, zeros, zeros, factor),
+                engine,
+                lo,
+                hi,
+                data_sd,
+                0.5 * (hi - lo),
+                n_excluded,
+                n_public,
+                True,
+                plan,
+                0.0,
+                0.0,
+                tuple(notes),
+                target=target,
+            )
+    assert norm is not None
+    fnorm = float(norm)
     r_min = min(r.r_min for r in rows if r.users > 0)
-    c_r = 2.0 * delta * fs1 / wf
+    c_r = 2.0 * delta * fnorm / wf
     kappa = 2.0 * c_r / r_min + 2.0**-40
-    scale = _noise_scale(width, s1, kappa)
+    scale = _noise_scale(width, norm, kappa)
     meas = _measurement(scale)
-    loss, loss_max = _receipt(rows, meas, width, s1, delta)  # raises: nothing released
+    loss, loss_max = _receipt(rows, meas, width, norm, delta)  # raises: nothing released
     w_num = sum((r.w_num for r in rows), Fraction(0))
-    relative = width * w_num / (s1 * Q)  # the weighted mean minus lo, exactly, in [0, R]
+    spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
+    # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
+    relative = width * (w_num / (norm * Q) + spare / 2)
     estimate = lo + float(meas(float(relative)))  # adding lo is post-processing
-    h = _half_width95(s2 / (fs1 * fs1), scale, lo, hi, var)
+    eta = scale / wf  # the noise's Laplace scale on the unit scale (as drawn)
+    bias = 0.0
+    if target == "population":
+        r_max = max(r.r_max for r in rows if r.users > 0)
+        # s2 is a float sum: a relative 1e-12 more is an upper bound (valid in the bound)
+        h_unit = population_half_width_moments(
+            s2 / (fnorm * fnorm) * (1 + 1e-12), _up(r_max / fnorm), eta, data_sd=sd_norm
+        )
+    else:
+        bias = _up(float(spare / 2))  # ||w - 1/n||_1 / 2 for the weights used, rounded up
+        h_unit = table_half_width(bias, eta)
+    h = h_unit * wf + _extra_width(lo, hi, delta)
     return Release(
         estimate,
-        (estimate - h, estimate + h),
+        interval_in_range(estimate, h, lo, hi),
         scale,
         tau,
         n_used,
-        _frame(rows, loss, loss_max),
+        _frame(rows, loss, loss_max, factor),
         engine,
         lo,
         hi,
@@ -907,30 +1356,47 @@ def _finish(rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_excluded, n_p
         delta,
         kappa,
         tuple(notes),
+        target=target,
+        bias_bound=bias * wf,
     )
 
 
-def _half_width95(sum_w2: float, scale: float, lo: float, hi: float, var: float) -> float:
-    """The 95% half-width in data units of an affine estimate with weights of squared norm
-    ``sum_w2`` and Laplace noise of ``scale`` (data units), for data of variance ``var`` on
-    the [-1/2, 1/2] scale (hdp_core.units.affine_error: the normal-Laplace law)."""
-    err = affine_error(sum_w2, scale / (hi - lo), lo, hi, variance=var, level=LEVEL)
-    return float(err.half_width)
-
-
-def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
-    """Every usable user is public (eps = inf): the plain mean of the clamped values, no
-    noise (nobody asked for privacy)."""
+def _all_public(
+    h: Histogram, pub, lo, hi, engine, n_excluded, target, sd_norm, data_sd, factor
+) -> Release:
+    """Every usable user is public (eps = inf): no noise (nobody asked for privacy). The
+    population target: the plain mean of the clamped values; the table target: the public
+    users' values and the mid-range for the eps = 0 users (their bias, at most n_0 / (2n) of
+    the range, is the interval)."""
     import pandas as pd
 
     n = int(h.n[pub].sum())
     sy = sum(h.sy[i] for i in np.flatnonzero(pub))
     width = Fraction(hi) - Fraction(lo)
-    est = float(Fraction(lo) + width * Fraction(sy, n * Q))
+    wf = float(width)
+    delta = max(_U * wf, 2.0**-1074)
+    if target == "population":
+        est = float(Fraction(lo) + width * Fraction(sy, n * Q))
+        h_unit = population_half_width_moments(_up(1.0 / n), _up(1.0 / n), 0.0, data_sd=sd_norm)
+        bias = 0.0
+        note = "Every usable user is public (eps = inf): the plain mean, no noise."
+    else:
+        n_all = n + n_excluded
+        spare = Fraction(n_excluded, n_all)
+        est = float(Fraction(lo) + width * (Fraction(sy, n_all * Q) + spare / 2))
+        bias = _up(float(spare / 2))
+        h_unit = bias
+        note = (
+            "Every usable user is public (eps = inf): their values, and the mid-range for "
+            "users with eps = 0, no noise."
+        )
+    hw = h_unit * wf + _extra_width(lo, hi, delta)
     df = pd.DataFrame(
         {
             "eps": [math.inf],
             "eps_max": [math.inf],
+            "run_eps": [math.inf],
+            "run_eps_max": [math.inf],
             "users": [n],
             "granted_eps": [math.inf],
             "granted_eps_max": [math.inf],
@@ -941,7 +1407,7 @@ def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
     )
     return Release(
         est,
-        (est, est),
+        interval_in_range(est, hw, lo, hi),
         0.0,
         math.inf,
         n,
@@ -949,15 +1415,17 @@ def _all_public(h: Histogram, pub, lo, hi, engine, n_excluded) -> Release:
         engine,
         lo,
         hi,
-        None,
-        0.0,
+        data_sd,
+        hw,
         n_excluded,
         n,
         False,
         "public only (1 aggregate pass)",
         0.0,
         0.0,
-        ("Every usable user is public (eps = inf): the plain mean, no noise.",),
+        (note,),
+        target=target,
+        bias_bound=bias * wf,
     )
 
 
@@ -967,43 +1435,74 @@ class TierPreview:
     """What each level gets before releasing (public: from the levels and counts only)."""
 
     tiers: Any  # DataFrame: eps, users, granted_eps, weight_share
-    saturation_level: float
+    saturation_level: float  # tau* (population) or the cap level 1/(n eta) (table)
     noise_scale: float  # data units
     half_width95: float  # data units
     outputs_midrange: bool
+    target: str = "population"
+    bias_bound: float = 0.0  # data units (table target)
 
 
 def preview_tiers(
-    levels: Any, counts: Any, lo: float, hi: float, data_sd: float | None = None
+    levels: Any,
+    counts: Any,
+    lo: float,
+    hi: float,
+    data_sd: float | None = None,
+    target: str = "population",
+    spend: Any = 1,
 ) -> TierPreview:
-    """ADPM's tiers and expected ±95% for levels and user counts on [lo, hi] (the same numbers
-    as the Tier designer: hdp.adpm and hdp_core.units.affine_error). eps = 0 tiers get 0."""
+    """What each level gets and the expected ±95% (data units) of a release of levels and
+    user counts on [lo, hi], before releasing, for ``target`` "population" (hdp.adpm) or
+    "table" (hdp.table_mean), at ``spend`` of every level (levels eps x spend, as the
+    ledger's releases run). The half-width is the release's proven interval
+    (hdp_core.intervals.release_error_95). eps = 0 tiers get 0."""
     import pandas as pd
 
+    from .intervals import release_error_95
+    from .ledger import as_spend, spend_levels
+
+    if target not in TARGETS:
+        raise ReleaseError(f"target must be one of {', '.join(TARGETS)}, got {str(target)[:40]!r}")
     lo_f, hi_f = _check_range(lo, hi)
     sd_norm = _check_sd(data_sd, lo_f, hi_f)
     lv = np.asarray(levels, dtype=float)
     ct = np.asarray(counts, dtype=np.int64)
+    run = spend_levels(lv, as_spend(spend))
     use = lv > 0
     if not (use & (ct > 0)).any():
         raise ReleaseError("no usable user: every level is 0 (data not to be used)")
-    r, tau = _tiers_solution(lv[use], ct[use], sd_norm)
+    R = hi_f - lo_f
+    hw = release_error_95(lv, ct, lo_f, hi_f, target, data_sd, spend)
+    if target == "table":
+        sol = table_mean(_run_profile(run[ct > 0], ct[ct > 0]))
+        rr = np.zeros(lv.size)
+        rr[ct > 0] = sol.granted_eps
+        rr = np.where(use, rr, 0.0)
+        w = np.zeros(lv.size)
+        w[ct > 0] = sol.weights
+        df = pd.DataFrame({"eps": lv, "users": ct, "granted_eps": rr, "weight_share": w * ct})
+        return TierPreview(
+            df, sol.cap_level, sol.noise_scale * R, hw, False, target, sol.bias_bound * R
+        )
+    r, tau = _tiers_solution(run[use], ct[use], sd_norm)
     rr = np.zeros(lv.size)
     rr[use] = r
     var = 0.25 if sd_norm is None else sd_norm * sd_norm
     if np.isinf(rr[use]).all():
-        s1, ssq, b = float(ct[use].sum()), 1.0 / float(ct[use].sum()), 0.0
+        s1, b = float(ct[use].sum()), 0.0
         share = np.where(use, ct / s1, 0.0)
         mid = False
     else:
         s1 = float(np.dot(rr, ct))
         ssq = float(np.dot(rr * rr, ct)) / (s1 * s1)
-        b = 1.0 / s1
+        b = R / s1
         share = rr * ct / s1
         mid = (var * ssq * s1 * s1 + 2.0) / (s1 * s1) > 0.25
-    err = affine_error(ssq, b, lo_f, hi_f, variance=var, outputs_zero=mid)
+        if mid:
+            b = 0.0
     df = pd.DataFrame({"eps": lv, "users": ct, "granted_eps": rr, "weight_share": share})
-    return TierPreview(df, tau, err.noise_scale, err.half_width, mid)
+    return TierPreview(df, tau, b, hw, mid, target)
 
 
 def _tier_pairs(tiers: Any) -> list[tuple[Any, Any]]:

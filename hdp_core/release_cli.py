@@ -1,6 +1,10 @@
 """The command line of the private release: ``python -m hdp_core.release PATH --value COL
---eps COL --range LO HI [--engine spark] [--data-sd S] [--menu MENU.json] [--format json]``
-(also installed as ``hdp-release``).
+--eps COL --range LO HI [--engine spark] [--data-sd S] [--menu MENU.json] [--target
+population|table] [--ledger PATH [--spend F] [--dataset NAME]] [--format json]`` (also
+installed as ``hdp-release``), and ``python -m hdp_core.release --list-ledger PATH [--dataset
+NAME] [--format json]`` to list a ledger's releases (hdp_core.ledger's listing).
+
+Without ``--ledger`` nothing is tracked: every release spends each user's level again.
 
 Every failure is one line on stderr starting with ``error:`` and exit status 2 (argparse's
 own usage errors too); no traceback, and no cell of the table in the message.
@@ -36,9 +40,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Release a private mean under per-user privacy "
         "levels (ADPM, OpenDP Laplace noise).",
     )
-    ap.add_argument("path", help="CSV or Parquet file (or a quoted glob)")
-    ap.add_argument("--value", required=True, help="column of the values")
-    ap.add_argument("--eps", required=True, help="column of the privacy levels")
+    ap.add_argument("path", nargs="?", default=None, help="CSV or Parquet file (or a quoted glob)")
+    ap.add_argument("--value", default=None, help="column of the values (required)")
+    ap.add_argument("--eps", default=None, help="column of the privacy levels (required)")
     ap.add_argument(
         "--range",
         nargs=2,
@@ -61,6 +65,36 @@ def _parser() -> argparse.ArgumentParser:
         help="a Tier designer menu (its JSON download): eps cells holding a tier's name take "
         "its level; its range and declared spread are used unless --range / --data-sd are given",
     )
+    ap.add_argument(
+        "--target",
+        choices=["population", "table"],
+        default="population",
+        help="which mean: 'population' (ADPM; assumes a user's level does not depend on their "
+        "value) or 'table' (the table's own mean; no assumption)",
+    )
+    ap.add_argument(
+        "--ledger",
+        default=None,
+        metavar="PATH",
+        help="privacy ledger (a DuckDB file; created if missing): each user's level is their "
+        "total budget on the dataset; without it nothing is tracked",
+    )
+    ap.add_argument(
+        "--spend",
+        default="1",
+        metavar="F",
+        help="fraction of every user's level this release spends, in (0, 1] (e.g. 0.25 or 1/4)",
+    )
+    ap.add_argument(
+        "--dataset", default=None, metavar="NAME", help="the dataset's name in the ledger"
+    )
+    ap.add_argument(
+        "--list-ledger",
+        default=None,
+        metavar="PATH",
+        help="list the releases in this ledger (with --dataset: that dataset's and what "
+        "remains) and exit",
+    )
     ap.add_argument("--format", choices=["text", "json"], default="text")
     return ap
 
@@ -81,7 +115,18 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import HdpError, MenuError, ReleaseError
     from .release import release_mean
 
-    a = _parser().parse_args(argv)
+    ap = _parser()
+    a = ap.parse_args(argv)
+    if a.list_ledger is not None:
+        from .ledger import main as list_ledger
+
+        args = [a.list_ledger, "--format", a.format]
+        if a.dataset is not None:
+            args += ["--dataset", a.dataset]
+        return list_ledger(args)
+    missing = [f for f, v in (("PATH", a.path), ("--value", a.value), ("--eps", a.eps)) if not v]
+    if missing:
+        ap.error(f"the following arguments are required: {', '.join(missing)}")
     try:
         menu = None
         lo_hi, sd = a.range, a.data_sd
@@ -106,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
             engine=a.engine,
             data_sd=sd,
             tiers=menu,
+            target=a.target,
+            ledger=a.ledger,
+            spend=a.spend,
+            dataset=a.dataset,
         )
         if a.format == "json":
             d = rel.to_dict()

@@ -352,7 +352,14 @@ def header_names(con: Any, path: str, kind: str) -> list[str]:
 
 
 _DUCK = None
-_RANGE_SQL = f"e > 0 AND NOT isinf(e) AND (e < {_lit(LEVEL_MIN)} OR e > {_lit(LEVEL_MAX)})"
+
+
+def _range_sql(factor: float) -> str:
+    """Rows whose level (run at eps x factor) is outside the supported range (scaled)."""
+    return (
+        f"e > 0 AND NOT isinf(e) AND (e < {_lit(LEVEL_MIN * factor)} OR e > "
+        f"{_lit(LEVEL_MAX * factor)})"
+    )
 
 
 class _DuckSource:
@@ -360,6 +367,7 @@ class _DuckSource:
         import duckdb
 
         self.tier_names: dict[str, float] = {}
+        self.level_factor = 1.0
         self.all_varchar = all_varchar
         self.cols: tuple[str, str] | None = None
         global _DUCK
@@ -485,10 +493,36 @@ class _DuckSource:
             return f"CASE {c} {whens}ELSE {num} END" if whens else num
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
-    def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+    def _scaled(self, e: str) -> str:
+        """The level the release runs at: eps x level_factor (a spend below 1)."""
+        return e if self.level_factor == 1.0 else f"(({e}) * {_lit(self.level_factor)})"
+
+    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int]:
+        """Before a ledger charges (nothing computed from the values but their kind): the
+        content fingerprint of the parsed (value, eps) pairs (hdp_core.fingerprint), and the
+        counts of rows, bad levels, bad values, levels outside the supported range and rows
+        with eps > 0 (usable), at the requested levels."""
+        from .fingerprint import fingerprint_from_sums, fingerprint_sql
+
         self.cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
+        self.v_expr, self.e_expr = v, e
+        row = self._run(fingerprint_sql(self.rel, v, e), "one")
+        fp = fingerprint_from_sums(int(row[0]), int(row[1]), int(row[2]))
+        c = self._run(
+            f"""SELECT count(*), count_if(e IS NULL OR isnan(e) OR e < 0),
+                count_if(v IS NULL OR isnan(v) OR isinf(v)), count_if({_range_sql(1.0)}),
+                count_if(e > 0) FROM (SELECT {v} AS v, {e} AS e FROM {self.rel})""",
+            "one",
+        )
+        n = [int(x or 0) for x in c]
+        return fp, n[0], n[1], n[2], n[3], n[4]
+
+    def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+        self.cols = (value, eps)
+        v = self._as_double(value, "value", False)
+        e = self._scaled(self._as_double(eps, "eps", True))
         self.v_expr, self.e_expr = v, e
         R = hi - lo
         y = (
@@ -519,7 +553,7 @@ class _DuckSource:
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
-        self.e_expr = self._as_double(eps, "eps", True)
+        self.e_expr = self._scaled(self._as_double(eps, "eps", True))
         R = hi - lo
         # the general plan's y: CAST rounds half away from zero, as round() does, and v in
         # [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above
@@ -657,7 +691,7 @@ class _DuckSource:
         supported levels ("range") or whose value is bad ("value"); (0, None) if none."""
         cond = {
             "eps": "e IS NULL OR isnan(e) OR e < 0",
-            "range": _RANGE_SQL,
+            "range": _range_sql(self.level_factor),
             "value": "v IS NULL OR isnan(v) OR isinf(v)",
         }[what]
         row = self._run(
@@ -791,6 +825,7 @@ class _SparkSource:
         from pyspark.sql import DataFrame as SparkDF
 
         self.tier_names: dict[str, float] = {}
+        self.level_factor = 1.0
         spark = spark_session()
         self.spark = spark
         self.local_path: str | None = None  # a local file: DuckDB names rows in messages
@@ -908,6 +943,8 @@ class _SparkSource:
         self._cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
+        if self.level_factor != 1.0:  # the level the release runs at: eps x factor
+            e = e * F.lit(self.level_factor)
         R = hi - lo
         t = self.df.select(v.alias("v"), e.alias("e"))
         vc = F.least(F.greatest(F.col("v"), F.lit(lo)), F.lit(hi))
@@ -947,6 +984,34 @@ class _SparkSource:
         rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
         return _histogram_from_rows(rows)
 
+    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int]:
+        """As _DuckSource.precheck, on Spark (the fingerprint by
+        hdp_core.fingerprint.fingerprint_spark: the same for the same parsed pairs)."""
+        from pyspark.sql import functions as F
+
+        from .fingerprint import fingerprint_spark
+
+        self._cols = (value, eps)
+        v = self._as_double(value, "value", False)
+        e = self._as_double(eps, "eps", True)
+        fp = fingerprint_spark(self.df, v, e)
+        t = self.df.select(v.alias("v"), e.alias("e"))
+        ecol = F.col("e")
+        b = F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None)).otherwise(F.lit(0))
+        badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
+        self._u = t.select(b.alias("b"), ecol.alias("e"), badv.alias("badv"))
+        rng = (ecol > 0) & (ecol != math.inf) & ((ecol < LEVEL_MIN) | (ecol > LEVEL_MAX))
+        bad_e = ecol.isNull() | F.isnan(ecol) | (ecol < 0)
+        row = t.agg(
+            F.count(F.lit(1)),
+            F.sum(bad_e.cast("long")),
+            F.sum(badv.cast("long")),
+            F.sum(F.coalesce(rng, F.lit(False)).cast("long")),
+            F.sum(F.coalesce(ecol > 0, F.lit(False)).cast("long")),
+        ).collect()[0]
+        n = [int(x or 0) for x in row]
+        return fp, n[0], n[1], n[2], n[3], n[4]
+
     def _duck(self) -> _DuckSource | None:
         """The same local file read by DuckDB, only to name a bad row in a message (Spark's
         rows have no order); None for a DataFrame, a cluster path or a file DuckDB cannot
@@ -979,7 +1044,9 @@ class _SparkSource:
         e = F.col("e")
         cond = {
             "eps": F.col("b").isNull(),
-            "range": (e > 0) & (e != math.inf) & ((e < LEVEL_MIN) | (e > LEVEL_MAX)),
+            "range": (e > 0)
+            & (e != math.inf)
+            & ((e < LEVEL_MIN * self.level_factor) | (e > LEVEL_MAX * self.level_factor)),
             "value": F.col("badv"),
         }[what]
         row = u.where(cond).limit(1).collect()

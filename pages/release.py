@@ -3,12 +3,15 @@
 Upload a CSV (one row per user: a value and the privacy level eps that user asked for, or
 the name of a tier of your Tier designer menu), choose the columns, the public range and the
 unit; before releasing the page checks the table and shows what each level gets and the
-expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers); the Release
-button calls hdp_core.release.release_mean (DuckDB, OpenDP noise). The raw data is never
-displayed, logged or put in the URL; it lives only in this session's state and is dropped
-with it. A session ledger lists the releases made; a second release of the same file asks
-first and says how the losses add up. Layout and widgets only: the tables, sentences and
-choices come from hdp_core.views.release, the session side from hdp_app.release_state.
+expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers). The server's
+privacy ledger (hdp_app.release_state.server_ledger: $HDP_LEDGER) shows the dataset's history
+and remaining budget; a spend control sets the fraction of every user's level a release uses;
+the page asks which mean to release (explain.TARGET_QUESTION, no answer preselected), showing
+both answers' 95% error at that spend first. The Release button calls
+hdp_core.release.release_mean (DuckDB, OpenDP noise, charged to the ledger first). The raw data
+is never displayed, logged or put in the URL; it lives only in this session's state and is
+dropped with it. Layout and widgets only: the tables, sentences and choices come from
+hdp_core.views.release, the session side from hdp_app.release_state.
 """
 
 from __future__ import annotations
@@ -30,24 +33,27 @@ from hdp_app.release_state import (
     K_GO,
     K_HI,
     K_LO,
+    K_NAME,
     K_SD,
+    K_SPEND,
+    K_TARGET,
     K_UNIT,
     K_UPLOAD,
     K_USE_MENU,
     K_USE_SD,
     K_VALUE,
     LAST,
-    LEDGER,
     TABLE,
     checked_levels,
-    confirm_key,
     init_state,
     keep_within,
     load_upload,
     prefill_from_menu,
+    server_ledger,
 )
 from hdp_core.design import Menu
-from hdp_core.errors import HdpError
+from hdp_core.errors import BudgetExceeded, HdpError, LedgerError
+from hdp_core.ledger import PrivacyLedger, dataset_identities
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.release import (
     Release,
@@ -57,6 +63,7 @@ from hdp_core.release import (
 )
 from hdp_core.views import codegen, links
 from hdp_core.views import release as V
+from hdp_core.views.explain import TARGET_QUESTION
 from hdp_core.views.formatting import plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -240,18 +247,19 @@ def _check_table(digest: str, df, s: dict, menu: Menu | None, menu_off: bool):
     """The table's levels and a check of its values, as the release will read them; a problem
     is shown as what to fix, and stops the page before the Release button."""
     try:
-        lv, ct = checked_levels(digest, df, s["value"], s["eps"], menu)
+        return checked_levels(digest, df, s["value"], s["eps"], menu)
     except ReleaseError as e:
         hint = V.table_hint(e, s["eps"], menu_off)
         st.error(f"Check the table: {plain(e)}.{hint} Nothing can be released yet.")
         raise _Stop from None
-    return lv, ct
 
 
-def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
+def _preview(lv, ct, s: dict, menu: Menu | None, spend, answer) -> None:
     st.subheader("Before releasing: what each level gets")
+    target = V.preview_target(answer)
+    st.caption(V.preview_caption(target, spend))
     try:
-        pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"])
+        pv = preview_tiers(lv, ct, s["lo"], s["hi"], s["data_sd"], target=target, spend=spend)
     except HdpError as e:
         st.error(f"Check the settings: {plain(e)}. Nothing can be released yet.")
         raise _Stop from None
@@ -262,15 +270,10 @@ def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
     if shown.caption:
         st.caption(shown.caption)
     st.dataframe(shown.frame, hide_index=True, key="rel_preview_table")
-    c1, c2, c3 = st.columns(3)
-    c1.metric(
-        "tau* (saturation level)",
-        shown.tau,
-        help="Every user asking for eps ≥ tau* is granted tau*: more privacy than asked, "
-        "at no cost in accuracy.",
-    )
-    c2.metric("95% error: ±", V.in_units(pv.half_width95, s["unit"]), help=V.ERROR_HELP)
-    c3.metric(
+    label, help_text = V.level_metric(target)
+    c1, c2 = st.columns(2)
+    c1.metric(label, shown.tau, help=help_text)
+    c2.metric(
         "Privacy noise scale",
         V.in_units(pv.noise_scale, s["unit"]),
         help="Scale of the Laplace noise added to the weighted mean.",
@@ -282,21 +285,92 @@ def _preview(lv, ct, s: dict, menu: Menu | None) -> None:
         )
 
 
+# ----------------------------------------------------------------------------- budget
+def _budget_section(fp: str) -> tuple[PrivacyLedger, str | None, object]:
+    """The dataset's name, its history and remaining budget in the server's ledger; returns
+    (ledger, name or None, remaining). A ledger that cannot be used stops the page."""
+    st.subheader("Privacy budget")
+    name = st.text_input(
+        "Dataset name (optional)",
+        key=K_NAME,
+        max_chars=200,
+        placeholder="e.g. Sales 2026",
+        help=V.NAME_HELP,
+    ).strip()
+    try:
+        led = server_ledger()
+        ids = dataset_identities(fp, name or None)
+        remaining = led.remaining(ids)
+        history = led.history(ids)
+    except LedgerError as e:
+        st.error(V.ledger_problem(e))
+        raise _Stop from None
+    st.metric(
+        "Budget remaining",
+        V.percent(remaining),
+        help="What remains of every user's privacy level on this dataset, over all "
+        "releases from this server (its privacy ledger).",
+    )
+    st.caption(V.budget_caption(remaining, len(history), bool(name)))
+    if history:
+        st.dataframe(V.history_frame(history), hide_index=True, key="rel_history_table")
+    return led, name or None, remaining
+
+
+def _spend_control():
+    lo, hi = V.SPEND_STEPS
+    p = st.slider(
+        "Spend: % of each user's level this release uses",
+        min_value=lo,
+        max_value=hi,
+        value=hi,
+        step=1,
+        format="%d%%",
+        key=K_SPEND,
+        help=V.SPEND_HELP,
+    )
+    return V.spend_of_percent(p)
+
+
+# ----------------------------------------------------------------------------- which mean
+def _target_section(lv, ct, s: dict, spend) -> str | None:
+    """Both answers' 95% error at this spend, side by side, then the question (no answer
+    preselected). Returns the answer, or None."""
+    st.subheader("Which mean?")
+    try:
+        errors = V.spend_errors(lv, ct, s["lo"], s["hi"], s["data_sd"], spend)
+    except (HdpError, ValueError) as e:
+        st.error(f"Check the settings: {plain(e)}. Nothing can be released yet.")
+        raise _Stop from None
+    cols = st.columns(2)
+    for col, choice in zip(cols, V.target_choices(errors), strict=True):
+        with col.container(border=True):
+            st.markdown(f"**{choice.answer}**")
+            st.metric("95% error: ±", V.in_units(choice.error, s["unit"]), help=V.ERROR_HELP)
+            st.caption(choice.text)
+    return st.radio(
+        TARGET_QUESTION,
+        V.TARGET_ANSWERS,
+        index=None,
+        key=K_TARGET,
+        horizontal=True,
+        help="Answer 'No' only if you are sure a person's privacy choice is unrelated to "
+        "their value; otherwise the table's own mean is the honest answer.",
+    )
+
+
 # ----------------------------------------------------------------------------- release
-def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> None:
-    k = V.releases_of(st.session_state[LEDGER], digest)
-    st.subheader("Release again?" if k else "Release")
-    ok = True
-    if k:
-        times = "once" if k == 1 else f"{k} times"
-        st.warning(
-            f"This file has been released {times} in this session. Each release adds its "
-            "privacy loss (see its receipt) to every user's total: after one more, a user "
-            f"who asked for eps has lost up to {k + 1} × eps, more than they asked for.",
-            icon=":material/warning:",
-        )
-        ok = st.checkbox("I understand: release again", key=confirm_key(digest, k))
-    if st.button("Release the private mean", key=K_GO, type="primary", disabled=not ok):
+def _release_section(
+    df, s: dict, digest: str, name: str, menu: Menu | None, budget: tuple, spend, answer
+) -> None:
+    led, dataset, remaining = budget
+    st.subheader("Release")
+    blocker = V.release_blocker(answer, remaining, spend)
+    if blocker is not None:
+        (st.error if blocker.kind == "error" else st.info)(blocker.text)
+    if st.button(
+        "Release the private mean", key=K_GO, type="primary", disabled=blocker is not None
+    ):
         try:
             rel = release_mean(
                 df,
@@ -306,21 +380,29 @@ def _release_section(df, s: dict, digest: str, name: str, menu: Menu | None) -> 
                 hi=s["hi"],
                 data_sd=s["data_sd"],
                 tiers=menu,
+                target=V.chosen_target(answer),
+                ledger=led,
+                spend=spend,
+                dataset=dataset,
             )
+        except BudgetExceeded as e:
+            st.error(V.budget_refusal(e))
+            return
+        except LedgerError as e:
+            st.error(V.ledger_problem(e))
+            return
         except HdpError as e:
             st.error(f"Nothing was released: {plain(e)}.")
             return
-        when = time.strftime("%H:%M:%S")
         st.session_state[LAST] = {
             "rel": rel,
             "menu": menu,
             "settings": dict(s),
             "table": digest,
             "file": name,
-            "time": when,
+            "time": time.strftime("%H:%M:%S"),
         }
-        st.session_state[LEDGER].append(V.ledger_entry(rel, s, digest, name, when, k + 1))
-        st.rerun()  # the next release asks again, with a new (unticked) checkbox
+        st.rerun()  # the budget above shows this release's charge
 
 
 def _last_section(current: tuple[str, dict] | None) -> None:
@@ -335,6 +417,7 @@ def _last_section(current: tuple[str, dict] | None) -> None:
         "levels and their user counts are treated as public, like your menu)."
     )
     st.caption(V.released_caption(s, last["file"], last["time"]))
+    st.markdown(V.released_sentence(rel))
     if V.is_stale(last, current):
         st.warning(
             "The file or the settings above have changed since this release: its numbers "
@@ -354,8 +437,8 @@ def _last_section(current: tuple[str, dict] | None) -> None:
     st.markdown(
         "**Privacy receipt**: for each level, the users, the level they were granted and "
         "their privacy loss in this release (computed by OpenDP before anything was "
-        "released; never more than the level asked for). Losses of several releases of the "
-        "same table add up."
+        "released; never more than the level asked for at this release's spend). The "
+        "privacy ledger adds up the spends of every release of the same data."
     )
     st.dataframe(V.receipt_table(rel, menu), hide_index=True, key="rel_receipt_table")
     _downloads(last)
@@ -395,18 +478,6 @@ def _downloads(last: dict) -> None:
         st.code(codegen.release_code(s, last["file"], menu), language="python")
 
 
-def _ledger_section() -> None:
-    led = st.session_state[LEDGER]
-    if not led:
-        return
-    st.subheader("Releases in this session")
-    st.dataframe(V.ledger_frame(led), hide_index=True, key="rel_ledger_table")
-    st.caption(
-        "Each release of the same table adds its privacy loss to every user's total (see the "
-        "receipts)."
-    )
-
-
 # ----------------------------------------------------------------------------- page
 def main() -> None:
     init_state()
@@ -419,10 +490,10 @@ def main() -> None:
         "Go from a tier menu to a real answer: upload your table, check what each privacy "
         "level gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. "
         "Before each release, every user's privacy loss in it is checked against the level "
-        "they asked for (repeated releases add up)."
+        "they asked for, and the server's privacy ledger keeps each user's level as their "
+        "total budget on the dataset over all releases."
     )
     guarded(_body)  # an unexpected bad input shows a message, never a traceback
-    _ledger_section()
 
 
 def _body() -> None:
@@ -437,15 +508,18 @@ def _body() -> None:
         try:
             s = _settings(df, menu)
             current = (digest, s)
-            lv, ct = _check_table(
+            lv, ct, fp = _check_table(
                 digest, df, s, menu, menu_off=menu_found is not None and menu is None
             )
-            _preview(lv, ct, s, menu)
+            budget = _budget_section(fp)
+            spend = _spend_control()
+            answer = _target_section(lv, ct, s, spend)
+            _preview(lv, ct, s, menu, spend, answer)
         except _Stop:
             _last_section(current)
         else:
             _last_section(current)
-            _release_section(df, s, digest, name, menu)
+            _release_section(df, s, digest, name, menu, budget, spend, answer)
     else:
         _last_section(None)
 

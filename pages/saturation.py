@@ -15,7 +15,6 @@ import streamlit as st
 import hdp_core as hdp
 from hdp_app.common import (
     PROFILE_HASH,
-    cached_adpm,
     drop_bad_query_params,
     get_profile,
     get_spec,
@@ -33,8 +32,9 @@ from hdp_core.figures.saturation import (
 )
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
-from hdp_core.views import codegen
+from hdp_core.views import codegen, explain
 from hdp_core.views import saturation as sat
+from hdp_core.views import tour as teach
 from hdp_core.views import tuned as tview
 from hdp_core.views.formatting import count_noun, frame_to_csv, plain
 from hdp_core.views.limits import SPREAD, Limit
@@ -45,6 +45,7 @@ TRACE_MAX = 50  # the step-by-step walk is for profiles of at most this many use
 
 # widget keys (prefix sat_)
 K_PHASE_N, K_PHASE_F, K_PHASE_E1 = "sat_phase_n", "sat_phase_f", "sat_phase_eps1"
+K_PHASE_E2 = "sat_phase_eps2"
 K_PHASE_FOR = "sat_phase_for"  # the profile the phase controls were last set from
 K_STEP, K_EXAMPLE = "sat_trace_step", "sat_trace_example"
 
@@ -70,11 +71,6 @@ def _free(profile: EpsilonProfile) -> tuple[sat.FreePrivacy, pd.DataFrame, bytes
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _trace(profile: EpsilonProfile) -> hdp.AlgorithmTrace:
     return hdp.adpm_trace(profile)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _boundary(n: float, frac: float):
-    return sat.phase_boundary(n, frac, lo=1e-3, hi=1e2, points=200)
 
 
 _level = sat.level_text
@@ -197,29 +193,51 @@ def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePriv
     )
 
 
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+def _phase_start(profile: EpsilonProfile) -> tuple[teach.PhaseState, tuple, bool]:
+    """The diagram at the profile's own levels, the level sliders' grid and whether the
+    profile has exactly two levels."""
+    base = teach.phase_state(profile)
+    grid = teach.log_grid(
+        base.slider_min, base.slider_max, 0.05, (base.start_eps1, base.start_eps2)
+    )
+    return base, grid, sat.two_level_point(profile) is not None
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=64, show_spinner=False)
+def _phase(profile: EpsilonProfile, e1: float, e2: float, n: int, f: float) -> teach.PhaseState:
+    return teach.phase_state(profile, e1, e2, n, f)
+
+
 def _phase_section(prof: EpsilonProfile) -> None:
     st.subheader("Two groups: when does the looser group saturate?")
-    point = sat.two_level_point(cached_adpm(prof))
+    base, grid, two_levels = _phase_start(prof)
     # the controls start from the current profile, and follow it whenever it changes
-    seed = sat.phase_seed(point, prof.n)
+    seed = (
+        int(base.n),
+        float(min(max(round(base.frac, 2), 0.01), 1.0)),
+        teach.nearest(grid, base.eps1),
+        math.inf if math.isinf(base.eps2) else teach.nearest(grid, base.eps2),
+    )
     changed = st.session_state.get(K_PHASE_FOR) != prof.key
     st.session_state[K_PHASE_FOR] = prof.key
-    for k, v in zip((K_PHASE_N, K_PHASE_F, K_PHASE_E1), seed):
+    for k, v in zip((K_PHASE_N, K_PHASE_F, K_PHASE_E1, K_PHASE_E2), seed):
         if changed or k not in st.session_state:
             st.session_state[k] = v
     st.markdown(
         "A share f of n users asks for eps1 and the rest for a looser eps2. The looser group is "
         "capped (saturates) exactly when **eps2 ≥ eps1 + 8/(n f eps1)**; below that line "
-        "weights proportional to eps are optimal."
+        "weights proportional to eps are optimal. Move the two groups' levels to see where "
+        "a profile falls."
     )
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     n = c1.number_input(
         "Users n",
-        min_value=1,
+        min_value=2,
         max_value=10**15,
         step=100,
         key=K_PHASE_N,
-        help="Total number of users in the two groups.",
+        help="Total number of users in the two groups. " + explain.PHASE_WHATIF,
     )
     f = c2.slider(
         "Share f of users in the stricter group",
@@ -227,43 +245,66 @@ def _phase_section(prof: EpsilonProfile) -> None:
         1.0,
         step=0.01,
         key=K_PHASE_F,
-        help="The fraction of the n users who ask for eps1.",
+        help="The fraction of the n users who ask for eps1. " + explain.PHASE_WHATIF,
     )
-    e1 = c3.number_input(
+    c1, c2 = st.columns(2)
+    e1 = c1.select_slider(
         "eps1 (stricter group)",
-        min_value=1e-6,
-        max_value=1e6,
-        step=0.01,
-        format="%.4g",
+        options=grid,
         key=K_PHASE_E1,
-        help="The stricter group's privacy level (smaller eps = more privacy).",
+        format_func=_level,
+        help=explain.phase_level_help("stricter"),
+    )
+    e2 = c2.select_slider(
+        "eps2 (looser group)",
+        options=(*grid, math.inf),
+        key=K_PHASE_E2,
+        format_func=_level,
+        help=explain.phase_level_help("looser") + " The last stop is public (eps = ∞).",
     )
     try:
-        e1s, bound = _boundary(float(n), float(f))
-        thr = float(sat.phase_boundary(float(n), float(f), [float(e1)])[1][0])
+        state = _phase(prof, float(e1), float(e2), int(n), float(f))
+        thr = float(sat.phase_boundary(state.n, state.frac, [state.eps1])[1][0])
     except ValueError as e:
         st.error(plain(e))
         return
-    c1, c2 = st.columns([1, 2])
+    c1, c2 = st.columns([1, 1])  # the metric's label whole at 1024 px
     c1.metric(
         "The looser group saturates from eps2 =",
         f"{thr:.4g}",
         help="With these n, f and eps1, any looser level eps2 at or above this is "
         "capped at it: asking for less privacy (even public) changes nothing.",
     )
-    if point is not None:
-        c2.markdown(sat.phase_point_text(point))
-    else:
-        c2.caption(
-            "The current profile does not have exactly two distinct positive levels, "
-            "so it is not drawn here; build a two-group profile on the Profile page to "
-            "see its point."
-        )
-    st.plotly_chart(phase_figure(e1s, bound, float(n), float(f), point), key="sat_phase_chart")
+    c2.markdown(state.verdict)
+    st.caption(explain.phase_origin_text(state, two_levels))
+    name = "current profile" if state.from_profile else "what-if levels"
+    fig = phase_figure(
+        state.boundary_eps1,
+        state.boundary_eps2,
+        float(state.n),
+        float(state.frac),
+        teach.phase_point(state),
+        point_name=name,
+    )
+    st.plotly_chart(fig, key="sat_phase_chart")
 
 
 def _step(delta: int, top: int) -> None:
     st.session_state[K_STEP] = sat.clamp_step(st.session_state.get(K_STEP, 1) + delta, top)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=64, show_spinner=False)
+def _step_text(shown: EpsilonProfile, current: EpsilonProfile, step: int) -> str:
+    return explain.trace_step_beside_sidebar(_trace(shown), step, shown, current)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
+def _tau_beside(shown: EpsilonProfile, current: EpsilonProfile) -> str:
+    return explain.tau_beside_sidebar(shown, current, "the 50-user teaching example")
+
+
+def _jump(step: int) -> None:
+    st.session_state[K_STEP] = step
 
 
 def _trace_section(prof: EpsilonProfile) -> None:
@@ -294,6 +335,8 @@ def _trace_section(prof: EpsilonProfile) -> None:
         )
         return
     st.markdown(sat.TRACE_INTRO)
+    if use_example:  # its tau* is not the sidebar's: say so where it is quoted
+        st.markdown(_tau_beside(src, prof))
     if m > 1:
         if K_STEP in st.session_state:  # keep the step inside a (possibly smaller) profile
             st.session_state[K_STEP] = sat.clamp_step(st.session_state[K_STEP], m)
@@ -307,7 +350,7 @@ def _trace_section(prof: EpsilonProfile) -> None:
         )
         step = sat.clamp_step(step, m)
         # buttons in their own wide columns: at 1024 px (a projector) the labels stay whole
-        c1, c2, _ = st.columns([1, 1, 2])
+        c1, c2, c3 = st.columns([1, 1, 2])
         c1.button(
             "◀ Previous",
             key="sat_trace_prev",
@@ -326,9 +369,30 @@ def _trace_section(prof: EpsilonProfile) -> None:
             disabled=step >= m,
             width="stretch",
         )
+        jump = teach.saturation_step(trace)
+        c3.button(
+            "Jump to the saturation step",
+            key="sat_trace_jump",
+            on_click=_jump,
+            args=(jump or 1,),
+            help="Go straight to the step where the first user is capped at tau*."
+            if jump
+            else "Nobody is capped here: every user gets the eps they asked for.",
+            disabled=jump is None or step == jump,
+            width="stretch",
+        )
     else:
         step = 1
-    st.info(sat.trace_step_text(trace, int(step)))
+    st.info(_step_text(src, prof, int(step)))
+    try:
+        weights = teach.step_weights(trace, int(step))
+    except ValueError:  # every usable user is public: equal weights, no noise
+        weights = None
+    if weights is not None:
+        st.markdown(explain.step_weights_text(weights))
+        with st.expander("Why the constant is 8"):
+            st.markdown(explain.WHY_EIGHT)
+            st.markdown(explain.why_eight_numbers(weights))
     if trace.n_excluded:
         st.caption(
             f"{count_noun(trace.n_excluded, 'user')} with eps = 0 left out before the "
@@ -338,6 +402,8 @@ def _trace_section(prof: EpsilonProfile) -> None:
     table = pd.DataFrame(sat.trace_table(trace, int(step)))
     # a public user's level reads "public (∞)", not the browser's "Infinity"
     table["εₖ asked"] = [_level(float(x)) for x in table["εₖ asked"]]
+    if weights is not None:  # each user's weight now, beside what they were granted
+        table.insert(3, "weight wₖ now", teach.weights_column(trace, int(step)))
     st.caption("Latest step first: the top row is the user just processed.")
     st.dataframe(
         table,

@@ -17,6 +17,7 @@ page links, top navigation), so a test sees even a list that was shown for one f
 from __future__ import annotations
 
 import contextlib
+import os
 import pathlib
 import socket
 import subprocess
@@ -66,9 +67,16 @@ class Server:
 
     ``ready()`` waits for /_stcore/health, which does not open a session: the first browser
     session is still the process's first. ``stop()`` terminates the process by its handle.
+    The server's privacy ledger (``HDP_LEDGER``) is ``ledger`` or a new file in ``log_dir``:
+    never the home folder's.
     """
 
-    def __init__(self, script: pathlib.Path = APP, log_dir: pathlib.Path | None = None):
+    def __init__(
+        self,
+        script: pathlib.Path = APP,
+        log_dir: pathlib.Path | None = None,
+        ledger: pathlib.Path | None = None,
+    ):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.script = pathlib.Path(script)
@@ -76,6 +84,8 @@ class Server:
             log_dir = pathlib.Path(tempfile.mkdtemp(prefix="hdp-streamlit-"))
         self.log_path = pathlib.Path(log_dir) / f"streamlit-{self.port}.log"
         self._log = open(self.log_path, "w")  # closed by stop()
+        self.ledger = pathlib.Path(ledger or pathlib.Path(log_dir) / f"ledger-{self.port}.duckdb")
+        env = {**os.environ, "HDP_LEDGER": str(self.ledger)}
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -95,6 +105,7 @@ class Server:
                 "none",
             ],
             cwd=self.script.parent,
+            env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )

@@ -24,6 +24,17 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True)
+def ledger_path(tmp_path_factory, monkeypatch):
+    """No test writes to the home folder: every test's privacy ledger (HDP_LEDGER, the
+    server's ledger the Release page uses, and PrivacyLedger()'s default) is a fresh file in a
+    temporary folder. Returns its path. (Browser tests' servers get their own: see
+    tests/browser_support.Server.)"""
+    path = tmp_path_factory.mktemp("ledger") / "ledger.duckdb"
+    monkeypatch.setenv("HDP_LEDGER", str(path))
+    return path
+
+
 @pytest.fixture
 def app():
     """A fresh AppTest of the whole app (not yet run); caches cleared between tests."""
@@ -50,3 +61,20 @@ def pytest_collection_modifyitems(config, items):
             or spark_param  # an engine parametrised as "spark" starts Spark
         ):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole run (the Spark tests of the release, the ledger's
+    fingerprint and the engines' agreement). Without Java this skips with the reason, except
+    in CI (HDP_REQUIRE_SPARK=1, set by .ci/run, which installs Java 17), where it fails."""
+    import shutil
+
+    if shutil.which("java") is None:
+        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
+        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
+            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
+        pytest.skip(reason)
+    from hdp_core.release_engines import spark_session
+
+    return spark_session("local[2]")

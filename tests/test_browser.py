@@ -78,13 +78,14 @@ def _query(page) -> dict[str, list[str]]:
 
 
 def _summary_labels(page) -> list[str]:
+    """The sidebar summary's metric labels (text content: they sit in a folded expander)."""
     sidebar = page.get_by_test_id("stSidebar")
-    return [t.strip() for t in sidebar.get_by_test_id("stMetricLabel").all_inner_texts()]
+    return [t.strip() for t in sidebar.get_by_test_id("stMetricLabel").all_text_contents()]
 
 
 def _users_n(page) -> str:
     sidebar = page.get_by_test_id("stSidebar")
-    return sidebar.get_by_test_id("stMetric").filter(has_text="Users n").inner_text()
+    return sidebar.get_by_test_id("stMetric").filter(has_text="Users n").text_content() or ""
 
 
 def _first_loads(browser, path: str, tmp_path) -> list[str]:

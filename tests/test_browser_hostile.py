@@ -31,9 +31,9 @@ def _expected(prof) -> tuple[str, str]:
 def _sidebar(page) -> tuple[str, str]:
     side = page.get_by_test_id("stSidebar")
     vals = {}
-    for m in side.get_by_test_id("stMetric").all():
-        label = m.get_by_test_id("stMetricLabel").inner_text().strip()
-        vals[label] = m.get_by_test_id("stMetricValue").inner_text().strip()
+    for m in side.get_by_test_id("stMetric").all():  # text content: in a folded expander
+        label = (m.get_by_test_id("stMetricLabel").text_content() or "").strip()
+        vals[label] = (m.get_by_test_id("stMetricValue").text_content() or "").strip()
     return vals["Users n"], vals["tau*"]
 
 
@@ -76,7 +76,10 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
         for rnd in range(2):
             for pg in pages:
                 wait_drawn(pg)
-                pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for()
+                # attached, not visible: the summary's metrics sit in a folded expander
+                pg.get_by_test_id("stSidebar").get_by_test_id("stMetric").first.wait_for(
+                    state="attached"
+                )
             shown = [_sidebar(pg) for pg in pages]
             assert shown == [*expected, expected_up], f"round {rnd}"
             assert not any(pg.get_by_test_id("stException").count() for pg in pages)

@@ -1,6 +1,7 @@
 """The Algorithm 1 stepper in a real browser at a projector's 1024 px and at 1400 px: the
 buttons keep whole labels, "Next" is disabled at the last step, a teacher can click back
-through the steps, and the step table follows the current step. Screenshots are saved for a
+through the steps, the step table follows the current step, and "Jump to the saturation
+step" lands on it. Screenshots are saved for a
 look (tmp_path). Reuses test_browser's server and browser fixtures."""
 
 from __future__ import annotations
@@ -54,5 +55,17 @@ def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
         assert grid.bounding_box()["width"] >= 0.95 * chart.bounding_box()["width"]
         stepper = prev.locator("xpath=ancestor::*[@data-testid='stHorizontalBlock'][1]")
         stepper.screenshot(path=str(tmp_path / f"stepper_{width}_buttons.png"))
+        # issue 23: one click to the saturation step (25 of the teaching example), its label
+        # whole; the step names the sidebar's tau* in the same sentence
+        jump = page.get_by_role("button", name="Jump to the saturation step")
+        assert jump.is_enabled() and _label_whole(jump)
+        n = runs_ended(page)
+        jump.click()
+        wait_drawn(page, runs_before=n)
+        info = page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 25:")
+        assert info.count() == 1 and "not the sidebar's τ*" in info.inner_text()
+        assert jump.is_disabled()
+        weights = page.get_by_test_id("stMain").get_by_text("If the estimate used these 25 users")
+        assert weights.count() == 1
     finally:
         ctx.close()

@@ -56,6 +56,9 @@ STATES: list[tuple[str, str, str, int]] = [
     ("Tier designer", "default", "/tier_designer", 1),
     ("Release", "empty", "/release", 0),
     ("Release", "small table uploaded", "/release", 0),  # upload below
+    ("Release", "range set, answered, released", "/release", 0),  # and released below
+    ("Tour", "step 1", "/tour", 1),  # every step at 1024: tests/test_browser_tour.py
+    ("Tour", "step 5, loose group public-ish", "/tour?tour_step=5&tour_eps2=100", 1),
 ]
 
 TEXT_SELECTORS = ", ".join(
@@ -264,6 +267,25 @@ def _small_table(path: pathlib.Path) -> None:
     path.write_text("\n".join(rows) + "\n")
 
 
+def _release_small_table(page) -> None:
+    """On the Release page with the small table loaded: set the range, answer the question
+    (issue 21) and release, so the budget, the answers' errors, the preview, the result and
+    the ledger's history are all on the page."""
+
+    def act(do) -> None:
+        before = runs_ended(page)
+        do()
+        wait_drawn(page, min_charts=0, runs_before=before)
+
+    for label, value in (("Lowest possible value", "0"), ("Highest possible value", "100")):
+        box = page.get_by_role("spinbutton", name=label)
+        act(lambda box=box, value=value: (box.fill(value), box.press("Enter")))
+    act(page.get_by_test_id("stRadioGroup").get_by_text("Yes, or maybe").click)
+    act(page.get_by_role("button", name="Release the private mean").click)
+    page.get_by_test_id("stMain").get_by_text("Released. Safe to share").wait_for()
+    wait_drawn(page, min_charts=0)
+
+
 def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:  # noqa: F811
     """Every cut item on every state at both sizes: dicts with page, state, size, kind,
     where, text (and by_px for chart text)."""
@@ -274,7 +296,7 @@ def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:  # noq
             page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
             page.goto(server + url)
             wait_drawn(page, min_charts=min_charts)
-            if state == "small table uploaded":
+            if state in ("small table uploaded", "range set, answered, released"):
                 table = tmp_path / "small.csv"
                 _small_table(table)
                 before = runs_ended(page)
@@ -282,6 +304,8 @@ def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:  # noq
                 wait_drawn(page, min_charts=0, runs_before=before)
                 page.get_by_test_id("stMain").get_by_text("Loaded small.csv").wait_for()
                 wait_drawn(page, min_charts=0)
+            if state == "range set, answered, released":
+                _release_small_table(page)
             for i, (w, h) in enumerate(SIZES):
                 if i:
                     page.set_viewport_size({"width": w, "height": h})

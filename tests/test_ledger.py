@@ -361,10 +361,10 @@ def test_two_processes_share_one_ledger(tmp_path):
     p = str(tmp_path / "l.duckdb")
     PrivacyLedger(p)
     go = str(tmp_path / "go")
-    open(go, "w").close()
+    pathlib.Path(go).touch()
     for i in range(2):
         _child(p, go, "0.6", str(tmp_path / f"r{i}")).wait(timeout=120)
-    got = sorted(open(tmp_path / f"r{i}").read() for i in range(2))
+    got = sorted((tmp_path / f"r{i}").read_text() for i in range(2))
     assert got == ["ok", "refused"]
     [h] = PrivacyLedger(p).history()
     assert h.status == "released" and h.spend == Fraction(3, 5)
@@ -380,10 +380,10 @@ def test_a_race_of_four_processes_spends_at_most_the_budget(tmp_path, round_):
     go = str(tmp_path / "go")
     procs = [_child(p, go, "0.5", str(tmp_path / f"r{i}")) for i in range(4)]
     time.sleep(1.0 + round_ * 0.3)  # let them import and open the ledger
-    open(go, "w").close()
+    pathlib.Path(go).touch()
     for pr in procs:
         assert pr.wait(timeout=180) == 0
-    got = sorted(open(tmp_path / f"r{i}").read() for i in range(4))
+    got = sorted((tmp_path / f"r{i}").read_text() for i in range(4))
     assert got == ["ok", "ok", "refused", "refused"]
     hist = PrivacyLedger(p).history()
     assert sum(h.spend for h in hist) == 1 and all(h.status == "released" for h in hist)
@@ -583,20 +583,6 @@ def test_fingerprint_sql_is_one_scan_query():
 
 
 # ------------------------------------------------------------------------------ Spark
-@pytest.fixture(scope="module")
-def spark():
-    """A local Spark session, gated as in tests/test_release.py (HDP_REQUIRE_SPARK=1 fails
-    instead of skipping when Java is missing)."""
-    import shutil
-
-    if shutil.which("java") is None:
-        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
-        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
-            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
-    from hdp_core.release_engines import spark_session
-
-    return spark_session("local[2]")
 
 
 @pytest.mark.slow

@@ -1,12 +1,24 @@
-"""AppTest of the Release page: upload, preview, release, receipt, ledger, second-release
-warning, bad files; the raw values never appear on the page."""
+"""AppTest of the Release page: upload, preview, the question of which mean (issue 21), the
+server's privacy ledger and the spend control (issue 22), release, receipt, bad files; the
+raw values never appear on the page. Every test's ledger is a temporary file (conftest's
+autouse ``ledger_path`` sets HDP_LEDGER)."""
 
 from __future__ import annotations
+
+import io
+import json
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import open_page, shown
+from helpers import metric, open_page, shown
+
+from hdp_core.intervals import release_error_95
+from hdp_core.ledger import PrivacyLedger
+from hdp_core.views import release as V
+from hdp_core.views.explain import TARGET_POPULATION_TEXT, TARGET_QUESTION, TARGET_TABLE_TEXT
+from hdp_core.views.release import in_units
 
 SECRET = 73.123456  # a raw value that must never be displayed
 
@@ -42,7 +54,35 @@ def page(app):
     return at
 
 
-def test_release_flow(page):
+def _levels_of(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The table's distinct levels and counts, read independently of the page (pandas)."""
+    col = pd.read_csv(io.BytesIO(data))["eps"].astype(str).str.strip().str.lower()
+    x = col.replace({"public": "inf"}).astype(float).to_numpy()
+    return np.unique(x, return_counts=True)
+
+
+def _errors_shown(at) -> list[str]:
+    """The two answers' "95% error: ±" metrics, in the order shown."""
+    return [m.value for m in at.main.metric if m.label == "95% error: ±"]
+
+
+def _answer(at, answer: str):
+    at.radio(key="rel_target").set_value(answer).run()
+    assert not at.exception
+    return at
+
+
+def _release(at):
+    at.button(key="rel_go").click().run()
+    assert not at.exception
+    return at
+
+
+def _budget(at) -> str:
+    return metric(at, "Budget remaining")
+
+
+def test_release_flow(page, ledger_path):
     at = page
     at.get("file_uploader")[0].upload("users.csv", _csv(), "text/csv").run()
     assert not at.exception and not at.error
@@ -51,38 +91,145 @@ def test_release_flow(page):
     # the public range has no default: nothing is previewed or released until it is set
     assert not at.button and any("lowest and highest" in i.value for i in at.info)
     assert "95% error: ±" not in [m.label for m in at.metric]
-    at.number_input(key="rel_lo").set_value(0.0).run()
-    at.number_input(key="rel_hi").set_value(100.0).run()
-    labels = [m.label for m in at.metric]
-    assert "95% error: ±" in labels and "tau* (saturation level)" in labels
-    at.button(key="rel_go").click().run()
-    assert not at.exception and not at.error
+    _set_range(at, 0.0, 100.0)
+    assert "tau* (saturation level)" in [m.label for m in at.metric]
+    # the question, with no answer preselected, and both answers' 95% error side by side
+    q = at.radio(key="rel_target")
+    assert q.label == TARGET_QUESTION and q.value is None and q.index is None
+    assert list(q.options) == ["Yes, or maybe", "No"]
+    lv, ct = _levels_of(_csv())
+    want = [
+        in_units(release_error_95(lv, ct, 0.0, 100.0, target=t)) for t in ("table", "population")
+    ]
+    assert _errors_shown(at) == want
+    captions = " ".join(c.value for c in at.main.caption)
+    assert TARGET_TABLE_TEXT in captions and TARGET_POPULATION_TEXT in captions
+    assert _budget(at) == "100%"
+    # no release before the question is answered
+    assert at.button(key="rel_go").disabled
+    assert any("Answer the question above" in i.value for i in at.info)
+    _release(_answer(at, "No"))
+    # the only message: the whole budget is now spent (below)
+    assert [e.value for e in at.error] == [V.spend_problem(0, 1)]
+    last = at.session_state["rel_last"]["rel"]
+    assert last.target == "population" and last.spend == 1.0
     assert "Private mean" in [m.label for m in at.metric]
-    assert len(at.session_state["rel_ledger"]) == 1
     assert [e for e in at.success if "Released" in e.value]
+    assert any("estimates the population mean (ADPM)" in m.value for m in at.markdown)
     assert "73.12" not in _texts(at)  # raw data never shown
     assert at.query_params.get("rel_value") is None
-    # the second release of the same table warns and needs a confirmation, every time
-    for k in (1, 2):
-        warn = " ".join(w.value for w in at.warning)
-        assert f"released {'once' if k == 1 else '2 times'}" in warn
-        assert f"has lost up to {k + 1} × eps" in warn
-        assert at.button(key="rel_go").disabled
-        _confirm(at).check().run()
-        at.button(key="rel_go").click().run()
-        assert not at.exception
-        assert len(at.session_state["rel_ledger"]) == k + 1
-        assert not _confirm(at).value  # ticked once is not forever
-        assert at.button(key="rel_go").disabled  # the box and the button agree
-    assert "Releases in this session" in [h.value for h in at.subheader]
-    assert list(at.dataframe[-1].value["release of this file"]) == [1, 2, 3]
+    # the ledger on disk holds it (the test's temporary file, never the home folder)
+    hist = PrivacyLedger(ledger_path).history()
+    assert len(hist) == 1 and hist[0].status == "released" and hist[0].spend == 1
+    # the whole budget is spent: the page refuses, with a clear message, and no checkbox
+    assert _budget(at) == "0%"
+    assert at.button(key="rel_go").disabled
+    assert any("privacy budget is spent" in e.value for e in at.error)
+    assert not [c for c in at.checkbox if "release again" in c.label]
+    assert "Releases in this session" not in [h.value for h in at.subheader]
 
 
-def _confirm(at):
-    """The one "I understand: release again" checkbox on the page."""
-    boxes = [c for c in at.checkbox if c.label == "I understand: release again"]
-    assert len(boxes) == 1
-    return boxes[0]
+def test_yes_or_maybe_releases_the_tables_own_mean(page, ledger_path):
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    _release(_answer(at, "Yes, or maybe"))
+    rel = at.session_state["rel_last"]["rel"]
+    assert rel.target == "table"
+    assert any("estimates this table's own mean (TableMean)" in m.value for m in at.markdown)
+    d = json.loads(V.result_json(rel, at.session_state["rel_last"]["settings"], "u", "t"))
+    assert d["target"] == "table"  # the receipt says which target
+    hist = PrivacyLedger(ledger_path).history()
+    assert [h.target for h in hist] == ["table"]
+    assert "this table's own mean" in " ".join(V.history_frame(hist)["estimated"])
+
+
+def test_the_spend_control_changes_the_shown_error(page):
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    lv, ct = _levels_of(_csv())
+    full = _errors_shown(at)
+    at.slider(key="rel_spend").set_value(25).run()
+    assert not at.exception
+    quarter = _errors_shown(at)
+    want = [
+        in_units(release_error_95(lv, ct, 0.0, 100.0, target=t, spend=Fraction(1, 4)))
+        for t in ("table", "population")
+    ]
+    assert quarter == want and quarter != full
+    # the preview follows the spend and the answer: ADPM until answered, then the answer's
+    assert any("population mean (ADPM), at a spend of 25%" in c.value for c in at.caption)
+    assert "tau* (saturation level)" in [m.label for m in at.metric]
+    _answer(at, "Yes, or maybe")
+    assert any("own mean (TableMean), at a spend of 25%" in c.value for c in at.caption)
+    assert "Cap level" in [m.label for m in at.metric]
+    _answer(at, "No")
+    _release(at)
+    assert at.session_state["rel_last"]["rel"].spend == 0.25
+    assert _budget(at) == "75%"
+
+
+def _fresh(app_factory, data: bytes, name: str = "users.csv", dataset: str | None = None):
+    """A new session (a reload) with the table uploaded and the range set."""
+    at = _set_range(_upload(open_page(app_factory(), "release"), name, data), 0.0, 100.0)
+    if dataset is not None:
+        at.text_input(key="rel_dataset").set_value(dataset).run()
+    return at
+
+
+def _shuffled(data: bytes) -> bytes:
+    df = pd.read_csv(io.BytesIO(data))
+    return df.sample(frac=1, random_state=1)[["eps", "value"]].to_csv(index=False).encode()
+
+
+def _refused(at) -> None:
+    assert not at.exception
+    assert _budget(at) == "0%"
+    assert at.button(key="rel_go").disabled
+    assert any("privacy budget is spent" in e.value for e in at.error)
+
+
+def test_a_reload_sees_the_spent_budget_and_refuses_when_it_is_exhausted(app):
+    import streamlit as st
+    from helpers import whole_app
+
+    at = _fresh(whole_app, _csv(), dataset="Sales 2026")
+    at.slider(key="rel_spend").set_value(60).run()
+    _release(_answer(at, "No"))
+    # a reload: a new session, same file, no name: the content alone carries the charge
+    st.cache_resource.clear()  # even a restarted server reads the same ledger file
+    at2 = _fresh(whole_app, _csv())
+    assert _budget(at2) == "40%"
+    history = [d.value for d in at2.dataframe if "spend" in d.value.columns]
+    assert [h["spend"].tolist() for h in history] == [["60%"]]  # the dataset's history
+    _answer(at2, "Yes, or maybe")
+    assert at2.button(key="rel_go").disabled  # 60% asked: more than the 40% left
+    assert any("Only 40% of every user's level remains" in e.value for e in at2.error)
+    at2.slider(key="rel_spend").set_value(40).run()
+    assert not at2.error and not at2.button(key="rel_go").disabled
+    _release(at2)
+    assert at2.session_state["rel_last"]["rel"].target == "table"
+    # exhausted: every way of presenting the same data again is refused
+    blank = _csv().replace(b"\n", b"\n\n", 3)
+    for data, name, dataset in [
+        (_csv(), "users.csv", None),  # a reload
+        (_shuffled(_csv()), "users.csv", None),  # rows shuffled, columns swapped
+        (blank, "users.csv", None),  # blank lines
+        (_csv(), "another_name.csv", "Another dataset"),  # another file and dataset name
+    ]:
+        _refused(_fresh(whole_app, data, name, dataset))
+    # the name carries its own charge (60%, the first release's): other content under that
+    # name (trimmed, case ignored) has only what the name has left; under another name, all
+    other = pd.DataFrame({"value": [1.0, 2.0, 3.0], "eps": [1.0, 1.0, 1.0]}).to_csv(index=False)
+    assert _budget(_fresh(whole_app, other.encode(), "o.csv", "sales 2026 ")) == "40%"
+    assert _budget(_fresh(whole_app, other.encode(), "o.csv", "Other")) == "100%"
+
+
+def test_an_unusable_ledger_is_a_message_not_a_traceback(page, ledger_path):
+    ledger_path.write_bytes(b"not a ledger at all")
+    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    assert not at.exception
+    err = " ".join(e.value for e in at.error)
+    assert "privacy ledger cannot be used" in err and "HDP_LEDGER" in err
+    assert not at.button  # nothing can be released
+    assert ledger_path.read_bytes() == b"not a ledger at all"  # never replaced
 
 
 def _upload(at, name: str, data: bytes):
@@ -109,7 +256,7 @@ def test_bad_inputs_show_errors_and_release_nothing(page):
     _upload(at, "t2.csv", b"value,eps\n1,0.5\n2,0.5\n")
     _set_range(at, 0.0, -5.0)
     assert any("lowest possible value must be below" in shown(e.value) for e in at.error)
-    assert not at.button and at.session_state["rel_ledger"] == []
+    assert not at.button and at.session_state["rel_last"] is None
 
 
 @pytest.mark.parametrize(
@@ -169,7 +316,7 @@ def test_columns_are_guessed_by_name_or_chosen_never_the_same(page):
 
 def test_an_old_result_is_labelled_when_the_settings_change(page):
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
-    at.button(key="rel_go").click().run()
+    _release(_answer(at, "No"))
     assert any("Released at" in c.value and "range 0 to 100" in shown(c.value) for c in at.caption)
     assert not any("changed since this release" in w.value for w in at.warning)
     at.number_input(key="rel_lo").set_value(10.0).run()
@@ -178,12 +325,13 @@ def test_an_old_result_is_labelled_when_the_settings_change(page):
 
 def test_declared_spread_starts_empty(page):
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
-    before = next(m.value for m in at.metric if m.label == "95% error: ±")
+    before = _errors_shown(at)
     at.toggle(key="rel_use_sd").set_value(True).run()
     assert at.number_input(key="rel_sd").value is None
-    assert next(m.value for m in at.metric if m.label == "95% error: ±") == before
+    assert _errors_shown(at) == before
     at.number_input(key="rel_sd").set_value(10.0).run()
-    assert next(m.value for m in at.metric if m.label == "95% error: ±") != before
+    after = _errors_shown(at)
+    assert after[0] == before[0] and after[1] != before[1]  # the table's mean needs no spread
 
 
 def _named_csv() -> bytes:
@@ -220,9 +368,10 @@ def test_release_with_the_tier_designers_menu_from_its_link(app):
     assert list(prev["tier"]) == ["Strict", "not on the menu", "Balanced", "Open"]
     assert list(prev["requested eps"])[1] == "0.3"
     assert any("not on your menu: 0.3 (" in w.value for w in at.warning)
-    at.button(key="rel_go").click().run()
-    assert not at.exception and not at.error
-    receipt = _frame(at, 1)  # after the preview
+    _release(_answer(at, "No"))
+    assert at.session_state["rel_last"] is not None
+    assert [e.value for e in at.error] == [V.spend_problem(0, 1)]  # all spent: nothing else
+    receipt = next(d.value for d in at.dataframe if "privacy loss" in d.value.columns)
     assert list(receipt["tier"]) == ["Strict", "not on the menu", "Balanced", "Open"]
     assert receipt["users"].sum() == 400
     # without the menu, tier names are not levels: a clear error, nothing released
@@ -346,8 +495,7 @@ def test_the_upload_hint_shows_no_backticks(page):
 
 def test_downloads_and_the_python_snippet_after_a_release(page):
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
-    at.button(key="rel_go").click().run()
-    assert not at.exception
+    _release(_answer(at, "Yes, or maybe"))
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["⬇️ Result and receipt (JSON)", "⬇️ Result (CSV)", "⬇️ Receipt (CSV)"]
     code = " ".join(c.value for c in at.code)

@@ -64,9 +64,11 @@ def test_two_groups_numbers_match_the_closed_form(app):
     # the phase controls start from the profile: n = 1000, f = 0.9, eps1 = 0.1
     assert widget(at, "number_input", "sat_phase_n").value == 1000
     assert widget(at, "slider", "sat_phase_f").value == pytest.approx(0.9)
-    assert widget(at, "number_input", "sat_phase_eps1").value == pytest.approx(0.1)
+    assert widget(at, "select_slider", "sat_phase_eps1").value == pytest.approx(0.1)
+    assert widget(at, "select_slider", "sat_phase_eps2").value == pytest.approx(1.0)
     assert metric(at, "The looser group saturates from eps2 =") == f"{tau:.4g}"
-    assert any("saturated" in m.value and "two groups" in m.value for m in at.markdown)
+    assert any("**is capped** (100 users" in m.value for m in at.markdown)
+    assert any(c.value.startswith("The star is your current profile") for c in at.caption)
 
 
 def test_tiered_profile_with_huge_counts(app):
@@ -87,12 +89,62 @@ def test_phase_controls(app):
     ok(at)
     widget(at, "number_input", "sat_phase_n").set_value(5000).run()
     widget(at, "slider", "sat_phase_f").set_value(0.25).run()
-    widget(at, "number_input", "sat_phase_eps1").set_value(0.02).run()
+    widget(at, "select_slider", "sat_phase_eps1").set_value(0.02).run()
     ok(at)
     want = 0.02 + 8.0 / (5000 * 0.25 * 0.02)
     assert metric(at, "The looser group saturates from eps2 =") == f"{want:.4g}"
     spec = at.get("plotly_chart")[1].spec
     assert "n = 5,000 users" in spec and "0.25" in spec
+
+
+def _verdict(at) -> str:
+    return next(m.value for m in at.markdown if "group 2 saturates when" in m.value)
+
+
+def test_phase_levels_move_in_place_without_changing_the_profile(app):
+    """Two level sliders (log grid over the diagram's range): the verdict and the point
+    follow the remark's threshold eps1 + 8/(n1 eps1); the current profile stays."""
+    prof = hdp.preset("two_groups")  # 900 users at 0.1, 100 at 1.0
+    at = show(app, prof)
+    ok(at)
+    e2 = widget(at, "select_slider", "sat_phase_eps2")
+    opts = list(e2.options)  # as shown: 2 significant digits, public last
+    assert float(opts[0]) == pytest.approx(1e-3) and opts[-1] == "public (∞)"
+    assert float(opts[-2]) == pytest.approx(1e2)
+    assert "5" in opts and "0.1" in opts and "1" in opts  # a log grid a teacher reads
+    thr = 0.1 + 8.0 / (900 * 0.1)  # 0.1889
+    assert "**is capped**" in _verdict(at)
+    e2.set_value(0.16).run()  # below the threshold: not capped
+    ok(at)
+    assert thr > 0.16 and "is **not** capped" in _verdict(at)
+    assert any(c.value.startswith("The star is a what-if") for c in at.caption)
+    spec = at.get("plotly_chart")[1].spec
+    assert "what-if levels" in spec and "0.16" in spec
+    widget(at, "select_slider", "sat_phase_eps1").set_value(0.01).run()
+    ok(at)  # eps1 = 0.01: the threshold jumps to 0.01 + 8/(900 0.01) = 0.899
+    assert f"{0.01 + 8 / (900 * 0.01):.3g}" in _verdict(at)
+    widget(at, "select_slider", "sat_phase_eps2").set_value(math.inf).run()
+    assert "**is capped**" in _verdict(at)  # public users always saturate
+    # a what-if: the current profile is untouched
+    assert at.session_state[PROFILE] is prof
+    assert metric(at, "Saturation level tau*") == f"{thr:.4g}"
+    help_ = widget(at, "select_slider", "sat_phase_eps2").help
+    assert "smaller eps = more privacy" in help_.lower() and "does not change" in help_
+
+
+def test_phase_levels_for_a_profile_that_is_not_two_groups(app):
+    """Any profile: the sliders start at the medians of its stricter and looser halves."""
+    prof = hdp.paper_profile("high", 300, seed=2)
+    at = show(app, prof)
+    ok(at)
+    from hdp_core.views import tour
+
+    start = tour.phase_state(prof)
+    assert widget(at, "select_slider", "sat_phase_eps1").value == pytest.approx(start.eps1)
+    assert widget(at, "select_slider", "sat_phase_eps2").value == pytest.approx(start.eps2)
+    cap = next(c.value for c in at.caption if c.value.startswith("The star is a what-if"))
+    assert "median levels of its stricter and looser halves" in cap
+    assert "what-if levels" in at.get("plotly_chart")[1].spec
 
 
 def test_trace_stepper_on_the_teaching_example(app):
@@ -185,3 +237,62 @@ def test_a_link_opens_the_walk_through_at_a_step(app):
     assert widget(app, "slider", "sat_trace_step").value == 12
     assert any(i.value.startswith("Step 12:") for i in app.info)
     assert len(app.dataframe[-1].value) == 12
+
+
+def test_walk_through_jumps_to_saturation_and_shows_weights_and_why_eight(app):
+    """The jump button lands on the first saturated step (exact arithmetic: step 25 of the
+    teaching example); each step shows its weights w_i = r_i/||r||_1 (summing to 1) and the
+    noise scale 1/||r||_1; why the constant is 8, on the step's own numbers; a tau* that is
+    not the sidebar's is said to be so in the same sentence."""
+    from fractions import Fraction
+
+    prof = hdp.paper_profile("high", 300, seed=2)  # > 50 users: the teaching example
+    at = show(app, prof)
+    ok(at)
+    jump = widget(at, "button", "sat_trace_jump")
+    assert not jump.disabled
+    jump.click().run()
+    ok(at)
+    assert widget(at, "slider", "sat_trace_step").value == 25
+    assert widget(at, "button", "sat_trace_jump").disabled  # already there
+    info = next(i.value for i in at.info if i.value.startswith("Step 25:"))
+    t_cur = f"{hdp.adpm(prof).saturation_level:.4g}"
+    assert "saturation!" in info and f"not the sidebar's τ* = {t_cur}" in info
+    assert any("not the sidebar's" in m.value and "τ* = 1.325" in m.value for m in at.markdown)
+    # weights after 25 steps, in exact arithmetic (Algorithm 1 on the sorted levels)
+    e = sorted(Fraction(float(x)) for x in sat.teaching_example().levels if math.isfinite(x))
+    r = [e[0]]
+    for k in range(1, 25):
+        r.append(min(e[k], (sum(x * x for x in r) + 8) / sum(r)))
+    l1 = sum(r)
+    text = next(m.value for m in at.markdown if m.value.startswith("If the estimate used"))
+    assert f"‖r‖₁ = {float(l1):.4g}" in text and f"η = 1/‖r‖₁ = {float(1 / l1):.4g}" in text
+    table = at.dataframe[-1].value
+    w = table["weight wₖ now"].to_numpy()
+    assert w.sum() == pytest.approx(1.0, rel=1e-12)
+    np.testing.assert_allclose(w[::-1], [float(x / l1) for x in r], rtol=1e-12)
+    # why 8: the expander holds the identity and this step's numbers
+    eight = [m.value for m in at.expander[0].markdown] if at.expander else []
+    assert any("Why the constant is 8" in x for x in eight)
+    f = (sum(x * x for x in r) + 8) / (4 * l1 * l1)
+    assert any(f"f = (‖r‖₂² + 8)/(4‖r‖₁²) = {float(f):.4g}" in x for x in eight)
+
+
+def test_walk_through_on_the_current_profile_quotes_the_sidebar_tau(app):
+    prof = hdp.EpsilonProfile.from_values([0.1, 0.2, 0.3, 5.0, 8.0])
+    at = show(app, prof)
+    ok(at)
+    widget(at, "button", "sat_trace_jump").click().run()
+    ok(at)
+    k = widget(at, "slider", "sat_trace_step").value
+    trace = hdp.adpm_trace(prof)
+    assert k == int(np.argmax(trace.saturated)) + 1
+    info = next(i.value for i in at.info if i.value.startswith(f"Step {k}:"))
+    assert "sidebar" not in info  # the walk-through's tau* is the sidebar's
+    assert f"τ* = {hdp.adpm(prof).saturation_level:.4g}" in info
+
+
+def test_no_jump_when_nobody_saturates(app):
+    at = show(app, hdp.EpsilonProfile.from_values([0.5, 0.6, 0.7]))
+    ok(at)
+    assert widget(at, "button", "sat_trace_jump").disabled

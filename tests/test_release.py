@@ -236,22 +236,6 @@ def test_privacy_check_fails_closed(monkeypatch):
 
 
 # ------------------------------------------------------------------------------ engines
-@pytest.fixture(scope="session")
-def spark():
-    """A local Spark session. Without Java this skips with the reason, except in CI
-    (HDP_REQUIRE_SPARK=1, set by .ci/run, which installs Java 17), where it fails."""
-    import os
-    import shutil
-
-    if shutil.which("java") is None:
-        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
-        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
-            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
-    from hdp_core.release_engines import spark_session
-
-    s = spark_session("local[2]")
-    yield s
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ Spark engine, and DuckDB and Spark deciding alike. Marked slow (a local Spark se
 from __future__ import annotations
 
 import math
-import os
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -26,20 +24,6 @@ from hdp_core.errors import BadCellError, ColumnNameError, ReleaseError
 from hdp_core.release import release_mean
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """A local Spark session. Without Java this skips with the reason, except in CI
-    (HDP_REQUIRE_SPARK=1), where it fails."""
-    if shutil.which("java") is None:
-        reason = "Spark needs Java 17 (Debian: openjdk-17-jre-headless), not found on PATH"
-        if os.environ.get("HDP_REQUIRE_SPARK") == "1":
-            pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
-    from hdp_core.release_engines import spark_session
-
-    return spark_session("local[2]")
 
 
 @pytest.fixture

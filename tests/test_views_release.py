@@ -2,7 +2,9 @@
 
 Oracles: the preview's "telling" digits against the brute-force comparison with every level
 (the old O(k^2) code path, hdp_core.views.formatting.telling_eps), the preview's numbers
-against hdp.adpm on the same tiers, formula safety by reading the CSV back cell by cell.
+against hdp.adpm on the same tiers, formula safety by reading the CSV back cell by cell; the
+budget's sentences against a real ledger's errors and entries (their fields, never their
+text).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import csv
 import io
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import shown
 
 import hdp_core as hdp
 from hdp_core.design import make_menu
@@ -184,16 +188,6 @@ def test_downloads_are_complete_and_formula_safe():
     assert list(rec["users"]) == list(rel.tiers["users"])
 
 
-def test_ledger_frame_formats_numbers_kept_as_numbers():
-    rel, s, _ = _release()
-    e = V.ledger_entry(rel, s, "abc", "t.csv", "12:00:00", 2)
-    assert e["estimate"] == rel.estimate and e["k"] == 2
-    f = V.ledger_frame([e])
-    assert list(f["release of this file"]) == [2]
-    assert f["private mean"][0] == V.in_units(rel.estimate, "+cmd")
-    assert V.releases_of([e, e], "abc") == 2 and V.releases_of([e], "x") == 0
-
-
 def test_captions_escape_user_text_and_say_when_the_range_differs():
     df = pd.DataFrame({"a": [1, 2, 3], "b": [1, 2, 3]})
     assert (
@@ -204,3 +198,112 @@ def test_captions_escape_user_text_and_say_when_the_range_differs():
     assert "differs from the menu" in V.menu_range_note(0, 100, _menu())
     assert V.menu_range_note(0, 100, None) is None
     assert V.menu_caption(_menu(), "the link").startswith("From the link\\: Strict\\: eps 0\\.1")
+
+
+# ------------------------------------------------------------------------------ issue 21
+def test_the_answers_map_to_targets_and_none_is_preselected():
+    assert V.TARGET_ANSWERS == ("Yes, or maybe", "No")
+    assert V.target_of("Yes, or maybe") == "table" and V.target_of("No") == "population"
+    assert V.target_of(None) is None
+    with pytest.raises(ValueError):
+        V.target_of("yes")
+    assert V.chosen_target("No") == "population"
+    with pytest.raises(ValueError):
+        V.chosen_target(None)  # a release never falls back to a default target
+    assert V.preview_target(None) == "population" and V.preview_target("Yes, or maybe") == "table"
+
+
+def test_target_choices_pair_each_answer_with_its_error_and_sentence():
+    from hdp_core.intervals import release_error_95
+    from hdp_core.views.explain import TARGET_POPULATION_TEXT, TARGET_TABLE_TEXT
+
+    lv, ct = np.array([0.0, 0.1, 1.0, math.inf]), np.array([5, 300, 100, 20])
+    for spend in (1, 0.3):
+        errs = V.spend_errors(lv, ct, 0.0, 500.0, None, spend)
+        table, pop = V.target_choices(errs)
+        assert (table.answer, table.target, table.text) == (
+            "Yes, or maybe",
+            "table",
+            TARGET_TABLE_TEXT,
+        )
+        assert (pop.answer, pop.target, pop.text) == ("No", "population", TARGET_POPULATION_TEXT)
+        assert table.error == release_error_95(lv, ct, 0, 500, target="table", spend=spend)
+        assert pop.error == release_error_95(lv, ct, 0, 500, target="population", spend=spend)
+    # a smaller spend adds noise: both errors grow
+    full, third = (V.spend_errors(lv, ct, 0.0, 500.0, None, s) for s in (1, Fraction(1, 3)))
+    assert third.table > full.table and third.population > full.population
+
+
+# ------------------------------------------------------------------------------ issue 22
+def test_spend_of_percent_is_exact():
+    assert V.spend_of_percent(37) == Fraction(37, 100)
+    assert sum(V.spend_of_percent(10) for _ in range(10)) == 1
+    for bad in (0, 101):
+        with pytest.raises(ValueError):
+            V.spend_of_percent(bad)
+
+
+def test_the_blocker_refuses_a_spent_budget_before_asking_the_question():
+    spent = V.release_blocker("No", Fraction(0), Fraction(1, 2))
+    assert spent is not None and spent.kind == "error" and "budget is spent" in spent.text
+    short = V.release_blocker("No", Fraction(2, 5), Fraction(3, 5))
+    assert short is not None and short.kind == "error" and "at most 40%" in short.text
+    ask = V.release_blocker(None, Fraction(1), Fraction(1))
+    assert ask is not None and ask.kind == "info"
+    assert V.release_blocker("No", Fraction(2, 5), Fraction(2, 5)) is None
+
+
+def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
+    from hdp_core.errors import BudgetExceeded
+    from hdp_core.ledger import PrivacyLedger
+
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"value": rng.uniform(0, 10, 200), "eps": rng.choice([0.5, 2.0], 200)})
+    rel = release_mean(
+        df,
+        value="value",
+        eps="eps",
+        lo=0,
+        hi=10,
+        ledger=led,
+        spend=0.75,
+        dataset="*Q3*",
+        target="table",
+    )
+    assert V.released_sentence(rel) == (
+        "This release estimates this table's own mean (TableMean), spending 75% of every "
+        "user's level; 25% of this dataset's budget remains."
+    )
+    with pytest.raises(BudgetExceeded) as e:
+        release_mean(df, value="value", eps="eps", lo=0, hi=10, ledger=led, spend=0.5)
+    e.value.args = ("a message the page must never read",)
+    text = shown(V.budget_refusal(e.value))
+    assert "data with this content has spent 75%" in text
+    assert "75%" in text and "25% remains" in text and "spend 50%" in text
+    assert "never read" not in text
+    hist = led.history()
+    f = V.history_frame(hist)
+    assert list(f["spend"]) == ["75%"] and list(f["status"]) == ["released"]
+    assert list(f["estimated"]) == ["this table's own mean (TableMean)"]
+    assert f["private mean"][0] == V.in_units(rel.estimate)
+    assert V.budget_caption(Fraction(1, 4), 1, True).startswith("1 release of this table")
+    # refused by its name: the name is shown as plain text (markdown escaped)
+    with pytest.raises(BudgetExceeded) as e:
+        other = df.assign(value=df["value"] / 2)
+        release_mean(other, value="value", eps="eps", lo=0, hi=10, ledger=led, dataset="*q3*")
+    text = V.budget_refusal(e.value)
+    assert "\\*q3\\*" in text and shown(text).startswith(
+        "Nothing was released: the dataset named *q3*"
+    )
+
+
+def test_ledger_problems_are_told_from_the_errors_type_and_fields():
+    from hdp_core.errors import LedgerBusy, LedgerUnusable
+
+    busy = V.ledger_problem(LedgerBusy("secret text", path="/x", waited=10.0))
+    assert "busy" in busy and "10 s" in busy and "secret" not in busy
+    bad = V.ledger_problem(LedgerUnusable("secret text", path="/x", reason="corrupt"))
+    assert "it is damaged" in bad and "HDP_LEDGER" in bad and "secret" not in bad
+    odd = V.ledger_problem(LedgerUnusable("secret text", path="/x", reason="new-code"))
+    assert "cannot be opened" in odd

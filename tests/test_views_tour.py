@@ -245,3 +245,71 @@ def test_the_walk_through_step_names_the_sidebar_tau_in_the_same_sentence():
         tr, 3, ex, ex
     )
     assert "sidebar" not in explain.trace_step_beside_sidebar(tr, k, ex, ex)
+
+
+# sliders, links and cards of the teaching path ------------------------------------------------
+def test_log_grid_is_log_spaced_with_two_digits_and_its_ends():
+    g = tour.log_grid(1e-3, 1e2, 0.05, (0.137,))
+    assert g[0] == 1e-3 and g[-1] == 100.0 and 0.137 in g
+    assert list(g) == sorted(set(g))
+    fin = np.log10([x for x in g if x != 0.137])
+    steps = np.diff(fin)
+    assert steps.max() < 0.05 + 0.03 and steps.min() > 0.05 - 0.03  # about 1/20 decade
+    assert all(float(f"{x:.2g}") == x for x in g if x != 0.137)  # 2 significant digits
+    assert {0.1, 1.0, 5.0, 10.0} <= set(g)
+    with pytest.raises(ValueError):
+        tour.log_grid(1.0, 0.5, 0.1)
+
+
+def test_nearest_on_a_log_scale():
+    g = (0.1, 1.0, 10.0)
+    assert tour.nearest(g, 0.3) == 0.1 and tour.nearest(g, 0.35) == 1.0  # sqrt(0.1) = 0.316
+    assert tour.nearest((*g, math.inf), math.inf) == math.inf
+    assert tour.nearest(g, 0.0) == 0.1
+
+
+def test_every_control_default_is_on_its_grid_and_round_trips_through_the_link():
+    for c in {c.key: c for _, _, cs, _ in tour.TOUR for c in cs}.values():
+        g = tour.control_grid(c)
+        assert c.default in g and g[0] == c.lo and g[-1] == c.hi
+        for x in g:
+            assert tour.parse_control(c, tour.control_text(c, x)) == pytest.approx(x)
+    assert tour.control_text(tour.N_USERS, 5000.0) == "5,000"
+    assert tour.control_text(tour.SHARE, 90.0) == "90%"
+    for bad in (None, "lots", "nan", "1e9", "-3", "inf"):
+        assert tour.parse_control(tour.N_USERS, bad) is None
+
+
+def test_number_text():
+    assert tour.number_text("users capped", 1234.0) == "1,234"
+    assert tour.number_text("tau*", math.inf) == "none"
+    assert tour.number_text("times more privacy", math.inf) == "∞"
+    assert tour.number_text("ADPM worst-case MSE", 0.000123456) == "1.235e-04"
+    assert tour.number_text("ADPM RMSE (USD)", 10.4123) == "10.41"
+    assert tour.number_text("f/H", 0.28812) == "0.2881"
+    assert tour.number_text("tau*", math.nan) == "—"
+
+
+def test_weights_column_follows_the_table_order():
+    tr = adpm_trace([0.5, 1.0, 2.0])
+    w = tour.weights_column(tr, 2)  # latest first: r = (0.5, 1.0), l1 = 1.5
+    np.testing.assert_allclose(w, [1.0 / 1.5, 0.5 / 1.5], rtol=1e-12)
+
+
+def test_phase_state_with_n_and_share_moved_and_its_point():
+    prof = hdp.EpsilonProfile.from_tiers([0.1, 5.0], [900, 100])
+    s = tour.phase_state(prof, n=5000, frac=0.25, eps1=0.02, eps2=math.inf)
+    assert s.n == 5000 and s.frac == 0.25 and not s.from_profile
+    assert math.isclose(s.threshold, 0.02 + 8 / (1250 * 0.02), rel_tol=1e-12) and s.saturated
+    pt = tour.phase_point(s)
+    assert (pt.n, pt.eps1, pt.eps2, pt.saturated) == (5000, 0.02, math.inf, True)
+    # the same values as the profile's own: still the profile
+    assert tour.phase_state(prof, eps1=0.1, eps2=5.0, n=1000, frac=0.9).from_profile
+    text = explain.phase_origin_text(s, two_levels=True)
+    assert "what-if" in text and "eps2 = public" in text and "unchanged" in text
+    own = explain.phase_origin_text(tour.phase_state(prof), two_levels=True)
+    assert own.startswith("The star is your current profile: 90% of 1,000 users at eps1 = 0.1")
+    other = tour.phase_state(hdp.paper_profile("high"))
+    t = explain.phase_origin_text(other, two_levels=False)
+    assert f"({other.start_eps1:.4g} and {other.start_eps2:.4g})" in t
+    assert "smaller eps = more privacy" in explain.phase_level_help("looser").lower()

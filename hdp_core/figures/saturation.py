@@ -166,7 +166,8 @@ def r_curve_figure(curve: RCurve, height: int = 440) -> go.Figure:
                     y=1.0,
                     yref="paper",
                     yanchor="bottom",
-                    xanchor="left",
+                    # in the right half the label runs leftwards, so it stays in the chart
+                    xanchor="right" if xv > 0.5 * float(c.rank_end[-1]) else "left",
                     showarrow=False,
                     text=f"saturation after user k = {c.k_unsaturated:,}",
                     font=dict(color=SATURATION_COLOR),
@@ -199,10 +200,11 @@ def phase_figure(
     point: TwoLevelPoint | None = None,
     y_max: float = 1e4,
     height: int = 440,
+    point_name: str = "current profile",
 ) -> go.Figure:
     """The two-group phase diagram: eps1 (strict group, x) against eps2 (looser group, y), log
     axes, the boundary eps2 = eps1 + 8/(n f eps1) and the two regions; ``point`` marks the
-    current profile (public eps2 drawn at the top edge)."""
+    current profile, or the levels ``point_name`` names (public eps2 drawn at the top edge)."""
     e1 = np.asarray(eps1, dtype=np.float64)
     b = np.minimum(np.asarray(boundary, dtype=np.float64), y_max)
     lo, hi = float(e1[0]), float(e1[-1])
@@ -293,7 +295,7 @@ def phase_figure(
                 x=[point.eps1],
                 y=[y],
                 mode="markers",
-                name="current profile",
+                name=point_name,
                 marker=dict(
                     symbol="triangle-up" if public else "star",
                     size=16,
@@ -301,7 +303,7 @@ def phase_figure(
                     line=dict(color="white", width=1),
                 ),
                 hovertemplate=(
-                    f"current profile ({state})<br>n = {point.n:,}, f = {point.frac:.3g}<br>"
+                    f"{point_name} ({state})<br>n = {point.n:,}, f = {point.frac:.3g}<br>"
                     f"eps1 = {point.eps1:.4g}, eps2 = "
                     + ("public (∞)" if public else f"{point.eps2:.4g}")
                     + f"<br>its own boundary: eps2 = {point.threshold:.4g}<extra></extra>"

@@ -526,3 +526,74 @@ def spec_label(spec: Any) -> str:
             f"Tiers: {count_noun(len(s['levels']), 'tier')}, {count_noun(sum(s['counts']), 'user')}"
         )
     return f"List of {len(s['levels'])} users"
+
+
+# ---- issue 23: the phase diagram's movable levels (a what-if) --------------------------------
+PHASE_WHATIF = (
+    "A what-if: moving these sliders redraws the point and the verdict but does not change "
+    "your current profile (build one on the Profile page to keep it)."
+)
+"""What the phase diagram's level sliders do and do not change (one place for every help)."""
+
+
+def phase_level_help(group: str) -> str:
+    """The help of one of the phase diagram's level sliders (``group``: which group)."""
+    return f"The {group} group's privacy level. Smaller eps = more privacy. " + PHASE_WHATIF
+
+
+def phase_origin_text(state: Any, two_levels: bool) -> str:
+    """Where the phase diagram's point comes from (``state``: a tour.PhaseState;
+    ``two_levels``: the current profile has exactly two positive levels)."""
+    e2 = "public" if math.isinf(state.eps2) else f"{state.eps2:.4g}"
+    where = (
+        f"{100 * state.frac:.3g}% of {state.n:,} users at eps1 = {state.eps1:.4g} and the rest "
+        f"at eps2 = {e2}"
+    )
+    if state.from_profile:
+        return f"The star is your current profile: {where}."
+    start = ""
+    if not two_levels:
+        s2 = "public" if math.isinf(state.start_eps2) else f"{state.start_eps2:.4g}"
+        start = (
+            " Your profile does not have exactly two levels, so the sliders start at the "
+            f"median levels of its stricter and looser halves ({state.start_eps1:.4g} and "
+            f"{s2})."
+        )
+    return f"The star is a what-if, not your profile (which is unchanged): {where}.{start}"
+
+
+__all__ += ["PHASE_WHATIF", "phase_level_help", "phase_origin_text"]
+
+
+# ---- issue 23: the Tour page -------------------------------------------------------------------
+TOUR_INTRO = (
+    "The paper's story in five steps, on one example of its own: n users in two groups, a "
+    "strict one and a loose one (not your profile, which stays as it is; the sidebar's τ* "
+    "is your profile's). Move the controls: every number and chart follows, and a control "
+    "moved in one step carries to the next. The link keeps the step and the controls."
+)
+"""The Tour page's introduction (hdp_core.views.tour.tour_step)."""
+
+__all__ += ["TOUR_INTRO"]
+
+
+# ---- issue 23: the sidebar's compact summary (room on a projector) -----------------------------
+def sidebar_lines(s: Any) -> tuple[str, str]:
+    """The two lines the sidebar always shows (markdown), from ``s`` (the sidebar's summary
+    dict: n, distinct, min, max, tau, n_saturated): users, distinct levels and the range of
+    eps; tau* and how many users it caps. Its details sit in a collapsed expander."""
+    from .formatting import compact_count, sidebar_eps
+
+    n = int(s["n"])
+    lo, hi = sidebar_eps(s["min"]), sidebar_eps(s["max"])
+    span = f"eps {lo}" if lo == hi else f"eps {lo} to {hi}"
+    first = f"**{compact_count(n)} users** · {count_noun(int(s['distinct']), 'level')} · {span}"
+    tau = float(s["tau"])
+    if math.isfinite(tau):
+        second = f"**τ\\* = {tau:.4g}** · {compact_count(int(s['n_saturated']))} capped"
+    else:
+        second = "**No τ\\*** · nobody is capped"
+    return first, second
+
+
+__all__ += ["sidebar_lines"]

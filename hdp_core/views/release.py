@@ -1,6 +1,6 @@
 """The Release page's tables, sentences and choices (no streamlit): column guessing, the
-"Before releasing" preview, the privacy receipt, the session ledger, the settings' bounds and
-the downloads of a release.
+"Before releasing" preview, which mean to release (issue 21), the privacy budget from the
+ledger (issue 22), the privacy receipt, the settings' bounds and the downloads of a release.
 
 Speed: the preview of a table with k distinct levels costs O(k log k) (one sort) and formats
 only the rows shown (at most :data:`PREVIEW_ROWS`); :func:`telling_levels` compares a level
@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,32 +28,54 @@ from .limits import REAL_MAX
 __all__ = [
     "EPS_NAMES",
     "ERROR_HELP",
+    "LEDGER_ENV",
+    "NAME_HELP",
     "PREVIEW_ROWS",
     "RANGE_MAX",
     "SD_MIN_RELATIVE",
+    "SPEND_HELP",
+    "SPEND_STEPS",
+    "TARGET_ANSWERS",
+    "TARGET_WORDS",
     "VALUE_NAMES",
+    "Blocker",
     "Preview",
+    "TargetChoice",
+    "budget_caption",
+    "budget_refusal",
+    "chosen_target",
     "excluded_help",
     "guess_columns",
+    "history_frame",
     "in_units",
     "is_stale",
-    "ledger_entry",
-    "ledger_frame",
+    "ledger_problem",
+    "level_metric",
     "loaded_caption",
     "menu_caption",
     "menu_range_note",
     "off_menu_note",
+    "percent",
+    "preview_caption",
     "preview_table",
+    "preview_target",
     "range_problem",
     "receipt_csv",
     "receipt_table",
+    "release_blocker",
     "released_caption",
-    "releases_of",
+    "released_sentence",
     "result_csv",
     "result_dict",
     "result_json",
     "sd_bounds",
+    "spend_errors",
+    "spend_of_percent",
+    "spend_problem",
     "table_hint",
+    "target_answer_caption",
+    "target_choices",
+    "target_of",
     "technical_details",
     "telling_levels",
     "upload_hint",
@@ -72,10 +95,11 @@ VALUE_NAMES = ("value", "values", "x", "data", "amount", "spend", "salary", "inc
 EPS_NAMES = ("eps", "epsilon", "tier", "tiers", "level", "privacy", "privacy_level")
 
 ERROR_HELP = (
-    "With 95% probability the released mean is within this distance of the mean of the "
-    "population the users come from (values clamped to the range). It counts the privacy "
-    "noise and the sampling spread, for the worst-case spread of data in the range, or the "
-    "spread you declared."
+    "The released interval is the private mean ± this much (cut to the range): it contains "
+    "the mean being estimated (the population's or this table's own, values clamped to the "
+    "range) in at least 95% of releases. For the table's own mean that holds for every "
+    "table in the range; for the population mean, for every population in the range (with "
+    "the spread you declared, if any) whose privacy choices are unrelated to values."
 )
 
 MENU_HINT = " To read tier names, turn on 'Read the eps column with this menu' above."
@@ -343,50 +367,6 @@ def receipt_table(rel: Release, menu: Any = None) -> Any:
     )
 
 
-def ledger_entry(
-    rel: Release, settings: Mapping[str, Any], digest: str, file: str, when: str, k: int
-) -> dict[str, Any]:
-    """One release for the session ledger, as numbers and names (formatted by
-    :func:`ledger_frame`): ``k`` is its number among the releases of the same file."""
-    return {
-        "table": digest,
-        "time": when,
-        "file": file,
-        "value": settings["value"],
-        "eps": settings["eps"],
-        "lo": float(settings["lo"]),
-        "hi": float(settings["hi"]),
-        "unit": settings.get("unit", ""),
-        "estimate": float(rel.estimate),
-        "half_width95": float(rel.half_width95),
-        "users": int(rel.n_users),
-        "k": int(k),
-    }
-
-
-def ledger_frame(entries: Sequence[Mapping[str, Any]]) -> Any:
-    """The session ledger as shown: one row per release."""
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "time": [e["time"] for e in entries],
-            "file": [e["file"] for e in entries],
-            "columns": [f"{e['value']}, {e['eps']}" for e in entries],
-            "range": [f"[{e['lo']:g}, {e['hi']:g}]" for e in entries],
-            "private mean": [in_units(e["estimate"], e["unit"]) for e in entries],
-            "95% error: ±": [in_units(e["half_width95"], e["unit"]) for e in entries],
-            "users": [e["users"] for e in entries],
-            "release of this file": [e["k"] for e in entries],
-        }
-    )
-
-
-def releases_of(entries: Sequence[Mapping[str, Any]], digest: str) -> int:
-    """How many releases of the file with this digest the ledger holds."""
-    return sum(1 for e in entries if e["table"] == digest)
-
-
 # ------------------------------------------------------------------------------ downloads
 def _num(x: Any) -> Any:
     if isinstance(x, (float, np.floating)):
@@ -453,3 +433,305 @@ def receipt_csv(rel: Release, menu: Any = None) -> bytes:
     if menu is not None:
         t.insert(0, "tier", tier_names_of(t["eps"].to_numpy(dtype=float), menu))
     return frame_to_csv(pd.DataFrame(t))
+
+
+# ------------------------------------------------------------------------------ which mean
+TARGET_ANSWERS = ("Yes, or maybe", "No")
+"""The answers to :data:`hdp_core.views.explain.TARGET_QUESTION`, in the order shown (the page
+preselects none)."""
+
+_TARGET_OF_ANSWER = {"Yes, or maybe": "table", "No": "population"}
+
+TARGET_WORDS = {
+    "population": "the population mean (ADPM)",
+    "table": "this table's own mean (TableMean)",
+}
+"""What a release of each target estimates, in a few words (for the result and history)."""
+
+
+def target_of(answer: str | None) -> str | None:
+    """The release's target for an answer to the question: "table" (no assumption) for "Yes,
+    or maybe", "population" (ADPM) for "No"; None before an answer."""
+    if answer is None:
+        return None
+    if answer not in _TARGET_OF_ANSWER:
+        raise ValueError(f"not an answer to the question: {str(answer)[:40]!r}")
+    return _TARGET_OF_ANSWER[answer]
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """One answer as the page shows it before a release: the answer, its target, that
+    target's 95% error (data units) and the sentence saying what it estimates and assumes."""
+
+    answer: str
+    target: str
+    error: float
+    text: str
+
+
+def spend_errors(
+    levels: Any,
+    counts: Any,
+    lo: float,
+    hi: float,
+    data_sd: float | None = None,
+    spend: Any = 1,
+) -> Any:
+    """Both targets' 95% errors (data units; hdp_core.views.whatif.TargetErrors) of one
+    release of a table with ``counts[j]`` users at ``levels[j]`` on [lo, hi] that spends
+    ``spend`` of every user's level: hdp_core.intervals.release_error_95, the function the
+    release's own interval and the Tier designer use."""
+    from ..intervals import release_error_95
+    from .whatif import TargetErrors
+
+    args = (levels, counts, lo, hi)
+    return TargetErrors(
+        release_error_95(*args, target="population", data_sd=data_sd, spend=spend),
+        release_error_95(*args, target="table", spend=spend),
+    )
+
+
+def target_choices(errors: Any) -> list[TargetChoice]:
+    """The two answers in the order shown, each with its target's 95% error (``errors``: a
+    TargetErrors in data units) and its sentence (explain.TARGET_TABLE_TEXT /
+    TARGET_POPULATION_TEXT)."""
+    from .explain import TARGET_POPULATION_TEXT, TARGET_TABLE_TEXT
+
+    text = {"table": TARGET_TABLE_TEXT, "population": TARGET_POPULATION_TEXT}
+    out = []
+    for a in TARGET_ANSWERS:
+        t = _TARGET_OF_ANSWER[a]
+        out.append(TargetChoice(a, t, errors.get(t), text[t]))
+    return out
+
+
+def target_answer_caption(answer: str) -> str:
+    """The line under an answer's heading: which mean that answer releases."""
+    return f"Releases {TARGET_WORDS[_TARGET_OF_ANSWER[answer]]}."
+
+
+# ------------------------------------------------------------------------------ budget
+SPEND_HELP = (
+    "The fraction of each user's privacy level this release uses. A user's level is their "
+    "total budget on this dataset, over all releases: a smaller spend leaves budget for "
+    "later releases but adds noise (a larger 95% error)."
+)
+
+NAME_HELP = (
+    "Optional. Every release is charged to the table's content (the same values and levels "
+    "count as the same data in any row or column order, with blank lines or under another "
+    "file name) and, when you give one, to this name too: the dataset is used up when "
+    "either is."
+)
+
+LEDGER_ENV = "HDP_LEDGER"
+"""The environment variable naming the server's ledger file (hdp_core.ledger.ENV_VAR)."""
+
+
+def percent(x: Any) -> str:
+    """A fraction of every user's level (0 to 1, exact or float) as a percentage text."""
+    return f"{float(x) * 100:.4g}%"
+
+
+def budget_caption(remaining: Any, releases: int, named: bool) -> str:
+    """The line under the budget metric: how many releases this dataset has had and what
+    remains (an exact fraction) of every user's level."""
+    what = "this table (by its content, and by its name)" if named else "this table's content"
+    if releases == 0:
+        return f"No release of {what} yet: every user's whole level is available."
+    times = "1 release" if releases == 1 else f"{releases:,} releases"
+    return (
+        f"{times} of {what} so far; {percent(remaining)} of every user's level remains for "
+        "later releases."
+    )
+
+
+def spend_problem(remaining: Any, spend: Any) -> str | None:
+    """None if a release at ``spend`` fits in what remains of the dataset's budget, else the
+    sentence saying why not (the budget is spent, or how low the spend must go)."""
+    from ..ledger import as_spend
+
+    if remaining <= 0:
+        return (
+            "This dataset's privacy budget is spent: every user's level has been used up by "
+            "earlier releases, so nothing more can be released from it (by content, "
+            "whatever its name or row order, or by its name)."
+        )
+    if as_spend(spend) > remaining:
+        return (
+            f"Only {percent(remaining)} of every user's level remains for this dataset: lower "
+            f"the spend to at most {percent(remaining)} to release."
+        )
+    return None
+
+
+def budget_refusal(err: Any) -> str:
+    """The message of a release refused by the ledger (hdp_core.errors.BudgetExceeded), from
+    its fields (identity, spent, remaining, requested), never from its text."""
+    from ..ledger import NAME_PREFIX
+
+    ident = str(err.identity)
+    who = (
+        f"the dataset named {ident[len(NAME_PREFIX) :]}"
+        if ident.startswith(NAME_PREFIX)
+        else "data with this content"
+    )
+    return plain(
+        f"Nothing was released: {who} has spent {percent(err.spent)} of every user's "
+        f"level; {percent(err.remaining)} remains and this release would spend "
+        f"{percent(err.requested)}."
+    )
+
+
+_UNUSABLE_WORDS = {
+    "corrupt": "it is damaged",
+    "not-a-ledger": "the file is not a privacy ledger",
+    "version": "it was written by another version",
+    "directory": "its path is a folder",
+    "no-parent": "its folder does not exist",
+    "not-writable": "its folder is not writable",
+    "create-failed": "it could not be created",
+    "vanished": "its file disappeared while the app was running",
+    "orphan-wal": "its write-ahead log exists without the ledger file",
+}
+
+
+def ledger_problem(err: Any) -> str:
+    """The message for a ledger that cannot be used now (hdp_core.errors.LedgerBusy or
+    LedgerUnusable), from the error's type and fields, never its text."""
+    from ..errors import LedgerBusy, LedgerUnusable
+
+    if isinstance(err, LedgerBusy):
+        return (
+            f"The privacy ledger is busy: other releases held it for {err.waited:.0f} s. "
+            "Nothing was charged or released; try again in a moment."
+        )
+    why = "it cannot be opened"
+    if isinstance(err, LedgerUnusable):
+        why = _UNUSABLE_WORDS.get(str(err.reason), why)
+    return (
+        f"The server's privacy ledger cannot be used ({why}), so nothing can be released: "
+        "a release without its budget record could spend more than users allowed. Ask "
+        f"whoever runs this app to repair it or to set {LEDGER_ENV} to another file."
+    )
+
+
+def _target_of_entry(e: Any) -> str | None:
+    """The target a ledger entry released: its summary's (Release.to_dict) or its own."""
+    t = (e.summary or {}).get("target") if isinstance(e.summary, dict) else None
+    return t if t in TARGET_WORDS else (e.target if e.target in TARGET_WORDS else None)
+
+
+def history_frame(entries: Sequence[Any], unit: str = "") -> Any:
+    """The ledger's releases of a dataset (hdp_core.ledger.LedgerEntry), oldest first: time
+    (UTC), spend, what was estimated, the private mean and its 95% interval, and the status
+    (a failed release keeps its charge)."""
+    import pandas as pd
+
+    def interval(e: Any) -> str:
+        if e.ci95 is None:
+            return "—"
+        return f"[{in_units(e.ci95[0])}, {in_units(e.ci95[1])}]"
+
+    return pd.DataFrame(
+        {
+            "time (UTC)": [e.charged_at.strftime("%Y-%m-%d %H:%M:%S") for e in entries],
+            "spend": [percent(e.spend) for e in entries],
+            "estimated": [TARGET_WORDS.get(_target_of_entry(e) or "", "—") for e in entries],
+            "private mean": [
+                "—" if e.estimate is None else in_units(e.estimate, unit) for e in entries
+            ],
+            "95% interval": [interval(e) for e in entries],
+            "status": [
+                {"released": "released", "failed": "failed (charge kept)"}.get(e.status, "charged")
+                for e in entries
+            ],
+        }
+    )
+
+
+def released_sentence(rel: Release) -> str:
+    """The line above a release's numbers: which mean it estimates, what it spent and what
+    remains of the dataset's budget (from the Release's own fields)."""
+    left = rel.budget_remaining
+    tail = "" if left is None else f"; {percent(left)} of this dataset's budget remains"
+    return (
+        f"This release estimates {TARGET_WORDS[rel.target]}, spending {percent(rel.spend)} of "
+        f"every user's level{tail}."
+    )
+
+
+def chosen_target(answer: str | None) -> str:
+    """The target of a release: the answer's (:func:`target_of`). Raises ValueError before an
+    answer: a release never falls back to a default target."""
+    target = target_of(answer)
+    if target is None:
+        raise ValueError("answer the question first: it decides which mean is released")
+    return target
+
+
+def preview_target(answer: str | None) -> str:
+    """The target the "Before releasing" preview shows: the answer's, or the population mean
+    (ADPM, the library's default) before an answer."""
+    return target_of(answer) or "population"
+
+
+def preview_caption(target: str, spend: Any) -> str:
+    """The line under the preview's heading: for which mean and at which spend."""
+    return (
+        f"For {TARGET_WORDS[target]}, at a spend of {percent(spend)} of every user's level "
+        "(the levels the release runs at)."
+    )
+
+
+def level_metric(target: str) -> tuple[str, str]:
+    """(label, help) of the preview's level metric: tau* for the population mean, the cap
+    level for the table's own mean (hdp_core.release.TierPreview.saturation_level)."""
+    if target == "table":
+        return (
+            "Cap level",
+            "Every user whose run level is at least this gets the same weight, 1/n (their "
+            "share of the table); stricter users get less.",
+        )
+    return (
+        "tau* (saturation level)",
+        "Every user whose run level is at least tau* is granted tau*: more privacy than "
+        "asked, at no cost in accuracy.",
+    )
+
+
+SPEND_STEPS = (1, 100)
+"""The spend control's range in percent of every user's level (whole percents: exact
+fractions p/100 for the ledger)."""
+
+
+def spend_of_percent(p: Any) -> Fraction:
+    """The exact spend (a fraction of every user's level) of the control's percent ``p``."""
+    lo, hi = SPEND_STEPS
+    q = int(p)
+    if not lo <= q <= hi:
+        raise ValueError(f"the spend is a whole percent from {lo} to {hi}, got {p!r}")
+    return Fraction(q, 100)
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why the Release button is disabled: the sentence and how to show it ("info": a step
+    left to do, "error": the budget refuses)."""
+
+    text: str
+    kind: str
+
+
+def release_blocker(answer: str | None, remaining: Any, spend: Any) -> Blocker | None:
+    """None if the page may release, else why not: the budget is spent or too small for the
+    spend (:func:`spend_problem`, an error), or the question is not answered yet (info)."""
+    problem = spend_problem(remaining, spend)
+    if problem:
+        return Blocker(problem, "error")
+    if answer is None:
+        return Blocker(
+            "Answer the question above to release: it decides which mean is released.", "info"
+        )
+    return None

@@ -33,7 +33,7 @@ from ..estimators import exact_mse, get_method
 from ..presets import two_groups
 from ..profile import EpsilonProfile
 from .explain import approx_percent, two_group_verdict
-from .saturation import free_privacy, phase_boundary, two_level_point
+from .saturation import TwoLevelPoint, free_privacy, phase_boundary, two_level_point
 
 __all__ = [
     "PHASE_EPS_MAX",
@@ -46,12 +46,21 @@ __all__ = [
     "TourStep",
     "answer_tone",
     "change_tone",
+    "control_grid",
+    "control_text",
     "delta_color",
+    "log_grid",
+    "nearest",
+    "number_text",
+    "parse_control",
+    "phase_point",
     "phase_state",
     "saturation_step",
     "step_weights",
     "tour_defaults",
+    "tour_menu",
     "tour_step",
+    "weights_column",
 ]
 
 Tone = Literal["success", "info", "warning", "error"]
@@ -170,7 +179,9 @@ class PhaseState:
     saturation boundary eps2 = eps1 + 8/(n f eps1); ``threshold``: its value at ``eps1``;
     ``saturated``/``tau``/``n_capped``: from ADPM on the profile presets.two_groups builds;
     ``verdict``: explain.two_group_verdict's sentence; ``slider_min``/``slider_max``: the
-    range of both sliders; ``from_profile``: the levels come from the current profile."""
+    range of both sliders; ``from_profile``: the point is the current profile itself (two
+    levels, not moved); ``start_eps1``/``start_eps2``: where the sliders start for this
+    profile (its two levels, or its halves' medians)."""
 
     n: int
     frac: float
@@ -186,6 +197,8 @@ class PhaseState:
     slider_min: float = PHASE_EPS_MIN
     slider_max: float = PHASE_EPS_MAX
     from_profile: bool = False
+    start_eps1: float = math.nan
+    start_eps2: float = math.nan
 
 
 def _start_levels(prof: EpsilonProfile) -> tuple[int, float, float, float, bool]:
@@ -210,22 +223,30 @@ def _start_levels(prof: EpsilonProfile) -> tuple[int, float, float, float, bool]
     return n, frac, float(lv[mid1]), float(lv[mid2]), False
 
 
+def _clip_level(e: float) -> float:
+    """A level within the sliders' range (inf, public, is kept)."""
+    return e if math.isinf(e) else min(max(e, PHASE_EPS_MIN), PHASE_EPS_MAX)
+
+
 def phase_state(
-    profile: EpsilonProfile, eps1: float | None = None, eps2: float | None = None
+    profile: EpsilonProfile,
+    eps1: float | None = None,
+    eps2: float | None = None,
+    n: int | None = None,
+    frac: float | None = None,
 ) -> PhaseState:
     """The phase diagram for ``profile``'s n and strict share, at levels ``eps1``/``eps2``
     (the two sliders; None: the profile's own levels, or its strict and loose halves'
     medians when it does not have exactly two). Levels are clipped to the slider range
-    (eps2 = inf is kept: public)."""
-    n, frac, e1, e2, exact = _start_levels(profile)
-    if eps1 is not None:
-        e1 = float(eps1)
-    if eps2 is not None:
-        e2 = float(eps2)
-    e1 = min(max(e1, PHASE_EPS_MIN), PHASE_EPS_MAX)
-    if not math.isinf(e2):
-        e2 = min(max(e2, PHASE_EPS_MIN), PHASE_EPS_MAX)
+    (eps2 = inf is kept: public). ``n`` and ``frac`` (a what-if too) replace the profile's."""
+    n0, f0, e1, e2, exact = _start_levels(profile)
+    start = (_clip_level(e1), _clip_level(e2))
+    n = n0 if n is None else max(int(n), 2)
+    frac = f0 if frac is None else float(frac)
+    e1 = _clip_level(e1 if eps1 is None else float(eps1))
+    e2 = _clip_level(e2 if eps2 is None else float(eps2))
     frac = min(max(frac, 1.0 / n), 1.0 - 1.0 / n)
+    f0 = min(max(f0, 1.0 / n0), 1.0 - 1.0 / n0)
     bx, by = phase_boundary(n, frac, lo=PHASE_EPS_MIN, hi=PHASE_EPS_MAX)
     v = two_group_verdict(n, frac, e1, e2)
     sol = adpm(two_groups(n, frac, e1, e2))
@@ -241,8 +262,104 @@ def phase_state(
         tau=float(sol.saturation_level),
         n_capped=v.capped,
         verdict=v.text,
-        from_profile=exact and eps1 is None and eps2 is None,
+        # the profile's own point (a share within the f slider's 0.01 steps of its own)
+        start_eps1=start[0],
+        start_eps2=start[1],
+        from_profile=exact and (e1, e2) == start and n == n0 and abs(frac - f0) < 0.005,
     )
+
+
+def phase_point(state: PhaseState) -> TwoLevelPoint:
+    """The point ``state`` marks on the phase diagram (figures.saturation.phase_figure)."""
+    return TwoLevelPoint(
+        n=state.n,
+        frac=state.frac,
+        eps1=state.eps1,
+        eps2=state.eps2,
+        threshold=state.threshold,
+        saturated=state.saturated,
+    )
+
+
+def log_grid(lo: float, hi: float, step: float, include: tuple[float, ...] = ()) -> tuple:
+    """The values of a log-scale slider: 10^(log10(lo) + k step) from ``lo`` to ``hi``
+    (``step`` in decades), each rounded to 2 significant digits (a teacher reads 5.0, not
+    5.012), sorted, without repeats, with the values ``include`` (finite, in range) added."""
+    if not (0 < lo < hi < math.inf and step > 0):
+        raise ValueError(f"need 0 < lo < hi < inf and step > 0, got {lo}, {hi}, {step}")
+    k = np.arange(0, math.floor(math.log10(hi / lo) / step + 1e-9) + 1)
+    raw = np.concatenate([10.0 ** (math.log10(lo) + k * step), [lo, hi]])
+    digits = 1 - np.floor(np.log10(raw)).astype(int)
+    vals = {float(np.round(x, d)) for x, d in zip(raw, digits)}
+    vals |= {float(x) for x in include if math.isfinite(x) and lo <= x <= hi}
+    return tuple(sorted(v for v in vals if lo <= v <= hi))
+
+
+def nearest(grid: tuple, x: float) -> float:
+    """The value of ``grid`` (sorted) nearest to ``x`` on a log scale (inf: the largest)."""
+    fin = np.asarray([g for g in grid if math.isfinite(g)], dtype=np.float64)
+    if math.isinf(x) and x > 0:
+        return float(grid[-1])
+    if not (x > 0):
+        return float(fin[0])
+    return float(fin[int(np.argmin(np.abs(np.log(fin) - math.log(x))))])
+
+
+def control_grid(c: Control) -> tuple:
+    """The values a tour control offers: a log grid (with its default) for "slider_log",
+    lo..hi by ``step`` for "slider"."""
+    if c.kind == "slider_log":
+        return log_grid(c.lo, c.hi, c.step, (c.default,))
+    if c.kind == "slider":
+        m = round((c.hi - c.lo) / c.step)
+        return tuple(float(round(c.lo + i * c.step, 10)) for i in range(m + 1))
+    raise ValueError(f"control {c.key!r} has no grid (kind {c.kind!r})")
+
+
+def control_text(c: Control, x: float) -> str:
+    """A value of tour control ``c`` as its slider shows it: users with thousands separators,
+    a share in percent, a level with 2 significant digits."""
+    if c.key == "tour_n":
+        return f"{x:,.0f}"
+    if c.kind == "slider":
+        return f"{x:.0f}%"
+    return f"{x:.2g}"
+
+
+def parse_control(c: Control, text: str | None) -> float | None:
+    """A link's value of control ``c`` (as control_text writes it: "5,000", "90%", "0.1"),
+    or None when it is absent, not a number or outside the control's range (the slider
+    then starts at its default); callers snap it to the grid (:func:`nearest`)."""
+    if text is None:
+        return None
+    try:
+        x = float(str(text).replace(",", "").replace("%", "").strip())
+    except ValueError:
+        return None
+    return x if math.isfinite(x) and c.lo <= x <= c.hi else None
+
+
+def number_text(label: str, value: float) -> str:
+    """A tour step's number (``TourStep.numbers[label]``) as its card shows it: counts of
+    users whole, MSEs in scientific notation, other values to 4 significant digits, 'none'
+    for a τ* that does not exist (nobody is capped) and '—' for an undefined value."""
+    if math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "none" if label.startswith("tau") or "threshold" in label else "∞"
+    if label.startswith("users"):
+        return f"{value:,.0f}"
+    if "RMSE" in label:  # an error in the data's own units
+        return f"{value:.4g}"
+    if "MSE" in label or "bound" in label or "worst" in label:
+        return f"{value:.3e}"
+    return f"{value:.4g}"
+
+
+def weights_column(trace: AlgorithmTrace, step: int) -> np.ndarray:
+    """Each processed user's weight w_i = r_i/||r_1..r_step||_1 after ``step`` steps, latest
+    first (the order of views.saturation.trace_table's rows); see :func:`step_weights`."""
+    return step_weights(trace, step).weights[::-1]
 
 
 # ------------------------------------------------------------------------------ the tour
@@ -390,7 +507,7 @@ def tour_step(index: int, values: dict[str, float] | None = None) -> TourStep:
         nums = {f"{m} exact MSE": exact_mse(m, prof, TOUR_DATA) for m in ("ADPM", "PropDPM", "UNI")}
         text = explain.tour_simulation_text(nums)
     else:
-        menu = _tour_menu(n, frac, e1, e2)
+        menu = tour_menu(values)
         rep = evaluate_menu(menu)
         nums = {
             "tau*": rep.tau_star,
@@ -400,6 +517,12 @@ def tour_step(index: int, values: dict[str, float] | None = None) -> TourStep:
         }
         text = explain.tour_menu_text(nums, menu.tiers[-1].name)
     return TourStep(index, key, title, text, controls, nums, chart, prof)
+
+
+def tour_menu(values: dict[str, float] | None = None):
+    """The menu of tour step 5 for the control ``values``: the two groups as tiers 'Strict'
+    and 'Relaxed' (range 0-500 USD); evaluate_menu of it gives the step's numbers and chart."""
+    return _tour_menu(*_values(values))
 
 
 def _tour_menu(n: int, frac: float, e1: float, e2: float):

@@ -19,7 +19,7 @@ import pandas as pd
 from ..design import Menu, tuned_sd
 from ..distributions import Distribution
 from ..estimators import METHOD_CLASSES, METHODS
-from ..intervals import TARGETS, expected_error_95
+from ..intervals import TARGETS, expected_error_95, release_error_95
 from ..profile import as_profile
 from ..units import range_width
 from ..whatif import whatif, whatif_along
@@ -325,13 +325,18 @@ def release_errors(
     """Both targets' 95% errors (data units) of EACH of ``releases`` releases when every
     user's budget is split into that many equal parts: each release runs at levels
     eps / releases (public users stay public, eps = 0 users stay out), so by sequential
-    composition a user's total loss over all of them is their eps. Computed with
-    :func:`target_errors` on the scaled profile (intervals.expected_error_95)."""
+    composition a user's total loss over all of them is their eps. The release's own
+    planning function, :func:`hdp_core.intervals.release_error_95` (the levels scaled as
+    the ledger scales them), for each target."""
     k = int(releases)
     if not 1 <= k <= MAX_RELEASES:
         raise ValueError(f"the number of releases must be between 1 and {MAX_RELEASES}, got {k}")
     prof = as_profile(eps)
-    return target_errors(prof if k == 1 else prof.scaled(1.0 / k), lo, hi, data_sd)
+    lv, ct = prof.levels, prof.counts
+    return TargetErrors(
+        release_error_95(lv, ct, lo, hi, "population", data_sd, k=k),
+        release_error_95(lv, ct, lo, hi, "table", None, k=k),
+    )
 
 
 RELEASES_HELP = (

@@ -1,0 +1,201 @@
+"""Tour page: the paper's story in five steps (issue 23), for a teacher on a projector.
+
+Who saturates, privacy for free, the bound gap, the simulation, a tier menu: each step shows
+its title, its sentences, its live controls and the chart and numbers it names, all from
+hdp_core.views.tour.tour_step (every number from the same function as its chart). The step
+(a bound query parameter) and every control's value (written into the query string each run,
+so a control a step hides keeps its value) are in the link, so a teacher can share a step.
+The tour uses its own two-group example; the current profile is never changed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+import streamlit as st
+
+import hdp_core as hdp
+from hdp_app.common import run_through_app
+from hdp_app.widgets import metric_row, show_metric
+from hdp_core.design import evaluate_menu
+from hdp_core.figures.bounds import bounds_glance_figure
+from hdp_core.figures.design import method_error_figure
+from hdp_core.figures.saturation import r_curve_figure
+from hdp_core.figures.simulation import mse_figure
+from hdp_core.views import explain
+from hdp_core.views import saturation as sat
+from hdp_core.views import simulation as simview
+from hdp_core.views import tour as teach
+from hdp_core.views.formatting import plain
+
+run_through_app()  # first: a deep link on a fresh server must go through app.py
+
+K_STEP = "tour_step"  # the step (1..5), in the link
+K_VALUES = "tour_values"  # every control's last value (a plain session key)
+STEPS = tuple(range(1, len(teach.TOUR) + 1))
+CONTROLS = {c.key: c for _, _, cs, _ in teach.TOUR for c in cs}
+SIM_TRIALS = 1_000  # quick (about 0.6 s at n = 1000, then cached); the intervals need >= 500
+SIM_METHODS = ("ADPM", "PropDPM", "UNI")
+
+
+# ----------------------------------------------------------------------------- cached numbers
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _step(index: int, values: tuple[tuple[str, float], ...]) -> teach.TourStep:
+    """One step for these control values (shared, never modified; no user data in the key)."""
+    return teach.tour_step(index, dict(values))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _grid(key: str) -> tuple:
+    return teach.control_grid(CONTROLS[key])
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _simulation(values: tuple[tuple[str, float], ...]) -> list[dict]:
+    prof = _step(4, values).profile
+    res = hdp.simulate_mse(list(SIM_METHODS), prof, teach.TOUR_DATA, trials=SIM_TRIALS, seed=0)
+    return simview.simulation_rows(res, list(SIM_METHODS))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _menu_report(values: tuple[tuple[str, float], ...]):
+    return evaluate_menu(teach.tour_menu(dict(values)))
+
+
+# ----------------------------------------------------------------------------- widgets
+def _go(delta: int) -> None:
+    now = int(st.session_state.get(K_STEP) or 1)
+    st.session_state[K_STEP] = min(max(now + delta, STEPS[0]), STEPS[-1])
+
+
+def _known(key: str) -> float:
+    """A control's value whether or not this step shows it: its slider's, the value last
+    used in this session (a control of step 1 carries to step 3), the link's (a shared link
+    of step 4 keeps the levels set in step 1), else its default."""
+    v = st.session_state.get(key)
+    if isinstance(v, (int, float)) and v in _grid(key):
+        return float(v)
+    kept = st.session_state.get(K_VALUES, {}).get(key)
+    if kept is not None:
+        return float(kept)
+    link = teach.parse_control(CONTROLS[key], st.query_params.get(key))
+    return teach.nearest(_grid(key), CONTROLS[key].default if link is None else link)
+
+
+def _control(c: teach.Control) -> float:
+    """A tour control as a slider over its grid (log-spaced for a level or a count). Not
+    bound to the link (a bound widget that a step hides would lose its value): _values
+    writes every control's value into the link instead."""
+    if c.key not in st.session_state:  # seeded here, so no default is passed below
+        st.session_state[c.key] = _known(c.key)
+    return float(
+        st.select_slider(
+            c.label,
+            options=_grid(c.key),
+            key=c.key,
+            format_func=functools.partial(teach.control_text, c),
+            help=c.help,
+        )
+    )
+
+
+def _values() -> tuple[tuple[str, float], ...]:
+    """Every control's value (see _known), kept in the session for the next step and written
+    into the link (as the slider shows it), so a link of any step holds all of them."""
+    out = {k: _known(k) for k in teach.tour_defaults()}
+    st.session_state[K_VALUES] = out
+    want = {k: teach.control_text(CONTROLS[k], v) for k, v in out.items()}
+    changed = {k: t for k, t in want.items() if st.query_params.get(k) != t}
+    if changed:
+        st.query_params.update(changed)
+    return tuple(sorted(out.items()))
+
+
+# ----------------------------------------------------------------------------- the step
+def _numbers(step: teach.TourStep) -> None:
+    row = metric_row()
+    for label, v in step.numbers.items():
+        row.metric(label, teach.number_text(label, v), width="content")
+
+
+def _chart(step: teach.TourStep, values: tuple[tuple[str, float], ...]) -> None:
+    prof = step.profile
+    if step.chart == "r_curve":
+        st.plotly_chart(r_curve_figure(sat.r_curve(prof)), key="tour_chart_r")
+    elif step.chart == "free_privacy":
+        fp = sat.free_privacy(prof)
+        row = metric_row()
+        for m in sat.free_privacy_metrics(fp):
+            show_metric(row, m, width="content")
+        table = sat.free_privacy_table(prof)
+        st.dataframe(pd.DataFrame(table.columns), hide_index=True, key="tour_free_table")
+    elif step.chart == "bounds":
+        n = step.numbers
+        fig = bounds_glance_figure(
+            n["ADPM worst case f ∧ 1/4"], n["lower bound (H ∧ 1/4)/512"], min(n["H"], 0.25)
+        )
+        st.plotly_chart(fig, key="tour_chart_bounds")
+    elif step.chart == "simulation":
+        with st.spinner(f"Simulating {SIM_TRIALS:,} trials…"):
+            rows = _simulation(values)
+        st.plotly_chart(mse_figure(rows), key="tour_chart_sim")
+        st.caption(simview.run_caption(SIM_TRIALS, 0, teach.TOUR_DATA.label(), prof.n))
+    else:
+        rep = _menu_report(values)
+        st.plotly_chart(method_error_figure(rep, metric="rmse"), key="tour_chart_menu")
+
+
+def _tour() -> None:
+    st.segmented_control(
+        "Step",
+        STEPS,
+        key=K_STEP,
+        default=STEPS[0],
+        required=True,
+        help="The five steps of the tour (their titles below); the link keeps the step you are on.",
+        bind="query-params",
+        width="stretch",
+    )
+    index = int(st.session_state.get(K_STEP) or 1)
+    c1, c2, _ = st.columns([1, 1, 2])
+    c1.button(
+        "◀ Previous",
+        key="tour_prev",
+        on_click=_go,
+        args=(-1,),
+        disabled=index <= STEPS[0],
+        help="The step before.",
+        width="stretch",
+    )
+    c2.button(
+        "Next ▶",
+        key="tour_next",
+        on_click=_go,
+        args=(1,),
+        disabled=index >= STEPS[-1],
+        help="The next step.",
+        width="stretch",
+    )
+    _, title, controls, _ = teach.TOUR[index - 1]
+    st.subheader(title)
+    cols = st.columns(2)
+    for i, c in enumerate(controls):
+        with cols[i % 2]:
+            _control(c)
+    values = _values()
+    try:
+        step = _step(index, values)
+    except (hdp.HdpError, ValueError) as exc:
+        st.error(f"This step could not be computed: {plain(exc)}")
+        return
+    for sentence in step.sentences:
+        st.markdown(sentence)
+    _numbers(step)
+    _chart(step, values)
+
+
+# ----------------------------------------------------------------------------- page
+st.title("Tour: the paper in five steps")
+st.markdown(explain.TOUR_INTRO)
+_tour()
