@@ -434,29 +434,29 @@ class _Row:
     saturated: bool
 
 
+def _level_rows(
+    levels: np.ndarray, counts: np.ndarray, sy: list, r: np.ndarray, cut: float
+) -> list[_Row]:
+    """One receipt row per distinct level (the few-levels plan): granted level r[j], the exact
+    sums of r y and r over its users (from the engine's integer sum sy[j]), and saturated when
+    the level is at least ``cut`` (tau* for ADPM, the cap for TableMean)."""
+    rows = []
+    for j in range(levels.size):  # k <= MAX_TIERS levels, each with exact rational sums
+        rj = float(r[j])
+        fr = Fraction(rj)
+        lv, c = float(levels[j]), int(counts[j])
+        rows.append(
+            _Row(lv, lv, c, rj, rj, fr * sy[j], fr * c, rj * rj * float(c), bool(lv >= cut))
+        )
+    return rows
+
+
 def _plan_tiers(h: Histogram, fin: np.ndarray, pub: np.ndarray, sd_norm):
     levels = np.concatenate([h.emin[fin], np.full(int(pub.sum()), math.inf)])
     counts = np.concatenate([h.n[fin], h.n[pub]])
     sy = [h.sy[i] for i in np.flatnonzero(fin)] + [h.sy[i] for i in np.flatnonzero(pub)]
     r, tau = _tiers_solution(levels, counts, sd_norm)
-    rows = []
-    for j in range(levels.size):
-        rj = float(r[j])
-        fr = Fraction(rj)
-        rows.append(
-            _Row(
-                float(levels[j]),
-                float(levels[j]),
-                int(counts[j]),
-                rj,
-                rj,
-                fr * sy[j],
-                fr * int(counts[j]),
-                rj * rj * float(counts[j]),
-                bool(levels[j] >= tau),
-            )
-        )
-    return rows, tau
+    return _level_rows(levels, counts, sy, np.asarray(r, dtype=np.float64), tau), tau
 
 
 def _run_profile(levels: Any, counts: Any) -> EpsilonProfile:
@@ -489,24 +489,8 @@ def _plan_tiers_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: in
     ct = np.append(counts, n_zero) if n_zero else counts
     eta = float(table_mean(_run_profile(lv, ct)).noise_scale)
     cap = _cap_below(eta, n)
-    rows = []
-    for j in range(levels.size):
-        rj = min(float(levels[j]), cap)
-        fr = Fraction(rj)
-        rows.append(
-            _Row(
-                float(levels[j]),
-                float(levels[j]),
-                int(counts[j]),
-                rj,
-                rj,
-                fr * sy[j],
-                fr * int(counts[j]),
-                rj * rj * float(counts[j]),
-                bool(levels[j] >= cap),
-            )
-        )
-    return rows, cap, 1 / Fraction(eta)
+    r = np.minimum(np.asarray(levels, dtype=np.float64), cap)
+    return _level_rows(levels, counts, sy, r, cap), cap, 1 / Fraction(eta)
 
 
 def _plan_bins_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int):
