@@ -7,7 +7,8 @@ units. Everything here is exact and cheap for any number of users: tiers are nev
 
 * :func:`evaluate_menu`: each tier's granted privacy r_j = min(eps_j, tau*) (saturation lemma,
   Lemma 3), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
-  baselines (RMSE and a 95% error half-width), and the loosest level worth offering.
+  baselines (exact RMSE and the proven 95% error half-width), and the loosest level worth
+  offering.
 * Accuracy-first solvers: :func:`min_users`, :func:`strictest_level`, :func:`share_to_move`.
   Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
   (half-width answers also checked by a local scan below them) and returns a
@@ -19,9 +20,14 @@ units. Everything here is exact and cheap for any number of users: tiers are nev
 Units. hdp_core's data lives in [-0.5, 0.5]; data in [low, high] is mapped there by an affine
 map, so errors scale by R = high - low (hdp_core.units). "Worst-case data" is data as spread
 out as the range allows (half the users at each end, standard deviation R/2): the RMSE is then
-an upper bound for any data in the range (Theorem 2). The 95% half-width h solves
-P(|error| <= h) = 0.95 with the data part of the error taken as normal (central limit theorem;
-accurate beyond a few dozen users) and the exact Laplace noise (hdp_core.units).
+an upper bound for any data in the range (Theorem 2). The 95% error half-width h of every
+method is the proven one of :func:`hdp_core.intervals.population_half_width` (the same function
+the Tier designer's "which mean" figures and the Release page use): the estimate is within h of
+the population mean in at least 95% of releases for every distribution in the range (with a
+known data sd: every one with that spread), at every number of users. It is wider than the
+normal approximation it replaces (about 1.39 times for worst-case data when the noise is
+negligible: Hoeffding's sqrt(ln(40)/2) against 1.96/2), which under-covered with few users
+(87.6% with 4 users at eps 100, issue 21).
 
 Why tiers get integer users by Webster's method. Shares become whole numbers of users by
 Webster (Sainte-Laguë) apportionment, which is *house monotone*: adding one user to the total
@@ -48,9 +54,9 @@ import numpy as np
 from .adpm import ADPMSolution, adpm
 from .errors import MenuError
 from .estimators import get_method
+from .intervals import population_half_width
 from .profile import MAX_TOTAL_USERS, EpsilonProfile
-from .smalln import two_point_half_width
-from .units import Accuracy, affine_error
+from .units import Accuracy
 from .validate import as_float, describe, fmt_number, format_eps, is_real_number, parse_level
 
 __all__ = [
@@ -524,21 +530,6 @@ def _variance(menu: Menu) -> float:
     return (menu.data_sd / menu.width) ** 2
 
 
-def affine_errors(
-    sum_sq_weights: float, noise_scale: float, outputs_zero: bool, menu: Menu, level: float = LEVEL
-) -> Accuracy:
-    """Errors of sum w_i x_i + Laplace(b) for ``menu``'s data (an affine estimator; see
-    hdp_core.baselines).
-
-    MSE = V ||w||_2^2 + 2 b^2 on [-0.5, 0.5] (V = 1/4 worst case); RMSE = R sqrt(MSE); the
-    half-width comes from error_half_width(R sqrt(V) ||w||_2, R b). A method that reports the
-    middle of the range is off by at most R/2 (worst case |mean - middle| = R/2).
-    """
-    return affine_error(
-        sum_sq_weights, noise_scale, menu.low, menu.high, _variance(menu), level, outputs_zero
-    )
-
-
 SD_FLOOR = 1e-9
 """Smallest spread (sd / R) ADPM is tuned to: a menu with data_sd = 0 (all values equal) gets
 weights tuned to 1e-9 of the range (2/s^2 stays finite; the weights are PropDPM's to ~1e-18)."""
@@ -552,47 +543,63 @@ def tuned_sd(menu: Menu) -> float | None:
     return min(max(menu.data_sd / menu.width, SD_FLOOR), 0.5)
 
 
+def method_errors(
+    weights: Any,
+    counts: Any,
+    noise_scale: float,
+    outputs_zero: bool,
+    menu: Menu,
+    level: float = LEVEL,
+) -> Accuracy:
+    """Errors in real units of the unbiased affine estimator sum_i w_i x_i + Laplace(b) with
+    ``counts[j]`` users of weight ``weights[j]`` (summing to 1) and b = ``noise_scale`` (data
+    in [-0.5, 0.5]), for ``menu``'s range and spread.
+
+    RMSE: exact, R sqrt(V ||w||_2^2 + 2 b^2) (V = 1/4 worst case, else (data_sd / R)^2; for
+    ADPM this is f(r), Theorem 2). 95% half-width: R times
+    :func:`hdp_core.intervals.population_half_width` with the declared spread
+    (:func:`tuned_sd`; None = any data in the range), proven to cover the population mean with
+    probability >= 95% at every n (kind "proven"). A method that answers the middle of the
+    range (``outputs_zero``) is off by at most R/2: RMSE and half-width R/2.
+    """
+    width = menu.width
+    if outputs_zero:
+        return Accuracy(
+            0.25, 0.5 * width, 0.5 * width, 0.0, 0.0, level, True, "proven", 0.5 * width
+        )
+    w = np.asarray(weights, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.float64)
+    b = float(noise_scale)
+    var = _variance(menu)
+    ssq = float(np.dot(c, w * w))
+    mse = var * ssq + 2.0 * b * b
+    hw = population_half_width(w, c, b, data_sd=tuned_sd(menu), level=level) * width
+    return Accuracy(
+        mse,
+        math.sqrt(mse) * width,
+        hw,
+        math.sqrt(var * ssq) * width,
+        b * width,
+        level,
+        False,
+        "proven",
+        hw,
+    )
+
+
 def profile_errors(levels: Any, counts: Any, menu: Menu) -> tuple[ADPMSolution, Accuracy]:
     """ADPM on tiers (levels, counts) and its errors for ``menu``'s data range and spread
-    (half-width: see :func:`small_n_half_width`).
+    (:func:`method_errors`: exact RMSE, proven 95% half-width).
 
     With a known data sd the weights are ADPM tuned to s = sd / R (Algorithm 1 with 8 replaced
     by 2/s^2, :func:`hdp_core.adpm.adpm`): the optimal unbiased affine estimator for that
     spread, so the RMSE never rises when a user is added or a level loosened (the feasible set
-    only grows). Without it, the paper's ADPM (worst case, s = 1/2).
+    only grows). Without it, the paper's ADPM (worst case, s = 1/2). The half-width is
+    :func:`hdp_core.intervals.population_half_width_for` of the same profile and spread.
     """
     sol = adpm(EpsilonProfile.from_tiers(levels, counts), data_sd=tuned_sd(menu))
-    ct = np.asarray(counts, dtype=np.float64)
-    ssq = float(np.dot(ct, sol.weights * sol.weights))
-    zero = sol.outputs_zero  # also when no user is usable (f = inf, noise_scale = inf)
-    acc = affine_errors(ssq, 0.0 if zero else sol.noise_scale, zero, menu)
-    if not zero:
-        acc = small_n_half_width(acc, sol.weights, counts, sol.noise_scale, menu)
-    return sol, acc
-
-
-def small_n_half_width(
-    acc: Accuracy, weights: Any, counts: Any, noise_scale: float, menu: Menu, cap: bool = True
-) -> Accuracy:
-    """``acc`` with a half-width that is true at small n (issue 13), for an unbiased affine
-    estimator with per-tier ``weights`` and Laplace ``noise_scale`` (data in [-0.5, 0.5]).
-
-    Worst case (no data sd given) with few users (at most smalln.MAX_ATOMS atoms): the exact
-    worst case over data at the two ends of the range (smalln.two_point_half_width), since the
-    normal approximation is not a worst case there. Otherwise the normal approximation stays
-    (half_width_kind "normal"). Either way a half-width above R/2, what answering the middle of
-    the range guarantees, is shown as R/2 (kind "mid_range"; the method's own in half_width_own)
-    unless ``cap`` is False (baselines, shown for comparison as they are).
-    """
-    hw, kind = acc.half_width, "normal"
-    if menu.data_sd is None:
-        exact = two_point_half_width(weights, counts, noise_scale, acc.level)
-        if exact is not None:
-            hw, kind = exact * menu.width, "exact"
-    own = hw
-    if cap and hw > 0.5 * menu.width:
-        hw, kind = 0.5 * menu.width, "mid_range"
-    return replace(acc, half_width=hw, half_width_kind=kind, half_width_own=own)
+    zero = sol.outputs_zero or not math.isfinite(sol.noise_scale)  # also: no usable user
+    return sol, method_errors(sol.weights, sol.profile.counts, sol.noise_scale, zero, menu)
 
 
 def menu_error(menu: Menu, metric: str = "rmse") -> float:
@@ -660,7 +667,7 @@ def evaluate_menu(menu: Menu) -> MenuReport:
     (B) a new tier at any level at or above it is granted exactly that, however many users pick
     it, and it equals tau* when some tier saturates. Errors: ADPM, UNI (everyone at the
     strictest level) and PropDPM (weights proportional to eps), plus the reference of all users
-    public (V / n).
+    public (V / n), each by :func:`method_errors` (exact RMSE, proven 95% half-width).
     """
     counts = menu.counts
     prof = menu.to_profile(counts)
@@ -685,10 +692,8 @@ def evaluate_menu(menu: Menu) -> MenuReport:
         est = get_method(name, prof)
         zero = bool(getattr(est, "outputs_zero", False))
         b = float(est.noise_scale or 0.0)  # UNI and PropDPM are affine: a number
-        errors[name] = affine_errors(est.sum_sq_weights(), b, zero, menu)
-        if not zero:
-            errors[name] = small_n_half_width(errors[name], est.weights, counts, b, menu, cap=False)
-    pub = affine_errors(1.0 / menu.n_users, 0.0, False, menu)
+        errors[name] = method_errors(est.weights, counts, b, zero, menu)
+    pub = method_errors([1.0 / menu.n_users], [menu.n_users], 0.0, False, menu)
     return MenuReport(
         menu,
         counts,
@@ -797,17 +802,22 @@ SCAN = 64
 
 
 def _scan_down(meets, value: int, floor: int, metric: str) -> int:
-    """For the half-width, the smallest m in [max(floor, value - SCAN), value] that meets the
-    target. The RMSE is proven monotone (the tuned or worst-case optimum only improves as the
-    feasible set grows), so its bisection is exact; the half-width is not what ADPM minimises,
-    and its monotonicity is only checked by brute force (tests/test_design_tuned.py), so each
-    half-width answer is verified by this local scan as well."""
+    """For the half-width, an m <= ``value`` that meets the target while m - 1 does not (or m
+    = ``floor``): the smallest meeting point of [value - SCAN, value], searched again below
+    (bisection from ``floor`` - 1, which misses, then the scan) whenever it is the window's
+    lowest point. The RMSE is proven monotone (the tuned or worst-case optimum only improves as
+    the feasible set grows), so its bisection is exact; the proven half-width
+    (intervals.population_half_width) depends on ||w||_2, max w and the noise separately and
+    can rise by a hair when ADPM trades one for another (tests/test_design.py), so each
+    half-width answer is verified by this local scan."""
     if metric != "half_width":
         return value
-    for m in range(max(floor, value - SCAN), value):
-        if meets(m):
-            return m
-    return value
+    while True:
+        bottom = max(floor, value - SCAN)
+        hit = next((m for m in range(bottom, value) if meets(m)), value)
+        if hit > bottom or hit == floor:
+            return hit
+        value = _bisect_int(meets, floor - 1, hit)
 
 
 def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:

@@ -117,10 +117,11 @@ class Accuracy:
     e.g. for LDPE and SM); ``data_sd``: sd of the data part; ``noise_scale``: Laplace scale of
     the noise; ``outputs_zero``: the method answers the middle of the range (ADPM when
     f(r) > 1/4), so it is off by at most half the range. ``half_width_kind`` says how
-    ``half_width`` was found: "normal" (the data part taken as normal: an approximation),
-    "exact" (the exact worst case over data at the two ends of the range, smalln.py) or
-    "mid_range" (the method's own half-width ``half_width_own`` exceeds half the range R/2,
-    which answering the middle of the range guarantees, so R/2 is shown).
+    ``half_width`` was found: "normal" (the data part taken as normal: an approximation) or
+    "proven" (hdp_core.intervals.population_half_width: covers the population mean with
+    probability >= ``level`` for every distribution in the range, at every n; the Tier
+    designer's figures, hdp_core.design.method_errors); ``half_width_own``: the method's own
+    half-width (equal to ``half_width`` for "proven").
     """
 
     mse: float

@@ -254,7 +254,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     for m in V.method_metrics(report, metric_view, menu.unit, METHOD_COLORS):
         show_metric(row, m, width="content")
     if metric_view == "half_width":
-        st.caption(explain.half_width_note(report.errors["ADPM"], menu.unit))
+        st.caption(V.half_width_note(menu, report))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
     # one figure with two panels: a slider step redraws one chart here, not two
@@ -432,7 +432,6 @@ def targets_section(menu: D.Menu) -> dict:
     ):
         show_metric(col, m)
         col.caption(wv.TARGET_TEXTS[target])
-    st.caption(wv.TARGETS_NOTE)
     return wv.targets_to_dict(single, each, k)
 
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import hdp_core as hdp
 from hdp_core import design as D
+from hdp_core import intervals as I
 from hdp_core.presets import product_menu
-from hdp_core.units import error_half_width
 from hdp_core.views import links, menu_io
 
 INF = math.inf
@@ -355,7 +355,11 @@ def test_half_width_formula_and_scaling():
     ssq = float(np.dot(rep.counts, sol.weights**2))
     assert e.data_sd == pytest.approx(0.5 * math.sqrt(ssq))
     assert e.noise_scale == pytest.approx(sol.noise_scale)
-    assert e.half_width == pytest.approx(error_half_width(e.data_sd, e.noise_scale))
+    # the proven half-width of hdp_core.intervals, computed here from ADPM's own weights
+    hw = I.population_half_width(sol.weights, rep.counts, sol.noise_scale)
+    assert e.half_width == pytest.approx(hw, rel=1e-12)
+    assert e.half_width == pytest.approx(I.expected_error_95(m.to_profile()), rel=1e-12)
+    assert e.half_width_kind == "proven"
     wide = D.evaluate_menu(menu2(700, 0.2, 300, 3.0, 100, 600)).errors["ADPM"]
     assert wide.half_width == pytest.approx(500 * e.half_width, rel=1e-9)
     assert wide.rmse == pytest.approx(500 * e.rmse, rel=1e-12)
@@ -366,8 +370,7 @@ def test_errors_monte_carlo():
     error = sum_j w_j (B_j - c_j/2) R + Laplace(R b), B_j ~ Binomial(c_j, 1/2). With 400,000
     trials the mean squared error has relative standard error sqrt(Var(e^2))/E[e^2]/sqrt(T)
     < 0.5% (e is close to normal-plus-Laplace, kurtosis < 6), so 2.5% is 5 standard errors;
-    the coverage of ±h has standard error sqrt(.95 .05 / T) = 3.4e-4 and the tolerance is
-    2e-3 (the data part is a lattice, slightly non-normal at these sizes)."""
+    the coverage of ±h (proven: at least 95%) has standard error sqrt(.95 .05 / T) = 3.4e-4."""
     m = menu2(1500, 0.02, 500, 0.5, 0, 200)
     rep = D.evaluate_menu(m)
     sol = hdp.adpm(m.to_profile())
@@ -379,7 +382,8 @@ def test_errors_monte_carlo():
     err = 200 * (data + rng.laplace(0, sol.noise_scale, t))
     e = rep.errors["ADPM"]
     assert float(np.mean(err**2)) == pytest.approx(e.rmse**2, rel=0.025)
-    assert abs(float(np.mean(np.abs(err) <= e.half_width)) - 0.95) < 2e-3
+    # the proven half-width covers at least 95% (3.4e-4 standard error: 6 SE of slack)
+    assert float(np.mean(np.abs(err) <= e.half_width)) >= 0.95 - 2e-3
 
 
 def test_data_sd_and_outputs_zero():
@@ -424,9 +428,10 @@ def test_min_users_brute_force(metric):
     aff = np.array([not e.outputs_zero for e in summ])
     assert aff[-1] and np.all(np.diff(aff.astype(int)) >= 0)
     e_aff = np.asarray(errs)[aff]
-    assert np.all(np.diff(e_aff) <= 1e-12 * e_aff[1:])
+    if metric == "rmse":  # proven monotone; the proven half-width may rise by a hair
+        assert np.all(np.diff(e_aff) <= 1e-12 * e_aff[1:])
     assert np.all(np.asarray(errs)[~aff] == 0.5)
-    for target in [0.4, 0.1, 0.05, errs[-1] * 1.0001]:
+    for target in [0.4, 0.1, float(e_aff[len(e_aff) // 2]), errs[-1] * 1.0001]:
         ans = D.min_users(m, target, metric)
         first = next(i + 1 for i, e in enumerate(errs) if e <= target)
         assert ans.status == "ok" and ans.value == first
@@ -562,10 +567,11 @@ def test_errors_monotone_random_menus(eps, data):
     metric = data.draw(st.sampled_from(D.METRICS))
 
     def ok(a, b):  # b (looser) is not worse than a, unless a reports the middle of the range
-        if metric == "half_width" and "exact" in (a.half_width_kind, b.half_width_kind):
-            # the exact small-n worst-case 95% quantile (smalln.py) is not monotone: ADPM's
-            # weights minimise the MSE, not a quantile (5 users, eps [4, 6] -> [8, 6]: 0.4712
-            # -> 0.4730 while the MSE falls); tests/test_smalln.py checks those numbers
+        if metric == "half_width":
+            # the proven half-width (intervals.population_half_width) depends on ||w||_2,
+            # max w and the noise separately, and ADPM's weights minimise the MSE: it can rise
+            # by a hair (loosening a level: 0.144911 -> 0.144930 while the MSE falls); the
+            # solvers scan below each half-width answer (test_half_width_can_rise)
             return True
         return a.outputs_zero or b.get(metric) <= a.get(metric) * (1 + 1e-9)
 
@@ -895,3 +901,118 @@ def test_answers_without_anything_to_apply():
     assert D.DesignAnswer("ok", 10, 9, 0.1, 0.2, "").apply(m) is None
     with pytest.raises(ValueError):
         D.solve(m, "nonsense", 0.1, "rmse")
+
+
+# issue 21 item 3: one 95% error, from hdp_core.intervals ---------------------------------------
+ONE95_MENUS = [
+    D.default_menu(),
+    D.make_menu(["p"], [100.0], [100], 4, 0, 1),  # 4 users at eps 100 (the normal one: 87.6%)
+    D.make_menu(["s", "b", "p"], [0.05, 0.5, INF], [50, 40, 10], 3000, 0, 100, "", 8.0),
+    D.make_menu(["s", "p"], [0.1, INF], [50, 50], 6, 0, 500),
+    D.make_menu(["p"], [INF], [100], 20, -3, 7),  # every user public
+]
+
+
+@pytest.mark.parametrize("menu", ONE95_MENUS, ids=range(len(ONE95_MENUS)))
+def test_every_95_error_is_the_proven_interval(menu):
+    """Section 2's 95% errors equal hdp_core.intervals' proven half-widths, recomputed here
+    from each method's weights written from its definition (UNI: 1/n and noise 1/(n eps_min);
+    PropDPM: eps / ||eps||_1, or the plain mean of public users; all public: 1/n, no noise)."""
+    rep = D.evaluate_menu(menu)
+    R = menu.width
+    s = None if menu.data_sd is None else menu.data_sd / R
+    assert rep.errors["ADPM"].half_width == pytest.approx(
+        I.expected_error_95(menu.to_profile(), "population", s) * R, rel=1e-12
+    )
+    c = menu.counts.astype(float)
+    lv = menu.levels
+    n = c.sum()
+    fin = np.isfinite(lv) & (c > 0)
+    uni_b = 1.0 / (n * lv[fin].min()) if fin.any() else 0.0
+    uni = I.population_half_width(np.full(c.size, 1.0 / n), c, uni_b, s) * R
+    if (np.isinf(lv) & (c > 0)).any():
+        pub = np.isinf(lv)
+        w, b = np.where(pub, 1.0 / c[pub].sum(), 0.0), 0.0
+    else:
+        w, b = lv / np.dot(c, lv), 1.0 / np.dot(c, lv)
+    prop = I.population_half_width(w, c, b, s) * R
+    assert rep.errors["UNI"].half_width == pytest.approx(uni, rel=1e-9)
+    assert rep.errors["PropDPM"].half_width == pytest.approx(prop, rel=1e-9)
+    assert rep.all_public.half_width == pytest.approx(
+        I.population_half_width([1.0 / n], [n], 0.0, s) * R, rel=1e-12
+    )
+    for e in (*rep.errors.values(), rep.all_public):
+        assert e.half_width_kind == "proven"
+
+
+def test_95_error_covers_four_users_at_eps_100():
+    """The issue's case: 4 users at eps 100, data at both ends of the range. The normal
+    approximation covered 87.6%; the page's figure now covers at least 95%, checked exactly
+    over the 5 outcomes of Binomial(4, p) for many p (Laplace tails in closed form)."""
+    m = D.make_menu(["p"], [100.0], [100], 4, 0, 1)
+    e = D.evaluate_menu(m).errors["ADPM"]
+    h, b = e.half_width, e.noise_scale
+    k = np.arange(5)
+    for p in np.linspace(0.005, 0.995, 199):
+        prob = np.array([math.comb(4, int(j)) for j in k]) * p**k * (1 - p) ** (4 - k)
+        c = k / 4 - p  # error of the data part (weights 1/4), range [0, 1]
+
+        def lap_cdf(x):
+            return np.where(x >= 0, 1 - 0.5 * np.exp(-np.abs(x) / b), 0.5 * np.exp(-np.abs(x) / b))
+
+        cover = float(np.sum(prob * (lap_cdf(h - c) - lap_cdf(-h - c))))
+        assert cover >= 0.95
+
+
+SOLVER_MENUS = [
+    ONE95_MENUS[0],
+    ONE95_MENUS[2],
+    D.make_menu(["s", "p"], [1.0, INF], [70, 30], 40, 0, 1),
+]
+
+
+@pytest.mark.parametrize("menu", SOLVER_MENUS, ids=range(3))
+def test_solvers_meet_the_proven_target_and_one_step_less_misses(menu):
+    """Each accuracy-first answer for a 95% error target, re-evaluated independently with
+    intervals.expected_error_95 (ADPM on the answer's menu, tuned to its spread): it meets the
+    target and one step less (one user fewer, a level 1e-6 stricter, one user fewer moved)
+    misses it."""
+    R = menu.width
+    s = None if menu.data_sd is None else menu.data_sd / R
+
+    def err(mm: D.Menu) -> float:
+        return I.expected_error_95(mm.to_profile(), "population", s) * R
+
+    target = err(menu) * 0.8
+    ans = D.min_users(menu, target, "half_width")
+    assert ans.status == "ok"
+    assert err(menu.with_n_users(ans.value)) <= target < err(menu.with_n_users(ans.value - 1))
+    k = menu.k
+    loose = k - 1
+    ans = D.strictest_level(menu, 0, err(menu) * 1.02, "half_width")
+    if ans.status == "ok" and math.isfinite(ans.value):
+        assert err(menu.with_eps(0, ans.value)) <= err(menu) * 1.02
+        assert err(menu.with_eps(0, ans.below)) > err(menu) * 1.02
+    ans = D.share_to_move(menu, 0, loose, target * 1.1, "half_width")
+    if ans.status == "ok":
+        ct = menu.counts.copy()
+
+        def moved(m: int) -> D.Menu:
+            c = ct.copy()
+            c[0] -= m
+            c[loose] += m
+            return menu.with_counts(c)
+
+        assert err(moved(ans.value)) <= target * 1.1 < err(moved(ans.value - 1))
+
+
+def test_half_width_can_rise_and_the_solver_scans_below():
+    """The proven half-width is not monotone in n (ADPM trades ||w||_2 against the noise and
+    max w): Strict 0.1 (10%) and public (90%) on 0-500 USD with sd 5 rises from n = 4 to 5.
+    min_users still returns the first n of a full scan."""
+    m = D.make_menu(["S", "P"], [0.1, INF], [10, 90], 100, 0, 500, "", 5.0)
+    errs = np.array([D.menu_error(m.with_n_users(n), "half_width") for n in range(1, 121)])
+    assert np.any(np.diff(errs) > 0)
+    for target in np.quantile(errs, [0.1, 0.3, 0.5, 0.7, 0.9]):
+        first = int(np.argmax(errs <= target)) + 1
+        assert D.min_users(m, float(target), "half_width").value == first

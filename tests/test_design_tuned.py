@@ -85,17 +85,21 @@ def test_min_users_issue_menu_brute_force(mode, metric):
 
 def test_min_users_issue_cases():
     """Issue 14: RMSE 1.2544 (worst-case weights said 57 while 34 already met it) and a
-    half-width of 2.233 (said 138, true minimum 74 then). With the tuned weights the scan is
-    non-increasing and the solver's answer is the scan's first n."""
+    half-width target. With the tuned weights the RMSE scan is non-increasing and the solver's
+    answer is the scan's first n (the half-width's too, although it may rise by a hair)."""
     m = issue_menu_sp()
-    for metric, target in [("rmse", 1.2544), ("half_width", 2.233)]:
+    for metric, target in [("rmse", 1.2544), ("half_width", None)]:
         errs = scan_n(m, metric, 200)
-        assert np.all(np.diff(errs) <= 1e-9 * errs[1:])
+        if target is None:  # the proven 95% error at 120 users (2.233 needs more than 200)
+            target = float(errs[119])
+        if metric == "rmse":  # proven monotone (the half-width may rise by a hair: test_design)
+            assert np.all(np.diff(errs) <= 1e-9 * errs[1:])
         first = int(np.argmax(errs <= target)) + 1
         assert errs[first - 1] <= target < errs[first - 2]
         assert D.min_users(m, target, metric).value == first
-        # tuned weights need fewer users than the worst-case weights evaluated at sd 5 did
-        assert first < {"rmse": 34, "half_width": 74}[metric]
+    # tuned weights need fewer users than the worst-case weights evaluated at sd 5 did (the
+    # issue's RMSE case; the 95% error is now the proven interval, not the normal figure)
+    assert int(np.argmax(scan_n(m, "rmse", 200) <= 1.2544)) + 1 < 34
 
 
 # strictest_level ----------------------------------------------------------------------------
@@ -164,15 +168,15 @@ def test_share_to_move_brute_force(mode, metric):
     assert ans.status == "impossible" and "Even moving all" in ans.message
 
 
-# monotonicity: proven for the RMSE, checked by brute force for the half-width -------------
+# the half-width: not monotone (proven interval), so the solver is checked against full scans ---
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0.001, 20), min_size=1, max_size=3), st.data())
-def test_half_width_monotone_by_brute_force(eps, data):
-    """The half-width is not what the tuned weights minimise; where it comes from the normal
-    approximation (a known sd, or many users) it never rises over a grid of n (every n up to
-    150) and of one tier's level (beyond the 1e-10 precision of the quantile), for random
-    menus, spreads and ranges. (The exact small-n worst case can rise: see test_smalln.)"""
+def test_half_width_min_users_is_the_first_n_of_a_scan(eps, data):
+    """The proven half-width (intervals.population_half_width) is not what the tuned weights
+    minimise and can rise by a hair as n grows; for random menus, spreads and ranges the
+    half-width answer of min_users is still the first n of a full scan up to 150 that meets
+    the target, and one user fewer misses it."""
     k = len(eps)
     eps = sorted(eps)
     if data.draw(st.booleans()):
@@ -190,27 +194,14 @@ def test_half_width_monotone_by_brute_force(eps, data):
         None if sd is None else 10 * sd,
         normalise=True,
     )
-    acc = [
-        D.profile_errors((mm := m.with_n_users(n)).levels, mm.counts, mm)[1] for n in range(1, 151)
-    ]
-    hw = np.array([a.half_width for a in acc])
-    live = ~np.array([a.outputs_zero for a in acc])[:-1]  # answering 0 is R/2, above targets
-    live &= _normal_pairs(acc)
-    assert np.all((np.diff(hw) <= 2e-9 * hw[1:])[live])
-    j = data.draw(st.integers(0, k - 1))
-    if math.isfinite(eps[j]):
-        grid = np.geomspace(1e-4, 1e3, 80)
-        acc = [D.profile_errors(np.where(np.arange(k) == j, g, eps), m.counts, m)[1] for g in grid]
-        hw = np.array([a.half_width for a in acc])
-        live = ~np.array([a.outputs_zero for a in acc])[:-1]
-        live &= _normal_pairs(acc)
-        assert np.all((np.diff(hw) <= 2e-9 * hw[1:])[live])
-
-
-def _normal_pairs(acc) -> np.ndarray:
-    """For consecutive grid points: True when neither half-width is the exact small-n one."""
-    normal = np.array([a.half_width_kind != "exact" for a in acc])
-    return normal[:-1] & normal[1:]
+    hw = scan_n(m, "half_width", 150)
+    met = hw[hw < 5.0]  # targets below half the range (the rest are "trivial")
+    for target in np.unique(np.quantile(met, [0.2, 0.6, 1.0])) if met.size else []:
+        first = int(np.argmax(hw <= target)) + 1
+        ans = D.min_users(m, float(target), "half_width")
+        assert ans.value == first
+        if first > 1:
+            assert ans.error_below > target
 
 
 def test_half_width_solver_checks_below_its_answer(monkeypatch):

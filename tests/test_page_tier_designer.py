@@ -58,6 +58,14 @@ def test_default_page(page):
     assert metric(at, "Users capped") == f"{rep.n_saturated:,}"
     assert metric(at, "Everyone at the strictest tier") == fmt(rep.errors["UNI"].half_width)
     assert metric(at, "Weights proportional") == fmt(rep.errors["PropDPM"].half_width)
+    # issue 21 item 3: section 5's population figure (k = 1) is section 2's number, proven by
+    # hdp_core.intervals (recomputed here), and no caption excuses a difference
+    from hdp_core import intervals as I
+
+    proven = I.expected_error_95(m.to_profile(), "population") * m.width
+    assert rep.errors["ADPM"].half_width == pytest.approx(proven, rel=1e-12)
+    assert metric(at, "Population mean (ADPM)") == f"± {proven:.4g} USD"
+    assert not any("section 2" in c.value for c in at.caption)
     assert any(
         "Saturated: Balanced, Open" in shown(i.value) and "adds no accuracy" in i.value
         for i in at.info

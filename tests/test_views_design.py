@@ -270,3 +270,31 @@ def test_minimum_users_delta_tone():
     assert V.answer_metrics(more, m)[0].delta_color == "inverse"  # + users: red
     assert V.answer_metrics(fewer, m)[0].delta_color == "inverse"  # − users: green
     assert V.answer_box(more, m) == "warning" and V.answer_box(fewer, m) == "success"
+
+
+@pytest.mark.parametrize(
+    "menu",
+    [
+        D.default_menu(),
+        D.make_menu(["p"], [100.0], [100], 4, 0, 1),
+        D.make_menu(["s", "b", "p"], [0.05, 0.5, math.inf], [50, 40, 10], 3000, 0, 100, "", 8.0),
+        D.make_menu(["s"], [0.3], [100], 50, 0, 10, "", 0.0),  # sd 0: tuned to SD_FLOOR
+    ],
+)
+def test_one_95_error_on_the_tier_designer(menu):
+    """Issue 21 item 3: section 2's ADPM 95% error and section 5's population figure at k = 1
+    are one number from one function (intervals.expected_error_95), with no caption excusing a
+    difference; the headline card shows it."""
+    from hdp_core import intervals as I
+    from hdp_core.views import whatif as wv
+
+    rep = D.evaluate_menu(menu)
+    sec2 = rep.errors["ADPM"].half_width
+    sec5 = wv.menu_release_errors(menu, 1).population
+    s = D.tuned_sd(menu)
+    assert sec2 == sec5
+    assert sec2 == pytest.approx(
+        I.expected_error_95(menu.to_profile(), "population", s) * menu.width
+    )
+    assert V.headline_metrics(menu, rep)[0].value == f"± {V.fmt_err(sec5, menu.unit)}"
+    assert not hasattr(wv, "TARGETS_NOTE")

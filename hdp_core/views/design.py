@@ -228,9 +228,9 @@ def headline_metrics(menu: Menu, report: MenuReport) -> list[Metric]:
         Metric(
             "Error of the mean (95%)",
             f"± {fmt_err(adpm_err.half_width, unit)}",
-            "With ADPM, the estimated mean is within this distance of the true mean 95% "
-            "of the time, for worst-case data (as spread out as the range allows) unless you "
-            "gave a standard deviation.",
+            "With ADPM, the estimated mean is within this distance of the population mean in "
+            "at least 95% of releases, for any data in the range (or any data with at most "
+            "the standard deviation you gave), at every number of users: a proven bound.",
         ),
         Metric(
             "RMSE of the mean",
@@ -312,6 +312,14 @@ def method_metrics(
             )
         )
     return out
+
+
+def half_width_note(menu: Menu, report: MenuReport) -> str:
+    """The sentence under the methods' 95% errors: how ADPM's was found (explain.half_width_note
+    with the menu's range and whether a standard deviation was given)."""
+    return explain.half_width_note(
+        report.errors["ADPM"], menu.unit, width=menu.width, spread=menu.data_sd is not None
+    )
 
 
 def all_public_caption(report: MenuReport, metric: str, unit: str) -> str:

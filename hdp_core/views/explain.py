@@ -196,26 +196,31 @@ def approx_percent(value: float, reference: float, digits: int = 3) -> str:
 
 
 HALF_WIDTH_TEXT = (
-    "The **95% half-width** h means the estimate of the mean is within ±h of the true mean 95% "
-    "of the time. With worst-case data and few users it is the exact worst case over data at "
-    "the two ends of the range (the normal approximation would understate it); with many users "
-    "it is an approximation that treats the data's part of the error as normal (the privacy "
-    "noise is exact). It is never shown above half the range: answering the middle of the "
-    "range is never off by more than that."
+    "The **95% half-width** h means the estimate is within ±h of the population mean in at "
+    "least 95% of releases, whatever the distribution of values in the range (with a standard "
+    "deviation given: any distribution with at most that spread), at every number of users, "
+    "as long as a user's privacy choice is unrelated to their value. It is proven "
+    "(Hoeffding's and Bennett's inequalities with the exact privacy noise), not an "
+    "approximation, so it is wider than the usual normal approximation, which can fall "
+    "short of 95% with few users."
 )
-"""What the 95% half-width is, and when it is exact (hdp_core.smalln, design.small_n_half_width)."""
+"""What the 95% half-width is (hdp_core.intervals.population_half_width, the figure of every
+method on the Tier designer)."""
 
 SPREAD_HELP = (
-    "Worst case is safe for the RMSE: it is then the largest any data in the range can have. "
-    "The 95% error is the worst case over data at the two ends of the range (exact for few "
-    "users, a normal approximation for many). If you know the typical standard deviation, "
-    "the numbers get tighter."
+    "Worst case is safe: the RMSE is then the largest any data in the range can have, and the "
+    "95% error is proven for any data in the range. If you know the typical standard "
+    "deviation, the numbers get tighter (and hold for data with at most that spread)."
 )
 
 
-def half_width_note(acc, unit: str = "", method: str = "ADPM") -> str:
-    """One sentence on how ``acc.half_width`` (units.Accuracy) was found: exact worst case,
-    normal approximation, or the mid-range guarantee R/2 shown instead of a larger own error."""
+def half_width_note(
+    acc, unit: str = "", method: str = "ADPM", width: float | None = None, spread: bool = False
+) -> str:
+    """One sentence on ``acc.half_width`` (units.Accuracy): the mid-range answer (R/2), the
+    proven interval (kind "proven", hdp_core.intervals; ``spread``: a standard deviation was
+    given; with ``width`` = R, a half-width above R/2 is compared with answering the middle of
+    the range), or the normal approximation (kind "normal")."""
     u = f" {plain(unit)}" if unit else ""
     kind = getattr(acc, "half_width_kind", "normal")
     if getattr(acc, "outputs_zero", False):
@@ -223,17 +228,23 @@ def half_width_note(acc, unit: str = "", method: str = "ADPM") -> str:
             f"{method} answers the middle of the range here: it is never off by more than "
             f"±{acc.half_width:.3g}{u}."
         )
-    if kind == "mid_range":
-        return (
-            f"{method}'s own 95% error would be ±{acc.half_width_own:.3g}{u}, more than "
-            f"answering the middle of the range, which is never off by more than "
-            f"±{acc.half_width:.3g}{u}: that guarantee is shown."
+    if kind == "proven":
+        data = (
+            "for any data with at most the standard deviation you gave"
+            if spread
+            else "for any data in the range"
         )
-    if kind == "exact":
-        return (
-            "The 95% error is exact: the worst case over data at the two ends of the "
-            "range (with this few users the normal approximation would understate it)."
+        text = (
+            f"The 95% error is proven: {method}'s estimate is within it of the population mean "
+            f"in at least 95% of releases {data}, at every number of users (wider than the "
+            "normal approximation, which can fall short with few users)."
         )
+        if width is not None and acc.half_width > 0.5 * width:
+            text += (
+                " It is more than half the range: answering the middle of the range would "
+                f"never be off by more than ±{0.5 * width:.3g}{u}."
+            )
+        return text
     return (
         "The 95% error is an approximation: the data's part of the error is taken as "
         "normal (accurate with many users); the privacy noise is exact."

@@ -363,12 +363,6 @@ TARGET_LABELS = {"population": "Population mean (ADPM)", "table": "Table's own m
 TARGET_TEXTS = {"population": TARGET_POPULATION_TEXT, "table": TARGET_TABLE_TEXT}
 """What each target estimates and assumes (one sentence each, from views.explain)."""
 
-TARGETS_NOTE = (
-    "Both are intervals proven to cover at every number of users (no normal approximation), "
-    "so the population figure can differ from the 95% error in section 2."
-)
-"""How the two targets' figures relate to the section-2 half-width."""
-
 
 def releases_caption(releases: int) -> str:
     """What the two cards show for ``releases`` releases."""
