@@ -268,7 +268,7 @@ class EpsilonProfile:
             raise ProfileError(f"{total:,} users in total; at most {MAX_TOTAL_USERS:,}")
         nm = None
         if names is not None:
-            if isinstance(names, (str, bytes, Mapping, Set)):
+            if isinstance(names, (str, bytes, Mapping, Set)) or not isinstance(names, Iterable):
                 raise ProfileError("names must be a list with one name per tier")
             nm = tuple(str(s) for s in names)
             if len(nm) != lv.size:
