@@ -43,10 +43,11 @@ def limit_bounds(limit: Limit) -> dict[str, Any]:
     return {"min_value": float(limit.lo), "max_value": float(limit.hi)}
 
 
-def show_metric(where: DeltaGenerator, m: Metric, **kw: Any) -> None:
+def show_metric(where: DeltaGenerator, m: Metric, *, arrow: bool = True, **kw: Any) -> None:
     """Draw one card of a view (:class:`hdp_core.views.cards.Metric`) in ``where``: its label,
-    value, delta (no arrow: the delta is a description, coloured by ``delta_color``) and help."""
-    extra: dict[str, Any] = {"delta_arrow": "off"} if m.delta is not None else {}
+    value, delta (coloured by ``delta_color``; ``arrow=False`` when the delta is a description
+    rather than a change) and help."""
+    extra: dict[str, Any] = {} if arrow or m.delta is None else {"delta_arrow": "off"}
     where.metric(
         m.label, m.value, m.delta, delta_color=cast(Any, m.delta_color), help=m.help, **extra, **kw
     )

@@ -180,8 +180,7 @@ def _preset_controls(ui: dict) -> dict:
         list(PRESETS),
         format_func=PRESETS.__getitem__,
         **_kw("prof_preset"),
-        help="Profiles from the paper and worked examples. The paper's profiles draw 1000 "
-        "levels at random (log eps uniform), so the seed picks the draw.",
+        help=pc.PROFILE_HELP["preset"],
     )
     random = ui["prof_preset"] in links.RANDOM_PRESETS
     c1, c2 = st.columns([1, 1], vertical_alignment="bottom")
@@ -199,7 +198,7 @@ def _preset_controls(ui: dict) -> dict:
     c2.button(
         ":material/casino: Redraw",
         key="prof_preset_draw",
-        help="A new random draw: the next seed.",
+        help=pc.PROFILE_HELP["prof_preset_draw"],
         on_click=_new_draw,
         args=("prof_preset_seed",),
         disabled=not random,
@@ -235,12 +234,12 @@ def _seed_input(ui: dict, key: str) -> None:
         max_value=links.SEED_MAX,
         step=1,
         **_kw(key),
-        help="Which random draw (same seed = same profile).",
+        help=pc.PROFILE_HELP["seed"],
     )
     c2.button(
         ":material/casino: Redraw",
         key=key + "_draw",
-        help="A new random draw: the next seed.",
+        help=pc.PROFILE_HELP["material_casino_redraw"],
         on_click=_new_draw,
         args=(key,),
         width="stretch",
@@ -266,9 +265,7 @@ def _generator_controls(ui: dict) -> dict | None:
         format_func=DISTS.get,
         **_kw("prof_dist"),
         horizontal=True,
-        help="Log-uniform: levels spread evenly on a log scale. Two groups: a strict group "
-        "and a looser one (the paper's two-group remark). Mixture: log-uniform private users "
-        "plus a share of public users.",
+        help=pc.PROFILE_HELP["distribution"],
     )
     d = ui["prof_dist"]
     if d == "log_uniform":
@@ -303,7 +300,7 @@ def _generator_controls(ui: dict) -> dict | None:
             step=0.01,
             **_kw("prof_tg_frac"),
             format="%.2f",
-            help="Fraction f of the n users in group 1.",
+            help=pc.PROFILE_HELP["share_of_users_in_group_1"],
         )
         e1, e2 = ui["prof_tg_eps1"], ui["prof_tg_eps2"]
         ui["prof_tg_eps1"] = st.select_slider(
@@ -348,7 +345,7 @@ def _generator_controls(ui: dict) -> dict | None:
         step=0.01,
         **_kw("prof_mx_public"),
         format="%.2f",
-        help="This fraction of users is public: their data is used as is.",
+        help=pc.PROFILE_HELP["share_of_public_users_eps"],
     )
     _seed_input(ui, "prof_mx_seed")
     lo, hi = ui["prof_mx_range"]
@@ -385,7 +382,7 @@ def _tiers_controls(ui: dict) -> dict | None:
             max_value=links.TIER_MAX_USERS,
             step=1000,
             **_kw("prof_tiers_total"),
-            help="Shares are turned into whole users adding up to n.",
+            help=pc.PROFILE_HELP["total_users_n"],
         )
     t = st.session_state[TIERS]
     key = f"prof_tiers_editor_{t['gen']}"
@@ -414,7 +411,7 @@ def _tiers_controls(ui: dict) -> dict | None:
             ),
             "count": st.column_config.NumberColumn(
                 "Users",
-                help="How many users choose this tier.",
+                help=pc.PROFILE_HELP["users"],
                 min_value=0,
                 max_value=links.TIER_MAX_USERS,
                 step=1,
@@ -423,7 +420,7 @@ def _tiers_controls(ui: dict) -> dict | None:
             ),
             "share": st.column_config.NumberColumn(
                 "Share (%)",
-                help="Share of the n users in this tier (shares are rescaled to add up to 100%).",
+                help=pc.PROFILE_HELP["share"],
                 min_value=0.0,
                 max_value=100.0,
                 format="%.4g",
@@ -461,7 +458,7 @@ def _tier_log_slider(t: dict) -> None:
         range(len(rows)),
         format_func=labels.__getitem__,
         key="prof_tier_pick",
-        help="Pick a tier to set its eps on a log scale.",
+        help=pc.PROFILE_HELP["prof_tier_pick"],
     )
     i = min(int(i or 0), len(rows) - 1)
     cur = pc.level_or_one(rows[i].get("eps"))
@@ -492,7 +489,7 @@ def _upload_controls() -> None:
         type=["csv", "tsv", "txt", "text/csv"],
         key="prof_upload",
         max_upload_size=MAX_UPLOAD_BYTES // 2**20,
-        help="Your file is read in this session only. A larger file is refused before it is read.",
+        help=pc.PROFILE_HELP["prof_upload"],
     )
     c1, c2 = st.columns(2)
     c1.download_button(
@@ -568,8 +565,7 @@ with left:
         key="prof_mode",
         horizontal=True,
         on_change=_on_mode,
-        help="Preset: the paper's profiles and worked examples. Generator: draw levels "
-        "from a distribution. Tiers: a menu of levels with their users. Upload: your CSV.",
+        help=pc.PROFILE_HELP["prof_mode"],
     )
     mode = ui["prof_mode"]
     if mode == "Preset":
@@ -600,7 +596,7 @@ with right:
     if prof.is_tiered and st.button(
         "Open these tiers in the Tier designer",
         key="prof_to_designer",
-        help="Carry this tiers profile into the Tier designer (its menu is replaced).",
+        help=pc.PROFILE_HELP["prof_to_designer"],
     ):
         st.session_state["td_from_profile"] = True
         st.switch_page(app_page("pages/tier_designer.py"))
@@ -630,7 +626,7 @@ with s2:
         key="prof_download",
         on_click="ignore",
         width="stretch",
-        help="eps per user (with value if the file had one), or name, eps and count per tier.",
+        help=pc.PROFILE_HELP["prof_download"],
     )
     st.caption(
         f"{count_noun(prof.n, 'user')}, {'tiers' if prof.is_tiered else 'one row per user'}."

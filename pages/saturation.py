@@ -80,7 +80,7 @@ _level = sat.level_text
 def _metrics(fp: sat.FreePrivacy) -> None:
     row = metric_row()  # wraps at 1024 px instead of cutting labels and values
     for m in sat.free_privacy_metrics(fp):
-        show_metric(row, m, width="content")
+        show_metric(row, m, arrow=False, width="content")
 
 
 def _curve_section(prof: EpsilonProfile, fp: sat.FreePrivacy) -> None:

@@ -27,7 +27,7 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
-from hdp_app.widgets import limit_bounds
+from hdp_app.widgets import limit_bounds, show_metric
 from hdp_core import experiments
 from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
@@ -36,16 +36,10 @@ from hdp_core.views import codegen, explain
 from hdp_core.views import simulation as simview
 from hdp_core.views import tuned as tview
 from hdp_core.views import whatif as wv
-from hdp_core.views.cards import Metric
-from hdp_core.views.formatting import count_noun, frame_to_csv, plain
+from hdp_core.views.formatting import frame_to_csv, plain
 from hdp_core.views.limits import SPREAD, Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
-
-
-def show_metric(col: Any, m: Metric, **kw: Any) -> None:
-    """Draw one metric card built by hdp_core.views."""
-    col.metric(m.label, m.value, delta=m.delta, delta_color=m.delta_color, help=m.help, **kw)
 
 
 URL_LIMITS = {  # what each URL-bound number accepts (the bounds of its widget below)
@@ -195,9 +189,7 @@ def distribution_controls() -> tuple:
         key="sim_dist",
         horizontal=True,
         bind="query-params",
-        help="Where the users' values come from (scaled to [−0.5, 0.5]). The paper uses "
-        "Beta(2, 3) (Beta(a, b) shifted to [−0.5, 0.5]). Two-point: every value is −0.5 or "
-        "+0.5; with p = 0.5 it is the worst case, the largest spread possible.",
+        help=simview.SIM_HELP["sim_dist"],
     )
     kind = DIST_KINDS.get(choice, "beta")
     a, b, p = 2.0, 3.0, 0.5
@@ -210,7 +202,7 @@ def distribution_controls() -> tuple:
             step=0.5,
             key="sim_a",
             bind="query-params",
-            help="Beta shape a: larger a pushes values up (mean a/(a+b) − 0.5).",
+            help=simview.SIM_HELP["sim_a"],
         )
         b = cb.number_input(
             "b",
@@ -219,7 +211,7 @@ def distribution_controls() -> tuple:
             step=0.5,
             key="sim_b",
             bind="query-params",
-            help="Beta shape b: larger b pushes values down. a = b = 1 is uniform.",
+            help=simview.SIM_HELP["sim_b"],
         )
     elif kind == "twopoint":
         p = st.slider(
@@ -230,7 +222,7 @@ def distribution_controls() -> tuple:
             0.01,
             key="sim_p",
             bind="query-params",
-            help="Every value is either −0.5 or +0.5. p = 0.5 gives the largest variance (1/4).",
+            help=simview.SIM_HELP["sim_p"],
         )
     return dist_spec(kind, a, b, p)
 
@@ -283,9 +275,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
             format_func=short_label,
             key="sim_methods",
             bind="query-params",
-            help="Which methods to show. The paper's six are always simulated together on "
-            "the same data (common random numbers), so the comparison is fair. TableMean "
-            "(beyond the paper) estimates the table's own mean; add it to compare.",
+            help=simview.SIM_HELP["sim_methods"],
         )
         t1, t2 = st.columns(2)
         trials = t1.number_input(
@@ -295,8 +285,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
             step=1_000,
             key="sim_trials",
             bind="query-params",
-            help="How many times the experiment is repeated. More trials = narrower confidence "
-            "intervals but a slower run (the paper used 20,000).",
+            help=simview.SIM_HELP["sim_trials"],
         )
         seed = t2.number_input(
             "Seed",
@@ -305,7 +294,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
             step=1,
             key="sim_seed",
             bind="query-params",
-            help="Fixes the random numbers, so the same settings give the same results.",
+            help=simview.SIM_HELP["sim_seed"],
         )
     with c3:
         real = st.toggle(
@@ -322,14 +311,14 @@ def sim_controls() -> tuple[SimSettings, Any]:
                 value=0.0,
                 key="sim_lo",
                 bind="query-params",
-                help="Smallest possible value of the data.",
+                help=simview.SIM_HELP["sim_lo"],
             )
             hi = r2.number_input(
                 "to",
                 value=100.0,
                 key="sim_hi",
                 bind="query-params",
-                help="Largest possible value of the data.",
+                help=simview.SIM_HELP["sim_hi"],
             )
         tuned_on = st.toggle(
             simview.TUNED_LABEL,
@@ -353,8 +342,7 @@ def sim_controls() -> tuple[SimSettings, Any]:
                     step=0.01,
                     format="%.3f",
                     key="sim_tuned_sd",
-                    help="Standard deviation of one value on the [−0.5, 0.5] scale (0.5 = the "
-                    "worst case, ADPM itself).",
+                    help=simview.SIM_HELP["sim_tuned_sd"],
                 )
         metric_slot = st.container()
 
@@ -439,8 +427,7 @@ def histogram_part(results: dict, dist: Any, data_range: Any, lo: float, hi: flo
         default=DEFAULT_HIST,
         format_func=short_label,
         key="sim_hist",
-        help="Each simulated trial gives one answer per method; the histogram shows where "
-        "they land around the true mean (black line). Narrow = reliable.",
+        help=simview.SIM_HELP["sim_hist"],
     )
     if hist:
         ests = {m: results[m].estimates for m in hist}
@@ -470,7 +457,7 @@ def download_part(
         file_name="hdp_simulation.csv",
         mime="text/csv",
         key="sim_csv",
-        help="The table above with the settings that produced it.",
+        help=simview.SIM_HELP["sim_csv"],
     )
 
 
@@ -653,7 +640,7 @@ def reproduce_expander(repro: dict, sweep: dict | None) -> None:
                 file_name="profile.csv",
                 mime="text/csv",
                 key="sim_profile_csv",
-                help="The current profile, read by the script above.",
+                help=simview.SIM_HELP["sim_profile_csv"],
             )
 
 
@@ -667,7 +654,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         step=100,
         key="sim_sw_n1",
         bind="query-params",
-        help="How many users keep a fixed privacy level.",
+        help=simview.SIM_HELP["sim_sw_n1"],
     )
     eps_fixed = c[1].number_input(
         "Fixed group: eps",
@@ -677,7 +664,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         format="%.4g",
         key="sim_sw_e1",
         bind="query-params",
-        help="Their privacy level (smaller = more privacy).",
+        help=simview.SIM_HELP["sim_sw_e1"],
     )
     n_var = c[2].number_input(
         "Varying group: users",
@@ -686,7 +673,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         step=10,
         key="sim_sw_n2",
         bind="query-params",
-        help="How many users relax their privacy along the x axis.",
+        help=simview.SIM_HELP["sim_sw_n2"],
     )
     lo = c[3].number_input(
         "Their eps from",
@@ -706,7 +693,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         format="%.4g",
         key="sim_sw_hi",
         bind="query-params",
-        help="Largest finite eps on the x axis.",
+        help=simview.SIM_HELP["sim_sw_hi"],
     )
     public = st.toggle(  # on its own line: in a sixth of the column its label was cut
         simview.SWEEP_PUBLIC_LABEL,
@@ -721,9 +708,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         horizontal=True,
         key="sim_sw_data",
         bind="query-params",
-        help="'Worst case' uses two-point data with p = 0.5 (every value ±0.5, the largest "
-        "spread possible), the case ADPM is built for. With gentler data another weighting "
-        "can be slightly better over some range.",
+        help=simview.SIM_HELP["sim_sw_data"],
     )
     if data == SWEEP_DATA[1]:
         spec = dist_spec("twopoint", 2.0, 3.0, 0.5)
@@ -745,10 +730,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         figs.sweep_figure(sw, shown, sat, int(n_fixed), float(eps_fixed), int(n_var)),
         key="sim_sweep_chart",
     )
-    st.caption(
-        f"Exact MSE (closed forms, no simulation), so it is instant; data "
-        f"{simview.make_distribution(*spec).label()}."
-    )
+    st.caption(simview.sweep_caption(simview.make_distribution(*spec)))
     beats = simview.sweep_beaters(sw.mse, shown)
     if beats:
         st.caption(simview.beaters_text(beats))
@@ -777,7 +759,7 @@ def _load_paper_profile(kind: str) -> None:
     name = f"paper_{kind}"
     prof = hdp.paper_profile(kind, experiments.PAPER_N, 0)
     set_profile(prof, {"kind": "preset", "name": name, "seed": 0}, hdp.PRESETS[name])
-    st.session_state[LOADED_NOTE] = f"Loaded the paper's {kind}-variance profile."
+    st.session_state[LOADED_NOTE] = simview.paper_profile_texts(kind)[2]
     st.session_state[APP_RERUN] = True
 
 
@@ -801,7 +783,7 @@ def paper_section() -> None:
         value=20_000,
         step=1_000,
         key="sim_paper_trials",
-        help="The paper used 20,000 per profile.",
+        help=simview.SIM_HELP["sim_paper_trials"],
     )
     seed = c2.number_input(
         "Seed",
@@ -810,7 +792,7 @@ def paper_section() -> None:
         value=0,
         step=1,
         key="sim_paper_seed",
-        help="Seed of the simulation (the two profiles are always drawn with seed 0).",
+        help=simview.SIM_HELP["sim_paper_seed"],
     )
     c3.write("")
     c3.button(
@@ -818,7 +800,7 @@ def paper_section() -> None:
         key="sim_paper_run",
         type="primary",
         on_click=_show_paper,
-        help="Simulates both profiles of Table 1 with all six methods.",
+        help=simview.SIM_HELP["sim_paper_run"],
     )
     if not st.session_state.get(PAPER_SHOWN):
         return
@@ -832,40 +814,24 @@ def paper_section() -> None:
         key="sim_paper_table",
         column_config={c: fmt for c in df.columns if c.endswith(("paper", "simulated)", "exact"))},
     )
-    gap = simview.paper_sim_gap(rows)
-    g1, g2 = st.columns(2)
-    g1.metric(
-        "Largest gap to the paper",
-        f"{gap:.2f} ln units",
-        help="Largest |ours − paper| over both columns. The paper prints one decimal, and its "
-        "profiles were drawn with an unknown seed, so gaps of about 0.1 are expected.",
-    )
-    best = [simview.lowest_exact(rows, k) for k in ("high", "low")]
-    g2.metric(
-        "Lowest exact MSE (high / low)",
-        f"{' = '.join(best[0])} / {' = '.join(best[1])}",
-        help="The method(s) with the smallest exact MSE for each profile; '=' joins methods "
-        "whose exact MSE is the same (with the low-variance levels nobody is capped, so ADPM's "
-        "weights are PropDPM's). Simulated values differ from the exact ones by noise.",
-    )
-    st.caption(
-        f"Natural log of the MSE (data in [−0.5, 0.5]); {int(trials):,} trials, seed "
-        f"{int(seed)}; profiles hdp.paper_profile('high'/'low', 1000, seed=0)."
-    )
+    for col, m in zip(st.columns(2), simview.paper_metrics(rows)):
+        show_metric(col, m)
+    st.caption(simview.paper_caption(int(trials), int(seed)))
     st.plotly_chart(figs.paper_figure(rows), key="sim_paper_chart")
     cur = get_profile()
     b1, b2 = st.columns(2)
     for col, kind in ((b1, "high"), (b2, "low")):
         prof = hdp.paper_profile(kind, experiments.PAPER_N, 0)
+        current, label, _ = simview.paper_profile_texts(kind)
         if prof.key == cur.key:
-            col.success(f"The {kind}-variance profile is your current profile.")
+            col.success(current)
         else:
             col.button(
-                f"Make the {kind}-variance profile current",
+                label,
                 key=f"sim_load_{kind}",
                 on_click=_load_paper_profile,
                 args=(kind,),
-                help="Replaces your current profile (every page will use it).",
+                help=simview.LOAD_PAPER_HELP,
             )
 
 
@@ -882,11 +848,8 @@ def main() -> None:
         st.markdown(EXPLAIN)
         st.markdown(tview.TUNED_EXPLAIN)
     prof = get_profile()
-    st.caption(
-        f"Current profile: {plain(st.session_state.get(PROFILE_LABEL, ''))} "
-        f"({count_noun(prof.n, 'user')}, "
-        f"{prof.n_public:,} public)."
-    )
+    label = st.session_state.get(PROFILE_LABEL, "")
+    st.caption(simview.current_profile_caption(label, prof.n, prof.n_public))
     simulation_section()
     paper_section()
 

@@ -31,7 +31,7 @@ from hdp_app.design_cache import (
 )
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
-from hdp_app.widgets import limit_bounds
+from hdp_app.widgets import limit_bounds, show_metric
 from hdp_core import design as D
 from hdp_core.errors import ProfileError
 from hdp_core.figures.style import METHOD_COLORS
@@ -49,11 +49,6 @@ LINK_KEY = S.LINK_KEY
 PAGE_PATH = "tier_designer"
 METRIC_LABELS = V.METRIC_LABELS
 _BOX = {"success": st.success, "error": st.error, "warning": st.warning, "info": st.info}
-
-
-def show_metric(col, m: V.Metric, **kw) -> None:
-    """Draw one metric card built by hdp_core.views.design."""
-    col.metric(m.label, m.value, delta=m.delta, delta_color=m.delta_color, help=m.help, **kw)
 
 
 # ------------------------------------------------------------------------------------------

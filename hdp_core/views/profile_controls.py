@@ -252,3 +252,40 @@ def not_shareable_text(error: object) -> str:
 def upload_label(file_name: str, n_users: int) -> str:
     """The profile's label after reading a file."""
     return f"File {file_name}: {count_noun(n_users, 'user')}"
+
+
+PROFILE_HELP = {
+    "preset": (
+        "Profiles from the paper and worked examples. The paper's "
+        "profiles draw 1000 levels at random (log eps uniform), so the "
+        "seed picks the draw."
+    ),
+    "prof_preset_draw": "A new random draw: the next seed.",
+    "seed": "Which random draw (same seed = same profile).",
+    "material_casino_redraw": "A new random draw: the next seed.",
+    "distribution": (
+        "Log-uniform: levels spread evenly on a log scale. Two groups: a "
+        "strict group and a looser one (the paper's two-group remark). "
+        "Mixture: log-uniform private users plus a share of public users."
+    ),
+    "share_of_public_users_eps": "This fraction of users is public: their data is used as is.",
+    "prof_tier_pick": "Pick a tier to set its eps on a log scale.",
+    "prof_upload": (
+        "Your file is read in this session only. A larger file is refused before it is read."
+    ),
+    "prof_mode": (
+        "Preset: the paper's profiles and worked examples. Generator: "
+        "draw levels from a distribution. Tiers: a menu of levels with "
+        "their users. Upload: your CSV."
+    ),
+    "prof_download": (
+        "eps per user (with value if the file had one), or name, eps and count per tier."
+    ),
+    "share_of_users_in_group_1": "Fraction f of the n users in group 1.",
+    "total_users_n": "Shares are turned into whole users adding up to n.",
+    "prof_to_designer": ("Carry this tiers profile into the Tier designer (its menu is replaced)."),
+    "users": "How many users choose this tier.",
+    "share": ("Share of the n users in this tier (shares are rescaled to add up to 100%)."),
+}
+"""The help text beside each control of the page, keyed by the widget's key (or its
+label): plain language, smaller eps = more privacy (moved out of the page, issue 20)."""

@@ -26,7 +26,7 @@ from ..simulate import CI_MIN_TRIALS, SimResult, simulated_width
 from ..sweeps import log_grid
 from ..units import range_width, rmse_real
 from .cards import Metric
-from .formatting import count_noun
+from .formatting import count_noun, plain
 
 __all__ = [
     "MAX_SIM_CELLS",
@@ -518,3 +518,117 @@ def method_options() -> list[str]:
         *METHODS,
         *(m for m in METHOD_CLASSES if m not in METHODS and not METHOD_CLASSES[m].tuned),
     ]
+
+
+SIM_HELP = {
+    "sim_dist": (
+        "Where the users' values come from (scaled to [−0.5, 0.5]). The "
+        "paper uses Beta(2, 3) (Beta(a, b) shifted to [−0.5, 0.5]). Two-"
+        "point: every value is −0.5 or +0.5; with p = 0.5 it is the worst"
+        " case, the largest spread possible."
+    ),
+    "sim_hist": (
+        "Each simulated trial gives one answer per method; the histogram "
+        "shows where they land around the true mean (black line). Narrow "
+        "= reliable."
+    ),
+    "sim_csv": "The table above with the settings that produced it.",
+    "sim_sw_n1": "How many users keep a fixed privacy level.",
+    "sim_sw_e1": "Their privacy level (smaller = more privacy).",
+    "sim_sw_n2": "How many users relax their privacy along the x axis.",
+    "sim_sw_hi": "Largest finite eps on the x axis.",
+    "sim_sw_data": (
+        "'Worst case' uses two-point data with p = 0.5 (every value ±0.5,"
+        " the largest spread possible), the case ADPM is built for. With "
+        "gentler data another weighting can be slightly better over some "
+        "range."
+    ),
+    "sim_paper_trials": "The paper used 20,000 per profile.",
+    "sim_paper_seed": ("Seed of the simulation (the two profiles are always drawn with seed 0)."),
+    "sim_paper_run": "Simulates both profiles of Table 1 with all six methods.",
+    "largest_gap_to_the_paper": (
+        "Largest |ours − paper| over both columns. The paper prints one "
+        "decimal, and its profiles were drawn with an unknown seed, so "
+        "gaps of about 0.1 are expected."
+    ),
+    "lowest_exact_mse_high_low": (
+        "The method(s) with the smallest exact MSE for each profile; '=' "
+        "joins methods whose exact MSE is the same (with the low-variance"
+        " levels nobody is capped, so ADPM's weights are PropDPM's). "
+        "Simulated values differ from the exact ones by noise."
+    ),
+    "sim_a": "Beta shape a: larger a pushes values up (mean a/(a+b) − 0.5).",
+    "sim_b": "Beta shape b: larger b pushes values down. a = b = 1 is uniform.",
+    "sim_methods": (
+        "Which methods to show. The paper's six are always simulated "
+        "together on the same data (common random numbers), so the "
+        "comparison is fair. TableMean (beyond the paper) estimates the "
+        "table's own mean; add it to compare."
+    ),
+    "sim_trials": (
+        "How many times the experiment is repeated. More trials = "
+        "narrower confidence intervals but a slower run (the paper used "
+        "20,000)."
+    ),
+    "sim_seed": ("Fixes the random numbers, so the same settings give the same results."),
+    "sim_p": ("Every value is either −0.5 or +0.5. p = 0.5 gives the largest variance (1/4)."),
+    "sim_lo": "Smallest possible value of the data.",
+    "sim_hi": "Largest possible value of the data.",
+    "sim_profile_csv": "The current profile, read by the script above.",
+    "sim_tuned_sd": (
+        "Standard deviation of one value on the [−0.5, 0.5] scale (0.5 = "
+        "the worst case, ADPM itself)."
+    ),
+}
+"""The help text beside each control of the page, keyed by the widget's key (or its
+label): plain language, smaller eps = more privacy (moved out of the page, issue 20)."""
+
+
+def sweep_caption(dist: Distribution) -> str:
+    """The caption under the "one group relaxes" sweep: exact, and which data."""
+    return f"Exact MSE (closed forms, no simulation), so it is instant; data {dist.label()}."
+
+
+def paper_metrics(rows: Sequence[Mapping[str, Any]]) -> list[Metric]:
+    """The two cards under the paper's Table 1: the largest gap to the paper (simulated, in ln
+    units) and the method(s) with the lowest exact MSE per profile."""
+    best = [lowest_exact(rows, k) for k in ("high", "low")]
+    return [
+        Metric(
+            "Largest gap to the paper",
+            f"{paper_sim_gap(rows):.2f} ln units",
+            SIM_HELP["largest_gap_to_the_paper"],
+        ),
+        Metric(
+            "Lowest exact MSE (high / low)",
+            f"{' = '.join(best[0])} / {' = '.join(best[1])}",
+            SIM_HELP["lowest_exact_mse_high_low"],
+        ),
+    ]
+
+
+def paper_caption(trials: int, seed: int) -> str:
+    """The caption under Table 1: the units, the trials and seed, the profiles' recipe."""
+    return (
+        f"Natural log of the MSE (data in [−0.5, 0.5]); {int(trials):,} trials, seed "
+        f"{int(seed)}; profiles hdp.paper_profile('high'/'low', 1000, seed=0)."
+    )
+
+
+def paper_profile_texts(kind: str) -> tuple[str, str, str]:
+    """(already current, button label, note after loading) for one of the paper's profiles."""
+    return (
+        f"The {kind}-variance profile is your current profile.",
+        f"Make the {kind}-variance profile current",
+        f"Loaded the paper's {kind}-variance profile.",
+    )
+
+
+LOAD_PAPER_HELP = "Replaces your current profile (every page will use it)."
+"""The help of the buttons that make one of the paper's profiles current."""
+
+
+def current_profile_caption(label: str, n: int, n_public: int) -> str:
+    """The line under the page's introduction naming the current profile (label as plain
+    text)."""
+    return f"Current profile: {plain(label)} ({count_noun(n, 'user')}, {n_public:,} public)."
