@@ -434,6 +434,23 @@ class _Row:
     saturated: bool
 
 
+def _public_row(h: Histogram, i: int, level: float, flevel: Fraction) -> _Row:
+    """The receipt row of the public users in histogram group ``i``: granted ``level`` (tau*
+    for ADPM, the cap for TableMean; ``flevel`` is it as an exact fraction), saturated."""
+    n = int(h.n[i])
+    return _Row(
+        math.inf,
+        math.inf,
+        n,
+        level,
+        level,
+        flevel * h.sy[i],
+        flevel * n,
+        level * level * float(n),
+        True,
+    )
+
+
 def _level_rows(
     levels: np.ndarray, counts: np.ndarray, sy: list, r: np.ndarray, cut: float
 ) -> list[_Row]:
@@ -547,20 +564,7 @@ def _plan_bins_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int
                     bool(qmin[k] >= cap),
                 )
             )
-    for i in np.flatnonzero(pub):
-        rows.append(
-            _Row(
-                math.inf,
-                math.inf,
-                int(h.n[i]),
-                cap,
-                cap,
-                fcap * h.sy[i],
-                fcap * int(h.n[i]),
-                cap * cap * float(h.n[i]),
-                True,
-            )
-        )
+    rows += [_public_row(h, int(i), cap, fcap) for i in np.flatnonzero(pub)]
     return _merge_rows(rows), cap, 1 / Fraction(eta)
 
 
@@ -664,21 +668,9 @@ def _plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
             rows.append(
                 _Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2], tau * tau * e[2], True)
             )
-    for i in np.flatnonzero(pub):
+    if pub.any():
         assert ftau is not None  # public users make tau* finite
-        rows.append(
-            _Row(
-                math.inf,
-                math.inf,
-                int(h.n[i]),
-                tau,
-                tau,
-                ftau * h.sy[i],
-                ftau * int(h.n[i]),
-                tau * tau * float(h.n[i]),
-                True,
-            )
-        )
+        rows += [_public_row(h, int(i), tau, ftau) for i in np.flatnonzero(pub)]
     return _merge_rows(rows), tau, passes
 
 
