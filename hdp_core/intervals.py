@@ -26,6 +26,10 @@ P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minim
     v = Var Z <= s^2 ||w||^2), also by Bennett, 2 exp(-(v/M^2) h(M z / v)),
     h(u) = (1 + u) ln(1 + u) - u, M = max w_i (each term w_i (x_i - mu) <= M); P(|L| > t) =
     e^{-t/eta} = a2 exactly; h = z + t, minimised over a grid of splits (any split is valid).
+    Bennett's z solves h(M z / v) = (M^2 / v) ln(2/a1), h increasing and convex: one Newton
+    step from a table, then a check in floating point that proves the z returned is at or
+    above the exact root (:func:`_bennett_z`): rounding can only widen the interval. Any z
+    above the root is valid (the tail bound at a larger z is smaller).
 (c) Chernoff on the sum: for 0 < lam < 1/eta, E e^{lam (Z + L)} <= e^{psi(lam)} / (1 - lam^2
     eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s,
     psi = (v/M^2)(e^{lam M} - 1 - lam M) (Bennett's moment bound); the same for -Z, so
@@ -43,7 +47,9 @@ either target ("95% error"): the half-width of that target's interval for a prof
 
 from __future__ import annotations
 
+import contextlib
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -94,54 +100,174 @@ def _deterministic(zmax: float, eta: float, a: float) -> float:
     return table_half_width(zmax, eta, 1.0 - a)
 
 
-def _bennett_z(ln2: np.ndarray, m: float, var: float) -> np.ndarray:
-    """z with exp(-(var/m^2) h(m z / var)) = a1 (ln2 = ln(2/a1)), h(u) = (1+u) ln(1+u) - u:
-    Bennett's tail inverted by bisection; bracketed by Bernstein's z (Bennett's is smaller)."""
-    y = ln2 * m * m / var
-    hi = y / 3.0 + np.sqrt(y * y / 9.0 + 2.0 * y)  # Bernstein's u: h(u) >= u^2/(2(1+u/3))
-    lo = np.zeros_like(hi)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        below = (1.0 + mid) * np.log1p(mid) - mid < y
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    return hi * var / m
+_SPLITS = np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
+"""(b)'s grid of splits: a1 = a x these (255 points in (0, 1))."""
+
+_LAMBDAS = np.concatenate(
+    (np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1), 1.0 - np.logspace(-6, -2.5, 16))
+)
+"""(c)'s grid: lam = these / eta (271 points in (0, 1))."""
+
+_SERIES_BELOW = 1e-3
+"""Below this u, h(u) is summed as a series (the closed form loses digits there)."""
+
+_SERIES = (1.0 / 2.0, -1.0 / 6.0, 1.0 / 12.0, -1.0 / 20.0)
+"""h(u) / u^2 = sum_j (-u)^j / ((j + 1)(j + 2)), its first four terms."""
+
+_RHO = 1e-11
+"""The margin (relative, in h) by which a returned Bennett u must pass the check h(u) >= y."""
+
+_NEWTON_STEPS = 60
+"""Most Newton steps of the fallback (from Bernstein's u; about 7 for y = 1e20)."""
+
+for _a in (_SPLITS, _LAMBDAS):
+    _a.setflags(write=False)
+
+
+def _bennett_h(u: np.ndarray, log1p_u: np.ndarray, small: np.ndarray | bool | None) -> np.ndarray:
+    """h(u) = (1 + u) ln(1 + u) - u for u >= 0 (``log1p_u`` = ln(1 + u)) to a relative error
+    below 2e-12: the closed form for u >= 1e-3 (its cancellation costs at most ~5000 eps
+    there, eps = 2^-52), the alternating series u^2 (1/2 - u/6 + u^2/12 - u^3/20) below (the
+    first term left out, u^4 / 30, is under 7e-14 of the sum, about 1/2). ``small`` (from
+    :func:`_small`): where u < 1e-3, True if everywhere, None if nowhere; near 1e-3 either
+    way is that accurate."""
+    if small is None:
+        return (1.0 + u) * log1p_u - u
+    c0, c1, c2, c3 = _SERIES
+    series = u * u * (c0 + u * (c1 + u * (c2 + u * c3)))
+    if small is True:
+        return series
+    return np.where(small, series, (1.0 + u) * log1p_u - u)
+
+
+def _small(u: np.ndarray) -> np.ndarray | bool | None:
+    """Where u < 1e-3 (:func:`_bennett_h`'s series): None if nowhere, True if everywhere."""
+    small = u < _SERIES_BELOW
+    if not small.any():
+        return None
+    return True if small.all() else small
+
+
+def _h_table() -> tuple[np.ndarray, np.ndarray]:
+    """(ln h(u), ln u) at ln u = -40, -39.99, ..., 52 (9,201 points): read backwards by
+    np.interp it gives u(y) to 1.2e-6 (relative) for y in [1.1e-35, 1.7e24] (tests), the
+    start of the Newton step."""
+    lu = np.linspace(-40.0, 52.0, 9201)
+    u = np.exp(lu)
+    ly = np.log(_bennett_h(u, np.log1p(u), _small(u)))
+    for x in (ly, lu):
+        x.setflags(write=False)
+    return ly, lu
+
+
+_H_TABLE = _h_table()
+
+
+@lru_cache(maxsize=16)
+def _split_logs(a: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ln(2/a1), ln(1/(a - a1)) and ln ln(2/a1) on (b)'s grid of splits a1 = a x _SPLITS
+    (read-only)."""
+    a1 = a * _SPLITS
+    ln2 = np.log(2.0 / a1)
+    out = (ln2, np.log(1.0 / (a - a1)), np.log(ln2))
+    for x in out:
+        x.setflags(write=False)
+    return out
+
+
+def _newton(u: np.ndarray, y: np.ndarray, steps: int) -> np.ndarray:
+    """``steps`` Newton steps for h(u) = y from u: u - (h(u) - y) / ln(1 + u), which is
+    (u + y) / ln(1 + u) - 1 (to ~1000 eps relative) when every u >= 1e-3, else with h from
+    :func:`_bennett_h`."""
+    for _ in range(steps):
+        small = _small(u)
+        if small is None:
+            u = (u + y) / np.log1p(u) - 1.0
+        else:
+            lg = np.log1p(u)
+            u = u - (_bennett_h(u, lg, small) - y) / lg
+    return u
+
+
+def _certified(u: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """u raised by 2e-11 (relative), and whether h of it is at least y (1 + 1e-11), h to
+    2e-12 (the series wherever the raised u is below 1e-3)."""
+    u = u * (1.0 + 2.0 * _RHO)
+    return u, _bennett_h(u, np.log1p(u), _small(u)) >= y * (1.0 + _RHO)
+
+
+def _bennett_z(
+    ln2: np.ndarray, m: float, var: float, lnln2: np.ndarray | None = None
+) -> np.ndarray:
+    """z with exp(-(var/m^2) h(m z / var)) = a1 (ln2 = ln(2/a1); ``lnln2`` = ln ln2 if known),
+    h(u) = (1+u) ln(1+u) - u: Bennett's tail inverted, returned at or ABOVE the exact root (a
+    wider interval, still proven), at most ~2.1e-11 (relative) above it; inf (so Hoeffding's
+    z is used) where that cannot be certified.
+
+    Solves h(u) = y, y = ln2 m^2 / var, then z = u var / m. h is increasing and convex on
+    u >= 0 (h' = ln(1 + u) > 0, h'' = 1/(1 + u) > 0), so Newton's step from any u > 0 lands
+    at or above the root (the tangent lies below a convex curve) and, from above, closer: the
+    relative error after a step is at most about half the square of the one before (h''/(2
+    h') <= 1/(2u)). The start, u read from a table of h (:func:`_h_table`, 1.2e-6 off), needs
+    one step (to 7e-13), all grid points at once (numpy). Then u is raised by
+    2e-11 and checked, h(u) >= y (1 + 1e-11), with h to 2e-12 (:func:`_bennett_h`): a pass
+    proves h(u) > y in exact arithmetic, so u is above the exact root, by at least ~4e-12 of
+    it (h(c u) <= c^2 h(u) for c >= 1, as ln(1 + u) >= 2u/(2 + u)): more than the rounding
+    of y and of z. If any point fails (a y off the table starts at nan, and fails), all
+    restart from Bernstein's
+    u (h(u) >= u^2/(2(1 + u/3)), so above the root), whose Newton steps decrease to the root,
+    until every step moves u by at most 1e-9 of itself (the next error is below 1e-18); a
+    point that still fails the check gets inf. This replaced a 60-step bisection of
+    Bernstein's bracket (same numbers to 2.1e-11: tests/test_intervals_bennett.py).
+    """
+    c = m * m / var
+    if not 1e-300 < c < 1e290:  # then h(u) for u up to 3 y (y = c ln2, ln2 in [ln 4, 745])
+        return np.full(ln2.shape, np.inf)  # is a positive double; else Hoeffding's z alone
+    y = ln2 * c
+    ln_y = (np.log(ln2) if lnln2 is None else lnln2) + math.log(c)
+    start = np.exp(np.interp(ln_y, *_H_TABLE, left=np.nan, right=np.nan))  # nan: off the table
+    u, ok = _certified(_newton(start, y, 1), y)
+    if not ok.all():
+        u = y / 3.0 + np.sqrt(y) * np.sqrt(y / 9.0 + 2.0)  # Bernstein's u: above the root
+        for _ in range(_NEWTON_STEPS):
+            lg = np.log1p(u)
+            step = (_bennett_h(u, lg, _small(u)) - y) / lg
+            u = u - step
+            if (step <= 1e-9 * u).all():
+                break
+        u, ok = _certified(u, y)
+        return np.where(ok, u * (var / m), np.inf)
+    return u * (var / m)
 
 
 def _union(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
     """(b): min over splits a1 + a2 = a of z(a1) + eta ln(1/a2)."""
+    lnln2: np.ndarray | None = None
     if eta == 0:
-        a1 = np.array([a])
+        ln2 = np.log(2.0 / np.array([a]))
+        t: np.ndarray | float = 0.0
     else:
-        a1 = a * np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
-    ln2 = np.log(2.0 / a1)
+        ln2, log_a2, lnln2 = _split_logs(a)
+        t = eta * log_a2
     z = np.sqrt(0.5 * s2w * ln2)  # Hoeffding
     if var is not None and var > 0 and m > 0:
-        z = np.minimum(z, _bennett_z(ln2, m, var))
-    t = eta * np.log(1.0 / (a - a1)) if eta > 0 else 0.0
-    return float(np.min(z + t))
+        z = np.minimum(z, _bennett_z(ln2, m, var, lnln2))
+    return float((z + t).min())
 
 
 def _chernoff(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
     """(c): min over 0 < lam < 1/eta of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam."""
     if eta == 0:  # no noise: (b) with a2 = 0 is this bound at its best lam
         return math.inf
-    lam = (
-        np.concatenate(
-            (
-                np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1),
-                1.0 - np.logspace(-6, -2.5, 16),
-            )
-        )
-        / eta
-    )
+    lam = _LAMBDAS / eta
     noise = -np.log1p(-((lam * eta) ** 2))
     psi = lam * lam * s2w / 8.0  # Hoeffding's lemma
     if var is not None and var > 0 and m > 0:
-        with np.errstate(over="ignore"):
-            psi = np.minimum(psi, var * (np.expm1(lam * m) - lam * m) / (m * m))  # Bennett
+        lm = lam * m  # at most m / eta: e^lm overflows only past 709
+        with np.errstate(over="ignore") if m > 700.0 * eta else contextlib.nullcontext():
+            psi = np.minimum(psi, var * (np.expm1(lm) - lm) / (m * m))  # Bennett
     h = (psi + math.log(2.0 / a) + noise) / lam
-    return float(np.min(h))
+    return float(h.min())
 
 
 def population_half_width(
