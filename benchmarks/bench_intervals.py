@@ -22,7 +22,8 @@ of 7 interleaved rounds of each (the machine is shared), the ratio old / new and
 relative difference of the numbers. Calls: population_half_width_moments alone on several
 inputs, the Tier designer's section 5 (views.whatif.menu_release_errors for 1 and 12
 releases), and its two heavier cached calls that recompute when the spread changes
-(design.share_sweep, design.solve for the half-width). ``--bennett`` runs only this part.
+(design.share_sweep, design.solve for the half-width), and all of the page's core calls
+when the spread changes (every cache misses). ``--bennett`` runs only this part.
 Not part of the test suite.
 """
 
@@ -44,6 +45,7 @@ from hdp_core import design as D
 from hdp_core import intervals as I
 from hdp_core.intervals import expected_error_95
 from hdp_core.units import error_half_width
+from hdp_core.views import design as DV
 from hdp_core.views.whatif import menu_release_errors
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
@@ -160,6 +162,28 @@ def bennett_speed() -> None:
     sol = hdp.adpm(spread.to_profile(), data_sd=0.2)
     s2w = float(np.dot(sol.profile.counts, sol.weights**2))
     m, eta = float(sol.weights.max()), float(sol.noise_scale)
+    wa, wb = DV.whatif_tiers(spread, None, None)
+    target = DV.default_target(D.evaluate_menu(spread))
+
+    def page_calls() -> list[float]:
+        """What the Tier designer computes when the spread changes (every cache misses):
+        the report, the solver at its default target (half-width), the what-if sweep and the
+        report of the moved menu, and section 5 for 1 and 12 releases."""
+        rep = D.evaluate_menu(spread)
+        ans = D.solve(spread, "users", target, "half_width")
+        sweep = D.share_sweep(spread, wa, wb)
+        moved = D.evaluate_menu(
+            D.move_share(spread, wa, wb, 0.5 * DV.whatif_share(spread, wa, wb)[1])
+        )
+        sec5 = [menu_release_errors(spread, k).population for k in (1, 12)]
+        return [
+            rep.errors["ADPM"].half_width,
+            ans.error,
+            *sweep.half_widths["ADPM"],
+            moved.errors["ADPM"].half_width,
+            *sec5,
+        ]
+
     calls: list[tuple[str, Callable[[], Any], int]] = [
         (
             "moments: Tier designer default, s 0.2",
@@ -194,12 +218,13 @@ def bennett_speed() -> None:
             ],
             100,
         ),
-        ("share_sweep (41 menus, 4 bounds each)", lambda: D.share_sweep(spread, 0, 1), 2),
+        ("share_sweep (41 menus, 4 bounds each)", lambda: D.share_sweep(spread, wa, wb), 2),
         (
-            "solve: users for a $20 half-width",
-            lambda: D.solve(spread, "users", 20.0, "half_width"),
+            f"solve: users for a ${target:g} half-width",
+            lambda: D.solve(spread, "users", target, "half_width"),
             2,
         ),
+        ("all of the page's core calls (a miss)", page_calls, 2),
     ]
     head = f"{'old ms':>9} {'new ms':>9} {'old/new':>8} {'max rel diff':>13}"
     print(f"\n{'call (declared spread)':<42} {head}")

@@ -29,12 +29,16 @@ P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minim
     Bennett's z solves h(M z / v) = (M^2 / v) ln(2/a1), h increasing and convex: one Newton
     step from a table, then a check in floating point that proves the z returned is at or
     above the exact root (:func:`_bennett_z`): rounding can only widen the interval. Any z
-    above the root is valid (the tail bound at a larger z is smaller).
+    above the root is valid (the tail bound at a larger z is smaller). With v >= ||w||^2 / 4
+    (s = 1/2, the worst case) Bennett's z is never below Hoeffding's (h(u) <= u^2 / 2 makes
+    its exponent at most 2 z^2 / ||w||^2), so it is not computed.
 (c) Chernoff on the sum: for 0 < lam < 1/eta, E e^{lam (Z + L)} <= e^{psi(lam)} / (1 - lam^2
     eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s,
     psi = (v/M^2)(e^{lam M} - 1 - lam M) (Bennett's moment bound); the same for -Z, so
     P(|Z + L| > h) <= 2 e^{psi - lam h} / (1 - lam^2 eta^2) = alpha at
-    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a grid of lam.
+    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a grid of lam
+    (psi the least of the two; where one is the least on the whole grid, only it is
+    computed: :func:`_chernoff`).
 
 Hoeffding (1963); Bennett (1962); Boucheron, Lugosi, Massart, "Concentration Inequalities"
 (2013), Thm 2.8 (Hoeffding), Thm 2.9 and its proof (Bennett's moment bound and tail). The
@@ -119,6 +123,8 @@ _RHO = 1e-11
 
 _NEWTON_STEPS = 60
 """Most Newton steps of the fallback (from Bernstein's u; about 7 for y = 1e20)."""
+
+_LAM_MIN, _LAM_MAX = float(_LAMBDAS.min()), float(_LAMBDAS.max())
 
 for _a in (_SPLITS, _LAMBDAS):
     _a.setflags(write=False)
@@ -250,22 +256,44 @@ def _union(s2w: float, m: float, eta: float, a: float, var: float | None) -> flo
         ln2, log_a2, lnln2 = _split_logs(a)
         t = eta * log_a2
     z = np.sqrt(0.5 * s2w * ln2)  # Hoeffding
-    if var is not None and var > 0 and m > 0:
-        z = np.minimum(z, _bennett_z(ln2, m, var, lnln2))
+    if var is not None and 0 < var < 0.25 * s2w and m > 0:  # with v >= sum w^2 / 4 (s = 1/2)
+        z = np.minimum(z, _bennett_z(ln2, m, var, lnln2))  # Bennett's z is Hoeffding's or more
     return float((z + t).min())
 
 
+def _bennett_over_hoeffding(x: float) -> float:
+    """g(x) = (e^x - 1 - x) / x^2, increasing in x > 0 from 1/2, to 2e-11 (relative): at
+    lam = x / M, Bennett's psi over Hoeffding's is 8 (v / sum w^2) g(x)."""
+    if x < 1e-3:
+        return 0.5 + x / 6.0 + x * x / 24.0
+    if x > 700.0:
+        return math.inf
+    return (math.expm1(x) - x) / (x * x)
+
+
 def _chernoff(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
-    """(c): min over 0 < lam < 1/eta of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam."""
+    """(c): min over 0 < lam < 1/eta of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam,
+    psi the least of Hoeffding's and Bennett's. Their ratio, 8 (v / sum w^2) g(lam M)
+    (:func:`_bennett_over_hoeffding`), increases with lam: when it is below 1 - 1e-9 at the
+    largest lam of the grid only Bennett's psi is computed, when above 1 + 1e-9 at the
+    smallest only Hoeffding's (the same numbers: the least of the two is that one)."""
     if eta == 0:  # no noise: (b) with a2 = 0 is this bound at its best lam
         return math.inf
     lam = _LAMBDAS / eta
     noise = -np.log1p(-((lam * eta) ** 2))
-    psi = lam * lam * s2w / 8.0  # Hoeffding's lemma
-    if var is not None and var > 0 and m > 0:
+    v = 0.0 if var is None else var
+    use_b = use_h = v > 0 and m > 0 and s2w > 0
+    if use_b:
+        k = 8.0 * v / s2w
+        use_h = k * _bennett_over_hoeffding(m * _LAM_MAX / eta) > 1.0 - 1e-9
+        use_b = k * _bennett_over_hoeffding(m * _LAM_MIN / eta) < 1.0 + 1e-9
+    if use_b:
         lm = lam * m  # at most m / eta: e^lm overflows only past 709
         with np.errstate(over="ignore") if m > 700.0 * eta else contextlib.nullcontext():
-            psi = np.minimum(psi, var * (np.expm1(lm) - lm) / (m * m))  # Bennett
+            bennett = v * (np.expm1(lm) - lm) / (m * m)  # Bennett
+        psi = np.minimum(lam * lam * s2w / 8.0, bennett) if use_h else bennett
+    else:
+        psi = lam * lam * s2w / 8.0  # Hoeffding's lemma
     h = (psi + math.log(2.0 / a) + noise) / lam
     return float(h.min())
 

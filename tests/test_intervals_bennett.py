@@ -239,6 +239,34 @@ def test_bounds_against_exact_arithmetic(case):
         assert c_new == REF._chernoff(s2w, m, eta, a, var)  # the same arithmetic as before
 
 
+def test_bennett_over_hoeffding_ratio():
+    """g(x) = (e^x - 1 - x) / x^2 (the ratio (c) tests to compute only one psi) to 2e-11."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        for x in [1e-12, 1e-6, 0.999e-3, 1e-3, 1.001e-3, 0.1, 1.0, 30.0, 699.0]:
+            xd = _d(x)
+            exact = (xd.exp() - 1 - xd) / (xd * xd)
+            assert abs(float(_d(I._bennett_over_hoeffding(x)) / exact - 1)) <= 2e-11
+    assert I._bennett_over_hoeffding(701.0) == INF
+
+
+@given(
+    st.floats(-13, 0),
+    st.floats(0, 1),
+    st.floats(-12, 3).map(lambda e: 10.0**e),  # eta
+    st.one_of(st.just(0.5), st.floats(-9, math.log10(0.5)).map(lambda e: 10.0**e)),
+    st.sampled_from([0.5, 0.95, 0.999]),
+)
+def test_chernoff_same_as_old(ls2w, frac, eta, sd, level):
+    """(c) computing one psi where it is the least on the whole grid: the old numbers."""
+    s2w = 10.0**ls2w
+    m = 10.0 ** (ls2w * (1 - frac / 2))
+    var = sd * sd * s2w
+    new = I._chernoff(s2w, m, eta, 1.0 - level, var)
+    old = REF._chernoff(s2w, m, eta, 1.0 - level, var)
+    assert abs(new / old - 1) <= 1e-12
+
+
 # ---- new against old ---------------------------------------------------------------------------
 @contextlib.contextmanager
 def old_path():
