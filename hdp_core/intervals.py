@@ -207,24 +207,25 @@ def _bennett_z(
 ) -> np.ndarray:
     """z with exp(-(var/m^2) h(m z / var)) = a1 (ln2 = ln(2/a1); ``lnln2`` = ln ln2 if known),
     h(u) = (1+u) ln(1+u) - u: Bennett's tail inverted, returned at or ABOVE the exact root (a
-    wider interval, still proven), at most ~2.1e-11 (relative) above it; inf (so Hoeffding's
+    wider interval, still proven), about 2e-11 (relative) above it; inf (so Hoeffding's
     z is used) where that cannot be certified.
 
     Solves h(u) = y, y = ln2 m^2 / var, then z = u var / m. h is increasing and convex on
     u >= 0 (h' = ln(1 + u) > 0, h'' = 1/(1 + u) > 0), so Newton's step from any u > 0 lands
     at or above the root (the tangent lies below a convex curve) and, from above, closer: the
-    relative error after a step is at most about half the square of the one before (h''/(2
-    h') <= 1/(2u)). The start, u read from a table of h (:func:`_h_table`, 1.2e-6 off), needs
-    one step (to 7e-13), all grid points at once (numpy). Then u is raised by
+    relative error after a step is at most about half the square of the one before
+    (h''/(2 h') <= 1/(2u)). The start, u read from a table of h (:func:`_h_table`, 1.2e-6
+    off), needs one step (to 7e-13), all grid points at once (numpy). Then u is raised by
     2e-11 and checked, h(u) >= y (1 + 1e-11), with h to 2e-12 (:func:`_bennett_h`): a pass
     proves h(u) > y in exact arithmetic, so u is above the exact root, by at least ~4e-12 of
     it (h(c u) <= c^2 h(u) for c >= 1, as ln(1 + u) >= 2u/(2 + u)): more than the rounding
-    of y and of z. If any point fails (a y off the table starts at nan, and fails), all
-    restart from Bernstein's
-    u (h(u) >= u^2/(2(1 + u/3)), so above the root), whose Newton steps decrease to the root,
-    until every step moves u by at most 1e-9 of itself (the next error is below 1e-18); a
-    point that still fails the check gets inf. This replaced a 60-step bisection of
-    Bernstein's bracket (same numbers to 2.1e-11: tests/test_intervals_bennett.py).
+    of ln2, y and z. If any point fails (a y off the table starts at nan, and fails), all
+    restart from Bernstein's u (h(u) >= u^2/(2(1 + u/3)), so above the root), whose Newton
+    steps decrease to the root, until every step moves u by at most 1e-9 of itself (the next
+    error is below 1e-18); a point that still fails the check gets inf. This replaced a
+    60-step bisection of Bernstein's bracket, ten times slower (same numbers to 2e-11; exact
+    arithmetic and the old code as oracles: tests/test_intervals_bennett.py and
+    benchmarks/bench_intervals.py).
     """
     c = m * m / var
     if not 1e-300 < c < 1e290:  # then h(u) for u up to 3 y (y = c ln2, ln2 in [ln 4, 745])
