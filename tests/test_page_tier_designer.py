@@ -506,7 +506,8 @@ def test_sections_3_to_6_start_closed_and_draw_nothing(app):
         assert f"**{title}**" in _labels(at)
     assert all(not at.session_state[k] for k in OPEN.values() if k in at.session_state)
     assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]
-    keys = {w.key for kind in ("number_input", "radio", "slider", "selectbox") for w in at.get(kind)}
+    kinds = ("number_input", "radio", "slider", "selectbox")
+    keys = {w.key for kind in kinds for w in at.get(kind)}
     assert not keys & {"td_target", "td_metric", "td_question", "td_wi_share", "td_releases"}
     assert not at.get("download_button") and not at.get("file_uploader")
     # the default target: half ADPM's 95% half-width, to two digits
