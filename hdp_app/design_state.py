@@ -96,6 +96,66 @@ def keep_menu(menu: D.Menu) -> None:
         ss.pop(IMPORT_MSG, None)
 
 
+# sections 3 to 6 (drawn only when open) -------------------------------------------------------
+OPEN = {name: f"td_open_{name}" for name in V.SECTIONS}
+"""Session-state key (and link parameter, 'td_open_<name>=true') of each lazy section's
+expander: open or closed."""
+
+KEPT = (
+    "td_metric",
+    "td_target",
+    "td_question",
+    "td_solve_tier",
+    "td_move_from",
+    "td_move_to",
+    "td_wi_a",
+    "td_wi_b",
+    "td_wi_share",
+    "td_releases",
+)
+"""Widgets inside the lazy sections: Streamlit forgets a widget's value after a run that did
+not draw it, so a closed section would reopen at its defaults; :func:`keep_section_state`
+keeps them."""
+
+
+def keep_section_state() -> None:
+    """Keep the values of the lazy sections' widgets across runs that do not draw them (call
+    at the start of every run of the page's body)."""
+    ss = st.session_state
+    for key in KEPT:
+        if key in ss:
+            ss[key] = ss[key]
+
+
+def init_sections() -> None:
+    """First visit: seed 'Releases (k)' from the link (the value was checked by
+    drop_bad_query_params) and open section 5 when the link carries one."""
+    ss = st.session_state
+    if "td_releases" in ss:
+        return
+    raw = st.query_params.get("td_releases")
+    ss["td_releases"] = int(float(raw)) if raw else 1
+    if raw:
+        ss[OPEN["releases"]] = True
+
+
+def goal(report: D.MenuReport) -> tuple[str, float]:
+    """The accuracy-first target (metric, value in data units) the page's link and export
+    carry: the section 3 widgets' values, seeded as they would be when the section was never
+    opened (the first metric, V.default_target)."""
+    ss = st.session_state
+    if ss.get("td_metric") not in V.METRIC_LABELS:
+        ss["td_metric"] = next(iter(V.METRIC_LABELS))
+    if "td_target" not in ss:
+        ss["td_target"] = V.default_target(report)
+    return ss["td_metric"], float(ss["td_target"])
+
+
+def releases() -> int:
+    """The 'Releases (k)' value (section 5's control, kept while the section is closed)."""
+    return int(st.session_state.get("td_releases", 1))
+
+
 # callbacks ------------------------------------------------------------------------------------
 def cb_template() -> None:
     ss = st.session_state

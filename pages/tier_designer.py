@@ -9,6 +9,8 @@ hdp_core.figures.design (cached in hdp_app.design_cache).
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from hdp_app import design_state as S
@@ -39,7 +41,7 @@ from hdp_core.views import design as V
 from hdp_core.views import design_link, explain, links, menu_io
 from hdp_core.views import tuned as tview
 from hdp_core.views import whatif as wv
-from hdp_core.views.formatting import plain, short_eps
+from hdp_core.views.formatting import plain, plain_table, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -233,7 +235,9 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         st.markdown(explain.DESIGNER_SATURATION_TEXT)
         st.markdown(explain.WORST_CASE_DATA_TEXT)
 
-    st.dataframe(V.tier_table(menu, report), hide_index=True, width="stretch")
+    # a static table: a few rows, drawn in the same frame as the rest (st.dataframe's grid
+    # re-wrote its hidden cells ~200 ms after each slider step)
+    st.table(plain_table(V.tier_table(menu, report)), hide_index=True)
 
     st.subheader("Compared with simpler designs")
     metric_view = st.radio(
@@ -258,10 +262,10 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     return metric_view
 
 
-def target_section(menu: D.Menu, report: D.MenuReport) -> str:
-    """3. Accuracy first: the accuracy-first solvers for a target error. Returns the target's
-    link value (metric~value) for the shareable link."""
+def target_section(menu: D.Menu, report: D.MenuReport) -> None:
+    """3. Accuracy first: the accuracy-first solvers for a target error."""
     ss = st.session_state
+    S.goal(report)  # seeds the metric and the target as the link and the export see them
     st.markdown("Set the error you need, in your data's units, and ask what it takes.")
     c1, c2 = st.columns(2)
     metric = c1.radio(
@@ -273,8 +277,6 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> str:
         help="95% half-width: the estimate is within ± this 95% of the time. RMSE: "
         "the typical size of the error.",
     )
-    if "td_target" not in ss:
-        ss["td_target"] = V.default_target(report)
     target = c2.number_input(
         f"Target error ({plain(menu.unit) or 'data units'})",
         min_value=0.0,
@@ -283,9 +285,6 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> str:
         help="The largest error of the mean you accept, in real units. It "
         "must be positive and less than half the data range.",
     )
-    goal = design_link.encode_goal(metric, target)
-    if st.query_params.get(design_link.GOAL_KEY) != goal:
-        st.query_params[design_link.GOAL_KEY] = goal
     question = st.radio(
         "Question",
         list(V.QUESTION_LABELS),
@@ -348,8 +347,6 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> str:
                     help="Change the menu above to this answer.",
                 )
 
-    return goal
-
 
 def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None:
     """4. What if users move between two tiers: a slider over tier A's share."""
@@ -406,14 +403,13 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
     )
 
 
-def targets_section(menu: D.Menu) -> dict:
+def targets_section(menu: D.Menu) -> None:
     """5. Which mean, and k releases: the 95% error under each target (population: ADPM;
-    table: TableMean) of each of k releases at eps / k. Returns the JSON export's block."""
+    table: TableMean) of each of k releases at eps / k."""
     k = int(
         st.number_input(
             "Releases (k)",
             **limit_bounds(wv.RELEASES),
-            value=1,
             step=1,
             key="td_releases",
             bind="query-params",
@@ -427,13 +423,19 @@ def targets_section(menu: D.Menu) -> dict:
     ):
         show_metric(col, m)
         col.caption(wv.TARGET_TEXTS[target])
-    return wv.targets_to_dict(single, each, k)
 
 
-def save_section(menu: D.Menu, report: D.MenuReport, goal: str, targets: dict) -> None:
+def export_targets(menu: D.Menu) -> dict:
+    """The JSON export's block of section 5 (its k, kept while the section is closed)."""
+    k = S.releases()
+    return wv.targets_to_dict(cached_release_errors(menu, 1), cached_release_errors(menu, k), k)
+
+
+def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
     """6. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
     ss = st.session_state
     token = links.encode_menu_link(menu)
+    targets = export_targets(menu)
     # a row that wraps: in three columns the labels were cut at 1024 px
     row = st.container(horizontal=True, wrap=True)
     json_text = menu_io.menu_to_json(menu, report, {"targets": targets})
@@ -503,8 +505,18 @@ FULL_RUN_VERSION = "td_full_run_version"  # the profile version the last full ru
 def main() -> None:
     drop_bad_query_params({"td_releases": wv.RELEASES})
     intro()
+    S.init_sections()
     st.session_state[FULL_RUN_VERSION] = profile_version()
     body()
+
+
+def lazy_section(name: str) -> Any:
+    """Sections 3 to 6: an expander that draws its content only when open (its state is in
+    the link). Returns the container to draw into, or None when the section is closed."""
+    box = st.expander(
+        f"**{V.SECTIONS[name]}**", key=S.OPEN[name], on_change="rerun", bind="query-params"
+    )
+    return box if box.open else None
 
 
 @st.fragment
@@ -512,10 +524,12 @@ def body() -> None:
     """Sections 1 to 6, as a fragment (issue 11): the menu's controls rerun only this part,
     not the page's introduction, the sidebar and the URL sync. "Use this menu as the current
     profile" changes the profile, which the sidebar and the other pages follow: then the whole
-    app reruns at once, before anything is drawn. Section 4 is a fragment of its own inside
-    this one: the what-if controls rerun only that section."""
+    app reruns at once, before anything is drawn. Sections 3 to 6 are drawn only when opened
+    (issue 23: a slider step redraws sections 1 and 2); section 4 is a fragment of its own
+    inside this one: the what-if controls rerun only that section."""
     if st.session_state.get(FULL_RUN_VERSION) != profile_version():
         st.rerun(scope="app")
+    S.keep_section_state()
     menu_note()
     st.header("1. Your menu")
     menu = menu_section()
@@ -530,14 +544,24 @@ def body() -> None:
     )
     st.header("2. What each tier really gets")
     metric_view = tiers_section(menu, report)
-    st.header("3. Accuracy first: what does a target error take?")
-    goal = target_section(menu, report)
-    st.header("4. What if users move between two tiers?")
-    live(whatif_section, menu, report, metric_view)  # its slider reruns only this section
-    st.header("5. Which mean, and how many releases?")
-    targets = targets_section(menu)
-    st.header("6. Save, share and use the menu")
-    save_section(menu, report, goal, targets)
+    goal = design_link.encode_goal(*S.goal(report))
+    if st.query_params.get(design_link.GOAL_KEY) != goal:
+        st.query_params[design_link.GOAL_KEY] = goal
+
+    st.subheader("More about this menu")
+    st.caption(V.SECTIONS_INTRO)
+    if (box := lazy_section("target")) is not None:
+        with box:
+            target_section(menu, report)
+    if (box := lazy_section("whatif")) is not None:
+        with box:
+            live(whatif_section, menu, report, metric_view)  # its slider reruns only this
+    if (box := lazy_section("releases")) is not None:
+        with box:
+            targets_section(menu)
+    if (box := lazy_section("save")) is not None:
+        with box:
+            save_section(menu, report, goal)
 
 
 main()

@@ -38,6 +38,16 @@ def open_page(at, page: str):
     return at
 
 
+def open_sections(at, *names: str):
+    """Open the Tier designer's sections 3 to 6 (drawn only when open; all of them when no
+    name is given: 'target', 'whatif', 'releases', 'save') and rerun; returns ``at``."""
+    from hdp_app.design_state import OPEN
+
+    for name in names or tuple(OPEN):
+        at.session_state[OPEN[name]] = True
+    return at.run()
+
+
 INF = float("inf")
 
 PROFILE_KINDS = {

@@ -123,7 +123,9 @@ def test_menu_csv_escaped_and_reads_back_as_tiers(server, browser, tmp_path):  #
     ctx, page = new_page(browser)
     log = RequestLog(page, server)
     try:
-        page.goto(f"{server}/tier_designer?{urlencode({'menu': links.encode_menu_link(m)})}")
+        # the link opens section 6 (Save, share and use the menu) with the downloads
+        q = urlencode({"menu": links.encode_menu_link(m), "td_open_save": "true"})
+        page.goto(f"{server}/tier_designer?{q}")
         wait_drawn(page)
         name, data = _download(page, "Per-tier results (CSV)", tmp_path, reruns=True)
         assert name == "tier_menu.csv"
@@ -138,7 +140,8 @@ def test_menu_csv_escaped_and_reads_back_as_tiers(server, browser, tmp_path):  #
         # the preview the page shows is the file it serves
         main = page.get_by_test_id("stMain")
         main.get_by_text("Preview the JSON").click()
-        code = main.get_by_test_id("stExpander").filter(has_text="Preview the JSON")
+        # the innermost expander with that title (section 6's own expander holds it too)
+        code = main.get_by_test_id("stExpander").filter(has_text="Preview the JSON").last
         code = code.get_by_test_id("stCode")
         code.wait_for()
         assert json.loads(code.inner_text()) == json.loads(text)

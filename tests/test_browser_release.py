@@ -47,6 +47,11 @@ def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  
     try:
         page.goto(server + "/tier_designer")
         wait_drawn(page)
+        # a user opens section 6 (closed on a first visit) to find the link
+        before = runs_ended(page)
+        page.get_by_text("6. Save, share and use the menu").click()
+        wait_drawn(page, runs_before=before)
+        assert "td_open_save=true" in page.url  # the address bar remembers the open section
         link = page.get_by_role("link", name="Release a private mean with this menu")
         _click(page, link)
         assert page.url.startswith(server + "/release?")

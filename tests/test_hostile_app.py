@@ -14,7 +14,7 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import APP, ok, open_page, show, whole_app
+from helpers import APP, ok, open_page, open_sections, show, whole_app
 
 import hdp_core as hdp
 from hdp_core import design as D
@@ -80,7 +80,7 @@ def test_menu_link_names_render_as_plain_text_everywhere(app):
     image as unit: no markdown string holds live image/link/icon syntax, no figure holds a
     raw '<a', and after 'Use this menu' the sidebar and the Profile page stay plain too."""
     app.query_params["menu"] = _hostile_menu_link()
-    at = open_page(app, "tier_designer")
+    at = open_sections(open_page(app, "tier_designer"))
     ok(at)
     strings = _markdown_strings(at)
     assert any("host" in s for s in strings), "the names are shown somewhere"
@@ -320,7 +320,7 @@ def _all_text(at) -> str:
 
 def test_lone_surrogate_in_a_menu_link_is_refused_and_not_kept(app):
     app.query_params["menu"] = _menu_token("A\ud800B")
-    at = open_page(app, "tier_designer")
+    at = open_sections(open_page(app, "tier_designer"))
     ok_no_exception(at)
     notes = " ".join(w.value for w in at.warning)
     assert "surrogate" in notes, notes
@@ -333,7 +333,7 @@ def test_lone_surrogate_in_a_menu_link_is_refused_and_not_kept(app):
 
 
 def test_lone_surrogate_in_an_imported_json_is_refused(app):
-    at = open_page(app, "tier_designer")
+    at = open_sections(open_page(app, "tier_designer"))
     bad = json.dumps(
         {"n_users": 10, "tiers": [{"name": "X\udfff", "eps": 1, "share_percent": 100}]}
     ).encode()
@@ -345,7 +345,7 @@ def test_lone_surrogate_in_an_imported_json_is_refused(app):
 
 @pytest.mark.parametrize(("lo", "hi"), [(-1e307, 1e307), (0.0, 1e307), (-1e16, 0.0)])
 def test_huge_data_range_is_refused_with_the_limit(app, lo, hi):
-    at = open_page(app, "tier_designer")
+    at = open_sections(open_page(app, "tier_designer"))
     before = json.loads(next(c.value for c in at.code if c.language == "json"))
     at.number_input(key="td_lo").set_value(lo)
     at.number_input(key="td_hi").set_value(hi).run()
@@ -362,7 +362,7 @@ def test_huge_data_range_is_refused_with_the_limit(app, lo, hi):
     # a link with such a range falls back to the default menu with a note
     app2 = type(app).from_file(APP, default_timeout=60)
     app2.query_params["menu"] = _menu_token(low=lo, high=hi)
-    at2 = open_page(app2, "tier_designer")
+    at2 = open_sections(open_page(app2, "tier_designer"))
     ok_no_exception(at2)
     assert any("1e\\+15" in w.value for w in at2.warning)
 
@@ -516,7 +516,7 @@ def test_uploaders_state_their_limit_next_to_them(app):
     assert f"at most {MAX_UPLOAD_BYTES // 2**20} MB" in up.label
     assert up.max_upload_size_mb == MAX_UPLOAD_BYTES // 2**20
     at.switch_page("pages/tier_designer.py").run()
-    up = at.get("file_uploader")[0]
+    up = open_sections(at, "save").get("file_uploader")[0]
     assert f"at most {MAX_MENU_BYTES // 1024} KB" in up.label
 
 

@@ -12,7 +12,7 @@ import json
 import math
 
 import pytest
-from helpers import open_page, shown
+from helpers import open_page, open_sections, shown
 
 from hdp_core import design as D
 from hdp_core.views import links, menu_io
@@ -22,7 +22,7 @@ MENU = "td_menu"
 
 @pytest.fixture
 def page(app):
-    at = open_page(app, "tier_designer")
+    at = open_sections(open_page(app, "tier_designer"))
     assert not at.exception, at.exception
     return at
 
@@ -487,3 +487,95 @@ def test_a_menu_csv_is_imported_through_the_one_reader(page):
     ok(at)
     assert any("the first row must name the columns" in e.value for e in at.error)
     assert menu_of(at) == before
+
+
+# ---- issue 23: sections 3 to 6 drawn only when open ---------------------------------------
+def _labels(at) -> list[str]:
+    return [e.label for e in at.expander]
+
+
+def test_sections_3_to_6_start_closed_and_draw_nothing(app):
+    """A first visit draws sections 1 and 2 only: the four later sections are closed
+    expanders titled as before, and none of their controls, charts or downloads exists (a
+    slider step redraws one chart, not two). The link still carries the menu and the goal."""
+    from hdp_app.design_state import OPEN
+    from hdp_core.views import design as V
+
+    at = ok(open_page(app, "tier_designer"))
+    for title in V.SECTIONS.values():
+        assert f"**{title}**" in _labels(at)
+    assert all(not at.session_state[k] for k in OPEN.values() if k in at.session_state)
+    assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]
+    kinds = ("number_input", "radio", "slider", "selectbox")
+    keys = {w.key for kind in kinds for w in at.get(kind)}
+    assert not keys & {"td_target", "td_metric", "td_question", "td_wi_share", "td_releases"}
+    assert not at.get("download_button") and not at.get("file_uploader")
+    # the default target: half ADPM's 95% half-width, to two digits
+    half = D.evaluate_menu(menu_of(at)).errors["ADPM"].half_width / 2
+    metric_name, value = at.query_params["goal"].split("~")
+    assert metric_name == "half_width"
+    assert float(value) == pytest.approx(half, rel=0.05) and len(value.strip("0.")) <= 3
+    # the tier table is a static table with the tier names as written
+    assert len(at.table) == 1 and not at.dataframe
+    assert list(at.table[0].value["tier"]) == list(menu_of(at).names)
+
+
+def test_a_closed_section_keeps_its_values(app):
+    """Closing a section and opening it again keeps what was set in it (Streamlit forgets the
+    values of widgets a run did not draw), and the link and the export follow them while the
+    section is closed."""
+    at = ok(open_sections(open_page(app, "tier_designer"), "target", "releases", "whatif"))
+    at.radio(key="td_metric").set_value("rmse").run()
+    at.number_input(key="td_target").set_value(12.5).run()
+    at.number_input(key="td_releases").set_value(6).run()
+    share = at.slider(key="td_wi_share")
+    share.set_value(round(share.value / 2, 1)).run()
+    moved = at.slider(key="td_wi_share").value
+    for name in ("target", "releases", "whatif"):
+        at.session_state[f"td_open_{name}"] = False
+    ok(at.run())
+    assert at.query_params["goal"] == "rmse~12.5"
+    at.radio(key="td_view").set_value("rmse").run()  # another run with the sections shut
+    ok(open_sections(at, "save"))
+    export = json.loads(next(c.value for c in at.code if c.language == "json"))
+    assert export["results"]["targets"]["releases"] == 6
+    ok(open_sections(at, "target", "releases", "whatif"))
+    assert at.radio(key="td_metric").value == "rmse"
+    assert at.number_input(key="td_target").value == 12.5
+    assert at.number_input(key="td_releases").value == 6
+    assert at.slider(key="td_wi_share").value == moved
+
+
+@pytest.mark.parametrize("name", ["target", "whatif", "releases", "save"])
+def test_a_link_opens_its_section(app, name):
+    from hdp_app.design_state import OPEN
+
+    app.query_params[OPEN[name]] = "true"
+    at = ok(open_page(app, "tier_designer"))
+    assert at.session_state[OPEN[name]] is True
+    drawn = {
+        "target": lambda: at.number_input(key="td_target"),
+        "whatif": lambda: at.slider(key="td_wi_share"),
+        "releases": lambda: at.number_input(key="td_releases"),
+        "save": lambda: at.get("download_button")[0],
+    }
+    assert drawn[name]() is not None
+    others = [k for n, k in OPEN.items() if n != name]
+    assert not any(at.session_state[k] for k in others if k in at.session_state)
+
+
+@pytest.mark.parametrize("bad", ["garbage", "1e400", ""])
+def test_a_bad_section_value_in_the_link_leaves_it_closed(app, bad):
+    app.query_params["td_open_whatif"] = bad
+    at = ok(open_page(app, "tier_designer"))
+    assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]
+
+
+def test_tier_names_in_the_table_are_plain_text(app):
+    """st.table renders Markdown in its cells: a tier name is escaped and shown as typed."""
+    from hdp_core.views.formatting import plain
+
+    at = ok(open_page(app, "tier_designer"))
+    at.text_input(key="td_name_0").set_value("**bold** [x](http://e.vil)").run()
+    ok(at)
+    assert at.table[0].value["tier"][0] == plain("**bold** [x](http://e.vil)")

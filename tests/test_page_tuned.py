@@ -9,7 +9,7 @@ import math
 import numpy as np
 import plotly.io as pio
 import pytest
-from helpers import ok, open_page, show
+from helpers import ok, open_page, open_sections, show
 
 import hdp_core as hdp
 from hdp_core import design as D
@@ -73,7 +73,7 @@ def test_bounds_page_known_spread_adds_the_tuned_curve(app):
 
 
 def test_tier_designer_known_sd_uses_the_tuned_weights(app):
-    at = open_page(app, "tier_designer")
+    at = open_sections(open_page(app, "tier_designer"), "target")
     ok(at)
     at.radio(key="td_spread").set_value("sd").run()
     at.number_input(key="td_sd").set_value(5.0).run()

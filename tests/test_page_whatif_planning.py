@@ -9,7 +9,7 @@ import json
 import math
 
 import pytest
-from helpers import PROFILE_KINDS, show
+from helpers import PROFILE_KINDS, open_sections, show
 
 import hdp_core as hdp
 from hdp_core.figures.style import METHOD_COLORS
@@ -139,7 +139,7 @@ def designer(app):
     at = app
     at.run()
     at.switch_page("pages/tier_designer.py").run()
-    return ok(at)
+    return ok(open_sections(at))
 
 
 def target_cards(at):

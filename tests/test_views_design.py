@@ -123,8 +123,10 @@ def test_tier_table_rows_add_up(menu):
     t = V.tier_table(menu, rep)
     assert list(t["tier"]) == list(menu.names)
     assert sum(int(x.replace(",", "")) for x in t["users"]) == menu.n_users
-    assert t["share %"].sum() == pytest.approx(100, abs=1e-3)
-    assert t["share of the estimate %"].sum() == pytest.approx(100, abs=1e-3)
+    # shown to 4 significant digits: each cell within 0.005 of its value (>= 10%), so the
+    # column adds up to 100 within 0.005 per tier
+    for col in ("share %", "share of the estimate %"):
+        assert sum(float(x) for x in t[col]) == pytest.approx(100, abs=0.005 * menu.k)
     assert (t["saturated"] != "no").sum() == int(np.sum(menu.levels > rep.tau_star))
 
 

@@ -277,17 +277,17 @@ def saturation_message(menu: Menu, report: MenuReport) -> tuple[str, str]:
 
 def tier_table(menu: Menu, report: MenuReport) -> pd.DataFrame:
     """One row per tier: name, offered eps, users, share %, granted eps, saturated, and the
-    tier's share of the estimate % (text columns as shown)."""
+    tier's share of the estimate % (every column text as shown; percents to 4 digits)."""
     rows = report.rows()
     return pd.DataFrame(
         {
             "tier": [r["tier"] for r in rows],
             "offers eps": [short_eps(r["eps asked"]) for r in rows],
             "users": [f"{r['users']:,}" for r in rows],
-            "share %": [round(r["share %"], 4) for r in rows],
+            "share %": [f"{r['share %']:.4g}" for r in rows],
             "granted eps": [telling_eps(r["eps granted"], menu.levels) for r in rows],
             "saturated": ["yes, capped at tau*" if r["saturated"] else "no" for r in rows],
-            "share of the estimate %": [round(r["share of the estimate %"], 4) for r in rows],
+            "share of the estimate %": [f"{r['share of the estimate %']:.4g}" for r in rows],
         }
     )
 
@@ -328,6 +328,23 @@ def all_public_caption(report: MenuReport, metric: str, unit: str) -> str:
         f"For reference, if every user were public the {METRIC_LABELS[metric]} would "
         f"be {fmt_err(report.all_public.get(metric), unit)}: no menu can do better."
     )
+
+
+# sections 3 to 6: drawn only when opened ---------------------------------------------------
+SECTIONS: dict[str, str] = {
+    "target": "3. Accuracy first: what does a target error take?",
+    "whatif": "4. What if users move between two tiers?",
+    "releases": "5. Which mean, and how many releases?",
+    "save": "6. Save, share and use the menu",
+}
+"""The titles of the page's sections 3 to 6 (each opens on a click; a closed section is not
+computed, so a slider step redraws only sections 1 and 2)."""
+
+SECTIONS_INTRO = (
+    "Open a section below to go further: a target error, users moving between tiers, "
+    "repeated releases, or saving and sharing the menu. Several may be open at once; the "
+    "link in the address bar remembers which."
+)
 
 
 # section 3: accuracy first --------------------------------------------------------------------

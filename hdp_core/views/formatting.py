@@ -21,6 +21,7 @@ __all__ = [
     "format_eps",
     "frame_to_csv",
     "plain",
+    "plain_table",
     "sci",
     "short_eps",
     "sidebar_eps",
@@ -46,6 +47,18 @@ def plain(text: object) -> str:
     s = _BREAKS.sub(" ", str(text))
     s = s.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(s) else s
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s)
+
+
+def plain_table(df: Any) -> Any:
+    """A copy of the pandas DataFrame ``df`` for st.table, which renders Markdown in every
+    cell and header: each text cell and column name passed through :func:`plain` (shown
+    literally); numeric columns unchanged."""
+    out = df.copy()
+    for col in out.columns:
+        if not _is_numeric_dtype(out[col].dtype):
+            out[col] = [plain(v) for v in out[col]]
+    out.columns = [plain(c) for c in out.columns]
+    return out
 
 
 def _has_surrogate(s: str) -> bool:
