@@ -177,6 +177,7 @@ from .profile import EpsilonProfile, out_of_range
 from .release_engines import (
     FETCH_USERS,
     MAX_TIERS,
+    NUMBER_REASONS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
@@ -186,6 +187,7 @@ from .release_engines import (
     Histogram,
     Q,
     ReleaseError,
+    not_finite_words,
     open_source,
 )
 from .table_mean import table_mean
@@ -194,7 +196,6 @@ from .validate import (
     LEVEL_MAX,
     LEVEL_MIN,
     PUBLIC_WORDS,
-    cell_kind,
     cell_reason,
     parse_level,
     tier_key,
@@ -899,7 +900,7 @@ def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
     release would make from the cells' kinds (empty table, bad level, bad value, level out of
     range, no usable user), with the same messages. Returns the fingerprint."""
     try:
-        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos = src.precheck(vcol, ecol)
+        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub = src.precheck(vcol, ecol)
     except ReleaseError:
         raise
     except Exception as exc:
@@ -916,6 +917,8 @@ def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
     if n_range:
         row, v = src.first_bad("range")
         _raise_range(row, float(v) if v is not None else math.nan, ecol)
+    if n_pub:
+        _check_public(src, ecol)
     if n_pos == 0:
         raise ReleaseError(
             f"no usable user: all {n_rows:,} rows have eps = 0 (data not to be used)"
@@ -923,25 +926,48 @@ def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
     return str(fp)
 
 
+def _check_public(src: Any, ecol: str) -> None:
+    """A table with public users (eps = +inf): refuse one whose cell is a number too large
+    for a float ('1e400' reads as inf) rather than a word for public (once per source)."""
+    if not getattr(src, "public_checked", False):
+        src.check_public(ecol)
+        src.public_checked = True
+
+
+def _cell_of(src: Any, col: str, row: int, parsed: Any) -> Any:
+    """What to classify a bad cell by (validate.cell_reason): its text when the engine parsed
+    it to an infinity and the file writes a number too large for a float ('1e400': reason
+    'too_large', not 'not_finite'), else the parsed cell (a negative level stays
+    'negative')."""
+    if not row or parsed is None or not math.isinf(float(parsed)):
+        return parsed
+    raw = src.raw_cell(col, row)
+    return raw if raw is not None and cell_reason(raw) == "too_large" else parsed
+
+
 def _raise_bad_eps(src: Any, ecol: str, n_bad: int) -> None:
     row, v = src.first_bad("eps")
+    cell = _cell_of(src, ecol, row, v)
+    kind = cell_reason(cell)  # the words: 'NaN', 'empty', 'not a finite number' (-inf), ...
+    reason = {"nan": "empty", "not_finite": "negative"}.get(kind, kind)  # level_counts' codes
     where = f"row {row}" if row else "a row"
     raise BadCellError(
-        f"eps column {ecol!r}, {where}: {cell_kind(v)}; privacy levels must be "
+        f"eps column {ecol!r}, {where}: {kind_words(kind)}; privacy levels must be "
         f"numbers >= 0 (inf = public) ({_such_rows(n_bad)})",
         row=row,
         column=ecol,
-        reason=cell_reason(v),
+        reason=reason,
     )
 
 
 def _raise_bad_value(src: Any, vcol: str, n_bad: int) -> None:
-    row, _ = src.first_bad("value")
+    row, v = src.first_bad("value")
+    cell = _cell_of(src, vcol, row, v)
+    reason = cell_reason(cell)  # None: a missing cell ('empty')
+    if reason not in ("empty", "too_large"):  # as the preview (check_values) says it
+        reason = "empty" if reason == "nan" else "not_finite"
     raise BadCellError(
-        _bad_value_message(vcol, row, n_bad),
-        row=row,
-        column=vcol,
-        reason="not_finite",  # missing, NaN or infinite (one code: validate.REASON_WORDS)
+        _bad_value_message(vcol, row, n_bad, reason), row=row, column=vcol, reason=reason
     )
 
 
@@ -979,6 +1005,8 @@ def _release(
         zero = h.bin == ZERO_BIN
         pub = h.bin == PUBLIC_BIN
         fin = ~zero & ~pub
+        if bool((h.n[pub] > 0).any()):
+            _check_public(src, ecol)
         _check_level_range(h, fin, src, ecol, factor)
         n_excluded = int(h.n[zero].sum())
         n_public = int(h.n[pub].sum())
@@ -1074,7 +1102,10 @@ def _raise_range(row: int, x: float, ecol: str) -> None:
     else:
         reason = f"above the largest supported level, {LEVEL_MAX:g} (use 'public' for no privacy)"
     raise BadCellError(
-        f"eps column {ecol!r}, {where}: a level {reason}", row=row, column=ecol, reason=reason
+        f"eps column {ecol!r}, {where}: a level {reason}",
+        row=row,
+        column=ecol,
+        reason="out_of_range",
     )
 
 
@@ -1138,11 +1169,12 @@ def _such_rows(n: int) -> str:
     return f"{n:,} such row{'' if n == 1 else 's'}"
 
 
-def _bad_value_message(value: str, row: int, n_bad: int) -> str:
+def _bad_value_message(value: str, row: int, n_bad: int, reason: str = "not_finite") -> str:
     where = f"row {row}" if row else "a row"
+    what = kind_words(reason) if reason == "too_large" else "missing, NaN or infinite"
     return (
-        f"value column {value!r}, {where}: missing, NaN or infinite; every value must be a "
-        f"finite number ({_such_rows(n_bad)})"
+        f"value column {value!r}, {where}: {what}; every value must be a finite number "
+        f"({_such_rows(n_bad)})"
     )
 
 
@@ -1169,7 +1201,10 @@ def _column_floats(
         x = np.where(
             named.notna().to_numpy(dtype=bool), named.to_numpy(dtype=float, na_value=np.nan), x
         )
-    overflow = np.isinf(x) & ~low.isin(sorted(PUBLIC_WORDS)).fillna(False).to_numpy(dtype=bool)
+    # a number too large for a float ('1e400' reads as inf) is refused; an infinity written
+    # as a word ('inf', '-inf') is read as one (public for eps; refused by the callers else)
+    spelled = low.str.lstrip("+-").isin(["inf", "infinity"]) | low.isin(sorted(PUBLIC_WORDS))
+    overflow = np.isinf(x) & ~spelled.fillna(False).to_numpy(dtype=bool)
     if role == "eps":
         overflow &= ~named.notna().to_numpy(dtype=bool)
     bad_txt = (
@@ -1180,7 +1215,15 @@ def _column_floats(
     )
     if bad_txt.any():
         i = int(np.argmax(bad_txt))
-        kind = "too_large" if overflow[i] else cell_reason(txt.iloc[i])
+        kind = cell_reason(txt.iloc[i])  # '1e400': too_large; '-inf': not_finite
+        if kind in NUMBER_REASONS:  # written as a number, but not a finite float
+            raise ReleaseError(
+                f"{role} column {column!r}, row {i + 1}: {kind_words(kind)}; "
+                f"{not_finite_words(role)}",
+                row=i + 1,
+                column=column,
+                reason=kind,
+            )
         menu = ""
         if role == "eps" and names:
             shown = ", ".join(repr(k) for k in list(names)[:10])
@@ -1294,13 +1337,22 @@ def _finish(
     c_r = 2.0 * delta * fnorm / wf
     kappa = 2.0 * c_r / r_min + 2.0**-40
     scale = _noise_scale(width, norm, kappa)
+    if not (math.isfinite(scale) and scale > 0):  # fail closed, before OpenDP is asked
+        raise ReleaseError("the noise scale is not a finite positive number; nothing was released")
     meas = _measurement(scale)
     loss, loss_max = _receipt(rows, meas, width, norm, delta)  # raises: nothing released
     w_num = sum((r.w_num for r in rows), Fraction(0))
     spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
     # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
     relative = width * (w_num / (norm * Q) + spare / 2)
-    estimate = lo + float(meas(float(relative)))  # adding lo is post-processing
+    x = float(relative)
+    # fail closed: only a finite number in [0, R] (the clamped, weighted mean relative to lo)
+    # ever reaches the noise (rounding is monotone: x <= fl(R))
+    if not 0.0 <= x <= wf:
+        raise ReleaseError(
+            "the value to be noised is not a finite number inside the range; nothing was released"
+        )
+    estimate = lo + float(meas(x))  # adding lo is post-processing
     eta = scale / wf  # the noise's Laplace scale on the unit scale (as drawn)
     bias = 0.0
     if target == "population":
