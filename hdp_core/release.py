@@ -18,7 +18,9 @@ API (for pages and scripts; every number in data units unless said):
   queries: the content fingerprint, and counts of rows, bad levels, bad values, levels out
   of range and usable rows, so every refusal the release would make from the cells' kinds
   comes first), charge, release, record (on failure after charging: record_failure,
-  re-raise; the charge stays; if recording itself fails the charge also stays).
+  re-raise; the charge stays). If recording the result fails (e.g. LedgerBusy) the charge
+  stays and the release, which was paid for, is still returned, with ``recorded=False``
+  and ``record_failure`` (the error's type); :func:`not_recorded_note` says so in words.
 * ``Release`` fields: estimate, ci95 (lo <= a <= b <= hi, proven >= 95% coverage of the
   target, hdp_core.intervals), half_width95 (before clipping), noise_scale, saturation_level
   (tau* for "population", the cap level 1/(n eta) for "table"), n_users (data used),
@@ -28,7 +30,9 @@ API (for pages and scripts; every number in data units unless said):
   (ADPM: granted tau*; table: granted the cap, weight 1/n)), engine, lo, hi, data_sd,
   outputs_midrange, plan, rounding_bound, noise_inflation, notes, target, bias_bound (table:
   worst-case |E estimate - table mean|; 0 for population), spend (float), level_factor,
-  dataset, ledger_path (None: not tracked), budget_remaining (float, after this release).
+  dataset, ledger_path (None: not tracked), budget_remaining (float, after this release),
+  recorded (None: no ledger; True: its result is in the ledger's history; False: charged,
+  but the result could not be recorded), record_failure (the error's type, or None).
   ``to_dict()`` (JSON-ready: adds "tracked"; never the fingerprint) and ``text()``.
 * ``preview_tiers(levels, counts, lo, hi, data_sd=None, target="population", spend=1)
   -> TierPreview`` (tiers, saturation_level, noise_scale, half_width95, outputs_midrange,
@@ -208,6 +212,7 @@ __all__ = [
     "TierPreview",
     "check_values",
     "level_counts",
+    "not_recorded_note",
     "preview_tiers",
     "release_mean",
     "tier_levels",
@@ -240,7 +245,10 @@ class Release:
     (hdp_core.intervals), clipped to [lo, hi]; ``half_width95`` is its half-width before
     clipping. ``spend``: the fraction of every user's level this release spent (1 without a
     ledger); ``dataset``: the name it was charged to; ``ledger_path`` (None: not tracked) and
-    ``budget_remaining``: what remains of the dataset's budget after it.
+    ``budget_remaining``: what remains of the dataset's budget after it. ``recorded``: None
+    without a ledger, True when the ledger's history holds this release's result, False when
+    the release was charged (the charge stands) but its result could not be recorded
+    (``record_failure``: the error's type, e.g. "LedgerBusy"): keep this object's numbers.
     """
 
     estimate: float
@@ -268,6 +276,8 @@ class Release:
     dataset: str | None = None
     ledger_path: str | None = None
     budget_remaining: float | None = None
+    recorded: bool | None = None
+    record_failure: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (inf as the string 'inf')."""
@@ -307,6 +317,8 @@ class Release:
             "dataset": self.dataset,
             "tracked": self.ledger_path is not None,
             "budget_remaining": self.budget_remaining,
+            "recorded": self.recorded,
+            "record_failure": self.record_failure,
         }
 
     def text(self) -> str:
@@ -334,11 +346,32 @@ class Release:
                 f"privacy budget: spent {self.spend:.4g} of every user's level{name}{left} "
                 f"(run at eps x {self.level_factor:.17g})"
             )
+        if self.recorded is False:
+            lines.append("WARNING: " + not_recorded_note(self))
         lines += list(self.notes)
         lines.append("privacy receipt (loss = OpenDP's privacy map at one user's sensitivity):")
         with pd.option_context("display.width", 200, "display.max_rows", 60):
             lines.append(self.tiers.to_string(index=False))
         return "\n".join(lines)
+
+
+_RECORD_FAILURE_WORDS = {
+    "LedgerBusy": "the ledger was busy",
+    "LedgerUnusable": "the ledger could not be used",
+}
+
+
+def not_recorded_note(rel: Release) -> str:
+    """The sentence for a release whose result the ledger could not record
+    (``rel.recorded is False``): what happened to the charge and what to keep. One source
+    for the CLI's warning, Release.text() and the Release page's warning."""
+    why = _RECORD_FAILURE_WORDS.get(rel.record_failure or "", "an error while writing it")
+    return (
+        f"the privacy ledger could not record this release's result in its history ({why}). "
+        "The release was charged: its spend counts against the dataset's budget, and the "
+        "ledger lists it as charged with no result. This is the only copy of the result: "
+        "keep it (releasing again would spend more of the budget)."
+    )
 
 
 # ------------------------------------------------------------------------------ checks
@@ -823,8 +856,11 @@ def release_mean(
     levels eps x spend (OpenDP checks each loss against that), and is recorded; a dataset
     whose budget would pass 1 is refused with BudgetExceeded (``remaining`` in its fields).
     Bad input (columns, cells, levels) is refused before charging. A release that fails
-    after charging keeps its charge. Without a ledger ``spend`` still scales the levels (a
-    release at a fraction of the budget) and ``dataset`` must be None.
+    after charging keeps its charge. A release whose result the ledger cannot record
+    afterwards (e.g. LedgerBusy) keeps its charge too and is still returned, with
+    ``recorded=False`` and ``record_failure`` set (the result exists only in the returned
+    object). Without a ledger ``spend`` still scales the levels (a release at a fraction of
+    the budget), ``dataset`` must be None and ``recorded`` is None.
 
     Returns a :class:`Release`; raises :class:`ReleaseError` (a ValueError) naming the column,
     row or level for any bad input, and then releases nothing.
@@ -880,8 +916,15 @@ def release_mean(
             ledger_path=led.path,
             budget_remaining=float(ticket.remaining),
             plan=rel.plan + "; + 2 ledger check passes (fingerprint, cell counts)",
+            recorded=True,
         )
-        led.record(ticket, rel, target=rel.target)
+        try:
+            led.record(ticket, rel, target=rel.target)
+        except Exception as exc:
+            # the release happened and was paid for (the charge stands, never undone): the
+            # caller still gets it, flagged as not in the history (fail closed is about
+            # charging, which came first)
+            rel = replace(rel, recorded=False, record_failure=type(exc).__name__)
     return rel
 
 
