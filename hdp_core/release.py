@@ -835,7 +835,13 @@ def release_mean(
 
     ``source``: a CSV or Parquet path (or a glob of many), a pandas DataFrame, or (with
     ``engine="spark"``) a Spark DataFrame; one row is one user. ``eps`` names the privacy-level
-    column (numbers >= 0; 'inf'/'public' for public rows; 0 = not used). ``data_sd``: a
+    column (numbers >= 0; 'inf'/'public' for public rows, or the float inf of a numeric column;
+    0 = not used; a number too large for a float written in a file or text column, e.g.
+    '1e400', is refused, never read as public). Every value must be a finite number (missing,
+    NaN, inf and '1e400' are refused); a finite value outside [lo, hi] is clamped to it, by
+    design, identically on every engine. Every refusal names the row (0 when the engine cannot
+    order rows: a Spark DataFrame, a cluster's file), the column and a ``reason``
+    (hdp_core.validate.REASON_WORDS, or 'out_of_range'), never the cell. ``data_sd``: a
     declared, public standard deviation of the data in its units (never estimated from the
     data), tuning ADPM (Algorithm 1 with 8 replaced by 2/s^2 on [-1/2, 1/2]) and the
     population interval; None is the paper's worst case. ``tiers``: a Tier designer menu

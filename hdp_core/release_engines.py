@@ -12,8 +12,15 @@ Per row, with R = hi - lo:
   value on a fixed grid; clamping to the public range is by design);
 * ``bin``: NULL for a bad level (NULL, NaN, negative), ZERO_BIN for eps = 0, PUBLIC_BIN for
   eps = +inf, else floor(ln(eps) * BINS_PER_E) (bins of relative width about 1.6%);
-* ``q = floor(min(eps, Q_CAP) * 2**42)``, an integer: the level on a fixed grid, used only for
-  per-user continuous levels (see hdp_core.release).
+* ``q = floor(min(max(eps, 0), Q_CAP) * 2**42)``, an integer: the level on a fixed grid, used
+  only for per-user continuous levels (see hdp_core.release; a bad level's q is never used).
+
+Infinities. A value that is missing, NaN or infinite is bad input (counted, refused). An eps
+of +inf is a public user when it is a word for public ('inf', 'public', ...) or the float inf
+of a numeric Parquet or DataFrame column; a cell that is a number too large for a float
+('1e400', which engines parse as inf) is refused: in a text column when the column is read,
+in a CSV column the engine typed as numbers by reading that column's text once more
+(``check_public``), only when the table has public users.
 
 The histogram query groups by ``bin`` (memory: the number of non-empty bins, which does not
 grow with the rows: at most BINS_PER_E per factor e between the smallest and largest level);
@@ -464,10 +471,12 @@ class _DuckSource:
             "nothing was released"
         )
 
-    def _first_row(self, cond: str, col: str) -> tuple[int, Any]:
+    def _first_row(self, cond: str, col: str, rel: str | None = None) -> tuple[int, Any]:
+        """(row, cell) of the first row of ``rel`` (default: the source) where ``cond`` holds
+        of its cell ``v`` in column ``col``; (0, None) if none."""
         rows = self._run(
             f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v "
-            f"FROM {self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
+            f"FROM {rel or self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
         )
         return (int(rows[0][0]), rows[0][1]) if rows else (0, None)
 
@@ -745,13 +754,12 @@ class _DuckSource:
         if rel is None:
             return
         num = "TRY_CAST(trim(v) AS DOUBLE)"
-        row = self._run(
-            f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v FROM {rel}) "
-            f"WHERE {num} = CAST('inf' AS DOUBLE) AND lower(trim(v)) NOT IN {_PUBLIC_SQL} "
-            "ORDER BY rn LIMIT 1"
-        )
-        if row:
-            raise bad_cell("eps", col, int(row[0][0]), row[0][1], self.tier_names)
+        cond = f"{num} = CAST('inf' AS DOUBLE) AND lower(trim(v)) NOT IN {_PUBLIC_SQL}"
+        # one streaming scan of the column's text; the row is numbered only if one is found
+        if not self._run(f"SELECT 1 FROM (SELECT {_q(col)} AS v FROM {rel}) WHERE {cond} LIMIT 1"):
+            return
+        row, cell = self._first_row(cond, col, rel)
+        raise bad_cell("eps", col, row, cell, self.tier_names)
 
     def first_bad(self, what: str) -> tuple[int, Any]:
         """(row, cell) of the first row whose level is bad (``what`` = "eps"), outside the
