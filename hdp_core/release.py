@@ -18,7 +18,9 @@ API (for pages and scripts; every number in data units unless said):
   queries: the content fingerprint, and counts of rows, bad levels, bad values, levels out
   of range and usable rows, so every refusal the release would make from the cells' kinds
   comes first), charge, release, record (on failure after charging: record_failure,
-  re-raise; the charge stays; if recording itself fails the charge also stays).
+  re-raise; the charge stays). If recording the result fails (e.g. LedgerBusy) the charge
+  stays and the release, which was paid for, is still returned, with ``recorded=False``
+  and ``record_failure`` (the error's type); :func:`not_recorded_note` says so in words.
 * ``Release`` fields: estimate, ci95 (lo <= a <= b <= hi, proven >= 95% coverage of the
   target, hdp_core.intervals), half_width95 (before clipping), noise_scale, saturation_level
   (tau* for "population", the cap level 1/(n eta) for "table"), n_users (data used),
@@ -28,7 +30,9 @@ API (for pages and scripts; every number in data units unless said):
   (ADPM: granted tau*; table: granted the cap, weight 1/n)), engine, lo, hi, data_sd,
   outputs_midrange, plan, rounding_bound, noise_inflation, notes, target, bias_bound (table:
   worst-case |E estimate - table mean|; 0 for population), spend (float), level_factor,
-  dataset, ledger_path (None: not tracked), budget_remaining (float, after this release).
+  dataset, ledger_path (None: not tracked), budget_remaining (float, after this release),
+  recorded (None: no ledger; True: its result is in the ledger's history; False: charged,
+  but the result could not be recorded), record_failure (the error's type, or None).
   ``to_dict()`` (JSON-ready: adds "tracked"; never the fingerprint) and ``text()``.
 * ``preview_tiers(levels, counts, lo, hi, data_sd=None, target="population", spend=1)
   -> TierPreview`` (tiers, saturation_level, noise_scale, half_width95, outputs_midrange,
@@ -177,6 +181,7 @@ from .profile import EpsilonProfile, out_of_range
 from .release_engines import (
     FETCH_USERS,
     MAX_TIERS,
+    NUMBER_REASONS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
@@ -186,6 +191,7 @@ from .release_engines import (
     Histogram,
     Q,
     ReleaseError,
+    not_finite_words,
     open_source,
 )
 from .table_mean import table_mean
@@ -194,7 +200,6 @@ from .validate import (
     LEVEL_MAX,
     LEVEL_MIN,
     PUBLIC_WORDS,
-    cell_kind,
     cell_reason,
     parse_level,
     tier_key,
@@ -207,6 +212,7 @@ __all__ = [
     "TierPreview",
     "check_values",
     "level_counts",
+    "not_recorded_note",
     "preview_tiers",
     "release_mean",
     "tier_levels",
@@ -239,7 +245,10 @@ class Release:
     (hdp_core.intervals), clipped to [lo, hi]; ``half_width95`` is its half-width before
     clipping. ``spend``: the fraction of every user's level this release spent (1 without a
     ledger); ``dataset``: the name it was charged to; ``ledger_path`` (None: not tracked) and
-    ``budget_remaining``: what remains of the dataset's budget after it.
+    ``budget_remaining``: what remains of the dataset's budget after it. ``recorded``: None
+    without a ledger, True when the ledger's history holds this release's result, False when
+    the release was charged (the charge stands) but its result could not be recorded
+    (``record_failure``: the error's type, e.g. "LedgerBusy"): keep this object's numbers.
     """
 
     estimate: float
@@ -267,6 +276,8 @@ class Release:
     dataset: str | None = None
     ledger_path: str | None = None
     budget_remaining: float | None = None
+    recorded: bool | None = None
+    record_failure: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (inf as the string 'inf')."""
@@ -306,6 +317,8 @@ class Release:
             "dataset": self.dataset,
             "tracked": self.ledger_path is not None,
             "budget_remaining": self.budget_remaining,
+            "recorded": self.recorded,
+            "record_failure": self.record_failure,
         }
 
     def text(self) -> str:
@@ -333,11 +346,32 @@ class Release:
                 f"privacy budget: spent {self.spend:.4g} of every user's level{name}{left} "
                 f"(run at eps x {self.level_factor:.17g})"
             )
+        if self.recorded is False:
+            lines.append("WARNING: " + not_recorded_note(self))
         lines += list(self.notes)
         lines.append("privacy receipt (loss = OpenDP's privacy map at one user's sensitivity):")
         with pd.option_context("display.width", 200, "display.max_rows", 60):
             lines.append(self.tiers.to_string(index=False))
         return "\n".join(lines)
+
+
+_RECORD_FAILURE_WORDS = {
+    "LedgerBusy": "the ledger was busy",
+    "LedgerUnusable": "the ledger could not be used",
+}
+
+
+def not_recorded_note(rel: Release) -> str:
+    """The sentence for a release whose result the ledger could not record
+    (``rel.recorded is False``): what happened to the charge and what to keep. One source
+    for the CLI's warning, Release.text() and the Release page's warning."""
+    why = _RECORD_FAILURE_WORDS.get(rel.record_failure or "", "an error while writing it")
+    return (
+        f"the privacy ledger could not record this release's result in its history ({why}). "
+        "The release was charged: its spend counts against the dataset's budget, and the "
+        "ledger lists it as charged with no result. This is the only copy of the result: "
+        "keep it (releasing again would spend more of the budget)."
+    )
 
 
 # ------------------------------------------------------------------------------ checks
@@ -801,7 +835,13 @@ def release_mean(
 
     ``source``: a CSV or Parquet path (or a glob of many), a pandas DataFrame, or (with
     ``engine="spark"``) a Spark DataFrame; one row is one user. ``eps`` names the privacy-level
-    column (numbers >= 0; 'inf'/'public' for public rows; 0 = not used). ``data_sd``: a
+    column (numbers >= 0; 'inf'/'public' for public rows, or the float inf of a numeric column;
+    0 = not used; a number too large for a float written in a file or text column, e.g.
+    '1e400', is refused, never read as public). Every value must be a finite number (missing,
+    NaN, inf and '1e400' are refused); a finite value outside [lo, hi] is clamped to it, by
+    design, identically on every engine. Every refusal names the row (0 when the engine cannot
+    order rows: a Spark DataFrame, a cluster's file), the column and a ``reason``
+    (hdp_core.validate.REASON_WORDS, or 'out_of_range'), never the cell. ``data_sd``: a
     declared, public standard deviation of the data in its units (never estimated from the
     data), tuning ADPM (Algorithm 1 with 8 replaced by 2/s^2 on [-1/2, 1/2]) and the
     population interval; None is the paper's worst case. ``tiers``: a Tier designer menu
@@ -822,8 +862,11 @@ def release_mean(
     levels eps x spend (OpenDP checks each loss against that), and is recorded; a dataset
     whose budget would pass 1 is refused with BudgetExceeded (``remaining`` in its fields).
     Bad input (columns, cells, levels) is refused before charging. A release that fails
-    after charging keeps its charge. Without a ledger ``spend`` still scales the levels (a
-    release at a fraction of the budget) and ``dataset`` must be None.
+    after charging keeps its charge. A release whose result the ledger cannot record
+    afterwards (e.g. LedgerBusy) keeps its charge too and is still returned, with
+    ``recorded=False`` and ``record_failure`` set (the result exists only in the returned
+    object). Without a ledger ``spend`` still scales the levels (a release at a fraction of
+    the budget), ``dataset`` must be None and ``recorded`` is None.
 
     Returns a :class:`Release`; raises :class:`ReleaseError` (a ValueError) naming the column,
     row or level for any bad input, and then releases nothing.
@@ -879,8 +922,15 @@ def release_mean(
             ledger_path=led.path,
             budget_remaining=float(ticket.remaining),
             plan=rel.plan + "; + 2 ledger check passes (fingerprint, cell counts)",
+            recorded=True,
         )
-        led.record(ticket, rel, target=rel.target)
+        try:
+            led.record(ticket, rel, target=rel.target)
+        except Exception as exc:
+            # the release happened and was paid for (the charge stands, never undone): the
+            # caller still gets it, flagged as not in the history (fail closed is about
+            # charging, which came first)
+            rel = replace(rel, recorded=False, record_failure=type(exc).__name__)
     return rel
 
 
@@ -899,7 +949,7 @@ def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
     release would make from the cells' kinds (empty table, bad level, bad value, level out of
     range, no usable user), with the same messages. Returns the fingerprint."""
     try:
-        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos = src.precheck(vcol, ecol)
+        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub = src.precheck(vcol, ecol)
     except ReleaseError:
         raise
     except Exception as exc:
@@ -916,6 +966,8 @@ def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
     if n_range:
         row, v = src.first_bad("range")
         _raise_range(row, float(v) if v is not None else math.nan, ecol)
+    if n_pub:
+        _check_public(src, ecol)
     if n_pos == 0:
         raise ReleaseError(
             f"no usable user: all {n_rows:,} rows have eps = 0 (data not to be used)"
@@ -923,25 +975,48 @@ def _precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
     return str(fp)
 
 
+def _check_public(src: Any, ecol: str) -> None:
+    """A table with public users (eps = +inf): refuse one whose cell is a number too large
+    for a float ('1e400' reads as inf) rather than a word for public (once per source)."""
+    if not getattr(src, "public_checked", False):
+        src.check_public(ecol)
+        src.public_checked = True
+
+
+def _cell_of(src: Any, col: str, row: int, parsed: Any) -> Any:
+    """What to classify a bad cell by (validate.cell_reason): its text when the engine parsed
+    it to an infinity and the file writes a number too large for a float ('1e400': reason
+    'too_large', not 'not_finite'), else the parsed cell (a negative level stays
+    'negative')."""
+    if not row or parsed is None or not math.isinf(float(parsed)):
+        return parsed
+    raw = src.raw_cell(col, row)
+    return raw if raw is not None and cell_reason(raw) == "too_large" else parsed
+
+
 def _raise_bad_eps(src: Any, ecol: str, n_bad: int) -> None:
     row, v = src.first_bad("eps")
+    cell = _cell_of(src, ecol, row, v)
+    kind = cell_reason(cell)  # the words: 'NaN', 'empty', 'not a finite number' (-inf), ...
+    reason = {"nan": "empty", "not_finite": "negative"}.get(kind, kind)  # level_counts' codes
     where = f"row {row}" if row else "a row"
     raise BadCellError(
-        f"eps column {ecol!r}, {where}: {cell_kind(v)}; privacy levels must be "
+        f"eps column {ecol!r}, {where}: {kind_words(kind)}; privacy levels must be "
         f"numbers >= 0 (inf = public) ({_such_rows(n_bad)})",
         row=row,
         column=ecol,
-        reason=cell_reason(v),
+        reason=reason,
     )
 
 
 def _raise_bad_value(src: Any, vcol: str, n_bad: int) -> None:
-    row, _ = src.first_bad("value")
+    row, v = src.first_bad("value")
+    cell = _cell_of(src, vcol, row, v)
+    reason = cell_reason(cell)  # None: a missing cell ('empty')
+    if reason not in ("empty", "too_large"):  # as the preview (check_values) says it
+        reason = "empty" if reason == "nan" else "not_finite"
     raise BadCellError(
-        _bad_value_message(vcol, row, n_bad),
-        row=row,
-        column=vcol,
-        reason="not_finite",  # missing, NaN or infinite (one code: validate.REASON_WORDS)
+        _bad_value_message(vcol, row, n_bad, reason), row=row, column=vcol, reason=reason
     )
 
 
@@ -979,6 +1054,8 @@ def _release(
         zero = h.bin == ZERO_BIN
         pub = h.bin == PUBLIC_BIN
         fin = ~zero & ~pub
+        if bool((h.n[pub] > 0).any()):
+            _check_public(src, ecol)
         _check_level_range(h, fin, src, ecol, factor)
         n_excluded = int(h.n[zero].sum())
         n_public = int(h.n[pub].sum())
@@ -1074,7 +1151,10 @@ def _raise_range(row: int, x: float, ecol: str) -> None:
     else:
         reason = f"above the largest supported level, {LEVEL_MAX:g} (use 'public' for no privacy)"
     raise BadCellError(
-        f"eps column {ecol!r}, {where}: a level {reason}", row=row, column=ecol, reason=reason
+        f"eps column {ecol!r}, {where}: a level {reason}",
+        row=row,
+        column=ecol,
+        reason="out_of_range",
     )
 
 
@@ -1138,11 +1218,12 @@ def _such_rows(n: int) -> str:
     return f"{n:,} such row{'' if n == 1 else 's'}"
 
 
-def _bad_value_message(value: str, row: int, n_bad: int) -> str:
+def _bad_value_message(value: str, row: int, n_bad: int, reason: str = "not_finite") -> str:
     where = f"row {row}" if row else "a row"
+    what = kind_words(reason) if reason == "too_large" else "missing, NaN or infinite"
     return (
-        f"value column {value!r}, {where}: missing, NaN or infinite; every value must be a "
-        f"finite number ({_such_rows(n_bad)})"
+        f"value column {value!r}, {where}: {what}; every value must be a finite number "
+        f"({_such_rows(n_bad)})"
     )
 
 
@@ -1169,7 +1250,10 @@ def _column_floats(
         x = np.where(
             named.notna().to_numpy(dtype=bool), named.to_numpy(dtype=float, na_value=np.nan), x
         )
-    overflow = np.isinf(x) & ~low.isin(sorted(PUBLIC_WORDS)).fillna(False).to_numpy(dtype=bool)
+    # a number too large for a float ('1e400' reads as inf) is refused; an infinity written
+    # as a word ('inf', '-inf') is read as one (public for eps; refused by the callers else)
+    spelled = low.str.lstrip("+-").isin(["inf", "infinity"]) | low.isin(sorted(PUBLIC_WORDS))
+    overflow = np.isinf(x) & ~spelled.fillna(False).to_numpy(dtype=bool)
     if role == "eps":
         overflow &= ~named.notna().to_numpy(dtype=bool)
     bad_txt = (
@@ -1180,7 +1264,15 @@ def _column_floats(
     )
     if bad_txt.any():
         i = int(np.argmax(bad_txt))
-        kind = "too_large" if overflow[i] else cell_reason(txt.iloc[i])
+        kind = cell_reason(txt.iloc[i])  # '1e400': too_large; '-inf': not_finite
+        if kind in NUMBER_REASONS:  # written as a number, but not a finite float
+            raise ReleaseError(
+                f"{role} column {column!r}, row {i + 1}: {kind_words(kind)}; "
+                f"{not_finite_words(role)}",
+                row=i + 1,
+                column=column,
+                reason=kind,
+            )
         menu = ""
         if role == "eps" and names:
             shown = ", ".join(repr(k) for k in list(names)[:10])
@@ -1294,13 +1386,22 @@ def _finish(
     c_r = 2.0 * delta * fnorm / wf
     kappa = 2.0 * c_r / r_min + 2.0**-40
     scale = _noise_scale(width, norm, kappa)
+    if not (math.isfinite(scale) and scale > 0):  # fail closed, before OpenDP is asked
+        raise ReleaseError("the noise scale is not a finite positive number; nothing was released")
     meas = _measurement(scale)
     loss, loss_max = _receipt(rows, meas, width, norm, delta)  # raises: nothing released
     w_num = sum((r.w_num for r in rows), Fraction(0))
     spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
     # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
     relative = width * (w_num / (norm * Q) + spare / 2)
-    estimate = lo + float(meas(float(relative)))  # adding lo is post-processing
+    x = float(relative)
+    # fail closed: only a finite number in [0, R] (the clamped, weighted mean relative to lo)
+    # ever reaches the noise (rounding is monotone: x <= fl(R))
+    if not 0.0 <= x <= wf:
+        raise ReleaseError(
+            "the value to be noised is not a finite number inside the range; nothing was released"
+        )
+    estimate = lo + float(meas(x))  # adding lo is post-processing
     eta = scale / wf  # the noise's Laplace scale on the unit scale (as drawn)
     bias = 0.0
     if target == "population":

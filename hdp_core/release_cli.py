@@ -6,8 +6,13 @@ NAME] [--format json]`` to list a ledger's releases (hdp_core.ledger's listing).
 
 Without ``--ledger`` nothing is tracked: every release spends each user's level again.
 
-Every failure is one line on stderr starting with ``error:`` and exit status 2 (argparse's
-own usage errors too); no traceback, and no cell of the table in the message.
+Exit status: 0 released; 2 refused, nothing released (every failure is one line on stderr
+starting with ``error:``, argparse's own usage errors too; no traceback, and no cell of the
+table in the message); 3 (:data:`NOT_RECORDED`) released and charged to the ledger, but the
+ledger could not record the result in its history (e.g. it was busy): the result is printed
+on stdout as usual and one line on stderr starting with ``warning:`` says so. The release
+was paid for, so it is never thrown away; the distinct status lets a script notice that the
+ledger's history lacks it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ import re
 import sys
 from typing import Any, NoReturn
 
-__all__ = ["main"]
+__all__ = ["EXIT_REFUSED", "EXIT_RELEASED", "NOT_RECORDED", "main"]
+
+EXIT_RELEASED = 0
+EXIT_REFUSED = 2
+NOT_RECORDED = 3
+"""Exit status of a release that was made and charged but whose result the ledger could not
+record in its history (the result is on stdout; a warning line on stderr)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m hdp_core.release",
         description="Release a private mean under per-user privacy "
         "levels (ADPM, OpenDP Laplace noise).",
+        epilog=f"Exit status: {EXIT_RELEASED} released; {EXIT_REFUSED} refused (nothing "
+        f"released); {NOT_RECORDED} released and charged, but the ledger could not record "
+        "the result in its history (the result is still printed; a warning on stderr).",
     )
     ap.add_argument("path", nargs="?", default=None, help="CSV or Parquet file (or a quoted glob)")
     ap.add_argument("--value", default=None, help="column of the values (required)")
@@ -111,9 +125,10 @@ def _with_tier_names(d: dict[str, Any], menu: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the release; returns the exit status (0 released, 2 refused)."""
+    """Run the release; returns the exit status (0 released, 2 refused, 3 released but not
+    recorded in the ledger's history)."""
     from .errors import HdpError, MenuError, ReleaseError
-    from .release import release_mean
+    from .release import not_recorded_note, release_mean
 
     ap = _parser()
     a = ap.parse_args(argv)
@@ -163,15 +178,18 @@ def main(argv: list[str] | None = None) -> int:
             out = rel.text()
     except HdpError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
     except Exception as exc:  # never a traceback (its text could quote data)
         print(
             f"error: the release failed ({type(exc).__name__}); nothing was released",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_REFUSED
     print(out)
-    return 0
+    if rel.recorded is False:  # paid for: printed above, never lost; said on stderr
+        print(f"warning: {not_recorded_note(rel)}", file=sys.stderr)
+        return NOT_RECORDED
+    return EXIT_RELEASED
 
 
 if __name__ == "__main__":

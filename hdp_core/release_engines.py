@@ -12,8 +12,15 @@ Per row, with R = hi - lo:
   value on a fixed grid; clamping to the public range is by design);
 * ``bin``: NULL for a bad level (NULL, NaN, negative), ZERO_BIN for eps = 0, PUBLIC_BIN for
   eps = +inf, else floor(ln(eps) * BINS_PER_E) (bins of relative width about 1.6%);
-* ``q = floor(min(eps, Q_CAP) * 2**42)``, an integer: the level on a fixed grid, used only for
-  per-user continuous levels (see hdp_core.release).
+* ``q = floor(min(max(eps, 0), Q_CAP) * 2**42)``, an integer: the level on a fixed grid, used
+  only for per-user continuous levels (see hdp_core.release; a bad level's q is never used).
+
+Infinities. A value that is missing, NaN or infinite is bad input (counted, refused). An eps
+of +inf is a public user when it is a word for public ('inf', 'public', ...) or the float inf
+of a numeric Parquet or DataFrame column; a cell that is a number too large for a float
+('1e400', which engines parse as inf) is refused: in a text column when the column is read,
+in a CSV column the engine typed as numbers by reading that column's text once more
+(``check_public``), only when the table has public users.
 
 The histogram query groups by ``bin`` (memory: the number of non-empty bins, which does not
 grow with the rows: at most BINS_PER_E per factor e between the smallest and largest level);
@@ -214,10 +221,24 @@ def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[s
                 )
 
 
+NUMBER_REASONS = frozenset({"too_large", "not_finite"})
+"""Reasons (hdp_core.validate.cell_reason) of a cell that is written as a number but is not a
+finite float: '1e400' overflows to inf, 'inf' in the value column."""
+
+
+def not_finite_words(role: str) -> str:
+    """What a cell of ``role`` must be, said after a number that is not a finite float."""
+    if role == "eps":
+        return "privacy levels must be numbers >= 0 (inf or 'public' for a public user)"
+    return "every value must be a finite number"
+
+
 def not_a_number(role: str, col: str, where: str, cell: Any, names: dict[str, float]) -> str:
     """The message for a cell that is not a number (nor, for eps, a tier name): the column,
     the row (``where``) and the kind of thing the cell holds, never its content."""
     kind = cell_kind(cell)
+    if cell_reason(cell) in NUMBER_REASONS:  # e.g. '1e400': a number too large for a float
+        return f"{role} column {col!r}{where}: {kind}; {not_finite_words(role)}"
     text = f"{role} column {col!r}{where}: {kind}, which is not a number"
     if role == "eps" and names:
         shown = ", ".join(repr(k) for k in list(names)[:10])
@@ -450,10 +471,12 @@ class _DuckSource:
             "nothing was released"
         )
 
-    def _first_row(self, cond: str, col: str) -> tuple[int, Any]:
+    def _first_row(self, cond: str, col: str, rel: str | None = None) -> tuple[int, Any]:
+        """(row, cell) of the first row of ``rel`` (default: the source) where ``cond`` holds
+        of its cell ``v`` in column ``col``; (0, None) if none."""
         rows = self._run(
             f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v "
-            f"FROM {self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
+            f"FROM {rel or self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
         )
         return (int(rows[0][0]), rows[0][1]) if rows else (0, None)
 
@@ -464,7 +487,7 @@ class _DuckSource:
             return f"CAST({c} AS DOUBLE)"
         if t in ("VARCHAR", "STRING", "TEXT"):
             num = f"TRY_CAST(trim({c}) AS DOUBLE)"
-            if not eps:
+            if not eps:  # text that is not a number ('1e400' is inf: a bad value, below)
                 row, cell = self._first_row(
                     "TRY_CAST(trim(v) AS DOUBLE) IS NULL AND v IS NOT NULL AND trim(v) <> ''",
                     col,
@@ -472,11 +495,14 @@ class _DuckSource:
                 if row:
                     raise bad_cell(role, col, row, cell, self.tier_names)
                 return num
+            # texts that are not numbers, and numbers too large for a float ('1e400' casts to
+            # inf): only the words for public (and a tier's name) may mean a public user
             texts = [
                 str(r[0])
                 for r in self._run(
-                    f"SELECT DISTINCT {c} FROM {self.rel} WHERE {c} IS NOT NULL AND {num} IS "
-                    f"NULL LIMIT {MAX_TEXTS + 1}"
+                    f"SELECT DISTINCT {c} FROM {self.rel} WHERE {c} IS NOT NULL AND ({num} IS "
+                    f"NULL OR ({num} = CAST('inf' AS DOUBLE) AND lower(trim({c})) NOT IN "
+                    f"{_PUBLIC_SQL})) LIMIT {MAX_TEXTS + 1}"
                 )
             ]
             levels, bad = text_levels(texts[:MAX_TEXTS], self.tier_names)
@@ -497,11 +523,11 @@ class _DuckSource:
         """The level the release runs at: eps x level_factor (a spend below 1)."""
         return e if self.level_factor == 1.0 else f"(({e}) * {_lit(self.level_factor)})"
 
-    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int]:
+    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
         """Before a ledger charges (nothing computed from the values but their kind): the
         content fingerprint of the parsed (value, eps) pairs (hdp_core.fingerprint), and the
-        counts of rows, bad levels, bad values, levels outside the supported range and rows
-        with eps > 0 (usable), at the requested levels."""
+        counts of rows, bad levels, bad values, levels outside the supported range, rows
+        with eps > 0 (usable) and public rows (eps = +inf), at the requested levels."""
         from .fingerprint import fingerprint_from_sums, fingerprint_sql
 
         self.cols = (value, eps)
@@ -513,11 +539,12 @@ class _DuckSource:
         c = self._run(
             f"""SELECT count(*), count_if(e IS NULL OR isnan(e) OR e < 0),
                 count_if(v IS NULL OR isnan(v) OR isinf(v)), count_if({_range_sql(1.0)}),
-                count_if(e > 0) FROM (SELECT {v} AS v, {e} AS e FROM {self.rel})""",
+                count_if(e > 0), count_if(e = CAST('inf' AS DOUBLE))
+                FROM (SELECT {v} AS v, {e} AS e FROM {self.rel})""",
             "one",
         )
         n = [int(x or 0) for x in c]
-        return fp, n[0], n[1], n[2], n[3], n[4]
+        return fp, n[0], n[1], n[2], n[3], n[4], n[5]
 
     def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
         self.cols = (value, eps)
@@ -529,7 +556,9 @@ class _DuckSource:
             f"least(greatest(CAST(round((least(greatest(v, {_lit(lo)}), {_lit(hi)}) - "
             f"{_lit(lo)}) / {_lit(R)} * {Q}) AS BIGINT), 0), {Q})"
         )
-        qq = f"CAST(floor(least(e, {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+        # greatest(e, 0): a bad level (negative, -inf) gets q = 0 instead of failing the cast;
+        # its row is counted as a bad level (bin NULL) and refused
+        qq = f"CAST(floor(least(greatest(e, 0), {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
         b = (
             f"CASE WHEN e IS NULL OR isnan(e) OR e < 0 THEN NULL WHEN e = 0 THEN {ZERO_BIN} "
             f"WHEN isinf(e) THEN {PUBLIC_BIN} ELSE CAST(floor(ln(e) * {BINS_PER_E}) AS BIGINT) "
@@ -566,7 +595,7 @@ class _DuckSource:
             f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
         )
         self.y_expr = self.yc_expr
-        self.q_expr = f"CAST(floor(least(e, {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+        self.q_expr = f"CAST(floor(least(greatest(e, 0), {_lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
 
     def _scan(self) -> str:
         return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
@@ -685,6 +714,52 @@ class _DuckSource:
         h.coarse = frozenset(coarse | {base + m})
         h.coarse_above = frozenset({base + m})
         return h
+
+    def _text_relation(self, col: str) -> str | None:
+        """A relation holding column ``col`` as the file writes it (text), or None: the
+        source itself for a text column, the CSV read again as text for a typed one (DuckDB
+        reads '1e400' as the float inf there), None for Parquet and DataFrame numbers."""
+        t = self.types.get(col, "")
+        if t in ("VARCHAR", "STRING", "TEXT"):
+            return self.rel
+        if self.kind == "csv" and self.path is not None:
+            return f"read_csv({_sql_path(self.path)}, header = true, all_varchar = true)"
+        return None
+
+    def raw_cell(self, col: str, row: int) -> str | None:
+        """The text of column ``col`` at ``row`` (1-based) as the file writes it, only to say
+        what kind of thing a bad cell is (hdp_core.validate.cell_reason; never shown); None
+        when the source holds numbers, not text, or the row is unknown."""
+        rel = self._text_relation(col)
+        if rel is None or not row:
+            return None
+        try:
+            got = self.con.execute(
+                f"SELECT v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v FROM {rel}) "
+                f"WHERE rn = {int(row)}"
+            ).fetchall()
+        except Exception:  # only a message's wording depends on it
+            return None
+        return None if not got or got[0][0] is None else str(got[0][0])
+
+    def check_public(self, col: str) -> None:
+        """Refuse (BadCellError, reason 'too_large') a public level (+inf) that the file
+        writes as a number too large for a float ('1e400'), not as a word for public: run
+        when the table has public rows. A numeric Parquet or DataFrame column has no text: its
+        inf is public."""
+        t = self.types.get(col, "")
+        if t in ("VARCHAR", "STRING", "TEXT"):
+            return  # _as_double refused such texts already
+        rel = self._text_relation(col)
+        if rel is None:
+            return
+        num = "TRY_CAST(trim(v) AS DOUBLE)"
+        cond = f"{num} = CAST('inf' AS DOUBLE) AND lower(trim(v)) NOT IN {_PUBLIC_SQL}"
+        # one streaming scan of the column's text; the row is numbered only if one is found
+        if not self._run(f"SELECT 1 FROM (SELECT {_q(col)} AS v FROM {rel}) WHERE {cond} LIMIT 1"):
+            return
+        row, cell = self._first_row(cond, col, rel)
+        raise bad_cell("eps", col, row, cell, self.tier_names)
 
     def first_bad(self, what: str) -> tuple[int, Any]:
         """(row, cell) of the first row whose level is bad (``what`` = "eps"), outside the
@@ -829,9 +904,12 @@ class _SparkSource:
         spark = spark_session()
         self.spark = spark
         self.local_path: str | None = None  # a local file: DuckDB names rows in messages
+        self.local_frame: Any = None  # a pandas DataFrame: DuckDB names its rows too
+        self.path: str | None = None
         raw: list[str] | None = None
         if isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
+            self.path = path
             if "://" in path:  # a path the cluster reads (hdfs://, s3a://, ...)
                 kind = _kind_of_path(path)
             else:
@@ -878,7 +956,9 @@ class _SparkSource:
             raw = [str(c) for c in source.columns]
             check_column_names(raw, None, list(dict.fromkeys(raw)))
             df = spark.createDataFrame(source)
+            self.local_frame = source
         self.df = df
+        self.kind = kind if isinstance(source, (str, os.PathLike)) else "dataframe"
         self.read_names = [f.name for f in df.schema.fields]
         self.raw_names = raw if raw is not None else list(self.read_names)
         self.types = {f.name: f.dataType.simpleString().upper() for f in df.schema.fields}
@@ -897,10 +977,13 @@ class _SparkSource:
             expr = num
             bad_texts: list[str] = []
             if eps:
+                # texts that are not numbers, and numbers too large for a float ('1e400'
+                # casts to inf): only the words for public (and tier names) mean public
+                over = (num == F.lit(math.inf)) & ~F.lower(F.trim(c)).isin(*sorted(PUBLIC_WORDS))
                 texts = [
                     str(r[0])
                     for r in self.df.select(c.alias("v"))
-                    .where(F.col("v").isNotNull() & num.isNull())
+                    .where(F.col("v").isNotNull() & (num.isNull() | over))
                     .distinct()
                     .limit(MAX_TEXTS + 1)
                     .collect()
@@ -946,7 +1029,7 @@ class _SparkSource:
         if self.level_factor != 1.0:  # the level the release runs at: eps x factor
             e = e * F.lit(self.level_factor)
         R = hi - lo
-        t = self.df.select(v.alias("v"), e.alias("e"))
+        t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
         vc = F.least(F.greatest(F.col("v"), F.lit(lo)), F.lit(hi))
         y = F.least(
             F.greatest(
@@ -955,7 +1038,10 @@ class _SparkSource:
             F.lit(Q),
         ).cast("long")
         # F.round is HALF_UP, DuckDB's round is half away from zero: the same for y >= 0
-        q = F.floor(F.least(F.col("e"), F.lit(Q_CAP)) * F.lit(float(QE))).cast("long")
+        # greatest(e, 0): a bad level (negative, -inf) is counted as bad, its q is not used
+        q = F.floor(
+            F.least(F.greatest(F.col("e"), F.lit(0.0)), F.lit(Q_CAP)) * F.lit(float(QE))
+        ).cast("long")
         ecol = F.col("e")
         b = (
             F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None))
@@ -964,7 +1050,16 @@ class _SparkSource:
             .otherwise(F.floor(F.log(ecol) * F.lit(float(BINS_PER_E))).cast("long"))
         )
         badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
-        u = t.select(b.alias("b"), ecol.alias("e"), y.alias("y"), q.alias("q"), badv.alias("badv"))
+        u = t.select(
+            b.alias("b"),
+            ecol.alias("e"),
+            y.alias("y"),
+            q.alias("q"),
+            badv.alias("badv"),
+            F.col("v"),
+            F.col("rv"),
+            F.col("re"),
+        )
         self._u = u
         fin = F.when(F.col("e") == math.inf, F.lit(0.0)).otherwise(F.col("e"))
         qf = F.col("q") / F.lit(float(QE))
@@ -984,7 +1079,7 @@ class _SparkSource:
         rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
         return _histogram_from_rows(rows)
 
-    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int]:
+    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
         """As _DuckSource.precheck, on Spark (the fingerprint by
         hdp_core.fingerprint.fingerprint_spark: the same for the same parsed pairs)."""
         from pyspark.sql import functions as F
@@ -995,11 +1090,13 @@ class _SparkSource:
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         fp = fingerprint_spark(self.df, v, e)
-        t = self.df.select(v.alias("v"), e.alias("e"))
+        t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
         ecol = F.col("e")
         b = F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None)).otherwise(F.lit(0))
         badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
-        self._u = t.select(b.alias("b"), ecol.alias("e"), badv.alias("badv"))
+        self._u = t.select(
+            b.alias("b"), ecol.alias("e"), badv.alias("badv"), F.col("v"), F.col("rv"), F.col("re")
+        )
         rng = (ecol > 0) & (ecol != math.inf) & ((ecol < LEVEL_MIN) | (ecol > LEVEL_MAX))
         bad_e = ecol.isNull() | F.isnan(ecol) | (ecol < 0)
         row = t.agg(
@@ -1008,22 +1105,72 @@ class _SparkSource:
             F.sum(badv.cast("long")),
             F.sum(F.coalesce(rng, F.lit(False)).cast("long")),
             F.sum(F.coalesce(ecol > 0, F.lit(False)).cast("long")),
+            F.sum(F.coalesce(ecol == math.inf, F.lit(False)).cast("long")),
         ).collect()[0]
         n = [int(x or 0) for x in row]
-        return fp, n[0], n[1], n[2], n[3], n[4]
+        return fp, n[0], n[1], n[2], n[3], n[4], n[5]
 
-    def _duck(self) -> _DuckSource | None:
-        """The same local file read by DuckDB, only to name a bad row in a message (Spark's
-        rows have no order); None for a DataFrame, a cluster path or a file DuckDB cannot
-        read."""
-        if self.local_path is None:
+    def _raw_cols(self, value: str, eps: str) -> list:
+        """The value and eps cells as Spark holds them, as text ("rv", "re"): what a bad
+        cell is (a number too large for a float, '1e400', is text in a string column)."""
+        return [
+            _spark_col(value).cast("string").alias("rv"),
+            _spark_col(eps).cast("string").alias("re"),
+        ]
+
+    def _duck(self, all_varchar: bool = False) -> _DuckSource | None:
+        """The same local file (or pandas DataFrame) read by DuckDB, only to name a bad row
+        in a message (Spark's rows have no order); None for a Spark DataFrame, a cluster path
+        or a file DuckDB cannot read."""
+        local = self.local_path if self.local_path is not None else self.local_frame
+        if local is None:
             return None
         try:
-            d = _DuckSource(self.local_path)
+            d = _DuckSource(local, all_varchar=all_varchar)
         except ReleaseError:
             return None
         d.tier_names = self.tier_names
         return d
+
+    def raw_cell(self, col: str, row: int) -> str | None:
+        """As _DuckSource.raw_cell, for a local file or pandas DataFrame (read by DuckDB)."""
+        duck = self._duck() if row else None
+        if duck is None:
+            return None
+        try:
+            return duck.raw_cell(col, row) if col in duck.types else None
+        finally:
+            duck.close()
+
+    def check_public(self, col: str) -> None:
+        """As _DuckSource.check_public: a public level (+inf) written as a number too large
+        for a float ('1e400') is refused. A string column was checked by _as_double; a
+        local CSV file is read again as text by DuckDB (naming the row), a cluster's CSV by
+        Spark without inferring types; numbers of Parquet files and DataFrames are public."""
+        from pyspark.sql import functions as F
+
+        if self.types.get(col) == "STRING" or self.kind != "csv":
+            return
+        if self.local_path is not None:
+            duck = self._duck()
+            if duck is not None:
+                try:
+                    duck.check_public(col)
+                finally:
+                    duck.close()
+                return
+        if self.path is None:
+            return
+        text = self.spark.read.option("header", True).csv(self.path)
+        c = F.trim(_spark_col(col))
+        found = (
+            text.select(c.alias("v"))
+            .where((c.cast("double") == F.lit(math.inf)) & ~F.lower(c).isin(*sorted(PUBLIC_WORDS)))
+            .limit(1)
+            .collect()
+        )
+        if found:
+            raise bad_cell("eps", col, 0, found[0][0], self.tier_names)
 
     def first_bad(self, what: str) -> tuple[int, Any]:
         from pyspark.sql import functions as F
@@ -1052,7 +1199,12 @@ class _SparkSource:
         row = u.where(cond).limit(1).collect()
         if not row:
             return (0, None)
-        return (0, None if what == "value" else row[0]["e"])  # Spark rows have no order
+        # Spark rows have no order: row 0, and the cell to say its kind (a string column's
+        # text when it is a number too large for a float, '1e400'; else the parsed number)
+        parsed = row[0]["v"] if what == "value" else row[0]["e"]
+        raw = row[0]["rv"] if what == "value" else row[0]["re"]
+        too_large = isinstance(raw, str) and cell_reason(raw) == "too_large"
+        return (0, raw if too_large else parsed)
 
     def _in_range(self, emin: float, emax: float):
         from pyspark.sql import functions as F

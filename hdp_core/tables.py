@@ -358,7 +358,10 @@ def read_upload_csv(
     is not a row of numbers ("the first row must name the columns"). Then at most
     ``max_rows`` data rows are parsed (one more is read to tell a larger file). ``text``: every
     cell as trimmed-free text, empty cells as "" (profiles); else pandas' own types (numbers
-    as numbers, empty cells as NaN; release tables). Bytes are read as UTF-8 if valid, else
+    as numbers, empty cells as NaN; release tables), except that a column holding a number
+    too large for a float (pandas reads '1e400' as inf, which an eps column would take for a
+    public user) keeps its text, so the release's checks refuse that cell
+    (:func:`keep_overflow_text`). Bytes are read as UTF-8 if valid, else
     Windows-1252, else Latin-1. Raises ``error`` (an HdpError) with ``reason`` set (and
     ``row``, ``column`` when one is to blame); no message quotes a cell."""
     import pandas as pd
@@ -451,6 +454,8 @@ def read_upload_csv(
             reason="malformed",
         ) from None
     df.columns = [str(c) for c in df.columns]
+    if not text:
+        df = keep_overflow_text(df, decoded, sep, max_rows)
     if len(df) == 0:
         raise error("the file has a header but no data rows", reason="no_rows")
     if len(df) > max_rows:
@@ -459,6 +464,42 @@ def read_upload_csv(
             reason="too_many_rows",
         )
     return UploadTable(df, encoding, _line_of(decoded))
+
+
+def keep_overflow_text(df: Any, decoded: str, sep: str, max_rows: int) -> Any:
+    """``df`` (pandas' typed read of ``decoded``) with each float column that holds an
+    infinity written as a number too large for a float ('1e400', '-1e400';
+    validate.cell_reason 'too_large') replaced by the column's text as the file writes it
+    (every cell as text, empty cells as ""). Columns whose infinities are words ('inf') and
+    every other column are unchanged. Reads the file again only when a float column holds an
+    infinity."""
+    import pandas as pd
+
+    cols = [
+        i
+        for i, c in enumerate(df.columns)
+        if df[c].dtype.kind == "f" and bool(np.isinf(df[c].to_numpy()).any())
+    ]
+    if not cols:
+        return df
+    text = pd.read_csv(
+        io.StringIO(decoded),
+        sep=sep,
+        skip_blank_lines=True,
+        index_col=False,
+        nrows=max_rows + 1,
+        dtype=str,
+        keep_default_na=False,
+        usecols=cols,
+    )
+    out = df.copy()
+    for k, i in enumerate(cols):
+        name = df.columns[i]
+        cells = text.iloc[:, k]
+        inf = np.isinf(df[name].to_numpy())
+        if any(cell_reason(c) == "too_large" for c in cells[inf]):
+            out[name] = cells.astype(object).to_numpy()
+    return out
 
 
 def read_profile_csv(

@@ -417,6 +417,9 @@ def _last_section(current: tuple[str, dict] | None) -> None:
         "levels and their user counts are treated as public, like your menu)."
     )
     st.caption(V.released_caption(s, last["file"], last["time"]))
+    unrecorded = V.not_recorded_warning(rel)
+    if unrecorded is not None:
+        st.warning(unrecorded, icon=":material/warning:")
     st.markdown(V.released_sentence(rel))
     if V.is_stale(last, current):
         st.warning(

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import HdpError
-from ..release import Release, tier_levels, tier_names_of
+from ..release import Release, not_recorded_note, tier_levels, tier_names_of
 from .formatting import count_noun, frame_to_csv, plain, short_eps, telling_eps
 from .limits import REAL_MAX
 
@@ -644,10 +644,31 @@ def history_frame(entries: Sequence[Any], unit: str = "") -> Any:
             ],
             "95% interval": [interval(e) for e in entries],
             "status": [
-                {"released": "released", "failed": "failed (charge kept)"}.get(e.status, "charged")
+                {"released": "released", "failed": "failed (charge kept)"}.get(
+                    e.status, CHARGED_STATUS
+                )
                 for e in entries
             ],
         }
+    )
+
+
+CHARGED_STATUS = "charged, no result recorded"
+"""The history's status of a release that was charged but whose result is not (yet) in the
+ledger: one in progress, or one whose result could not be recorded (not_recorded_warning)."""
+
+
+def not_recorded_warning(rel: Release) -> str | None:
+    """The warning above a release whose result the ledger could not record in its history
+    (``rel.recorded is False``; hdp_core.release.not_recorded_note, the CLI's words), with
+    what to do on this page; None when the history holds it or nothing is tracked."""
+    if rel.recorded is not False:
+        return None
+    note = not_recorded_note(rel)
+    return (
+        f"{note[0].upper()}{note[1:]} Download the result and receipt below now: this page "
+        f"keeps them only until you leave it. The ledger's history lists this release as "
+        f"'{CHARGED_STATUS}'."
     )
 
 
