@@ -70,9 +70,10 @@ def init_menu() -> None:
 
 
 def init_goal() -> None:
-    """First visit: the accuracy-first target from the link (?goal=metric~value)."""
+    """First visit: the accuracy-first target from the link (?goal=metric~value); a later
+    visit keeps the session's own target (keep_section_state)."""
     ss = st.session_state
-    if "td_target" in ss:
+    if "td_target" in ss or "td_target" in ss.get(_KEPT_COPY, {}):
         return
     text = st.query_params.get(design_link.GOAL_KEY)
     if text:
@@ -102,6 +103,7 @@ OPEN = {name: f"td_open_{name}" for name in V.SECTIONS}
 expander: open or closed."""
 
 KEPT = (
+    "td_view",
     "td_metric",
     "td_target",
     "td_question",
@@ -113,18 +115,38 @@ KEPT = (
     "td_wi_share",
     "td_releases",
 )
-"""Widgets inside the lazy sections: Streamlit forgets a widget's value after a run that did
-not draw it, so a closed section would reopen at its defaults; :func:`keep_section_state`
-keeps them."""
+"""Widgets inside the lazy sections (and section 2's error measure): Streamlit forgets a
+widget's value after a run that did not draw it (a closed section, another page), so they would
+come back at their defaults; :func:`keep_section_state` keeps them."""
+
+_KEPT_COPY = "td_kept_values"  # a copy of KEPT's values that outlives visits to other pages
 
 
 def keep_section_state() -> None:
-    """Keep the values of the lazy sections' widgets across runs that do not draw them (call
-    at the start of every run of the page's body)."""
+    """Give the lazy sections' widgets back their values at the start of every run of the
+    page's body: a section closed or another page visited meanwhile made Streamlit forget
+    them (or show a stale value set earlier through the Session State API). The copy is
+    updated by :func:`changed` (the widgets' on_change) and :func:`put`."""
     ss = st.session_state
+    copy = ss.setdefault(_KEPT_COPY, {})
     for key in KEPT:
-        if key in ss:
-            ss[key] = ss[key]
+        if key in copy:
+            ss[key] = copy[key]
+        elif key in ss:  # seeded before this run's body (e.g. from the link)
+            copy[key] = ss[key]
+
+
+def changed(key: str) -> None:
+    """on_change of a kept widget (KEPT): remember the value the user just chose."""
+    ss = st.session_state
+    ss.setdefault(_KEPT_COPY, {})[key] = ss[key]
+
+
+def put(key: str, value: Any) -> None:
+    """Set a kept widget's value (KEPT) from the page's code, before the widget is drawn."""
+    ss = st.session_state
+    ss[key] = value
+    ss.setdefault(_KEPT_COPY, {})[key] = value
 
 
 def init_sections() -> None:
@@ -134,7 +156,7 @@ def init_sections() -> None:
     if "td_releases" in ss:
         return
     raw = st.query_params.get("td_releases")
-    ss["td_releases"] = int(float(raw)) if raw else 1
+    put("td_releases", int(float(raw)) if raw else 1)
     if raw:
         ss[OPEN["releases"]] = True
 
@@ -145,9 +167,9 @@ def goal(report: D.MenuReport) -> tuple[str, float]:
     opened (the first metric, V.default_target)."""
     ss = st.session_state
     if ss.get("td_metric") not in V.METRIC_LABELS:
-        ss["td_metric"] = next(iter(V.METRIC_LABELS))
+        put("td_metric", next(iter(V.METRIC_LABELS)))
     if "td_target" not in ss:
-        ss["td_target"] = V.default_target(report)
+        put("td_target", V.default_target(report))
     return ss["td_metric"], float(ss["td_target"])
 
 

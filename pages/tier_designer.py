@@ -245,6 +245,8 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         list(METRIC_LABELS),
         format_func=METRIC_LABELS.get,
         key="td_view",
+        on_change=S.changed,
+        args=("td_view",),
         horizontal=True,
         help="The 95% half-width is the '±' people quote; the RMSE is the "
         "typical size of the error.",
@@ -273,6 +275,8 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
         list(METRIC_LABELS),
         format_func=METRIC_LABELS.get,
         key="td_metric",
+        on_change=S.changed,
+        args=("td_metric",),
         horizontal=True,
         help="95% half-width: the estimate is within ± this 95% of the time. RMSE: "
         "the typical size of the error.",
@@ -281,6 +285,8 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
         f"Target error ({plain(menu.unit) or 'data units'})",
         min_value=0.0,
         key="td_target",
+        on_change=S.changed,
+        args=("td_target",),
         format="%g",
         help="The largest error of the mean you accept, in real units. It "
         "must be positive and less than half the data range.",
@@ -290,12 +296,14 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
         list(V.QUESTION_LABELS),
         format_func=V.QUESTION_LABELS.get,
         key="td_question",
+        on_change=S.changed,
+        args=("td_question",),
         help=tview.SOLVER_HELP,
     )
     idx = list(range(menu.k))
     for key, default in V.solver_tier_defaults(menu).items():
         if ss.get(key) not in idx:
-            ss[key] = default
+            S.put(key, default)
     a = b = 0
     if question == "level":
         a = st.selectbox(
@@ -303,6 +311,8 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
             idx,
             format_func=lambda i: V.tier_label(menu, i),
             key="td_solve_tier",
+            on_change=S.changed,
+            args=("td_solve_tier",),
             help="The tier whose level you want to make as strict as possible; the "
             "other tiers stay as they are.",
         )
@@ -313,6 +323,8 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
             idx,
             format_func=lambda i: V.tier_label(menu, i),
             key="td_move_from",
+            on_change=S.changed,
+            args=("td_move_from",),
             help="The stricter tier users would leave.",
         )
         b = c2.selectbox(
@@ -320,6 +332,8 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
             idx,
             format_func=lambda i: V.tier_label(menu, i),
             key="td_move_to",
+            on_change=S.changed,
+            args=("td_move_to",),
             help="The looser tier (larger eps or public) they would join.",
         )
 
@@ -355,13 +369,17 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
         st.info("Add a second tier to explore moving users between tiers.")
         return
     idx = list(range(menu.k))
-    ss["td_wi_a"], ss["td_wi_b"] = V.whatif_tiers(menu, ss.get("td_wi_a"), ss.get("td_wi_b"))
+    seed_a, seed_b = V.whatif_tiers(menu, ss.get("td_wi_a"), ss.get("td_wi_b"))
+    S.put("td_wi_a", seed_a)
+    S.put("td_wi_b", seed_b)
     c1, c2 = st.columns(2)
     wa = c1.selectbox(
         "Tier A",
         idx,
         format_func=lambda i: V.tier_label(menu, i),
         key="td_wi_a",
+        on_change=S.changed,
+        args=("td_wi_a",),
         help="The slider sets this tier's share of all users.",
     )
     wb = c2.selectbox(
@@ -369,6 +387,8 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
         idx,
         format_func=lambda i: V.tier_label(menu, i),
         key="td_wi_b",
+        on_change=S.changed,
+        args=("td_wi_b",),
         help="This tier gets what tier A gives up (their total stays the same).",
     )
     if wa == wb:
@@ -378,7 +398,7 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
     pair = (wa, wb, round(both, 9), menu.key)
     v = ss.get("td_wi_share")
     if ss.get("td_wi_pair") != pair or not isinstance(v, float) or not 0 <= v <= both:
-        ss["td_wi_share"] = start
+        S.put("td_wi_share", start)
         ss["td_wi_pair"] = pair
     name_a, name_b = plain(menu.tiers[wa].name), plain(menu.tiers[wb].name)
     chosen = st.slider(
@@ -387,6 +407,8 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
         max_value=float(both) if both > 0 else 1.0,
         step=0.1,
         key="td_wi_share",
+        on_change=S.changed,
+        args=("td_wi_share",),
         disabled=both <= 0,
         format="%.1f%%",
         help=f"Move users between {name_a} and {name_b}; the chart marks this point (dashed "
@@ -412,6 +434,8 @@ def targets_section(menu: D.Menu) -> None:
             **limit_bounds(wv.RELEASES),
             step=1,
             key="td_releases",
+            on_change=S.changed,
+            args=("td_releases",),
             bind="query-params",
             help=wv.RELEASES_HELP,
         )
@@ -457,7 +481,7 @@ def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
         "page can read it as a tiered profile.",
     )
     row.button(
-        ":material/check: Use this menu as the current profile",
+        ":material/swap_horiz: Use this menu as the current profile",
         key="td_use",
         on_click=S.cb_use_profile,
         args=(menu,),

@@ -579,3 +579,22 @@ def test_tier_names_in_the_table_are_plain_text(app):
     at.text_input(key="td_name_0").set_value("**bold** [x](http://e.vil)").run()
     ok(at)
     assert at.table[0].value["tier"][0] == plain("**bold** [x](http://e.vil)")
+
+
+def test_section_values_survive_a_visit_to_another_page(app):
+    """Found by a tester: the target error went back to its default after a visit to the
+    Bounds page (Streamlit drops the state of widgets a page does not draw)."""
+    at = ok(open_sections(open_page(app, "tier_designer"), "target", "releases"))
+    at.radio(key="td_view").set_value("rmse").run()
+    at.radio(key="td_metric").set_value("rmse").run()
+    at.number_input(key="td_target").set_value(0.8).run()
+    at.number_input(key="td_releases").set_value(10).run()
+    at.switch_page("pages/bounds.py").run()
+    ok(at)
+    at.switch_page("pages/tier_designer.py").run()
+    ok(at)
+    assert at.radio(key="td_view").value == "rmse"
+    assert at.radio(key="td_metric").value == "rmse"
+    assert at.number_input(key="td_target").value == 0.8
+    assert at.number_input(key="td_releases").value == 10
+    assert at.query_params["goal"] == "rmse~0.8"

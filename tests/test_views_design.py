@@ -300,3 +300,23 @@ def test_one_95_error_on_the_tier_designer(menu):
     )
     assert V.headline_metrics(menu, rep)[0].value == f"± {V.fmt_err(sec5, menu.unit)}"
     assert not hasattr(wv, "TARGETS_NOTE")
+
+
+def test_no_saturation_sentence_never_names_a_level_looser_than_public():
+    """Found by a tester: with every tier public the page said 'A new tier looser than
+    public would be capped'. Nothing is looser than public."""
+    inf = float("inf")
+    for menu in (
+        D.make_menu(["Open"], [inf], [100], 1000),
+        D.make_menu(["A", "B"], [inf, inf], [50, 50], 1000),
+    ):
+        kind, text = V.saturation_message(menu, D.evaluate_menu(menu))
+        assert kind == "info" and text.startswith("No tier is saturated")
+        assert "looser than public" not in text and "looser than ∞" not in text
+        assert "no level, however loose, would be capped" in text
+    # a finite cap is still named (100 users: nobody is saturated, a looser tier would be)
+    menu = D.make_menu(["S", "M"], [0.1, 0.2], [50, 50], 100)
+    rep = D.evaluate_menu(menu)
+    assert not any(rep.saturated) and math.isfinite(rep.worth_offering)
+    kind, text = V.saturation_message(menu, rep)
+    assert "would be capped at that level" in text

@@ -267,6 +267,12 @@ def saturation_message(menu: Menu, report: MenuReport) -> tuple[str, str]:
             f"accuracy. Their users are granted eps = {telling_eps(tau, menu.levels)} "
             "whatever they chose.",
         )
+    if not math.isfinite(report.worth_offering):  # e.g. every tier public: nothing is looser
+        return (
+            "info",
+            "No tier is saturated: every tier gets exactly the privacy it promises, and no "
+            "level, however loose, would be capped in this menu.",
+        )
     return (
         "info",
         f"No tier is saturated: every tier gets exactly the privacy it promises. A new "

@@ -86,7 +86,7 @@ def whose_numbers(menu: Menu, menu_tau: float, profile_label: str, profile_tau: 
         return "none" if math.isinf(x) else f"{x:.4g}"
 
     return (
-        f"Every number on this page is for the menu below ({count_noun(menu.k, 'tier')}, "
+        f"Every number on this page is for the menu above ({count_noun(menu.k, 'tier')}, "
         f"{count_noun(menu.n_users, 'user')}; τ* = {t(menu_tau)}), not for the current "
         f"profile in the sidebar ({plain(profile_label)}; τ* = {t(profile_tau)})."
     )
