@@ -36,9 +36,20 @@ P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minim
     eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s,
     psi = (v/M^2)(e^{lam M} - 1 - lam M) (Bennett's moment bound); the same for -Z, so
     P(|Z + L| > h) <= 2 e^{psi - lam h} / (1 - lam^2 eta^2) = alpha at
-    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a grid of lam
-    (psi the least of the two; where one is the least on the whole grid, only it is
-    computed: :func:`_chernoff`).
+    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a FIXED set of
+    lam (any lam is valid): the lattice 2^(k/512), k integer, and psi's noise-free minimiser,
+    for Hoeffding's psi and (where it can be less, v < ||w||^2 / 4) Bennett's, each on its
+    own (:func:`_chernoff`, :func:`_lambdas`: only the lattice points that can be the least).
+
+Monotone in the noise scale: the set of lam (c) searches and the splits (b) searches do not
+depend on eta, and each h(lam) and each z + eta ln(1/a2) grows with eta (lam's set below
+1/eta shrinks), as does (a); so the returned minimum never decreases as eta grows, everything
+else fixed (up to rounding), and it is continuous: as eta -> 0, (c) tends to its value at
+eta = 0, the noise-free optimum (the Chernoff bound at the noise-free minimiser is
+Hoeffding's, or Bennett's, tail inverted: (b) with a2 = 0). A bound proven for one noise
+scale is never reused for another: each eta gets its own three proven bounds.
+(Before, (c)'s grid was lam = (0..1) / eta, too coarse when eta is tiny: 0.6791, 0.6837,
+0.6791 USD at eta = 0, 1e-6, 5e-6 on the Tier designer's default menu.)
 
 Hoeffding (1963); Bennett (1962); Boucheron, Lugosi, Massart, "Concentration Inequalities"
 (2013), Thm 2.8 (Hoeffding), Thm 2.9 and its proof (Bennett's moment bound and tail). The
@@ -302,7 +313,7 @@ def _chernoff_h(lam: np.ndarray, psi: np.ndarray, eta: float, ln2a: float) -> fl
         return float(((psi + ln2a) / lam).min())
     le = lam * eta
     ok = le < 1.0
-    noise = -np.log1p(-np.where(ok, le, 0.0) ** 2)
+    noise = -np.log1p(-(np.where(ok, le, 0.0) ** 2))
     return float(np.where(ok, (psi + ln2a + noise) / lam, np.inf).min())
 
 

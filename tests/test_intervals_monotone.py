@@ -46,7 +46,9 @@ def test_default_menu_uni_not_below_adpm():
     _, _, b_adpm, menu = default_adpm()
     n = menu.n_users
     uni = I.population_half_width([1.0 / n], [n], 1.0 / (n * float(menu.levels.min())))
-    assert uni >= I.population_half_width_for(hdp.EpsilonProfile.from_tiers(menu.levels, menu.counts))
+    assert uni >= I.population_half_width_for(
+        hdp.EpsilonProfile.from_tiers(menu.levels, menu.counts)
+    )
     assert b_adpm < 1.0 / (n * float(menu.levels.min()))
 
 
