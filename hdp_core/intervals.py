@@ -36,9 +36,20 @@ P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minim
     eta^2) with psi = lam^2 ||w||^2 / 8 (Hoeffding's lemma) or, with a spread s,
     psi = (v/M^2)(e^{lam M} - 1 - lam M) (Bennett's moment bound); the same for -Z, so
     P(|Z + L| > h) <= 2 e^{psi - lam h} / (1 - lam^2 eta^2) = alpha at
-    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a grid of lam
-    (psi the least of the two; where one is the least on the whole grid, only it is
-    computed: :func:`_chernoff`).
+    h(lam) = (psi + ln(2/alpha) - ln(1 - lam^2 eta^2)) / lam, minimised over a FIXED set of
+    lam (any lam is valid): the lattice 2^(k/512), k integer, and psi's noise-free minimiser,
+    for Hoeffding's psi and (where it can be less, v < ||w||^2 / 4) Bennett's, each on its
+    own (:func:`_chernoff`, :func:`_lambdas`: only the lattice points that can be the least).
+
+Monotone in the noise scale: the set of lam (c) searches and the splits (b) searches do not
+depend on eta, and each h(lam) and each z + eta ln(1/a2) grows with eta (lam's set below
+1/eta shrinks), as does (a); so the returned minimum never decreases as eta grows, everything
+else fixed (up to rounding), and it is continuous: as eta -> 0, (c) tends to its value at
+eta = 0, the noise-free optimum (the Chernoff bound at the noise-free minimiser is
+Hoeffding's, or Bennett's, tail inverted: (b) with a2 = 0). A bound proven for one noise
+scale is never reused for another: each eta gets its own three proven bounds.
+(Before, (c)'s grid was lam = (0..1) / eta, too coarse when eta is tiny: 0.6791, 0.6837,
+0.6791 USD at eta = 0, 1e-6, 5e-6 on the Tier designer's default menu.)
 
 Hoeffding (1963); Bennett (1962); Boucheron, Lugosi, Massart, "Concentration Inequalities"
 (2013), Thm 2.8 (Hoeffding), Thm 2.9 and its proof (Bennett's moment bound and tail). The
@@ -51,7 +62,6 @@ either target ("95% error"): the half-width of that target's interval for a prof
 
 from __future__ import annotations
 
-import contextlib
 import math
 from functools import lru_cache
 from typing import Any
@@ -107,10 +117,14 @@ def _deterministic(zmax: float, eta: float, a: float) -> float:
 _SPLITS = np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1)
 """(b)'s grid of splits: a1 = a x these (255 points in (0, 1))."""
 
-_LAMBDAS = np.concatenate(
-    (np.linspace(1.0 / _GRID, 1.0 - 1.0 / _GRID, _GRID - 1), 1.0 - np.logspace(-6, -2.5, 16))
-)
-"""(c)'s grid: lam = these / eta (271 points in (0, 1))."""
+_STEPS_PER_OCTAVE = 512
+"""(c)'s lattice of lam: 2^(k/512) for integers k (ratio 2^(1/512), about 1.00136)."""
+
+_OCTAVE = 2.0 ** (np.arange(_STEPS_PER_OCTAVE) / _STEPS_PER_OCTAVE)
+"""2^(j/512), j = 0..511: lam_k = ldexp(_OCTAVE[k mod 512], k div 512), the same double for
+the same k in every call (the lattice does not depend on the noise scale)."""
+
+_LN_STEP = math.log(2.0) / _STEPS_PER_OCTAVE
 
 _SERIES_BELOW = 1e-3
 """Below this u, h(u) is summed as a series (the closed form loses digits there)."""
@@ -124,9 +138,7 @@ _RHO = 1e-11
 _NEWTON_STEPS = 60
 """Most Newton steps of the fallback (from Bernstein's u; about 7 for y = 1e20)."""
 
-_LAM_MIN, _LAM_MAX = float(_LAMBDAS.min()), float(_LAMBDAS.max())
-
-for _a in (_SPLITS, _LAMBDAS):
+for _a in (_SPLITS, _OCTAVE):
     _a.setflags(write=False)
 
 
@@ -262,41 +274,77 @@ def _union(s2w: float, m: float, eta: float, a: float, var: float | None) -> flo
     return float((z + t).min())
 
 
-def _bennett_over_hoeffding(x: float) -> float:
-    """g(x) = (e^x - 1 - x) / x^2, increasing in x > 0 from 1/2, to 2e-11 (relative): at
-    lam = x / M, Bennett's psi over Hoeffding's is 8 (v / sum w^2) g(x)."""
-    if x < 1e-3:
-        return 0.5 + x / 6.0 + x * x / 24.0
-    if x > 700.0:
-        return math.inf
-    return (math.expm1(x) - x) / (x * x)
+def _lattice(low: float, high: float) -> np.ndarray:
+    """The points 2^(k/512) of (c)'s lattice from at most ``low`` / r^2 to at least
+    ``high`` r^2 (r = 2^(1/512); 0 < low <= high, both finite)."""
+    k = np.arange(
+        math.floor(math.log(low) / _LN_STEP) - 2, math.ceil(math.log(high) / _LN_STEP) + 3
+    )
+    return np.ldexp(_OCTAVE[k % _STEPS_PER_OCTAVE], k // _STEPS_PER_OCTAVE)
+
+
+def _lambdas(lam0: float, eta: float, ln2a: float) -> np.ndarray:
+    """(c)'s lam for one psi whose noise-free minimiser is at most ``lam0`` (up to rounding):
+    the lattice points that can be the least on the whole lattice, and ``lam0`` itself.
+
+    h(lam) = (phi(lam) + C) / lam, phi = psi - ln(1 - lam^2 eta^2) convex with phi(0) = 0,
+    C = ln(2/a), is unimodal on (0, 1/eta): h' has the sign of N = lam phi' - phi - C, which
+    increases (N' = lam phi'' >= 0). So its least value on the lattice is at one of the two
+    lattice points around its minimiser lam*, and lam* lies in [L, U] with
+    U = min(lam0, 1/eta) and L = min(lam0 / sqrt 2, x0 / eta), x0 = sqrt(C / (4 + C)):
+    N = N_psi + N_noise - C with both parts increasing from 0; N_noise(lam) = 2y/(1 - y) +
+    ln(1 - y) (y = lam^2 eta^2) is at most 2y/(1 - y), so at most C/2 at lam = x0 / eta;
+    N_psi at lam0 / sqrt 2 is at most half of N_psi at lam0 (Hoeffding: N_psi = lam^2 sum
+    w^2 / 8; Bennett: N_psi = (v/M^2) f(lam M), f(x) = 1 + (x - 1) e^x, f(x) / x^2
+    increasing), which is C at the noise-free minimiser. The points returned run from L / r^2
+    to U r^2 (r = 2^(1/512)): the least over them is the least over the whole lattice below
+    1/eta, plus ``lam0``. Points at or above 1/eta are left to the caller (h = inf there)."""
+    if eta == 0:
+        low, high = lam0 / math.sqrt(2.0), lam0
+    else:
+        x0 = math.sqrt(ln2a / (4.0 + ln2a))
+        low, high = min(lam0 / math.sqrt(2.0), x0 / eta), min(lam0, 1.0 / eta)
+    return np.append(_lattice(low, high), lam0)
+
+
+def _chernoff_h(lam: np.ndarray, psi: np.ndarray, eta: float, ln2a: float) -> float:
+    """min over ``lam`` of (psi + ln(2/a) - ln(1 - lam^2 eta^2)) / lam (inf where lam eta >= 1)."""
+    if eta == 0:
+        return float(((psi + ln2a) / lam).min())
+    le = lam * eta
+    ok = le < 1.0
+    noise = -np.log1p(-(np.where(ok, le, 0.0) ** 2))
+    return float(np.where(ok, (psi + ln2a + noise) / lam, np.inf).min())
 
 
 def _chernoff(s2w: float, m: float, eta: float, a: float, var: float | None) -> float:
-    """(c): min over 0 < lam < 1/eta of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam,
-    psi the least of Hoeffding's and Bennett's. Their ratio, 8 (v / sum w^2) g(lam M)
-    (:func:`_bennett_over_hoeffding`), increases with lam: when it is below 1 - 1e-9 at the
-    largest lam of the grid only Bennett's psi is computed, when above 1 + 1e-9 at the
-    smallest only Hoeffding's (the same numbers: the least of the two is that one)."""
-    if eta == 0:  # no noise: (b) with a2 = 0 is this bound at its best lam
-        return math.inf
-    lam = _LAMBDAS / eta
-    noise = -np.log1p(-((lam * eta) ** 2))
-    v = 0.0 if var is None else var
-    use_b = use_h = v > 0 and m > 0 and s2w > 0
-    if use_b:
-        k = 8.0 * v / s2w
-        use_h = k * _bennett_over_hoeffding(m * _LAM_MAX / eta) > 1.0 - 1e-9
-        use_b = k * _bennett_over_hoeffding(m * _LAM_MIN / eta) < 1.0 + 1e-9
-    if use_b:
-        lm = lam * m  # at most m / eta: e^lm overflows only past 709
-        with np.errstate(over="ignore") if m > 700.0 * eta else contextlib.nullcontext():
-            bennett = v * (np.expm1(lm) - lm) / (m * m)  # Bennett
-        psi = np.minimum(lam * lam * s2w / 8.0, bennett) if use_h else bennett
-    else:
-        psi = lam * lam * s2w / 8.0  # Hoeffding's lemma
-    h = (psi + math.log(2.0 / a) + noise) / lam
-    return float(h.min())
+    """(c): min over lam in a FIXED set (not depending on the noise scale eta), below 1/eta,
+    of (psi(lam) + ln(2/a) - ln(1 - lam^2 eta^2)) / lam, for psi Hoeffding's and, where it
+    can be smaller (v < sum w^2 / 4), Bennett's, each on its own set: the lattice 2^(k/512)
+    (k integer) and the psi's noise-free minimiser lam0 (:func:`_lambdas` evaluates only the
+    lattice points that can be the least). Each term grows with eta and the set below 1/eta
+    shrinks, so the result never decreases as eta grows; it is continuous in eta (a point
+    leaves the set where its term is already infinite) and at eta = 0 it is the noise-free
+    optimum, (b) with a2 = 0 (the Chernoff bound at lam0 is Hoeffding's, or Bennett's, tail
+    inverted). The same set for every profile: a profile whose psi and eta are both at most
+    another's (pointwise) gets at most its bound, up to the two lam0 points."""
+    ln2a = math.log(2.0 / a)
+    best = math.inf
+    if s2w > 0:
+        lam = _lambdas(math.sqrt(8.0 * ln2a / s2w), eta, ln2a)
+        best = _chernoff_h(lam, lam * lam * s2w / 8.0, eta, ln2a)  # Hoeffding's lemma
+    elif eta > 0:  # no data part: the noise alone
+        lam = _lattice(math.sqrt(ln2a / (4.0 + ln2a)) / eta, 1.0 / eta)
+        best = _chernoff_h(lam, np.zeros_like(lam), eta, ln2a)
+    if var is not None and 0 < var < 0.25 * s2w and m > 0:  # else Bennett's psi is the larger
+        z = float(_bennett_z(np.array([ln2a]), m, var)[0])
+        if math.isfinite(z):
+            lam = _lambdas(math.log1p(z * m / var) / m, eta, ln2a)  # Bennett's lam at a1 = a
+            lm = lam * m
+            with np.errstate(over="ignore"):
+                psi = var * (np.expm1(lm) - lm) / (m * m)  # Bennett's moment bound
+            best = min(best, _chernoff_h(lam, psi, eta, ln2a))
+    return best
 
 
 def population_half_width(

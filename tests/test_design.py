@@ -1007,10 +1007,12 @@ def test_solvers_meet_the_proven_target_and_one_step_less_misses(menu):
 
 
 def test_half_width_can_rise_and_the_solver_scans_below():
-    """The proven half-width is not monotone in n (ADPM trades ||w||_2 against the noise and
-    max w): Strict 0.1 (10%) and public (90%) on 0-500 USD with sd 5 rises from n = 4 to 5.
-    min_users still returns the first n of a full scan."""
-    m = D.make_menu(["S", "P"], [0.1, INF], [10, 90], 100, 0, 500, "", 5.0)
+    """The proven half-width is not monotone in n: Strict 0.1 (30%) and public (70%) on 0-500
+    USD with sd 50 rises from n = 1 (one public user) to 2 (the second user is Strict, so
+    noise is added). (The rise from n = 4 to 5 of Strict 10% / public 90% seen before was
+    bound (c)'s coarse grid at small noise: tests/test_intervals_monotone.py.) min_users
+    still returns the first n of a full scan."""
+    m = D.make_menu(["S", "P"], [0.1, INF], [30, 70], 100, 0, 500, "", 50.0)
     errs = np.array([D.menu_error(m.with_n_users(n), "half_width") for n in range(1, 121)])
     assert np.any(np.diff(errs) > 0)
     for target in np.quantile(errs, [0.1, 0.3, 0.5, 0.7, 0.9]):
