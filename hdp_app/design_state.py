@@ -98,8 +98,10 @@ def keep_menu(menu: D.Menu) -> None:
 
 
 # sections 3 to 6 (drawn only when open) -------------------------------------------------------
-OPEN = {name: f"td_open_{name}" for name in V.SECTIONS}
-"""Session-state key (and link parameter, 'td_open_<name>=true') of each lazy section's
+LAZY_TITLES = {"chart": V.CHART_TITLE, **V.SECTIONS}
+"""The parts of the page drawn only when opened: section 2's chart and sections 3 to 6."""
+OPEN = {name: f"td_open_{name}" for name in LAZY_TITLES}
+"""Session-state key (and link parameter, 'td_open_<name>=true') of each lazy part's
 expander: open or closed."""
 
 KEPT = (

@@ -258,8 +258,13 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
         st.caption(V.half_width_note(menu, report))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
-    # one figure with two panels: a slider step redraws one chart here, not two
-    st.plotly_chart(cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch")
+    # on request (its state is in the link): the table and cards above hold its numbers,
+    # and redrawing it took most of a slider step's time in the browser (issue 23)
+    if (box := lazy_section("chart")) is not None:
+        with box:
+            st.plotly_chart(
+                cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
+            )
 
     return metric_view
 
@@ -535,10 +540,11 @@ def main() -> None:
 
 
 def lazy_section(name: str) -> Any:
-    """Sections 3 to 6: an expander that draws its content only when open (its state is in
-    the link). Returns the container to draw into, or None when the section is closed."""
+    """Section 2's chart and sections 3 to 6: an expander that draws its content only when
+    open (its state is in the link). Returns the container to draw into, or None when the
+    part is closed."""
     box = st.expander(
-        f"**{V.SECTIONS[name]}**", key=S.OPEN[name], on_change="rerun", bind="query-params"
+        f"**{S.LAZY_TITLES[name]}**", key=S.OPEN[name], on_change="rerun", bind="query-params"
     )
     return box if box.open else None
 

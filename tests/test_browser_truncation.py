@@ -53,12 +53,12 @@ STATES: list[tuple[str, str, str, int]] = [
     ),
     ("Simulation", "default", "/simulation", 1),
     ("Simulation", "real units and tuned ADPM on", "/simulation?sim_real=true&sim_tuned=true", 1),
-    ("Tier designer", "default", "/tier_designer", 1),
+    ("Tier designer", "default", "/tier_designer", 0),
     (
         "Tier designer",
-        "sections 3 to 6 open",
-        "/tier_designer?td_open_target=true&td_open_whatif=true&td_open_releases=true"
-        "&td_open_save=true",
+        "chart and sections 3 to 6 open",
+        "/tier_designer?td_open_chart=true&td_open_target=true&td_open_whatif=true"
+        "&td_open_releases=true&td_open_save=true",
         2,
     ),
     ("Release", "empty", "/release", 0),
