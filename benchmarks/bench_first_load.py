@@ -53,7 +53,7 @@ APP_PAGES = [
     ("Saturation", "/saturation", None, 1),
     ("Bounds", "/bounds", None, 1),
     ("Tier designer", "/tier_designer", None, 0),  # its chart is drawn on request
-    ("Tier designer, chart open", "/tier_designer?td_open_chart=true", None, 1),
+    ("Tier designer + chart", "/tier_designer?td_open_chart=true", None, 1),
     ("Simulation (fresh run)", "/simulation", "Two-point", 1),
 ]
 
