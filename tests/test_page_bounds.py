@@ -152,8 +152,11 @@ def test_data_range_inputs(app):
     sol = hdp.adpm(prof)
     assert metric(at, "ADPM worst-case RMSE") == u(math.sqrt(sol.worst_case_mse) * 200)
     assert metric(at, "of which Laplace noise scale") == u(sol.noise_scale * 200)
-    table = at.dataframe[0].value
+    table = at.table[0].value  # one row per method: a static table (issue 23)
     assert list(table["method"]) == list(hdp.METHODS)
+    assert table["worst-case RMSE"].iloc[0] == u(math.sqrt(sol.worst_case_mse) * 200)
+    assert table["Laplace noise scale"].iloc[0] == u(sol.noise_scale * 200)
+    assert not at.dataframe  # nothing on this page scrolls
     # a range with low >= high is refused with a message, not a traceback
     widget(at, "number_input", "bnd_hi").set_value(-50.0).run()
     assert not at.exception
