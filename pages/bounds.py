@@ -24,6 +24,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
+from hdp_app.url import keep_in_link, start_from_link
 from hdp_app.widgets import limit_bounds, metric_row, show_metric
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
@@ -206,6 +207,10 @@ def _sweep_live(
     prof: EpsilonProfile, mode: str, show_base: bool, show_guides: bool, tuned_sd: float | None
 ) -> None:
     """The sweep's slider, its chart and the numbers at the marker."""
+    # The slider's value is kept in the link by the script (keep_in_link), not by the
+    # browser (bind="query-params"): faster on every step, the same link.
+    key = K_SCALE if mode == "scale" else K_N
+    start_from_link(key)
     if mode == "scale":
         e = st.slider(
             "Scale factor c (log10)",
@@ -215,7 +220,6 @@ def _sweep_live(
             bviews.SWEEP_STEP,
             format="10^%.1f",
             key=K_SCALE,
-            bind="query-params",
             help=(
                 "Every eps is multiplied by c = 10^x. Left: stricter privacy "
                 "(smaller eps); right: looser. 10^0 is the current profile."
@@ -231,13 +235,13 @@ def _sweep_live(
             bviews.SWEEP_STEP,
             format="10^%.1f",
             key=K_N,
-            bind="query-params",
             help=(
                 "n is multiplied by 10^x, keeping each level's share of users. "
                 "10^0 is the current profile."
             ),
         )
         x_title = "number of users n (log scale)"
+    keep_in_link(key, float(e), 0.0)
     sw = _sweep(prof, mode)
     idx = bviews.sweep_index(sw.x, float(e), mode)
     fig = _sweep_chart(prof, mode, x_title, idx, show_base, show_guides, tuned_sd)

@@ -201,3 +201,21 @@ def test_query_params_seed_the_controls(app):
     assert widget(app, "slider", "bnd_n").value == pytest.approx(1.0)
     assert widget(app, "number_input", "bnd_hi").value == 500.0
     assert metric(app, "At the marker") == f"n = {10 * app.session_state[PROFILE].n:,} users"
+
+
+def test_the_sweep_slider_is_kept_in_the_link(app):
+    """The slider's position is in the link (written by the script, hdp_app.url.keep_in_link,
+    not by the browser): left out at 10^0, kept across a visit to another page."""
+    at = show(app, hdp.preset("two_groups"))
+    assert "bnd_scale" not in at.query_params
+    widget(at, "slider", "bnd_scale").set_value(-2.4).run()
+    ok(at)
+    assert float(at.query_params["bnd_scale"]) == pytest.approx(-2.4)
+    assert metric(at, "At the marker") == f"c = {10**-2.4:.3g}"
+    at.switch_page("pages/profile.py").run()
+    at.switch_page("pages/bounds.py").run()
+    ok(at)
+    assert widget(at, "slider", "bnd_scale").value == pytest.approx(-2.4)
+    assert metric(at, "At the marker") == f"c = {10**-2.4:.3g}"
+    widget(at, "slider", "bnd_scale").set_value(0.0).run()
+    assert "bnd_scale" not in at.query_params
