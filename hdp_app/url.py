@@ -114,3 +114,38 @@ def drop_bad_query_params(limits: Mapping[str, Limit]) -> None:
             + ". Those controls start at their defaults.",
             icon=":material/link_off:",
         )
+
+
+LINKED = "url_linked"
+"""Session key: widget key -> its last value, for the widgets kept in the link by
+:func:`keep_in_link` (Streamlit forgets a widget's value while the user is on another page)."""
+
+
+def start_from_link(key: str) -> None:
+    """Call before drawing a number widget that :func:`keep_in_link` keeps in the link: the
+    first time it is drawn it starts from the link's value (checked beforehand by
+    :func:`drop_bad_query_params`), and back from another page from its last value."""
+    ss = st.session_state
+    if key in ss:
+        return
+    last = ss.get(LINKED, {})
+    if key in last:
+        ss[key] = last[key]
+    elif key in st.query_params:
+        ss[key] = float(st.query_params[key])
+
+
+def keep_in_link(key: str, value: float, default: float) -> None:
+    """Write a widget's value into the link (left out at ``default``), from the server after
+    the run, as ``bind="query-params"`` would from the browser: for a slider whose every step
+    must redraw at once (issue 23: the browser's own URL update for a bound widget costs
+    20-30 ms on every key press on this machine; a write from the script costs nothing
+    measurable). Only number widgets: the value is written as a short decimal (-2.4, 1)."""
+    st.session_state.setdefault(LINKED, {})[key] = value
+    qp = st.query_params
+    text = f"{round(float(value), 9):g}"
+    if float(value) == float(default):
+        if key in qp:
+            del qp[key]
+    elif qp.get(key) != text:
+        qp[key] = text

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
@@ -25,6 +24,7 @@ from hdp_app.common import (
     run_through_app,
 )
 from hdp_app.perf import live
+from hdp_app.url import keep_in_link, start_from_link
 from hdp_app.widgets import limit_bounds, metric_row, show_metric
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
@@ -153,53 +153,23 @@ def _sweep_section(prof: EpsilonProfile) -> None:
             "each level."
         ),
     )
-    live(_sweep_live, prof, MODES[label])  # a fragment: its controls rerun only it
+    live(_sweep_options, prof, MODES[label])  # a fragment: its controls rerun only it
 
 
-def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
-    """The sweep's slider, toggles and chart (the mode radio above reruns the page: the
-    code under "Reproduce in Python" follows it)."""
-    c1, c2, c3 = st.columns([2, 1, 1])  # the toggles' labels whole at 1024 px
-    if mode == "scale":
-        e = c1.slider(
-            "Scale factor c (log10)",
-            -3.0,
-            3.0,
-            0.0,
-            bviews.SWEEP_STEP,
-            format="10^%.1f",
-            key=K_SCALE,
-            bind="query-params",
-            help=(
-                "Every eps is multiplied by c = 10^x. Left: stricter privacy "
-                "(smaller eps); right: looser. 10^0 is the current profile."
-            ),
-        )
-        x_title = "scale factor c on every eps (log scale; 1 = current profile)"
-    else:
-        e = c1.slider(
-            "Number of users (log10 of the factor on n)",
-            -3.0,
-            3.0,
-            0.0,
-            bviews.SWEEP_STEP,
-            format="10^%.1f",
-            key=K_N,
-            bind="query-params",
-            help=(
-                "n is multiplied by 10^x, keeping each level's share of users. "
-                "10^0 is the current profile."
-            ),
-        )
-        x_title = "number of users n (log scale)"
-    show_base = c2.toggle(
+def _sweep_options(prof: EpsilonProfile, mode: str) -> None:
+    """What the sweep chart shows (the toggles and the assumed spread), then the slider and
+    the chart in a fragment of their own: a slider step reruns only the slider, the chart and
+    the numbers at the marker, not these controls (issue 23). The mode radio above reruns the
+    page: the code under "Reproduce in Python" follows it."""
+    c1, c2, _ = st.columns([1, 1, 2])
+    show_base = c1.toggle(
         "Baselines",
         value=True,
         key=K_BASELINES,
         bind="query-params",
         help="Draw the five baselines' worst-case MSE on the same axes.",
     )
-    show_guides = c3.toggle(
+    show_guides = c2.toggle(
         "Regimes",
         value=True,
         key=K_GUIDES,
@@ -225,28 +195,62 @@ def _sweep_live(prof: EpsilonProfile, mode: str) -> None:
         key="bnd_spread",
         disabled=not known,
     )
+    tuned_sd = float(spread) if known else None
     with st.spinner("Computing the sweep (once per profile)…"):
-        sw = _sweep(prof, mode)
-        tuned = (float(spread), _tuned_sweep(prof, mode, float(spread))) if known else None
-        idx = int(
-            np.clip(
-                round((float(e) - bviews.SWEEP_EXPONENTS[0]) / bviews.SWEEP_STEP), 0, sw.x.size - 1
-            )
+        _sweep(prof, mode)  # cached: the live part below finds it computed
+        if tuned_sd is not None:
+            _tuned_sweep(prof, mode, tuned_sd)
+    live(_sweep_live, prof, mode, bool(show_base), bool(show_guides), tuned_sd)
+
+
+def _sweep_live(
+    prof: EpsilonProfile, mode: str, show_base: bool, show_guides: bool, tuned_sd: float | None
+) -> None:
+    """The sweep's slider, its chart and the numbers at the marker."""
+    # The slider's value is kept in the link by the script (keep_in_link), not by the
+    # browser (bind="query-params"): faster on every step, the same link.
+    key = K_SCALE if mode == "scale" else K_N
+    start_from_link(key)
+    if mode == "scale":
+        e = st.slider(
+            "Scale factor c (log10)",
+            -3.0,
+            3.0,
+            0.0,
+            bviews.SWEEP_STEP,
+            format="10^%.1f",
+            key=K_SCALE,
+            help=(
+                "Every eps is multiplied by c = 10^x. Left: stricter privacy "
+                "(smaller eps); right: looser. 10^0 is the current profile."
+            ),
         )
-        fig = _sweep_chart(
-            prof,
-            mode,
-            x_title,
-            idx,
-            bool(show_base),
-            bool(show_guides),
-            tuned[0] if tuned is not None else None,
+        x_title = "scale factor c on every eps (log scale; 1 = current profile)"
+    else:
+        e = st.slider(
+            "Number of users (log10 of the factor on n)",
+            -3.0,
+            3.0,
+            0.0,
+            bviews.SWEEP_STEP,
+            format="10^%.1f",
+            key=K_N,
+            help=(
+                "n is multiplied by 10^x, keeping each level's share of users. "
+                "10^0 is the current profile."
+            ),
         )
+        x_title = "number of users n (log scale)"
+    keep_in_link(key, float(e), 0.0)
+    sw = _sweep(prof, mode)
+    idx = bviews.sweep_index(sw.x, float(e), mode)
+    fig = _sweep_chart(prof, mode, x_title, idx, show_base, show_guides, tuned_sd)
     st.plotly_chart(fig, key="bnd_sweep_chart")
-    if tuned is not None:
+    if tuned_sd is not None:
+        tuned = _tuned_sweep(prof, mode, tuned_sd)
         st.caption(
-            f"Sky blue: ADPM tuned to s = {tuned[0]:.3g}, its exact MSE when the data's "
-            f"standard deviation is s ({float(tuned[1][idx]):.3e} at the marker, "
+            f"Sky blue: ADPM tuned to s = {tuned_sd:.3g}, its exact MSE when the data's "
+            f"standard deviation is s ({float(tuned[idx]):.3e} at the marker, "
             f"against ADPM's worst case {float(sw.upper[idx]):.3e}). It is not a bound: "
             "data more spread out than s cost it more."
         )
@@ -337,16 +341,8 @@ def _units_section(prof: EpsilonProfile) -> None:
     row = metric_row()  # wraps at 1024 px instead of cutting labels
     for m in bviews.units_metrics(_u(a.rmse), _u(a.half_width), _u(a.noise_scale)):
         show_metric(row, m, width="content")
-    df = pd.DataFrame(
-        {
-            "method": list(errs),
-            "worst-case RMSE": [_u(r.rmse) for r in errs.values()],
-            "95% error ±": [_u(r.half_width) for r in errs.values()],
-            "data part sd": [_u(r.data_sd) for r in errs.values()],
-            "Laplace noise scale": [_u(r.noise_scale) for r in errs.values()],
-        }
-    )
-    st.dataframe(df, hide_index=True, key="bnd_units_table")
+    # one row per method (a handful, whatever the profile): a static table, drawn at once
+    st.table(bviews.units_table(errs), hide_index=True)
     st.caption(
         "LDPE and SM are not one weighted mean plus one Laplace noise, so only their "
         "RMSE is shown. The 95% half-widths treat the data part as normal (many users)."

@@ -210,8 +210,19 @@ def _phase(profile: EpsilonProfile, e1: float, e2: float, n: int, f: float) -> t
     return teach.phase_state(profile, e1, e2, n, f)
 
 
-def _phase_section(prof: EpsilonProfile) -> None:
+def _phase_intro() -> None:
+    """The phase diagram's heading and what it shows (drawn by the page, not by the fragment
+    below: a slider step there does not send them again)."""
     st.subheader("Two groups: when does the looser group saturate?")
+    st.markdown(
+        "A share f of n users asks for eps1 and the rest for a looser eps2. The looser group is "
+        "capped (saturates) exactly when **eps2 ≥ eps1 + 8/(n f eps1)**; below that line "
+        "weights proportional to eps are optimal. Move the two groups' levels to see where "
+        "a profile falls."
+    )
+
+
+def _phase_section(prof: EpsilonProfile) -> None:
     base, grid, two_levels = _phase_start(prof)
     # the controls start from the current profile, and follow it whenever it changes
     seed = (
@@ -225,12 +236,6 @@ def _phase_section(prof: EpsilonProfile) -> None:
     for k, v in zip((K_PHASE_N, K_PHASE_F, K_PHASE_E1, K_PHASE_E2), seed):
         if changed or k not in st.session_state:
             st.session_state[k] = v
-    st.markdown(
-        "A share f of n users asks for eps1 and the rest for a looser eps2. The looser group is "
-        "capped (saturates) exactly when **eps2 ≥ eps1 + 8/(n f eps1)**; below that line "
-        "weights proportional to eps are optimal. Move the two groups' levels to see where "
-        "a profile falls."
-    )
     c1, c2 = st.columns(2)
     n = c1.number_input(
         "Users n",
@@ -457,6 +462,7 @@ else:
         guarded(_metrics, fp)
         guarded(_curve_section, prof, fp)
         guarded(_table_section, df, csv, grouping, fp)
+    _phase_intro()
     live(_phase_section, prof)  # fragments: a control there reruns only its section
     live(_trace_section, prof)
     if fp.n_usable:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from ..sweeps import Sweep
 from .style import (
+    FIXED_X_MARGIN,
     GRANTED_COLOR,
     LAYOUT_DEFAULTS,
     LOWER_BOUND_COLOR,
@@ -21,6 +22,7 @@ from .style import (
     REQUESTED_COLOR,
     X_TITLE_MARGIN,
     build,
+    decade_ticks,
     fast_layout,
     hline,
     vline,
@@ -161,7 +163,7 @@ def sweep_figure(
         shapes=shapes,
         annotations=notes,
         legend=dict(LAYOUT_DEFAULTS["legend"], traceorder="normal"),
-        xaxis=dict(title=dict(text=x_title), type="log"),
+        xaxis=dict(title=dict(text=x_title), type="log", **_x_ticks(x), **FIXED_X_MARGIN),
         yaxis=dict(
             title=dict(text="worst-case MSE (data in [-0.5, 0.5]; log scale)"),
             type="log",
@@ -169,6 +171,13 @@ def sweep_figure(
         ),
     )
     return build(data, layout)
+
+
+def _x_ticks(x: np.ndarray) -> dict:
+    """Decade ticks for a sweep's x values (style.decade_ticks over their positive range)."""
+    pos = np.asarray(x, dtype=np.float64)
+    pos = pos[np.isfinite(pos) & (pos > 0)]
+    return decade_ticks(float(pos.min()), float(pos.max())) if pos.size else {}
 
 
 def bounds_glance_figure(

@@ -13,12 +13,14 @@ from ..adpm import AlgorithmTrace
 from ..views.formatting import subscript
 from ..views.saturation import RCurve, TwoLevelPoint
 from .style import (
+    FIXED_X_MARGIN,
     GRANTED_COLOR,
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
     X_TITLE_MARGIN,
     build,
+    decade_ticks,
     fast_layout,
     fig_text,
     hline,
@@ -325,11 +327,14 @@ def phase_figure(
             title=dict(text="eps1: the stricter group's level (log scale)"),
             type="log",
             range=[math.log10(lo), math.log10(hi)],
+            **decade_ticks(lo, hi),
+            **FIXED_X_MARGIN,
         ),
         yaxis=dict(
             title=dict(text="eps2: the looser group's level (log scale)"),
             type="log",
             range=[math.log10(lo), math.log10(y_max)],
+            **decade_ticks(lo, y_max),
         ),
     )
     return build(data, layout)

@@ -11,6 +11,7 @@ MSEs are for data in [-0.5, 0.5] unless a data range [lo, hi] is given.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -25,10 +26,13 @@ from .formatting import sci
 __all__ = [
     "SWEEP_EXPONENTS",
     "SWEEP_STEP",
+    "UNITS_COLUMNS",
     "affine_error_real",
     "method_errors_real",
     "regime_guides",
+    "sweep_index",
     "sweep_points",
+    "units_table",
 ]
 
 
@@ -56,6 +60,23 @@ def sweep_points(eps: Any, mode: str, exponents: Any = SWEEP_EXPONENTS) -> np.nd
     if mode == "n":
         n = as_profile(eps).n
         return np.clip(np.rint(n * 10.0**e), 1, MAX_TOTAL_USERS).astype(np.int64)
+    raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
+
+
+def sweep_index(x: Any, exponent: float, mode: str) -> int:
+    """The point of a sweep (x values from :func:`sweep_points`) that the slider at
+    ``exponent`` (log10 of the factor) marks. 'scale': the factor nearest 10**exponent on a log
+    scale (sweep_points drops the factors that would push a level out of range, so positions
+    in SWEEP_EXPONENTS need not be positions in x); 'n': the same position as ``exponent``
+    in SWEEP_EXPONENTS (every point is kept), within the sweep."""
+    xs = np.asarray(x, dtype=np.float64)
+    if xs.size == 0:
+        raise ValueError("the sweep has no points")
+    if mode == "scale":
+        return int(np.argmin(np.abs(np.log10(xs) - float(exponent))))
+    if mode == "n":
+        k = round((float(exponent) - float(SWEEP_EXPONENTS[0])) / SWEEP_STEP)
+        return int(min(max(k, 0), xs.size - 1))
     raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
 
 
@@ -247,6 +268,32 @@ def units_metrics(rmse: str, half_width: str, noise_scale: str) -> list[Metric]:
             "The scale of ADPM's Laplace noise in your units (its sd is √2 times this).",
         ),
     ]
+
+
+UNITS_COLUMNS = (
+    "method",
+    "worst-case RMSE",
+    "95% error ±",
+    "data part sd",
+    "Laplace noise scale",
+)
+"""The columns of the Bounds page's table of errors in the data's units."""
+
+
+def units_table(errs: Mapping[str, Accuracy]) -> dict[str, list[str]]:
+    """The table of errors in the data's units, one row per method of ``errs``
+    (:func:`method_errors_real`) in its order, every number as shown (:func:`units_text`):
+    worst-case RMSE, 95% error half-width, the sd of the data part and the Laplace noise
+    scale ('—' where a method has none). Columns UNITS_COLUMNS; at most one row per method
+    of the registry, so the page shows it whole (a static table)."""
+    rows = list(errs.items())
+    return {
+        UNITS_COLUMNS[0]: [m for m, _ in rows],
+        UNITS_COLUMNS[1]: [units_text(a.rmse) for _, a in rows],
+        UNITS_COLUMNS[2]: [units_text(a.half_width) for _, a in rows],
+        UNITS_COLUMNS[3]: [units_text(a.data_sd) for _, a in rows],
+        UNITS_COLUMNS[4]: [units_text(a.noise_scale) for _, a in rows],
+    }
 
 
 def marker_sentence(f: float, upper: float, mse_at: dict[str, float]) -> str:
