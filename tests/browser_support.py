@@ -56,6 +56,16 @@ def app_page_titles(app: pathlib.Path = APP) -> list[str]:
     return [title for _, title in app_pages(app)]
 
 
+NO_CHART_ON_ARRIVAL = frozenset({"Release", "Tier designer"})
+"""Pages that draw no chart when opened (the Release page until a table is uploaded, the Tier
+designer until its chart is opened): wait for them with ``min_charts=0``."""
+
+
+def charts_on_arrival(title: str) -> int:
+    """The ``min_charts`` to wait for when the page titled ``title`` is opened."""
+    return 0 if title in NO_CHART_ON_ARRIVAL else 1
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -23,6 +23,7 @@ from browser_support import (
     RequestLog,
     Server,
     app_page_titles,
+    charts_on_arrival,
     chromium,
     nav_now,
     nav_seen,
@@ -147,10 +148,7 @@ def test_every_page_in_the_navigation(server, page, tmp_path):
     for name in TITLES:
         before = runs_ended(page)
         nav.filter(has_text=name).click()
-        # the Release page draws no chart until a table is uploaded, the Tier designer none
-        # until its chart is opened
-        charts = 0 if name in ("Release", "Tier designer") else 1
-        wait_drawn(page, min_charts=charts, runs_before=before)
+        wait_drawn(page, min_charts=charts_on_arrival(name), runs_before=before)
         problems = []
         if page.get_by_test_id("stException").count():
             text = page.get_by_test_id("stException").first.inner_text()[:300]

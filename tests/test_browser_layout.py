@@ -9,7 +9,7 @@ Uses the server and browser fixtures of tests/test_browser.py and its waits.
 from __future__ import annotations
 
 import pytest
-from browser_support import app_pages, new_page, wait_drawn
+from browser_support import app_pages, charts_on_arrival, new_page, wait_drawn
 from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 pytestmark = pytest.mark.browser
@@ -30,7 +30,7 @@ def test_no_metric_is_cut_at_1024_px(server, browser, tmp_path):  # noqa: F811
         for i, (script, title) in enumerate(app_pages()):
             path = "" if i == 0 else script.rsplit("/", 1)[-1].removesuffix(".py")
             page.goto(f"{server}/{path}")
-            wait_drawn(page, min_charts=0 if title == "Release" else 1)
+            wait_drawn(page, min_charts=charts_on_arrival(title))
             found = page.evaluate(CUT_JS)
             if found:
                 cut[title] = found
