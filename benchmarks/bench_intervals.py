@@ -41,12 +41,14 @@ from typing import Any
 import numpy as np
 
 import hdp_core as hdp
+from hdp_app.views import design as DV
+from hdp_app.views.whatif import menu_release_errors
 from hdp_core import design as D
 from hdp_core import intervals as I
+from hdp_core import menu as M
+from hdp_core import solvers as S
 from hdp_core.intervals import expected_error_95
 from hdp_core.units import error_half_width
-from hdp_core.views import design as DV
-from hdp_core.views.whatif import menu_release_errors
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 import intervals_reference as REF  # the old path, the tests' oracle
@@ -151,13 +153,13 @@ def _numbers(r: Any) -> np.ndarray:
         return np.array(r)
     if isinstance(r, D.ShareSweep):
         return np.concatenate([np.ravel(v) for v in r.half_widths.values()])
-    if isinstance(r, D.DesignAnswer):
+    if isinstance(r, S.DesignAnswer):
         return np.array([float(r.value or 0), r.error, r.error_below or 0.0])
     raise TypeError(type(r))
 
 
 def bennett_speed() -> None:
-    menu = D.default_menu()  # three tiers with public, 10^6 users, $0-500
+    menu = M.default_menu()  # three tiers with public, 10^6 users, $0-500
     spread = dataclasses.replace(menu, data_sd=100.0)  # declared sd $100: s = 0.2
     sol = hdp.adpm(spread.to_profile(), data_sd=0.2)
     s2w = float(np.dot(sol.profile.counts, sol.weights**2))
@@ -170,7 +172,7 @@ def bennett_speed() -> None:
         the report, the solver at its default target (half-width), the what-if sweep and the
         report of the moved menu, and section 5 for 1 and 12 releases."""
         rep = D.evaluate_menu(spread)
-        ans = D.solve(spread, "users", target, "half_width")
+        ans = S.solve(spread, "users", target, "half_width")
         sweep = D.share_sweep(spread, wa, wb)
         moved = D.evaluate_menu(
             D.move_share(spread, wa, wb, 0.5 * DV.whatif_share(spread, wa, wb)[1])
@@ -221,7 +223,7 @@ def bennett_speed() -> None:
         ("share_sweep (41 menus, 4 bounds each)", lambda: D.share_sweep(spread, wa, wb), 2),
         (
             f"solve: users for a ${target:g} half-width",
-            lambda: D.solve(spread, "users", target, "half_width"),
+            lambda: S.solve(spread, "users", target, "half_width"),
             2,
         ),
         ("all of the page's core calls (a miss)", page_calls, 2),

@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hdp_core.fingerprint import fingerprint_arrays, fingerprint_duckdb
-from hdp_core.ledger import PrivacyLedger
-from hdp_core.release import release_mean
+from hdp_release.fingerprint import fingerprint_arrays, fingerprint_duckdb
+from hdp_release.ledger.store import PrivacyLedger
+from hdp_release.release import release_mean
 
 
 def _best(f, k: int = 3) -> float:

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hdp_core.release import release_mean
+from hdp_release.release import release_mean
 
 
 def _rss() -> int:
@@ -130,7 +130,7 @@ def main() -> None:
                     flush=True,
                 )
                 if n == 10**7 and not a.no_spark:
-                    from hdp_core.release_engines import spark_session
+                    from hdp_release.engines.spark_source import spark_session
 
                     spark_session()
                     t_sp, _ = timed(

@@ -1,4 +1,4 @@
-"""Benchmark: the cost of checking a CSV's public levels' text (hdp_core.release_engines
+"""Benchmark: the cost of checking a CSV's public levels' text (hdp_release.engines.base
 check_public: '1e400' is refused, not read as a public user) in release_mean on DuckDB.
 
 Writes a CSV (in a temporary directory, deleted at the end) of N rows (2e6 by default) with
@@ -21,8 +21,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from hdp_core import release_engines as E
-from hdp_core.release import release_mean
+import hdp_release.engines.duckdb_source as D
+from hdp_release.release import release_mean
 
 
 def main() -> None:
@@ -39,18 +39,18 @@ def main() -> None:
                 "eps": rng.choice(np.array(["0.5", "1", "2", "inf"]), a.rows),
             }
         ).to_csv(path, index=False)
-        real = E._DuckSource.check_public
+        real = D.DuckSource.check_public
         times: dict[str, list[float]] = {"with": [], "without": []}
         try:
             for i in range(a.repeat):
                 order = ("with", "without") if i % 2 == 0 else ("without", "with")
                 for label in order:
-                    E._DuckSource.check_public = real if label == "with" else _off  # type: ignore[method-assign]
+                    D.DuckSource.check_public = real if label == "with" else _off  # type: ignore[method-assign]
                     t = time.perf_counter()
                     release_mean(path, value="value", eps="eps", lo=0, hi=100)
                     times[label].append(time.perf_counter() - t)
         finally:
-            E._DuckSource.check_public = real  # type: ignore[method-assign]
+            D.DuckSource.check_public = real  # type: ignore[method-assign]
     w, wo = statistics.median(times["with"]), statistics.median(times["without"])
     print(
         f"CSV of {a.rows:,} rows, a quarter public: release_mean {w:.3f} s with the public-text "

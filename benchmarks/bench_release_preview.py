@@ -6,7 +6,7 @@ rows) with 3,000, 6,000 and 1,000,000 rows (the last about 14 MB, under the 20 M
 limit) and prints for each, measured side by side in one run:
 
 * ``new``: the page's path: hdp_core.tables.read_upload_csv (the one reader, with its header
-  and limit checks), hdp_core.views.release.guess_columns, hdp_core.release.level_counts and
+  and limit checks), hdp_app.views.release.guess_columns, hdp_release.release.level_counts and
   check_values, preview_tiers, then views.release.preview_table (formats only the 200 rows
   shown, O(k log k) in distinct levels);
 * ``old``: the same up to preview_tiers, then the old page's table: every level formatted and
@@ -30,10 +30,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from hdp_core.release import check_values, level_counts, preview_tiers
+from hdp_app.views import release as V
+from hdp_app.views.formatting import short_eps, telling_eps
 from hdp_core.tables import read_upload_csv
-from hdp_core.views import release as V
-from hdp_core.views.formatting import short_eps, telling_eps
+from hdp_release.checks import check_values
+from hdp_release.preview import level_counts, preview_tiers
 
 
 def make_csv(k: int, seed: int = 0) -> bytes:

@@ -14,9 +14,9 @@ from typing import Any
 import streamlit as st
 
 import hdp_core as hdp
-from hdp_core.design import Menu
+from hdp_app.views import links
+from hdp_core.menu import Menu
 from hdp_core.profile import EpsilonProfile
-from hdp_core.views import links
 
 HashFuncs = dict[str | type[Any], Callable[[Any], Any]]
 """The type st.cache_data and st.cache_resource take as ``hash_funcs``."""
@@ -39,7 +39,7 @@ def _profile_from_key(key: str) -> EpsilonProfile:
 
 
 def profile_from_spec(spec: dict) -> EpsilonProfile:
-    """hdp_core.views.links.profile_from_spec, cached on the spec; raises LinkError/ProfileError."""
+    """hdp_app.views.links.profile_from_spec, cached on the spec; raises LinkError/ProfileError."""
     return _profile_from_key(spec_key(spec))
 
 
@@ -49,7 +49,7 @@ def _encode_key(key: str) -> dict:
 
 
 def encode_spec(spec: dict) -> dict[str, Any]:
-    """hdp_core.views.links.encode(spec) (the link's query parameters), cached on the spec."""
+    """hdp_app.views.links.encode(spec) (the link's query parameters), cached on the spec."""
     return _encode_key(spec_key(spec))
 
 

@@ -11,13 +11,11 @@ move to importing from those modules directly):
 
 from __future__ import annotations
 
-from hdp_core.views.formatting import compact_count
-
-from . import url as _url
-from .cache import PROFILE_HASH, cached_adpm, cached_summary, profile_from_spec
-from .navigation import run_through_app
-from .sidebar import render_note, render_sidebar
-from .state import (
+from hdp_app import url as _url
+from hdp_app.cache import PROFILE_HASH, cached_adpm, cached_summary, profile_from_spec
+from hdp_app.navigation import run_through_app
+from hdp_app.sidebar import render_note, render_sidebar
+from hdp_app.state import (
     DEFAULT_PRESET,
     DEFAULT_SPEC,
     PROFILE,
@@ -36,8 +34,9 @@ from .state import (
     set_menu,
     set_profile,
 )
-from .url import MENU_LINK_KEY, drop_bad_query_params
-from .widgets import guarded, metric_row
+from hdp_app.url import MENU_LINK_KEY, drop_bad_query_params
+from hdp_app.views.formatting import compact_count
+from hdp_app.widgets import guarded, metric_row
 
 __all__ = [
     "DEFAULT_PRESET",

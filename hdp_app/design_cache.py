@@ -13,34 +13,36 @@ from typing import Any
 
 import streamlit as st
 
+from hdp_app.figures.design import menu_figure, whatif_figure
 from hdp_core import design as D
-from hdp_core.figures.design import menu_figure, whatif_figure
+from hdp_core import menu as M
+from hdp_core import solvers as S
 
-_HASH: dict[str | type[Any], Callable[[Any], Any]] = {D.Menu: lambda m: m.key}
+_HASH: dict[str | type[Any], Callable[[Any], Any]] = {M.Menu: lambda m: m.key}
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=64, show_spinner=False)
-def cached_report(menu: D.Menu) -> D.MenuReport:
+def cached_report(menu: M.Menu) -> D.MenuReport:
     """hdp_core.design.evaluate_menu(menu), cached."""
     return D.evaluate_menu(menu)
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
 def cached_solve(
-    menu: D.Menu, question: str, target: float, metric: str, a: int, b: int
-) -> D.DesignAnswer:
+    menu: M.Menu, question: str, target: float, metric: str, a: int, b: int
+) -> S.DesignAnswer:
     """hdp_core.design.solve (the accuracy-first answer), cached."""
-    return D.solve(menu, question, target, metric, a, b)
+    return S.solve(menu, question, target, metric, a, b)
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
-def cached_sweep(menu: D.Menu, a: int, b: int) -> D.ShareSweep:
+def cached_sweep(menu: M.Menu, a: int, b: int) -> D.ShareSweep:
     """hdp_core.design.share_sweep over 41 shares of tier a (b takes the rest), cached."""
     return D.share_sweep(menu, a, b, points=41)
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
-def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: float) -> Any:
+def cached_whatif_figure(menu: M.Menu, a: int, b: int, metric: str, chosen: float) -> Any:
     """The what-if chart for tiers a and b with the slider at ``chosen`` (cached)."""
     cur = menu.tiers[a].share_percent
     e_cur = cached_report(menu).errors["ADPM"].get(metric)
@@ -56,15 +58,15 @@ def cached_whatif_figure(menu: D.Menu, a: int, b: int, metric: str, chosen: floa
 
 
 @st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
-def cached_menu_figure(menu: D.Menu, metric: str) -> Any:
+def cached_menu_figure(menu: M.Menu, metric: str) -> Any:
     """The menu figure (its two panels; plotly figures are slow to build: cached per menu)."""
     return menu_figure(cached_report(menu), metric)
 
 
 @st.cache_data(hash_funcs=_HASH, max_entries=64, show_spinner=False)
-def cached_release_errors(menu: D.Menu, releases: int) -> Any:
+def cached_release_errors(menu: M.Menu, releases: int) -> Any:
     """views.whatif.menu_release_errors: both targets' 95% errors of each of ``releases``
     releases of the menu (data units), cached."""
-    from hdp_core.views.whatif import menu_release_errors
+    from hdp_app.views.whatif import menu_release_errors
 
     return menu_release_errors(menu, releases)

@@ -3,7 +3,7 @@ callbacks of its buttons (they run before the script, so they may rewrite widget
 
 Every decision is in hdp_core: the menu's changes in hdp_core.design (Menu.add_tier,
 Menu.remove_tier, DesignAnswer.apply, template_menu), the widget values and every note in
-hdp_core.views.design. Here they are only read from and written to ``st.session_state``.
+hdp_app.views.design. Here they are only read from and written to ``st.session_state``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import streamlit as st
 
 import hdp_core as hdp
 from hdp_app.common import MENU_LINK_KEY, TD_MENU, get_profile, set_profile
+from hdp_app.views import design as V
+from hdp_app.views import design_link, links
 from hdp_core import design as D
+from hdp_core import design_io as menu_io
+from hdp_core import menu as M
 from hdp_core.errors import ProfileError
-from hdp_core.views import design as V
-from hdp_core.views import design_link, links, menu_io
 
 MENU = TD_MENU  # the current validated Menu (not a widget)
 NOTE = "td_note"  # a message about the menu (bad link, import result), shown until replaced
@@ -30,7 +32,7 @@ FROM_PROFILE = "td_from_profile"  # set by the Profile page's "open in the Tier 
 LINK_KEY = MENU_LINK_KEY  # query-string parameter holding the encoded menu
 
 
-def load_menu(menu: D.Menu, note: str | None = None, kind: str | None = None) -> None:
+def load_menu(menu: M.Menu, note: str | None = None, kind: str | None = None) -> None:
     """Make ``menu`` current and write it into every widget (call before widgets render);
     ``note`` (of ``kind`` 'info' or 'warning', when given) is shown above the menu."""
     ss = st.session_state
@@ -53,12 +55,12 @@ def init_menu() -> None:
     if MENU not in ss:
         token = st.query_params.get(LINK_KEY)
         if not token:
-            load_menu(D.default_menu())
+            load_menu(M.default_menu())
             return
         try:
             menu = links.decode_menu_link(token)
         except (ProfileError, ValueError) as e:
-            load_menu(D.default_menu(), V.bad_link_note(e), "warning")
+            load_menu(M.default_menu(), V.bad_link_note(e), "warning")
             return
         load_menu(menu, V.LINK_OPENED_NOTE, "info")
         return
@@ -83,12 +85,12 @@ def init_goal() -> None:
             pass  # a bad target falls back to the default; the menu still opens
 
 
-def menu_from_widgets() -> tuple[D.Menu | None, str | None, str | None]:
-    """(menu, note, error) built from the widgets (hdp_core.views.design.menu_from_inputs)."""
+def menu_from_widgets() -> tuple[M.Menu | None, str | None, str | None]:
+    """(menu, note, error) built from the widgets (hdp_app.views.design.menu_from_inputs)."""
     return V.menu_from_inputs(cast(Mapping[str, Any], st.session_state))
 
 
-def keep_menu(menu: D.Menu) -> None:
+def keep_menu(menu: M.Menu) -> None:
     """Make a menu edited in the widgets current (clears the note and the import message)."""
     ss = st.session_state
     if menu != ss[MENU]:
@@ -186,7 +188,7 @@ def cb_template() -> None:
     cur = ss[MENU]
     name = ss["td_template"]
     load_menu(
-        D.template_menu(name, cur.n_users, cur.low, cur.high, cur.unit),
+        M.template_menu(name, cur.n_users, cur.low, cur.high, cur.unit),
         V.template_note(name),
         "info",
     )
@@ -224,11 +226,11 @@ def cb_import() -> None:
     ss[IMPORT_MSG] = V.import_messages(menu, up.name)
 
 
-def cb_apply(menu: D.Menu, note: str) -> None:
+def cb_apply(menu: M.Menu, note: str) -> None:
     load_menu(menu, note, "info")
 
 
-def cb_use_profile(menu: D.Menu) -> None:
+def cb_use_profile(menu: M.Menu) -> None:
     set_profile(*V.as_profile(menu))
     st.session_state[USED] = True
 

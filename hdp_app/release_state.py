@@ -2,8 +2,8 @@
 session (through hdp_core.tables.read_upload_csv, the one reader of every upload), keeping a
 widget's stored value inside the bounds it is drawn with, and the server's privacy ledger.
 
-The ledger (hdp_core.ledger.PrivacyLedger) is the server's, shared by every session: its file
-is ``$HDP_LEDGER`` when set, else hdp_core.ledger.DEFAULT_PATH. One PrivacyLedger object per
+The ledger (hdp_release.ledger.store.PrivacyLedger) is the server's, shared by every session: its file
+is ``$HDP_LEDGER`` when set, else hdp_release.ledger.store.DEFAULT_PATH. One PrivacyLedger object per
 path lives as long as the server (st.cache_resource), so a ledger file that disappears while
 the server runs is refused instead of silently started again empty."""
 
@@ -14,10 +14,12 @@ from typing import Any
 
 import streamlit as st
 
-from hdp_core.fingerprint import fingerprint_frame
-from hdp_core.ledger import PrivacyLedger, default_ledger_path
-from hdp_core.release import ReleaseError, check_values, level_counts
+from hdp_core.errors import ReleaseError
 from hdp_core.tables import read_upload_csv
+from hdp_release.checks import check_values
+from hdp_release.fingerprint import fingerprint_frame
+from hdp_release.ledger.store import PrivacyLedger, default_ledger_path
+from hdp_release.preview import level_counts
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
 K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
@@ -73,8 +75,8 @@ def keep_within(key: str, lo: float, hi: float) -> None:
 
 
 def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any, str]:
-    """The table's distinct levels and user counts (hdp_core.release.level_counts) after
-    check_values passed, and its content fingerprint (hdp_core.fingerprint.fingerprint_frame:
+    """The table's distinct levels and user counts (hdp_release.release.level_counts) after
+    check_values passed, and its content fingerprint (hdp_release.fingerprint.fingerprint_frame:
     the identity the ledger charges), computed once per file, columns and menu in this
     session (a widget change elsewhere on the page does not read the table again). Raises
     ReleaseError."""
@@ -96,7 +98,7 @@ def _ledger_at(path: str) -> PrivacyLedger:
 
 
 def server_ledger() -> PrivacyLedger:
-    """The server's privacy ledger (``$HDP_LEDGER``, else hdp_core.ledger.DEFAULT_PATH), one
+    """The server's privacy ledger (``$HDP_LEDGER``, else hdp_release.ledger.store.DEFAULT_PATH), one
     object per path for the server's life. Raises LedgerError (busy, unusable); an error is
     not kept, so the next run tries again."""
     return _ledger_at(default_ledger_path())

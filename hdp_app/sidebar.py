@@ -7,11 +7,10 @@ import math
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from hdp_core.views.explain import sidebar_lines
-from hdp_core.views.formatting import compact_count, count_noun, plain, sidebar_eps
-
-from .cache import cached_summary
-from .state import SIDEBAR_NOTE, get_label, get_profile, profile_note
+from hdp_app.cache import cached_summary
+from hdp_app.state import SIDEBAR_NOTE, get_label, get_profile, profile_note
+from hdp_app.views.explain import sidebar_lines
+from hdp_app.views.formatting import compact_count, count_noun, plain, sidebar_eps
 
 
 def render_note(where: DeltaGenerator | None = None) -> None:

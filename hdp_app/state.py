@@ -13,13 +13,12 @@ from typing import Any
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.cache import profile_from_spec
+from hdp_app.url import link_spec
+from hdp_app.views import links
+from hdp_app.views.formatting import plain
 from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
-from hdp_core.views import links
-from hdp_core.views.formatting import plain
-
-from .cache import profile_from_spec
-from .url import link_spec
 
 DEFAULT_PRESET = "paper_high"
 DEFAULT_SPEC = {"kind": "preset", "name": DEFAULT_PRESET, "seed": 0}
@@ -89,7 +88,7 @@ def get_profile() -> EpsilonProfile:
 
 
 def get_spec() -> dict | None:
-    """How the current profile was made (see hdp_core.views.links), or None if unknown."""
+    """How the current profile was made (see hdp_app.views.links), or None if unknown."""
     init_state()
     return st.session_state.get(PROFILE_SPEC)
 
@@ -107,7 +106,7 @@ def profile_version() -> int:
 
 
 def set_profile(profile: EpsilonProfile, spec: dict | None, label: str) -> None:
-    """Make ``profile`` current; ``spec`` says how to rebuild it (hdp_core.views.links; put in the
+    """Make ``profile`` current; ``spec`` says how to rebuild it (hdp_app.views.links; put in the
     URL when it can be; None or another dict if it cannot), ``label`` describes it."""
     init_state()
     st.session_state[PROFILE] = profile

@@ -1,8 +1,8 @@
 """The link: the profile's query parameters and the URL-bound widgets' values, read and
 written through ``st.query_params`` only.
 
-hdp_core.views.links encodes and decodes a profile spec; the values of URL-bound widgets are
-checked against the same hdp_core.views.limits.Limit objects that bound the widgets.
+hdp_app.views.links encodes and decodes a profile spec; the values of URL-bound widgets are
+checked against the same hdp_app.views.limits.Limit objects that bound the widgets.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 import hdp_core as hdp
+from hdp_app.cache import encode_spec
+from hdp_app.views import links
+from hdp_app.views.formatting import plain
+from hdp_app.views.limits import Limit, query_value_problem
 from hdp_core.errors import ProfileError
-from hdp_core.views import links
-from hdp_core.views.formatting import plain
-from hdp_core.views.limits import Limit, query_value_problem
-
-from .cache import encode_spec
 
 MENU_LINK_KEY = "menu"  # query-string parameter holding an encoded tier menu
 DROPPED_NOTE = "url_dropped_note"

@@ -10,9 +10,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import hdp_core as hdp
-from hdp_core.views.cards import Metric
-from hdp_core.views.formatting import plain
-from hdp_core.views.limits import Limit
+from hdp_app.views.cards import Metric
+from hdp_app.views.formatting import plain
+from hdp_app.views.limits import Limit
 
 T = TypeVar("T")
 
@@ -44,7 +44,7 @@ def limit_bounds(limit: Limit) -> dict[str, Any]:
 
 
 def show_metric(where: DeltaGenerator, m: Metric, *, arrow: bool = True, **kw: Any) -> None:
-    """Draw one card of a view (:class:`hdp_core.views.cards.Metric`) in ``where``: its label,
+    """Draw one card of a view (:class:`hdp_app.views.cards.Metric`) in ``where``: its label,
     value, delta (coloured by ``delta_color``; ``arrow=False`` when the delta is a description
     rather than a change) and help."""
     extra: dict[str, Any] = {} if arrow or m.delta is None else {"delta_arrow": "off"}

@@ -1,9 +1,10 @@
 """hdp_core: mean estimation under heterogeneous (personalized) differential privacy.
 
 The numerical core of hdp-explorer, after "Mean Estimation Under Heterogeneous Privacy
-Demands" (Chaudhuri, Miagkov, Courtade). Pure numpy (pandas only to read tables, plotly only
-in hdp_core.figures); usable from a notebook. The package itself holds the mathematics;
-``hdp_core.views`` the pages' numbers and sentences; ``hdp_core.figures`` the plotly figures::
+Demands" (Chaudhuri, Miagkov, Courtade). numpy only (pandas only in the readers of
+hdp_core.tables and hdp_core.design_io, imported when a table is read); usable from a
+notebook. The real release (DuckDB, Spark, OpenDP, the ledger) is hdp_release; the app's
+numbers, sentences and figures are hdp_app::
 
     import hdp_core as hdp
     sol = hdp.adpm([0.1] * 1000 + [5.0] * 10)
@@ -11,17 +12,17 @@ in hdp_core.figures); usable from a notebook. The package itself holds the mathe
     hdp.lower_bound(sol.profile), hdp.upper_bound(sol.profile)
 """
 
-from .adpm import ADPMSolution, AlgorithmTrace, adpm, adpm_trace, saturation_level
-from .baselines import FME, LDPE, SM, UNI, PropDPM  # registers the five baselines
-from .bounds import (
+from hdp_core.adpm import ADPMSolution, AlgorithmTrace, adpm, adpm_trace, saturation_level
+from hdp_core.baselines import FME, LDPE, SM, UNI, PropDPM  # registers the five baselines
+from hdp_core.bounds import (
     lower_bound,
     lower_bound_H,
     optimality_ratio,
     two_group_threshold,
     upper_bound,
 )
-from .distributions import WORST_CASE, Beta, Distribution, TwoPoint, Uniform
-from .errors import (
+from hdp_core.distributions import WORST_CASE, Beta, Distribution, TwoPoint, Uniform
+from hdp_core.errors import (
     HdpError,
     LinkError,
     MenuError,
@@ -30,7 +31,7 @@ from .errors import (
     ReleaseError,
     UnknownMethod,
 )
-from .estimators import (
+from hdp_core.estimators import (
     METHOD_CLASSES,
     METHODS,
     ADPMEstimator,
@@ -43,7 +44,7 @@ from .estimators import (
     get_method,
     register,
 )
-from .intervals import (
+from hdp_core.intervals import (
     TARGETS,
     expected_error_95,
     interval_in_range,
@@ -52,14 +53,13 @@ from .intervals import (
     release_error_95,
     table_half_width,
 )
-from .ledger import PrivacyLedger
-from .presets import PRESETS, paper_profile, preset
-from .profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile
-from .simulate import SimResult, simulate_mse
-from .table_mean import TableMeanSolution, table_mean
-from .tables import profile_from_csv, profile_from_frame
-from .validate import LEVEL_MAX, LEVEL_MIN
-from .whatif import WhatIf, table_mse, whatif
+from hdp_core.presets import PRESETS, paper_profile, preset
+from hdp_core.profile import MAX_ROWS, MAX_UPLOAD_BYTES, EpsilonProfile
+from hdp_core.simulate import SimResult, simulate_mse
+from hdp_core.table_mean import TableMeanSolution, table_mean
+from hdp_core.tables import profile_from_csv, profile_from_frame
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
+from hdp_core.whatif import WhatIf, table_mse, whatif
 
 __all__ = [
     "FME",
@@ -87,10 +87,8 @@ __all__ = [
     "LinkError",
     "MenuError",
     "NotShareable",
-    "PrivacyLedger",
     "ProfileError",
     "PropDPM",
-    "Release",
     "ReleaseError",
     "SimResult",
     "TableMeanEstimator",
@@ -118,7 +116,6 @@ __all__ = [
     "profile_from_frame",
     "register",
     "release_error_95",
-    "release_mean",
     "saturation_level",
     "simulate_mse",
     "table_half_width",
@@ -128,13 +125,3 @@ __all__ = [
     "upper_bound",
     "whatif",
 ]
-
-
-def __getattr__(name: str):
-    """``Release`` and ``release_mean`` load hdp_core.release on first use, so that
-    ``python -m hdp_core.release`` runs that module once (no runpy RuntimeWarning)."""
-    if name in ("Release", "release_mean"):
-        from . import release
-
-        return getattr(release, name)
-    raise AttributeError(f"module 'hdp_core' has no attribute {name!r}")

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ProfileError
-from .profile import EpsilonProfile, as_profile
+from hdp_core.errors import ProfileError
+from hdp_core.profile import EpsilonProfile, as_profile
 
 __all__ = [
     "WORST_CASE_SD",

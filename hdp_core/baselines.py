@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from ._trials import TrialChunk, wsum
-from .distributions import Distribution
-from .estimators import AffineEstimator, Estimator, register
+from hdp_core.distributions import Distribution
+from hdp_core.estimators import AffineEstimator, Estimator, register
+from hdp_core.trials import TrialChunk, wsum
 
 __all__ = [
     "FME",

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .adpm import adpm, data_sd_constant
-from .profile import as_profile
+from hdp_core.adpm import adpm, data_sd_constant
+from hdp_core.profile import as_profile
 
 __all__ = [
     "LOWER_BOUND_CONSTANT",

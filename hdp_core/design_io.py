@@ -3,7 +3,7 @@ and CSV (one row a tier).
 
 Reading is strict: every field is checked and an unknown field, a wrong type or an impossible
 value raises :class:`hdp_core.errors.MenuError` naming it. Text cells written to CSV are
-escaped against spreadsheet formulas (see :func:`hdp_core.views.formatting.csv_safe`).
+escaped against spreadsheet formulas (see :func:`hdp_app.views.formatting.csv_safe`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .design import FORMAT, MAX_MENU_TIERS, VERSION, Menu, MenuReport, make_menu
-from .errors import HdpError, MenuError
-from .validate import csv_safe, csv_unescape, describe, is_real_number
+from hdp_core.design import MenuReport
+from hdp_core.errors import HdpError, MenuError
+from hdp_core.menu import FORMAT, MAX_MENU_TIERS, VERSION, Menu, make_menu, menu_to_dict
+from hdp_core.validate import csv_safe, csv_unescape, describe, is_real_number
 
 __all__ = [
     "MAX_MENU_BYTES",
@@ -23,7 +24,6 @@ __all__ = [
     "menu_from_dict",
     "menu_from_json",
     "menu_from_upload",
-    "menu_to_dict",
     "menu_to_json",
     "report_to_csv",
     "report_to_dict",
@@ -34,25 +34,6 @@ MAX_MENU_BYTES = 64 * 1024
 
 
 # the menu as data ---------------------------------------------------------------------------
-def _eps_json(x: float) -> float | str:
-    return "public" if math.isinf(x) else float(x)
-
-
-def menu_to_dict(menu: Menu) -> dict[str, Any]:
-    """The menu as a JSON-ready dict (public tiers as "public")."""
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "n_users": int(menu.n_users),
-        "data_range": {"low": menu.low, "high": menu.high, "unit": menu.unit},
-        "data_sd": menu.data_sd,
-        "tiers": [
-            {"name": t.name, "eps": _eps_json(t.eps), "share_percent": t.share_percent}
-            for t in menu.tiers
-        ],
-    }
-
-
 _TOP_KEYS = {"format", "version", "n_users", "data_range", "data_sd", "tiers", "results"}
 _TIER_KEYS = {"name", "eps", "share_percent"}
 _RANGE_KEYS = {"low", "high", "unit"}
@@ -311,7 +292,7 @@ def menu_from_csv(content: bytes | str, base: Menu | None = None) -> Menu:
     rows). The number of users is the counts' sum (else ``base``'s, else 1,000); the range,
     unit and declared spread are ``base``'s (else 0 to 1, none). MenuError otherwise, naming
     the row and column."""
-    from .tables import _parse_numbers, read_upload_csv
+    from hdp_core.tables import parse_numbers, read_upload_csv
 
     up = read_upload_csv(
         content, max_bytes=MAX_MENU_BYTES, max_rows=MAX_MENU_TIERS, error=MenuError
@@ -336,7 +317,7 @@ def menu_from_csv(content: bytes | str, base: Menu | None = None) -> Menu:
 
     def numbers(c: str, allow_inf: bool) -> list[float]:
         try:
-            return [float(x) for x in _parse_numbers(df[c], c, up.line_of, allow_inf)]
+            return [float(x) for x in parse_numbers(df[c], c, up.line_of, allow_inf)]
         except HdpError as e:
             raise MenuError(str(e), row=e.row, column=e.column, reason=e.reason) from None
 

@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ._trials import TrialChunk, wsum
-from .adpm import ADPMSolution, adpm
-from .distributions import WORST_CASE, Distribution, TwoPoint
-from .errors import ProfileError, UnknownMethod
-from .profile import EpsilonProfile, as_profile
-from .table_mean import TableMeanSolution, table_mean
+from hdp_core.adpm import ADPMSolution, adpm
+from hdp_core.distributions import WORST_CASE, Distribution, TwoPoint
+from hdp_core.errors import ProfileError, UnknownMethod
+from hdp_core.profile import EpsilonProfile, as_profile
+from hdp_core.table_mean import TableMeanSolution, table_mean
+from hdp_core.trials import TrialChunk, wsum
 
 __all__ = [
     "METHODS",
@@ -103,7 +103,7 @@ def exact_mse(
 
 def estimate(method: str, x: Any, eps: Any, rng: np.random.Generator | None = None) -> float:
     """One private estimate of mean(x) by ``method`` for users with privacy ``eps`` (numpy
-    noise: for simulation and teaching only; a real release uses hdp_core.release)."""
+    noise: for simulation and teaching only; a real release uses hdp_release.release)."""
     return get_method(method, eps).estimate(x, rng)
 
 

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from .distributions import Beta
-from .errors import HdpError, ProfileError
-from .estimators import METHODS, exact_mse, get_method
-from .presets import paper_profile
-from .simulate import simulate_mse
-from .validate import describe
+from hdp_core.distributions import Beta
+from hdp_core.errors import HdpError, ProfileError
+from hdp_core.estimators import METHODS, exact_mse, get_method
+from hdp_core.presets import paper_profile
+from hdp_core.simulate import simulate_mse
+from hdp_core.validate import describe
 
 __all__ = [
     "MAX_TABLE1_TRIALS",

@@ -68,8 +68,8 @@ from typing import Any
 
 import numpy as np
 
-from .adpm import adpm
-from .table_mean import table_mean
+from hdp_core.adpm import adpm
+from hdp_core.table_mean import table_mean
 
 __all__ = [
     "TARGETS",
@@ -390,7 +390,7 @@ def population_half_width_moments(
     """:func:`population_half_width` from the two numbers it depends on: ``sum_w2`` =
     sum_i w_i^2 (an upper bound is valid) and ``max_w`` = max_i w_i (an upper bound is
     valid) of weights summing to 1, for the release's level bins whose users' weights are
-    known only through these sums (hdp_core.release). Unit scale."""
+    known only through these sums (hdp_release.release). Unit scale."""
     a = _alpha(level)
     s2w, m, eta = float(sum_w2), float(max_w), float(noise_scale)
     if not (math.isfinite(s2w) and s2w >= 0 and math.isfinite(m) and m >= 0):
@@ -453,14 +453,14 @@ def release_error_95(
     is clipped to the range) of one release of a table with ``counts[j]`` users asking for
     ``levels[j]`` (0 and inf allowed), range [lo, hi], for ``target`` "population" or
     "table", when it spends ``spend`` of every user's level and that spend is split into
-    ``k`` equal releases (each runs at levels eps x spend / k, as hdp_core.ledger's
+    ``k`` equal releases (each runs at levels eps x spend / k, as hdp_release.ledger.store's
     spend_levels does: the k releases together spend ``spend``). ``data_sd`` in data units
     (population target only; None: worst case). This is :func:`expected_error_95` on the
     scaled levels, times R = hi - lo (the release adds at most ~1e-15 R for rounding)."""
     from fractions import Fraction
 
-    from .ledger import as_spend, spend_levels
-    from .profile import EpsilonProfile
+    from hdp_core.profile import EpsilonProfile
+    from hdp_core.spend import as_spend, spend_levels
 
     lo_f, hi_f = float(lo), float(hi)
     width = hi_f - lo_f

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ProfileError
-from .profile import EpsilonProfile
-from .validate import describe, parse_level
+from hdp_core.errors import ProfileError
+from hdp_core.profile import EpsilonProfile
+from hdp_core.validate import describe, parse_level
 
 __all__ = [
     "PAPER_LOG_RANGES",

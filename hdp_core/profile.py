@@ -12,6 +12,7 @@ Anything else (NaN, negative numbers, strings, booleans, empty input, bad counts
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import math
@@ -23,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ProfileError
-from .validate import LEVEL_MAX, LEVEL_MIN, as_float, csv_safe, fmt_number, parse_level
+from hdp_core.errors import ProfileError
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, as_float, csv_safe, fmt_number, parse_level
 
 __all__ = [
     "MAX_EXPAND",
@@ -422,35 +423,27 @@ class EpsilonProfile:
         return EpsilonProfile.from_tiers(lv, new)
 
     # tables and files -------------------------------------------------------------------------
-    def to_frame(self):
-        """pandas DataFrame: columns eps and count (tiers, with name) or eps (and value)."""
-        import pandas as pd
-
-        if self.is_tiered:
-            cols: dict[str, Any] = {}
-            if self.names:
-                cols["name"] = list(self.names)
-            cols["eps"] = self.levels
-            cols["count"] = self.counts
-            return pd.DataFrame(cols)
-        cols = {"eps": self.levels}
-        if self.data is not None:
-            cols["value"] = self.data
-        return pd.DataFrame(cols)
-
     def to_csv(self) -> bytes:
         """The profile as UTF-8 CSV bytes that :func:`hdp_core.tables.profile_from_csv` reads
-        back (inf as 'inf'). Names that a spreadsheet would read as a formula get a leading
-        apostrophe (validate.csv_safe; profile_from_csv removes it again)."""
-
-        frame = self.to_frame()
-        eol = "\n"
-        if "name" in frame.columns:
-            frame["name"] = [csv_safe(v) for v in frame["name"]]
-            if any("\r" in v for v in frame["name"]):  # so that such a name gets quoted
-                eol = "\r\n"
+        back: columns name (if named), eps, count for tiers; eps (and value) per user; floats
+        to 17 significant digits, inf as 'inf'. Names that a spreadsheet would read as a
+        formula get a leading apostrophe (validate.csv_safe; profile_from_csv removes it)."""
+        cols: dict[str, list[Any]] = {}
+        if self.is_tiered:
+            if self.names:
+                cols["name"] = [csv_safe(v) for v in self.names]
+            cols["eps"] = ["%.17g" % x for x in self.levels]
+            cols["count"] = [str(int(c)) for c in self.counts]
+        else:
+            cols["eps"] = ["%.17g" % x for x in self.levels]
+            if self.data is not None:
+                cols["value"] = ["%.17g" % x for x in self.data]
+        # a name holding a carriage return is quoted only when it is a line terminator too
+        eol = "\r\n" if any("\r" in v for v in cols.get("name", ())) else "\n"
         buf = io.StringIO()
-        frame.to_csv(buf, index=False, float_format="%.17g", lineterminator=eol)
+        out = csv.writer(buf, lineterminator=eol)
+        out.writerow(list(cols))
+        out.writerows(zip(*cols.values(), strict=True))
         return buf.getvalue().encode()
 
     def __repr__(self) -> str:

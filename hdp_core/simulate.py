@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ._trials import TrialChunk, wsum
-from .distributions import Distribution
-from .errors import ProfileError
-from .estimators import get_method, stream_id, tuned_spread
-from .profile import EpsilonProfile, as_profile
+from hdp_core.distributions import Distribution
+from hdp_core.errors import ProfileError
+from hdp_core.estimators import get_method, stream_id, tuned_spread
+from hdp_core.profile import EpsilonProfile, as_profile
+from hdp_core.trials import TrialChunk, wsum
 
 __all__ = [
     "CI_MIN_TRIALS",

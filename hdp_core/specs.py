@@ -10,7 +10,7 @@ A spec says how to rebuild a profile, never the profile itself:
 * ``{"kind": "values", "levels": [...]}`` (a short per-user list, e.g. a small uploaded file).
 
 :func:`normalize_spec` is the one validator (links, the Profile page's generators and tiers
-editor all go through it); the limits below bound every field. hdp_core.views.links turns a
+editor all go through it); the limits below bound every field. hdp_app.views.links turns a
 spec into a URL query string and back. Errors are :class:`hdp_core.errors.LinkError` (an
 ``HdpError``, so a ``ValueError``) with a message a person can act on.
 """
@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from . import presets
-from .errors import LinkError, NotShareable
-from .profile import EpsilonProfile
-from .validate import NUM_RE, describe, fmt_number, parse_int, parse_level, parse_number
+from hdp_core import presets
+from hdp_core.errors import LinkError, NotShareable
+from hdp_core.profile import EpsilonProfile
+from hdp_core.validate import NUM_RE, describe, fmt_number, parse_int, parse_level, parse_number
 
 __all__ = [
     "GEN_MAX_N",
@@ -85,20 +85,20 @@ _NAME_RE = re.compile(r"[^\x00-\x1f\x7f]{1,40}")
 
 
 # numbers ------------------------------------------------------------------------------------
-def _num(text: Any, what: str, lo: float, hi: float) -> float:
+def link_number(text: Any, what: str, lo: float, hi: float) -> float:
     return parse_number(text, what, lo, hi, error=LinkError)
 
 
-def _int(text: Any, what: str, lo: int, hi: int) -> int:
+def link_int(text: Any, what: str, lo: int, hi: int) -> int:
     return parse_int(text, what, lo, hi, error=LinkError)
 
 
-def _level(x: Any, what: str = "eps") -> float:
+def link_level(x: Any, what: str = "eps") -> float:
     return parse_level(x, what, error=LinkError)
 
 
 def _pos_level(x: Any, what: str) -> float:
-    v = _level(x, what)
+    v = link_level(x, what)
     if v == 0 or math.isinf(v):
         raise LinkError(f"{what} must be a positive finite level, got {fmt_number(v)}")
     return v
@@ -144,15 +144,15 @@ def normalize_spec(spec: Any) -> dict:
             raise LinkError(
                 f"unknown preset {str(name)[:30]!r}; one of {', '.join(presets.PRESETS)}"
             )
-        seed = _int(get("seed"), "seed", 0, SEED_MAX) if name in RANDOM_PRESETS else 0
+        seed = link_int(get("seed"), "seed", 0, SEED_MAX) if name in RANDOM_PRESETS else 0
         return {"kind": kind, "name": name, "seed": seed}
     if kind == "log_uniform":
         out = {
             "kind": kind,
-            "n": _int(get("n"), "n", 1, GEN_MAX_N),
+            "n": link_int(get("n"), "n", 1, GEN_MAX_N),
             "lo": _pos_level(get("lo"), "lowest eps"),
             "hi": _pos_level(get("hi"), "highest eps"),
-            "seed": _int(get("seed"), "seed", 0, SEED_MAX),
+            "seed": link_int(get("seed"), "seed", 0, SEED_MAX),
         }
         if out["lo"] > out["hi"]:
             raise LinkError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
@@ -160,19 +160,19 @@ def normalize_spec(spec: Any) -> dict:
     if kind == "two_groups":
         return {
             "kind": kind,
-            "n": _int(get("n"), "n", 1, TIER_MAX_USERS),
-            "frac": _num(get("frac"), "share of group 1", 0.0, 1.0),
+            "n": link_int(get("n"), "n", 1, TIER_MAX_USERS),
+            "frac": link_number(get("frac"), "share of group 1", 0.0, 1.0),
             "eps1": _pos_level(get("eps1"), "eps of group 1"),
             "eps2": _pos_or_public(get("eps2"), "eps of group 2"),
         }
     if kind == "mixture":
         out = {
             "kind": kind,
-            "n": _int(get("n"), "n", 1, GEN_MAX_N),
+            "n": link_int(get("n"), "n", 1, GEN_MAX_N),
             "lo": _pos_level(get("lo"), "lowest eps"),
             "hi": _pos_level(get("hi"), "highest eps"),
-            "public": _num(get("public"), "public share", 0.0, 1.0),
-            "seed": _int(get("seed"), "seed", 0, SEED_MAX),
+            "public": link_number(get("public"), "public share", 0.0, 1.0),
+            "seed": link_int(get("seed"), "seed", 0, SEED_MAX),
         }
         if out["lo"] > out["hi"]:
             raise LinkError(f"lowest eps {out['lo']:g} is above highest eps {out['hi']:g}")
@@ -183,8 +183,10 @@ def normalize_spec(spec: Any) -> dict:
             raise LinkError(f"a tier menu has 1 to {MAX_SPEC_TIERS} tiers, got {len(levels)}")
         if len(counts) != len(levels):
             raise LinkError(f"{len(levels)} tier levels but {len(counts)} counts")
-        lv = [_level(x, f"eps of tier {i + 1}") for i, x in enumerate(levels)]
-        ct = [_int(c, f"count of tier {i + 1}", 0, TIER_MAX_USERS) for i, c in enumerate(counts)]
+        lv = [link_level(x, f"eps of tier {i + 1}") for i, x in enumerate(levels)]
+        ct = [
+            link_int(c, f"count of tier {i + 1}", 0, TIER_MAX_USERS) for i, c in enumerate(counts)
+        ]
         if sum(ct) == 0:
             raise LinkError("every tier has 0 users: the profile needs at least one user")
         if sum(ct) > TIER_MAX_USERS:
@@ -202,12 +204,12 @@ def normalize_spec(spec: Any) -> dict:
         raise LinkError(f"a per-user list in a link has 1 to {MAX_VALUES} levels")
     return {
         "kind": kind,
-        "levels": [_level(x, f"eps of user {i + 1}") for i, x in enumerate(levels)],
+        "levels": [link_level(x, f"eps of user {i + 1}") for i, x in enumerate(levels)],
     }
 
 
 def _pos_or_public(x: Any, what: str) -> float:
-    v = _level(x, what)
+    v = link_level(x, what)
     if v == 0:
         raise LinkError(f"{what} must be positive (or public), got 0")
     return v
@@ -277,7 +279,7 @@ def counts_from_shares(shares: Any, n: int) -> np.ndarray:
     and the users left over go one each to the largest remainders (ties to the earlier tier).
     Returns int64 counts; raises LinkError for NaN, negative or all-zero shares or bad n.
     """
-    n = _int(n, "total number of users n", 1, TIER_MAX_USERS)
+    n = link_int(n, "total number of users n", 1, TIER_MAX_USERS)
     s = np.asarray(shares, dtype=np.float64).ravel()
     if s.size == 0:
         raise LinkError("give at least one share")
@@ -357,7 +359,7 @@ def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = No
         if not name and eps_empty and size is None:
             continue
         label = f"row {i + 1}" + (f" ({name[:20]})" if name else "")
-        level = _level("" if eps_empty else eps, f"{label}: eps")
+        level = link_level("" if eps_empty else eps, f"{label}: eps")
         if size is None:
             what = "number of users" if units == "count" else "share (%)"
             raise LinkError(f"{label}: give a {what}")

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from .adpm import adpm
-from .bounds import h_of_tiers, lower_bound_from_H
-from .distributions import Distribution
-from .estimators import METHODS, get_method, tuned_spread
-from .profile import EpsilonProfile, as_profile
+from hdp_core.adpm import adpm
+from hdp_core.bounds import h_of_tiers, lower_bound_from_H
+from hdp_core.distributions import Distribution
+from hdp_core.estimators import METHODS, get_method, tuned_spread
+from hdp_core.profile import EpsilonProfile, as_profile
 
 __all__ = ["Sweep", "group_sweep", "log_grid", "n_sweep", "scale_sweep"]
 

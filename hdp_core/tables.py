@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import HdpError, ProfileError
-from .profile import (
+from hdp_core.errors import HdpError, ProfileError
+from hdp_core.profile import (
     LEVEL_MAX,
     LEVEL_MIN,
     MAX_ROWS,
@@ -40,8 +40,8 @@ from .profile import (
     EpsilonProfile,
     out_of_range,
 )
-from .validate import EMPTY_WORDS, PUBLIC_WORDS, cell_reason, csv_unescape
-from .validate import reason_words as kind_words
+from hdp_core.validate import EMPTY_WORDS, PUBLIC_WORDS, cell_reason, csv_unescape
+from hdp_core.validate import reason_words as kind_words
 
 __all__ = [
     "ENCODINGS",
@@ -125,7 +125,7 @@ def out_of_range_words(v: float) -> str:
     )
 
 
-def _parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) -> np.ndarray:
+def parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) -> np.ndarray:
     """Vectorised parse of a text/number column; the first bad cell raises ProfileError naming
     its row, column and kind (never its content)."""
     import pandas as pd
@@ -208,7 +208,7 @@ def profile_from_frame(
     value_col = _find_column(cols, _VALUE_NAMES, "value")
     name_col = _find_column(cols, _NAME_NAMES, "name")
 
-    eps = _parse_numbers(df[eps_col], str(eps_col), header_lines, allow_inf=True)
+    eps = parse_numbers(df[eps_col], str(eps_col), header_lines, allow_inf=True)
     neg = eps < 0
     if neg.any():
         i = int(np.argmax(neg))
@@ -241,7 +241,7 @@ def profile_from_frame(
                 f"{MAX_TIERS_FILE:,} tiers (merge tiers that share a level)"
             )
         cells = df[count_col]
-        cnt = _parse_numbers(cells, str(count_col), header_lines, allow_inf=False)
+        cnt = parse_numbers(cells, str(count_col), header_lines, allow_inf=False)
         for bad, msg, reason in (
             (cnt < 0, "is negative; counts must be ≥ 0", "negative"),
             (cnt != np.floor(cnt), "is not a whole number", "not_whole"),
@@ -264,7 +264,7 @@ def profile_from_frame(
         return EpsilonProfile.from_tiers(eps, cnt.astype(np.int64), names)
     data = None
     if value_col is not None:
-        data = _parse_numbers(df[value_col], str(value_col), header_lines, allow_inf=False)
+        data = parse_numbers(df[value_col], str(value_col), header_lines, allow_inf=False)
         if np.isinf(data).any():
             i = int(np.argmax(np.isinf(data)))
             raise ProfileError(

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import HdpError
+from hdp_core.errors import HdpError
 
 __all__ = [
     "EMPTY_WORDS",

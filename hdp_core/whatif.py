@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from .distributions import Distribution
-from .estimators import METHOD_CLASSES, Estimator, get_method, tuned_spread
-from .profile import EpsilonProfile, as_profile
+from hdp_core.distributions import Distribution
+from hdp_core.estimators import METHOD_CLASSES, Estimator, get_method, tuned_spread
+from hdp_core.profile import EpsilonProfile, as_profile
 
 __all__ = [
     "PointMass",

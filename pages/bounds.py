@@ -23,20 +23,20 @@ from hdp_app.common import (
     guarded,
     run_through_app,
 )
+from hdp_app.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_app.perf import live
 from hdp_app.url import keep_in_link, start_from_link
+from hdp_app.views import bounds as bviews
+from hdp_app.views import codegen
+from hdp_app.views import tuned as tview
+from hdp_app.views.formatting import plain
+from hdp_app.views.limits import SPREAD, Limit, check_data_range
 from hdp_app.widgets import limit_bounds, metric_row, show_metric
 from hdp_core import sweeps
 from hdp_core.bounds import lower_bound_from_H
 from hdp_core.errors import ProfileError
 from hdp_core.experiments import optimality_scatter
-from hdp_core.figures.bounds import bounds_glance_figure, scatter_figure, sweep_figure
 from hdp_core.profile import EpsilonProfile
-from hdp_core.views import bounds as bviews
-from hdp_core.views import codegen
-from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import plain
-from hdp_core.views.limits import SPREAD, Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 

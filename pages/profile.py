@@ -32,15 +32,15 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.figures.profile import profile_figure
 from hdp_app.navigation import app_page
+from hdp_app.views import explain, links
+from hdp_app.views import profile_controls as pc
+from hdp_app.views.formatting import count_noun, plain
 from hdp_core.errors import ProfileError
-from hdp_core.figures.profile import profile_figure
 from hdp_core.presets import PRESETS
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.tables import example_csv, profile_from_csv
-from hdp_core.views import explain, links
-from hdp_core.views import profile_controls as pc
-from hdp_core.views.formatting import count_noun, plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -62,14 +62,14 @@ _rows_from_profile = pc.rows_from_profile
 
 @st.cache_resource(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
 def _figure(profile: EpsilonProfile, tau: float, n_saturated: int):
-    """The profile chart (hdp_core.figures.profile), cached on the profile and shared by every
+    """The profile chart (hdp_app.figures.profile), cached on the profile and shared by every
     session (never modified): st.cache_data would unpickle, so rebuild and validate, the
     figure on every rerun (issue 11)."""
     return profile_figure(profile, tau, n_saturated)
 
 
 def _ui_from_spec(spec: Any, prof: EpsilonProfile) -> dict[str, Any]:
-    """Control values that describe ``spec`` (hdp_core.views.profile_controls.ui_from_spec);
+    """Control values that describe ``spec`` (hdp_app.views.profile_controls.ui_from_spec);
     a tiers spec also loads its tiers into the editor."""
     ui, rows = pc.ui_from_spec(spec, prof)
     if rows is not None:

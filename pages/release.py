@@ -3,15 +3,15 @@
 Upload a CSV (one row per user: a value and the privacy level eps that user asked for, or
 the name of a tier of your Tier designer menu), choose the columns, the public range and the
 unit; before releasing the page checks the table and shows what each level gets and the
-expected ±95% (hdp_core.release.preview_tiers: the Tier designer's numbers). The server's
+expected ±95% (hdp_release.release.preview_tiers: the Tier designer's numbers). The server's
 privacy ledger (hdp_app.release_state.server_ledger: $HDP_LEDGER) shows the dataset's history
 and remaining budget; a spend control sets the fraction of every user's level a release uses;
 the page asks which mean to release (explain.TARGET_QUESTION, no answer preselected), showing
 both answers' 95% error at that spend first. The Release button calls
-hdp_core.release.release_mean (DuckDB, OpenDP noise, charged to the ledger first). The raw data
+hdp_release.release.release_mean (DuckDB, OpenDP noise, charged to the ledger first). The raw data
 is never displayed, logged or put in the URL; it lives only in this session's state and is
 dropped with it. Layout and widgets only: the tables, sentences and choices come from
-hdp_core.views.release, the session side from hdp_app.release_state.
+hdp_app.views.release, the session side from hdp_app.release_state.
 """
 
 from __future__ import annotations
@@ -51,20 +51,17 @@ from hdp_app.release_state import (
     prefill_from_menu,
     server_ledger,
 )
-from hdp_core.design import Menu
-from hdp_core.errors import BudgetExceeded, HdpError, LedgerError
-from hdp_core.ledger import PrivacyLedger, dataset_identities
+from hdp_app.views import codegen, links
+from hdp_app.views import release as V
+from hdp_app.views.explain import TARGET_QUESTION
+from hdp_app.views.formatting import plain
+from hdp_core.errors import BudgetExceeded, HdpError, LedgerError, ReleaseError
+from hdp_core.menu import Menu
 from hdp_core.profile import MAX_UPLOAD_BYTES
-from hdp_core.release import (
-    Release,
-    ReleaseError,
-    preview_tiers,
-    release_mean,
-)
-from hdp_core.views import codegen, links
-from hdp_core.views import release as V
-from hdp_core.views.explain import TARGET_QUESTION
-from hdp_core.views.formatting import plain
+from hdp_release import release_mean
+from hdp_release.ledger.store import PrivacyLedger, dataset_identities
+from hdp_release.preview import preview_tiers
+from hdp_release.result import Release
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 

@@ -21,23 +21,23 @@ from hdp_app.common import (
     guarded,
     run_through_app,
 )
-from hdp_app.perf import live
-from hdp_app.widgets import limit_bounds, metric_row, show_metric
-from hdp_core.errors import ProfileError
-from hdp_core.figures.saturation import (
+from hdp_app.figures.saturation import (
     phase_figure,
     r_curve_figure,
     tau_spread_figure,
     trace_figure,
 )
+from hdp_app.perf import live
+from hdp_app.views import codegen, explain
+from hdp_app.views import saturation as sat
+from hdp_app.views import tour as teach
+from hdp_app.views import tuned as tview
+from hdp_app.views.formatting import count_noun, frame_to_csv, plain
+from hdp_app.views.limits import SPREAD, Limit
+from hdp_app.widgets import limit_bounds, metric_row, show_metric
+from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
 from hdp_core.validate import format_eps
-from hdp_core.views import codegen, explain
-from hdp_core.views import saturation as sat
-from hdp_core.views import tour as teach
-from hdp_core.views import tuned as tview
-from hdp_core.views.formatting import count_noun, frame_to_csv, plain
-from hdp_core.views.limits import SPREAD, Limit
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 

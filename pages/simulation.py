@@ -3,8 +3,8 @@ the paper's Table 1 in one click.
 
 Layout and widgets only: reads the current profile and the widgets, calls hdp_core
 (simulate_mse, group_sweep, experiments.table1), takes every table, card and sentence from
-hdp_core.views.simulation (and views.explain, views.tuned) and every figure from
-hdp_core.figures.simulation.
+hdp_app.views.simulation (and views.explain, views.tuned) and every figure from
+hdp_app.figures.simulation.
 """
 
 from __future__ import annotations
@@ -27,17 +27,17 @@ from hdp_app.common import (
     run_through_app,
     set_profile,
 )
+from hdp_app.figures import simulation as figs
+from hdp_app.views import codegen, explain
+from hdp_app.views import simulation as simview
+from hdp_app.views import tuned as tview
+from hdp_app.views import whatif as wv
+from hdp_app.views.formatting import frame_to_csv, plain
+from hdp_app.views.limits import SPREAD, Limit, check_data_range
 from hdp_app.widgets import limit_bounds, show_metric
 from hdp_core import experiments
-from hdp_core.figures import simulation as figs
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
-from hdp_core.views import codegen, explain
-from hdp_core.views import simulation as simview
-from hdp_core.views import tuned as tview
-from hdp_core.views import whatif as wv
-from hdp_core.views.formatting import frame_to_csv, plain
-from hdp_core.views.limits import SPREAD, Limit, check_data_range
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -228,7 +228,7 @@ def distribution_controls() -> tuple:
 
 
 def results_table(rows: list[dict], real: bool) -> pd.DataFrame:
-    """The rows as the displayed (and downloaded) table (hdp_core.views.simulation)."""
+    """The rows as the displayed (and downloaded) table (hdp_app.views.simulation)."""
     return simview.results_frame(rows, real)
 
 

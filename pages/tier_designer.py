@@ -3,8 +3,8 @@
 For product managers: named tiers, shares of users, errors in real units. The page is layout
 and widgets only: the menu lives in ``st.session_state["td_menu"]`` (a validated
 hdp_core.design.Menu) and its state and callbacks in hdp_app.design_state; every number,
-table and sentence comes from hdp_core.design and hdp_core.views.design, every chart from
-hdp_core.figures.design (cached in hdp_app.design_cache).
+table and sentence comes from hdp_core.design and hdp_app.views.design, every chart from
+hdp_app.figures.design (cached in hdp_app.design_cache).
 """
 
 from __future__ import annotations
@@ -31,17 +31,19 @@ from hdp_app.design_cache import (
     cached_solve,
     cached_whatif_figure,
 )
+from hdp_app.figures.style import METHOD_COLORS
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
+from hdp_app.views import design as V
+from hdp_app.views import design_link, explain, links
+from hdp_app.views import tuned as tview
+from hdp_app.views import whatif as wv
+from hdp_app.views.formatting import plain, plain_table, short_eps
 from hdp_app.widgets import limit_bounds, show_metric
 from hdp_core import design as D
+from hdp_core import design_io as menu_io
+from hdp_core import menu as M
 from hdp_core.errors import ProfileError
-from hdp_core.figures.style import METHOD_COLORS
-from hdp_core.views import design as V
-from hdp_core.views import design_link, explain, links, menu_io
-from hdp_core.views import tuned as tview
-from hdp_core.views import whatif as wv
-from hdp_core.views.formatting import plain, plain_table, short_eps
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -90,15 +92,15 @@ def menu_note() -> None:
         )
 
 
-def menu_section() -> D.Menu:
+def menu_section() -> M.Menu:
     """1. The menu: tiers, users, data range and spread. Returns the menu the page is about
     (the last valid one when the inputs have a problem) and keeps the link in sync."""
     ss = st.session_state
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     c1.selectbox(
         "Start from a template",
-        list(D.TEMPLATES),
-        format_func=D.TEMPLATES.__getitem__,
+        list(M.TEMPLATES),
+        format_func=M.TEMPLATES.__getitem__,
         key="td_template",
         help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
         "range stay).",
@@ -116,7 +118,7 @@ def menu_section() -> D.Menu:
         cols[0].text_input(
             f"Tier {i + 1} name",
             key=f"td_name_{i}",
-            max_chars=D.MAX_NAME_CHARS,
+            max_chars=M.MAX_NAME_CHARS,
             help="What your users see, e.g. 'Strict' or 'Open'. Each tier needs its own name.",
         )
         if ss.get(f"td_eps_{i}") not in opts:  # a value Streamlit lost: fall back to the menu's
@@ -149,7 +151,7 @@ def menu_section() -> D.Menu:
         ":material/add: Add a tier",
         key="td_add",
         on_click=S.cb_add_tier,
-        disabled=ss["td_k"] >= D.MAX_TIERS,
+        disabled=ss["td_k"] >= M.MAX_MENU_TIERS,
         help=V.ADD_HELP,
     )
 
@@ -158,7 +160,7 @@ def menu_section() -> D.Menu:
     c1.number_input(
         "Total number of users",
         min_value=1,
-        max_value=int(D.MAX_USERS),
+        max_value=int(M.MAX_USERS),
         step=1000,
         key="td_n",
         help="How many users will choose among the tiers (up to 10^15). "
@@ -183,7 +185,7 @@ def menu_section() -> D.Menu:
     c4.text_input(
         "Unit",
         key="td_unit",
-        max_chars=D.MAX_UNIT_CHARS,
+        max_chars=M.MAX_UNIT_CHARS,
         help="Label for the data's unit, e.g. USD, minutes, km.",
     )
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
@@ -221,7 +223,7 @@ def menu_section() -> D.Menu:
     return menu
 
 
-def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
+def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
     """2. What each tier really gets, and the comparison with UNI and PropDPM. Returns the
     error measure chosen for display ('half_width' or 'rmse')."""
     # two rows of two: at 1024 px four in a row cut the numbers ("± 0.49…")
@@ -269,7 +271,7 @@ def tiers_section(menu: D.Menu, report: D.MenuReport) -> str:
     return metric_view
 
 
-def target_section(menu: D.Menu, report: D.MenuReport) -> None:
+def target_section(menu: M.Menu, report: D.MenuReport) -> None:
     """3. Accuracy first: the accuracy-first solvers for a target error."""
     ss = st.session_state
     S.goal(report)  # seeds the metric and the target as the link and the export see them
@@ -367,7 +369,7 @@ def target_section(menu: D.Menu, report: D.MenuReport) -> None:
                 )
 
 
-def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None:
+def whatif_section(menu: M.Menu, report: D.MenuReport, metric_view: str) -> None:
     """4. What if users move between two tiers: a slider over tier A's share."""
     ss = st.session_state
     if menu.k < 2:
@@ -430,7 +432,7 @@ def whatif_section(menu: D.Menu, report: D.MenuReport, metric_view: str) -> None
     )
 
 
-def targets_section(menu: D.Menu) -> None:
+def targets_section(menu: M.Menu) -> None:
     """5. Which mean, and k releases: the 95% error under each target (population: ADPM;
     table: TableMean) of each of k releases at eps / k."""
     k = int(
@@ -454,13 +456,13 @@ def targets_section(menu: D.Menu) -> None:
         col.caption(wv.TARGET_TEXTS[target])
 
 
-def export_targets(menu: D.Menu) -> dict:
+def export_targets(menu: M.Menu) -> dict:
     """The JSON export's block of section 5 (its k, kept while the section is closed)."""
     k = S.releases()
     return wv.targets_to_dict(cached_release_errors(menu, 1), cached_release_errors(menu, k), k)
 
 
-def save_section(menu: D.Menu, report: D.MenuReport, goal: str) -> None:
+def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
     """6. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
     ss = st.session_state
     token = links.encode_menu_link(menu)

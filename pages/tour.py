@@ -2,7 +2,7 @@
 
 Who saturates, privacy for free, the bound gap, the simulation, a tier menu: each step shows
 its title, its sentences, its live controls and the chart and numbers it names, all from
-hdp_core.views.tour.tour_step (every number from the same function as its chart). The step
+hdp_app.views.tour.tour_step (every number from the same function as its chart). The step
 (a bound query parameter) and every control's value (written into the query string each run,
 so a control a step hides keeps its value) are in the link, so a teacher can share a step.
 The tour uses its own two-group example; the current profile is never changed.
@@ -17,17 +17,17 @@ import streamlit as st
 
 import hdp_core as hdp
 from hdp_app.common import run_through_app
+from hdp_app.figures.bounds import bounds_glance_figure
+from hdp_app.figures.design import method_error_figure
+from hdp_app.figures.saturation import r_curve_figure
+from hdp_app.figures.simulation import mse_figure
+from hdp_app.views import explain
+from hdp_app.views import saturation as sat
+from hdp_app.views import simulation as simview
+from hdp_app.views import tour as teach
+from hdp_app.views.formatting import plain
 from hdp_app.widgets import metric_row, show_metric
 from hdp_core.design import evaluate_menu
-from hdp_core.figures.bounds import bounds_glance_figure
-from hdp_core.figures.design import method_error_figure
-from hdp_core.figures.saturation import r_curve_figure
-from hdp_core.figures.simulation import mse_figure
-from hdp_core.views import explain
-from hdp_core.views import saturation as sat
-from hdp_core.views import simulation as simview
-from hdp_core.views import tour as teach
-from hdp_core.views.formatting import plain
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 

@@ -48,11 +48,20 @@ SLOW_FIXTURES = frozenset({"app", "spark", "browser", "server", "page", "full_ta
 """Tests using these run the whole app (AppTest), Spark, a browser or a full Table 1 run: `slow`."""
 
 
+PACKAGE_FOLDERS = ("core", "release", "app", "browser")
+"""tests/<folder> mirrors hdp_core, hdp_release, hdp_app (views, figures, pages) and the whole app
+in Chromium."""
+
+
 def pytest_collection_modifyitems(config, items):
     """`pytest -m "not slow"` is the quick loop (the library and its views, under a minute):
     browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
-    library tests by their own marker."""
+    library tests by their own marker. Each test is also marked by the package its folder
+    mirrors (`core`, `release`, `app`, `browser`), so `pytest -m core` runs one package's tests."""
     for item in items:
+        folder = item.path.parent.name
+        if folder in PACKAGE_FOLDERS:
+            item.add_marker(getattr(pytest.mark, folder))
         params = getattr(getattr(item, "callspec", None), "params", {}).values()
         spark_param = any(isinstance(v, str) and v == "spark" for v in params)
         if (
@@ -75,6 +84,6 @@ def spark():
         if os.environ.get("HDP_REQUIRE_SPARK") == "1":
             pytest.fail(f"HDP_REQUIRE_SPARK=1 but {reason}")
         pytest.skip(reason)
-    from hdp_core.release_engines import spark_session
+    from hdp_release.engines.spark_source import spark_session
 
     return spark_session("local[2]")

@@ -96,7 +96,7 @@ def widget(at, kind: str, key: str):
 
 
 def shown(text: str) -> str:
-    """What markdown displays for ``text``: backslash escapes (hdp_core.views.formatting.plain)
+    """What markdown displays for ``text``: backslash escapes (hdp_app.views.formatting.plain)
     removed, so tests can look for the words a user reads."""
     import re
 

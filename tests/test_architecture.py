@@ -1,5 +1,6 @@
-"""Where each line lives (README, Architecture): the layers import one way only, and the app
-uses Streamlit's public API only. Read from the source (ast), so these run in milliseconds."""
+"""Where each line lives (README, Architecture): three packages and one direction
+(pages -> hdp_app -> hdp_release -> hdp_core), no cycle, no private name of another module,
+small modules, and the app uses Streamlit's public API only. Read from the source (ast), so these run in milliseconds."""
 
 from __future__ import annotations
 
@@ -28,27 +29,184 @@ def _py(folder: str) -> list[pathlib.Path]:
     return sorted((ROOT / folder).rglob("*.py"))
 
 
-def test_the_library_never_imports_its_views_or_streamlit():
-    """hdp_core's mathematics and release never import hdp_core.views, hdp_core.figures,
-    streamlit or plotly (the release CLI reads menus through hdp_core.design_io)."""
+PACKAGES = ("hdp_core", "hdp_release", "hdp_app", "pages")
+"""One direction: pages -> hdp_app -> hdp_release -> hdp_core (app.py is a page)."""
+
+FORBIDDEN = {
+    "hdp_core": ("streamlit", "plotly", "duckdb", "opendp", "pyspark"),
+    "hdp_release": ("streamlit", "plotly"),
+}
+"""Third-party packages a package never imports (at any indentation)."""
+
+PANDAS_IN_CORE = ("hdp_core/tables.py", "hdp_core/design_io.py")
+"""The only modules of hdp_core that read tables with pandas (imported inside the readers)."""
+
+MAX_LINES = 600
+MAX_PAGE_LINES = 450
+MAX_CORE_LINES = 8_000
+
+
+def _package(mod: str) -> str:
+    return "pages" if mod == "app" else mod.split(".")[0]
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _project_files() -> list[pathlib.Path]:
+    return [*_py("hdp_core"), *_py("hdp_release"), *_py("hdp_app"), *_py("pages"), ROOT / "app.py"]
+
+
+def _project_modules() -> dict[str, pathlib.Path]:
+    return {_module_name(f): f for f in _project_files()}
+
+
+def _resolve(name: str, modules: dict[str, pathlib.Path]) -> str | None:
+    """The project module an imported name belongs to (``pkg.mod.attr`` -> ``pkg.mod``)."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def test_imports_point_down_only_at_every_indentation():
+    """No import (top level, inside a function or a class) points up the direction
+    pages -> hdp_app -> hdp_release -> hdp_core."""
+    rank = {p: i for i, p in enumerate(PACKAGES)}
     bad = {}
-    for f in _py("hdp_core"):
-        rel = f.relative_to(ROOT).as_posix()
-        if rel.startswith(("hdp_core/views/", "hdp_core/figures/")):
-            continue
-        hits = [
-            m
-            for m in _imports(f)
-            if m.startswith(("hdp_core.views", "hdp_core.figures", "streamlit", "plotly"))
-        ]
-        if hits:
-            bad[rel] = hits
+    for f in _project_files():
+        own = rank[_package(_module_name(f))]
+        ups = [m for m in _imports(f) if m.split(".")[0] in rank and rank[m.split(".")[0]] > own]
+        if ups:
+            bad[f.relative_to(ROOT).as_posix()] = sorted(set(ups))
     assert not bad, bad
 
 
-def test_views_never_import_streamlit():
+def test_packages_never_import_what_is_not_theirs():
+    """hdp_core imports no Streamlit, plotly, DuckDB, OpenDP or Spark (pandas only in its
+    readers); hdp_release no Streamlit or plotly; hdp_app's views and figures no Streamlit."""
+    bad = {}
+    for f in _project_files():
+        rel = f.relative_to(ROOT).as_posix()
+        pkg = _package(_module_name(f))
+        banned = FORBIDDEN.get(pkg, ())
+        if rel.startswith(("hdp_app/views/", "hdp_app/figures/")):
+            banned = ("streamlit",)
+        if pkg == "hdp_core" and rel not in PANDAS_IN_CORE:
+            banned = (*banned, "pandas")
+        hits = [m for m in _imports(f) if m.split(".")[0] in banned]
+        if hits:
+            bad[rel] = sorted(set(hits))
+    assert not bad, bad
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _project_modules()
+    graph: dict[str, set[str]] = {}
+    for mod, f in modules.items():
+        deps = {_resolve(m, modules) for m in _imports(f)}
+        graph[mod] = {d for d in deps if d and d != mod and not mod.startswith(d + ".")}
+    return graph
+
+
+def test_no_import_cycle_among_project_modules():
+    """The module graph (imports at every indentation; a package's __init__ counted as the
+    modules it imports) has no cycle, so every module has a rank below its importers."""
+    graph = _graph()
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == 1:
+                cycles.append([*path[path.index(d) :], d] if d in path else [m, d])
+            elif d not in state:
+                visit(d, [*path, d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, cycles
+
+
+def test_no_private_name_of_another_module():
+    """No module imports another module's private name (``from x import _y``) or reads one
+    as an attribute of an imported project module (``x._y``)."""
+    modules = _project_modules()
+    bad = {}
+    for f in _project_files():
+        tree = ast.parse(f.read_text())
+        aliases = {}
+        hits = []
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+                if n.module.split(".")[0] in PACKAGES:
+                    hits += [a.name for a in n.names if a.name.startswith("_")]
+                    for a in n.names:
+                        if f"{n.module}.{a.name}" in modules:
+                            aliases[a.asname or a.name] = f"{n.module}.{a.name}"
+            elif isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.name.split(".")[0] in PACKAGES:
+                        aliases[a.asname or a.name.split(".")[0]] = a.name
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Attribute)
+                and n.attr.startswith("_")
+                and not n.attr.startswith("__")
+                and isinstance(n.value, ast.Name)
+                and n.value.id in aliases
+            ):
+                hits.append(f"{n.value.id}.{n.attr}")
+        if hits:
+            bad[f.relative_to(ROOT).as_posix()] = hits
+    assert not bad, bad
+
+
+def test_modules_are_small_and_the_core_is_small():
+    """No module over 600 lines, no page over 450, hdp_core under 8,000 lines in all."""
+    sizes = {
+        f.relative_to(ROOT).as_posix(): len(f.read_text().splitlines()) for f in _project_files()
+    }
+    big = {
+        f: n
+        for f, n in sizes.items()
+        if n > (MAX_PAGE_LINES if f.startswith("pages/") else MAX_LINES)
+    }
+    core = sum(n for f, n in sizes.items() if f.startswith("hdp_core/"))
+    assert not big, big
+    assert core < MAX_CORE_LINES, core
+
+
+def test_importing_the_core_loads_no_engine_or_app_library():
+    """``import hdp_core`` (and every module it loads) brings in none of DuckDB, OpenDP, Spark,
+    plotly, Streamlit or pandas: the mathematics stands alone."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hdp_core, hdp_core.design, hdp_core.design_io, hdp_core.tables, "
+        "hdp_core.experiments, hdp_core.specs, hdp_core.spend\n"
+        "bad = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'duckdb', 'opendp', 'pyspark', 'plotly', 'streamlit', 'pandas', 'hdp_release', 'hdp_app'})\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "", out.stdout
+
+
+def test_the_views_and_figures_import_no_streamlit():
     bad = {
-        f.name: [m for m in _imports(f) if m.startswith("streamlit")] for f in _py("hdp_core/views")
+        f.relative_to(ROOT).as_posix(): [m for m in _imports(f) if m.startswith("streamlit")]
+        for f in [*_py("hdp_app/views"), *_py("hdp_app/figures")]
     }
     assert not any(bad.values()), bad
 
@@ -124,11 +282,11 @@ def test_no_streamlit_class_or_function_is_patched():
 
 def test_one_name_per_maximum_of_tiers():
     """The most tiers a menu, a link's spec and a file may hold are different numbers with
-    different names (hdp_core.design.MAX_MENU_TIERS, hdp_core.specs.MAX_SPEC_TIERS,
+    different names (hdp_core.menu.MAX_MENU_TIERS, hdp_core.specs.MAX_SPEC_TIERS,
     hdp_core.tables.MAX_TIERS_FILE)."""
-    from hdp_core import design, specs, tables
+    from hdp_core import menu, specs, tables
 
-    assert design.MAX_MENU_TIERS == 10
+    assert menu.MAX_MENU_TIERS == 10
     assert specs.MAX_SPEC_TIERS == 50
     assert tables.MAX_TIERS_FILE == 10_000
     assert not hasattr(specs, "MAX_TIERS")
@@ -137,7 +295,7 @@ def test_one_name_per_maximum_of_tiers():
 def test_url_bound_numbers_take_their_bounds_from_limits():
     """A number widget bound to the URL takes min and max from the Limit its link value is
     checked against (hdp_app.widgets.limit_bounds), never from literals typed beside it; so
-    do the spread inputs (hdp_core.views.limits.SPREAD)."""
+    do the spread inputs (hdp_app.views.limits.SPREAD)."""
     typed = []
     for f in _py("pages"):
         for n in ast.walk(ast.parse(f.read_text())):

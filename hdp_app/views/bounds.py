@@ -1,0 +1,318 @@
+"""The Bounds page's numbers (no plotting, no streamlit).
+
+* :func:`sweep_points` and :func:`regime_guides`: the x values of a sweep around a profile and
+  the two asymptotic regimes of the worst-case MSE along it.
+* :func:`affine_error_real` and :func:`method_errors_real`: RMSE and a 95% error half-width in
+  the data's own units, built on :mod:`hdp_core.units`.
+
+MSEs are for data in [-0.5, 0.5] unless a data range [lo, hi] is given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from hdp_app.views.cards import Metric
+from hdp_app.views.formatting import sci
+from hdp_core.estimators import METHODS, get_method
+from hdp_core.profile import MAX_TOTAL_USERS, as_profile
+from hdp_core.units import Accuracy, affine_error, range_width
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
+
+__all__ = [
+    "SWEEP_EXPONENTS",
+    "SWEEP_STEP",
+    "UNITS_COLUMNS",
+    "affine_error_real",
+    "method_errors_real",
+    "regime_guides",
+    "sweep_index",
+    "sweep_points",
+    "units_table",
+]
+
+
+# ------------------------------------------------------------------------------ sweeps
+SWEEP_STEP = 0.2
+"""Step of the Bounds page's sweeps in log10 units: 31 points over six decades (a factor 1.58
+between points). Each point evaluates six methods exactly; for 10^5 distinct levels that is
+about 0.1 s a point, so a finer grid would make the first visit of the page much slower."""
+SWEEP_EXPONENTS = np.round(np.arange(-15, 16) * SWEEP_STEP, 10)
+"""log10 of the sweep factors: -3.0, -2.8, ..., 3.0 (0 is the current profile)."""
+
+
+def sweep_points(eps: Any, mode: str, exponents: Any = SWEEP_EXPONENTS) -> np.ndarray:
+    """x values of a sweep around a profile: scale factors c = 10**e ('scale'), or numbers of
+    users round(n * 10**e) clipped to [1, MAX_TOTAL_USERS] ('n'); e = 0 is the profile itself."""
+    e = np.asarray(exponents, dtype=np.float64)
+    if mode == "scale":
+        # only factors that keep every level in the supported range [LEVEL_MIN, LEVEL_MAX]
+        lv = as_profile(eps).levels
+        fin = lv[np.isfinite(lv) & (lv > 0)]
+        c = 10.0**e
+        if fin.size:
+            c = c[(c * fin.min() >= LEVEL_MIN) & (c * fin.max() <= LEVEL_MAX) | (e == 0)]
+        return c
+    if mode == "n":
+        n = as_profile(eps).n
+        return np.clip(np.rint(n * 10.0**e), 1, MAX_TOTAL_USERS).astype(np.int64)
+    raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
+
+
+def sweep_index(x: Any, exponent: float, mode: str) -> int:
+    """The point of a sweep (x values from :func:`sweep_points`) that the slider at
+    ``exponent`` (log10 of the factor) marks. 'scale': the factor nearest 10**exponent on a log
+    scale (sweep_points drops the factors that would push a level out of range, so positions
+    in SWEEP_EXPONENTS need not be positions in x); 'n': the same position as ``exponent``
+    in SWEEP_EXPONENTS (every point is kept), within the sweep."""
+    xs = np.asarray(x, dtype=np.float64)
+    if xs.size == 0:
+        raise ValueError("the sweep has no points")
+    if mode == "scale":
+        return int(np.argmin(np.abs(np.log10(xs) - float(exponent))))
+    if mode == "n":
+        k = round((float(exponent) - float(SWEEP_EXPONENTS[0])) / SWEEP_STEP)
+        return int(min(max(k, 0), xs.size - 1))
+    raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
+
+
+def regime_guides(eps: Any, x: Any, mode: str) -> dict[str, np.ndarray]:
+    """Reference lines for a sweep (MSE units, data in [-0.5, 0.5]).
+
+    ``mode`` 'scale' (x = factor c multiplying every eps) or 'n' (x = number of users, same
+    shares of each level). 'loose': 1/(4m) with m the users whose data is used, the error of
+    the non-private mean (reached when privacy is loose); 'strict': 2/S1^2 with S1 the sum of
+    the finite levels, the Laplace-noise term of f that dominates when privacy is strict
+    (for n users at eps these are the two terms of f = 1/(4n) + 2/(n eps)^2). 'strict' is NaN
+    when there are public users (the error then stays near 1/(4 n_public) instead).
+    """
+    prof = as_profile(eps)
+    x = np.asarray(x, dtype=np.float64)
+    lv, ct = prof.grouped()
+    cf = ct.astype(np.float64)
+    n = float(cf.sum())
+    usable = float(cf[lv > 0].sum())
+    fin = np.isfinite(lv) & (lv > 0)
+    s1 = float(np.dot(cf[fin], lv[fin]))
+    public = bool(np.isinf(lv).any())
+    if mode == "scale":
+        m = np.full(x.shape, usable)
+        s = x * s1
+    elif mode == "n":
+        m = x * usable / n
+        s = x * s1 / n
+    else:
+        raise ValueError(f"mode must be 'scale' or 'n', got {mode!r}")
+    with np.errstate(divide="ignore"):
+        loose = np.where(m > 0, 0.25 / np.maximum(m, 1e-300), np.nan)
+        strict = np.where((s > 0) & (not public), 2.0 / np.maximum(s, 1e-300) ** 2, np.nan)
+    return {"loose": loose, "strict": strict}
+
+
+# ------------------------------------------------------------------------------ real units
+def affine_error_real(
+    weights: Any,
+    noise_scale: float,
+    lo: float,
+    hi: float,
+    counts: Any = None,
+    variance: float = 0.25,
+    level: float = 0.95,
+    outputs_zero: bool = False,
+) -> Accuracy:
+    """RMSE and ``level`` error half-width, in data units, of sum_i w_i x_i + Laplace(b).
+
+    ``weights[j]`` is the weight of one user of entry j (``counts[j]`` users, default 1) and
+    ``noise_scale`` is b, both for data mapped to [-0.5, 0.5]; ``variance`` is the data
+    variance V there (1/4, the worst case, by default). The error is N(0, V ||w||_2^2) (the
+    data part, normal by the central limit theorem) plus Laplace(b): MSE V ||w||_2^2 + 2 b^2
+    (the appendix's Laplace-mechanism lemma; for ADPM with V = 1/4 this is f(r), Theorem 2),
+    and the half-width is the exact normal-Laplace quantile (units.error_half_width). Both
+    scale by R = hi - lo. When the estimator outputs the constant 0 (mid-range, e.g. ADPM when
+    f(r) > 1/4) the error is the distance from the mean to mid-range: at most R/2, which is
+    reported for both numbers (the worst case).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    c = np.ones(w.size) if counts is None else np.asarray(counts, dtype=np.float64)
+    return affine_error(float(np.dot(c, w * w)), noise_scale, lo, hi, variance, level, outputs_zero)
+
+
+def method_errors_real(
+    eps: Any, lo: float, hi: float, level: float = 0.95, methods: Any = METHODS
+) -> dict[str, Accuracy]:
+    """Worst-case error of each method in data units for data in [lo, hi].
+
+    Affine methods (ADPM, PropDPM, UNI, FME) get :func:`affine_error_real` with V = 1/4; LDPE
+    and SM get their worst-case RMSE (sqrt(worst_case_mse) R) and a NaN half-width (their error
+    is not one normal plus one Laplace).
+    """
+    prof = as_profile(eps)
+    width = range_width(lo, hi)
+    out: dict[str, Accuracy] = {}
+    for m in methods:
+        est = get_method(m, prof)
+        if est.affine and est.weights is not None and est.noise_scale is not None:
+            out[m] = affine_error_real(
+                est.weights,
+                est.noise_scale,
+                lo,
+                hi,
+                prof.counts,
+                0.25,
+                level,
+                bool(getattr(est, "outputs_zero", False)),
+            )
+        else:
+            mse = est.worst_case_mse
+            out[m] = Accuracy(mse, math.sqrt(mse) * width, math.nan, math.nan, math.nan, level)
+    return out
+
+
+# the page's numbers as shown, cards and sentences (issue 20: moved out of pages/bounds.py) -
+def bound_text(x: float) -> str:
+    """An MSE or a ratio on the Bounds page: '∞', 3 significant digits between 1e-3 and 1e4
+    (and 0), else scientific with 3 digits."""
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
+
+
+def units_text(x: float) -> str:
+    """A number in the data's units: whole numbers with separators from 100 up to 10^12,
+    scientific notation beyond (a 300-digit number would not fit a metric); '—' if not
+    finite."""
+    if not math.isfinite(x):
+        return "—"
+    if abs(x) >= 1e12:
+        return sci(x, 4)
+    return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
+
+
+def headline_metrics(b: dict[str, float]) -> list[Metric]:
+    """The four cards: ADPM's worst-case MSE f ∧ 1/4 (Theorem 2), the lower bound
+    (H ∧ 1/4)/512 (Theorem 3), their ratio, and f / H (Theorem 4: at most 443). ``b`` holds
+    'upper', 'lower', 'f' and 'H'."""
+    ratio = b["upper"] / b["lower"] if b["lower"] > 0 else math.inf
+    fh = b["f"] / b["H"] if 0 < b["H"] < math.inf else math.inf
+    return [
+        Metric(
+            "ADPM worst-case MSE f ∧ 1/4",
+            bound_text(b["upper"]),
+            "Upper bound (Theorem 2): ADPM's MSE for the worst data in [-0.5, 0.5]. The best "
+            "possible method can do no worse than this.",
+        ),
+        Metric(
+            "Lower bound (H ∧ 1/4)/512",
+            bound_text(b["lower"]),
+            "Theorem 3: no method that grants every user their eps can have a smaller "
+            "worst-case MSE than this.",
+        ),
+        Metric(
+            "Gap: upper / lower",
+            bound_text(ratio),
+            "How far apart the two bounds are. Theorem 4 guarantees at most 443 × 512 = "
+            "226,816; most of it is the loose constant 1/512 of the lower bound.",
+        ),
+        Metric(
+            "f / H",
+            bound_text(fh) if math.isfinite(b["f"]) else "—",
+            "ADPM's uncapped worst case over H(eps). Theorem 4 proves f/H ≤ 443; the paper's "
+            "experiments suggest it is at most 4.",
+        ),
+    ]
+
+
+def marker_place(x: float, mode: str) -> str:
+    """Where the sweep's marker is: 'c = 2' (every eps scaled by c) or 'n = 1,000 users'."""
+    return f"c = {x:.3g} (every eps × {x:.3g})" if mode == "scale" else f"n = {int(x):,} users"
+
+
+def marker_metrics(where: str, upper: float, lower: float, tau: float) -> list[Metric]:
+    """The cards at the sweep's marker: where, ADPM's worst case, the lower bound, tau*."""
+    return [
+        Metric("At the marker", where.split(" (")[0], "The slider's position on the sweep."),
+        Metric("ADPM worst case", bound_text(upper)),
+        Metric("Lower bound", bound_text(lower)),
+        Metric(
+            "tau* there",
+            bound_text(tau) if math.isfinite(tau) else "none",
+            "The saturation level at this point (users asking for more are capped).",
+        ),
+    ]
+
+
+def units_metrics(rmse: str, half_width: str, noise_scale: str) -> list[Metric]:
+    """The cards of 'Error in your data's units' for ADPM, values already in the data's units
+    (units_text): worst-case RMSE, 95% half-width and the Laplace noise scale."""
+    return [
+        Metric(
+            "ADPM worst-case RMSE",
+            rmse,
+            "Root-mean-squared error of one ADPM release, in your units, for the worst data "
+            "distribution on the range (half the values at each end).",
+        ),
+        Metric(
+            "ADPM 95% error: ±",
+            half_width,
+            "With 95% probability one release is within this distance of the true mean "
+            "(worst-case data): a normal data part, sd √V·‖w‖₂ with V = 1/4 of the range², "
+            "plus the Laplace noise, combined exactly.",
+        ),
+        Metric(
+            "of which Laplace noise scale",
+            noise_scale,
+            "The scale of ADPM's Laplace noise in your units (its sd is √2 times this).",
+        ),
+    ]
+
+
+UNITS_COLUMNS = (
+    "method",
+    "worst-case RMSE",
+    "95% error ±",
+    "data part sd",
+    "Laplace noise scale",
+)
+"""The columns of the Bounds page's table of errors in the data's units."""
+
+
+def units_table(errs: Mapping[str, Accuracy]) -> dict[str, list[str]]:
+    """The table of errors in the data's units, one row per method of ``errs``
+    (:func:`method_errors_real`) in its order, every number as shown (:func:`units_text`):
+    worst-case RMSE, 95% error half-width, the sd of the data part and the Laplace noise
+    scale ('—' where a method has none). Columns UNITS_COLUMNS; at most one row per method
+    of the registry, so the page shows it whole (a static table)."""
+    rows = list(errs.items())
+    return {
+        UNITS_COLUMNS[0]: [m for m, _ in rows],
+        UNITS_COLUMNS[1]: [units_text(a.rmse) for _, a in rows],
+        UNITS_COLUMNS[2]: [units_text(a.half_width) for _, a in rows],
+        UNITS_COLUMNS[3]: [units_text(a.data_sd) for _, a in rows],
+        UNITS_COLUMNS[4]: [units_text(a.noise_scale) for _, a in rows],
+    }
+
+
+def marker_sentence(f: float, upper: float, mse_at: dict[str, float]) -> str:
+    """The best baseline at the marker (smallest MSE in ``mse_at``) against ADPM's worst case
+    ``upper``; when f >= 1/4 ADPM answers the middle of the range, and that is the yardstick."""
+    best = min(mse_at, key=lambda m: mse_at[m])
+    best_mse = float(mse_at[best])
+    if f >= 0.25:
+        return (
+            "At the marker privacy is so strict that ADPM answers the middle of the range "
+            "(worst case 1/4, no data used). "
+            + (
+                f"The best baseline, {best}, has {bound_text(best_mse)}: worse than not using "
+                "the data at all."
+                if best_mse > 0.25
+                else f"The best baseline, {best}, has {bound_text(best_mse)}."
+            )
+        )
+    return (
+        f"At the marker the best baseline is {best} with {bound_text(best_mse)}, "
+        f"{best_mse / upper:.3g}× ADPM's worst case."
+    )

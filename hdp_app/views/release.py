@@ -1,0 +1,759 @@
+"""The Release page's tables, sentences and choices (no streamlit): column guessing, the
+"Before releasing" preview, which mean to release (issue 21), the privacy budget from the
+ledger (issue 22), the privacy receipt, the settings' bounds and the downloads of a release.
+
+Speed: the preview of a table with k distinct levels costs O(k log k) (one sort) and formats
+only the rows shown (at most :data:`PREVIEW_ROWS`); :func:`telling_levels` compares a level
+with its two neighbours among the sorted levels only, which gives the same text as comparing
+it with every level (rounding to d significant digits is monotone, so a level that reads like
+some other level reads like its neighbour on that side).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from hdp_app.views.formatting import count_noun, frame_to_csv, plain, short_eps, telling_eps
+from hdp_app.views.limits import REAL_MAX
+from hdp_core.errors import HdpError
+from hdp_release.preview import tier_levels, tier_names_of
+from hdp_release.result import Release, not_recorded_note
+
+__all__ = [
+    "EPS_NAMES",
+    "ERROR_HELP",
+    "LEDGER_ENV",
+    "NAME_HELP",
+    "PREVIEW_ROWS",
+    "RANGE_MAX",
+    "SD_MIN_RELATIVE",
+    "SPEND_HELP",
+    "SPEND_STEPS",
+    "TARGET_ANSWERS",
+    "TARGET_WORDS",
+    "VALUE_NAMES",
+    "Blocker",
+    "Preview",
+    "TargetChoice",
+    "budget_caption",
+    "budget_refusal",
+    "chosen_target",
+    "excluded_help",
+    "guess_columns",
+    "history_frame",
+    "in_units",
+    "is_stale",
+    "ledger_problem",
+    "level_metric",
+    "loaded_caption",
+    "menu_caption",
+    "menu_range_note",
+    "off_menu_note",
+    "percent",
+    "preview_caption",
+    "preview_table",
+    "preview_target",
+    "range_problem",
+    "receipt_csv",
+    "receipt_table",
+    "release_blocker",
+    "released_caption",
+    "released_sentence",
+    "result_csv",
+    "result_dict",
+    "result_json",
+    "sd_bounds",
+    "spend_errors",
+    "spend_of_percent",
+    "spend_problem",
+    "table_hint",
+    "target_answer_caption",
+    "target_choices",
+    "target_of",
+    "technical_details",
+    "telling_levels",
+    "upload_hint",
+]
+
+PREVIEW_ROWS = 200
+"""Most rows of the "Before releasing" table (the strictest levels)."""
+
+RANGE_MAX = REAL_MAX
+"""Largest magnitude of the public range's ends the page accepts (the data-range validator's
+limit, hdp_app.views.limits.REAL_MAX): the range widgets are bounded by it."""
+
+SD_MIN_RELATIVE = 1e-6
+"""Smallest declared standard deviation, as a fraction of the range's width."""
+
+VALUE_NAMES = ("value", "values", "x", "data", "amount", "spend", "salary", "income")
+EPS_NAMES = ("eps", "epsilon", "tier", "tiers", "level", "privacy", "privacy_level")
+
+ERROR_HELP = (
+    "The released interval is the private mean ± this much (cut to the range): it contains "
+    "the mean being estimated (the population's or this table's own, values clamped to the "
+    "range) in at least 95% of releases. For the table's own mean that holds for every "
+    "table in the range; for the population mean, for every population in the range (with "
+    "the spread you declared, if any) whose privacy choices are unrelated to values."
+)
+
+MENU_HINT = " To read tier names, turn on 'Read the eps column with this menu' above."
+
+_NOT_A_NUMBER = frozenset(
+    {"text", "thousands_separator", "decimal_comma", "currency_or_unit", "date"}
+)
+"""Reasons (hdp_core.validate.cell_reason) of a cell that might be a tier's name."""
+
+
+def in_units(x: float, unit: str = "") -> str:
+    """A number in data units: 4 significant digits, scientific beyond 1e9, '—' if not finite;
+    the unit (user text) escaped for markdown."""
+    if not math.isfinite(x):
+        return "—"
+    if abs(x) >= 1e9:
+        s = f"{x:.4g}"
+    else:
+        s = f"{x:,.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
+    return f"{s} {plain(unit)}".strip()
+
+
+def upload_hint(menu: Any) -> str:
+    """The sentence under an empty uploader: example columns (plain text, no markdown)."""
+    if menu is not None:
+        first = plain(menu.tiers[0].name)
+        return f"Upload a CSV to start. Example columns: value,tier with rows like 120,{first}."
+    return "Upload a CSV to start. Example columns: value,eps with rows like 120,0.5."
+
+
+def menu_caption(menu: Any, where: str) -> str:
+    """The line under "Your tier menu": where it came from, its tiers and range (plain)."""
+    tiers = " · ".join(
+        f"{t.name}: " + ("public" if math.isinf(t.eps) else f"eps {short_eps(t.eps)}")
+        for t in menu.tiers
+    )
+    unit = f" {menu.unit}" if menu.unit else ""
+    return plain(f"From {where}: {tiers}. Range {menu.low:g} to {menu.high:g}{unit}.")
+
+
+def loaded_caption(file: str, df: Any) -> str:
+    """The line under the uploader: the file's name, rows and columns (never its cells)."""
+    return f"Loaded {plain(file)}: {len(df):,} rows, {df.shape[1]} columns (not displayed)."
+
+
+def menu_range_note(lo: float, hi: float, menu: Any) -> str | None:
+    """A note when the range set differs from the menu's (None otherwise, or without a menu)."""
+    if menu is None or (lo, hi) == (menu.low, menu.high):
+        return None
+    return plain(
+        f"Your range differs from the menu's ({menu.low:g} to {menu.high:g}): the numbers "
+        "below are for the range you set."
+    )
+
+
+def released_caption(settings: Mapping[str, Any], file: str, when: str) -> str:
+    """The line under a release: when, from which file, columns and range (plain)."""
+    s = settings
+    return plain(
+        f"Released at {when} from {file}: value column {s['value']}, privacy-level column "
+        f"{s['eps']}, range {s['lo']:g} to {s['hi']:g} {s.get('unit', '')}".strip()
+        + "."
+    )
+
+
+def is_stale(last: Mapping[str, Any], current: tuple[str, Mapping[str, Any]] | None) -> bool:
+    """True if the file or the settings on the page differ from those of the last release."""
+    return current is not None and (
+        current[0] != last["table"] or dict(current[1]) != dict(last["settings"])
+    )
+
+
+def excluded_help(rel: Release) -> str:
+    """The help of the "Users used" metric: how many users with eps = 0 were left out."""
+    return f"{count_noun(rel.n_excluded, 'user')} with eps = 0 not used."
+
+
+def technical_details(rel: Release, unit: str) -> str:
+    """The release's noise, privacy-loss rule, plan and tau* in one paragraph (plain)."""
+    tau = "none" if math.isinf(rel.saturation_level) else f"{rel.saturation_level}"
+    return plain(
+        f"Noise: Laplace, scale {in_units(rel.noise_scale)} {unit}, drawn by OpenDP. "
+        "Privacy loss of a user: OpenDP's privacy map of that measurement at the most one "
+        "user's value can move the weighted mean (their weight × the range, plus twice the "
+        f"rounding bound {rel.rounding_bound:.3g}). Plan: {rel.plan}. tau* = {tau}."
+    )
+
+
+# ------------------------------------------------------------------------------ columns
+def _by_name(cols: Sequence[str], names: tuple[str, ...], skip: int | None) -> int | None:
+    low = [c.strip().lower() for c in cols]
+    for n in names:
+        for i, c in enumerate(low):
+            if c == n and i != skip:
+                return i
+    return None
+
+
+def _menu_column(df: Any, menu: Any, skip: int | None) -> int | None:
+    """The column whose first 1,000 cells are mostly the menu's tier names, if any."""
+    if menu is None:
+        return None
+    names = set(tier_levels(menu))
+    for i, c in enumerate(df.columns):
+        if i == skip or df[c].dtype.kind in "biufc":
+            continue
+        cells = df[c].head(1000).dropna().astype(str).str.strip().str.lower()
+        if len(cells) and cells.isin(names).mean() >= 0.5:
+            return i
+    return None
+
+
+def guess_columns(df: Any, menu: Any = None) -> tuple[int | None, int | None]:
+    """(value column, eps column) positions to preselect in a pandas DataFrame, or None each:
+    the eps column by name (:data:`EPS_NAMES`) or as the column of the menu's tier names; the
+    value column by name (:data:`VALUE_NAMES`), or, in a two-column table whose eps column is
+    recognised, the other column. Never the same column twice."""
+    cols = [str(c) for c in df.columns]
+    eps_i = _by_name(cols, EPS_NAMES, None)
+    if eps_i is None:
+        eps_i = _menu_column(df, menu, None)
+    value_i = _by_name(cols, VALUE_NAMES, eps_i)
+    if value_i is None and eps_i is not None and len(cols) == 2:
+        value_i = 1 - eps_i
+    return value_i, eps_i
+
+
+# ------------------------------------------------------------------------------ settings
+def range_problem(lo: float, hi: float) -> str | None:
+    """None if [lo, hi] is a usable public range, else the sentence to show: lo < hi, both
+    ends within ±:data:`RANGE_MAX` (the bound of the range widgets and of the data-range
+    validator, hdp_app.views.limits.REAL_MAX)."""
+    if not lo < hi:
+        return "The lowest possible value must be below the highest possible value."
+    if not (math.isfinite(lo) and math.isfinite(hi)) or max(abs(lo), abs(hi)) > RANGE_MAX:
+        return f"Each end of the range must be between -{RANGE_MAX:g} and {RANGE_MAX:g}."
+    return None
+
+
+def sd_bounds(lo: float, hi: float) -> tuple[float, float]:
+    """(smallest, largest) declared standard deviation on [lo, hi], in data units: from
+    :data:`SD_MIN_RELATIVE` of the width up to half the width (data in the range cannot
+    spread more; the release's own check)."""
+    w = float(hi) - float(lo)
+    return w * SD_MIN_RELATIVE, w / 2
+
+
+def table_hint(err: HdpError, eps_column: str, menu_off: bool) -> str:
+    """A sentence to add to a table problem: how to read tier names, when the eps column has a
+    cell that is not a number while a menu is available but not used (from the error's fields,
+    never its text)."""
+    if menu_off and err.column == eps_column and err.reason in _NOT_A_NUMBER:
+        return MENU_HINT
+    return ""
+
+
+# ------------------------------------------------------------------------------ preview
+def telling_levels(xs: Any, levels: Any) -> list[str]:
+    """For each x in ``xs``, :func:`telling_eps` (x, levels): enough digits to read unlike
+    every other level, found from x's two neighbours in the sorted levels (O(log k) each, the
+    same text as the O(k) comparison; see the module docstring)."""
+    lv = np.asarray(levels, dtype=float).ravel()
+    lv = np.unique(lv[np.isfinite(lv)])
+    out = []
+    for x in np.asarray(xs, dtype=float).ravel():
+        if not math.isfinite(x):
+            out.append(short_eps(x))
+            continue
+        i = int(np.searchsorted(lv, x, "left"))
+        j = int(np.searchsorted(lv, x, "right"))
+        near = ([lv[i - 1]] if i > 0 else []) + ([lv[j]] if j < lv.size else [])
+        out.append(telling_eps(float(x), near))
+    return out
+
+
+def _tier_column(levels: Any, menu: Any) -> dict[str, list[str]]:
+    """The "tier" column (the menu's names at each level) when a menu is used."""
+    if menu is None:
+        return {}
+    names = tier_names_of(levels, menu)
+    lv = np.asarray(levels, dtype=float).ravel()
+    return {
+        "tier": [
+            n or ("—" if x == 0 else "not on the menu") for n, x in zip(names, lv, strict=True)
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The "Before releasing" table and its words: ``frame`` (at most PREVIEW_ROWS rows),
+    ``caption`` (None when every level is shown) and ``tau`` (tau* as text)."""
+
+    frame: Any
+    caption: str | None
+    tau: str
+
+
+def preview_table(pv: Any, menu: Any = None, rows: int = PREVIEW_ROWS) -> Preview:
+    """The preview (hdp_release.release.TierPreview) as the page shows it: the ``rows`` strictest
+    levels, each with its tier (with a menu), requested eps, users, granted eps and share of
+    the weight; only those rows are formatted."""
+    import pandas as pd
+
+    t = pv.tiers
+    k = len(t)
+    head = t.iloc[:rows]
+    eps = head["eps"].to_numpy(dtype=float)
+    granted = head["granted_eps"].to_numpy(dtype=float)
+    all_eps = t["eps"].to_numpy(dtype=float)
+    told = telling_levels(granted, all_eps)
+    frame = pd.DataFrame(
+        {
+            **_tier_column(eps, menu),
+            "requested eps": [short_eps(x) if x > 0 else "0 (not used)" for x in eps],
+            "users": head["users"].to_numpy(),
+            "granted eps": [g if x > 0 else "—" for g, x in zip(told, granted, strict=True)],
+            "share of the weight": [f"{100 * w:.3g}%" for w in head["weight_share"]],
+        }
+    )
+    caption = f"{k:,} distinct levels: showing the {rows} strictest." if k > rows else None
+    tau = pv.saturation_level
+    tau_text = "none" if math.isinf(tau) else telling_levels([tau], all_eps)[0]
+    return Preview(frame, caption, tau_text)
+
+
+def off_menu_note(levels: Any, counts: Any, menu: Any) -> str | None:
+    """The warning for levels in the table that are not on the menu (None if there are none):
+    the first five with their user counts, and how many more (vectorised over the levels)."""
+    if menu is None:
+        return None
+    lv = np.asarray(levels, dtype=float)
+    ct = np.asarray(counts)
+    on = np.asarray(list(tier_levels(menu).values()), dtype=float)
+    off = np.flatnonzero((lv > 0) & ~np.isin(lv, on))
+    if off.size == 0:
+        return None
+    n = int(off.size)
+    listed = ", ".join(f"{short_eps(lv[i])} ({count_noun(int(ct[i]), 'user')})" for i in off[:5])
+    more = f" and {n - 5:,} more" if n > 5 else ""
+    return (
+        f"{count_noun(n, 'level')} in the table {'is' if n == 1 else 'are'} not on your "
+        f"menu: {listed}{more}. Their users are treated like everyone else: granted the level "
+        "they asked for or tau*, whichever is smaller. Check the column if you did not expect "
+        "them."
+    )
+
+
+# ------------------------------------------------------------------------------ receipt
+def receipt_table(rel: Release, menu: Any = None) -> Any:
+    """The privacy receipt as shown: per row (a level or an interval of levels) the tier (with
+    a menu), requested eps, users, granted eps and OpenDP's privacy loss."""
+    import pandas as pd
+
+    t = rel.tiers
+    eps = t["eps"].to_numpy(dtype=float)
+    return pd.DataFrame(
+        {
+            **_tier_column(eps, menu),
+            "requested eps": [short_eps(x) for x in eps],
+            "users": t["users"].to_numpy(),
+            "granted eps": telling_levels(t["granted_eps"], eps),
+            "privacy loss": [short_eps(x) for x in t["privacy_loss"]],
+        }
+    )
+
+
+# ------------------------------------------------------------------------------ downloads
+def _num(x: Any) -> Any:
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if not math.isfinite(x):
+            return "inf" if x > 0 else ("-inf" if x < 0 else None)
+        return x
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def result_dict(
+    rel: Release, settings: Mapping[str, Any], file: str, when: str, menu: Any = None
+) -> dict[str, Any]:
+    """The release and its receipt as a JSON-ready dict: what was released from which file,
+    columns, range and unit, the result (Release.to_dict) and, with a menu, each receipt row's
+    tier names."""
+    d = rel.to_dict()
+    if menu is not None:
+        names = tier_names_of(rel.tiers["eps"].to_numpy(dtype=float), menu)
+        for row, name in zip(d["tiers"], names, strict=True):
+            row["tier"] = name
+    return {
+        "file": file,
+        "released_at": when,
+        "value_column": settings["value"],
+        "eps_column": settings["eps"],
+        "unit": settings.get("unit", ""),
+        **{k: _num(v) for k, v in d.items() if k != "tiers"},
+        "tiers": [{k: _num(v) for k, v in r.items()} for r in d["tiers"]],
+    }
+
+
+def result_json(
+    rel: Release, settings: Mapping[str, Any], file: str, when: str, menu: Any = None
+) -> bytes:
+    """:func:`result_dict` as indented UTF-8 JSON."""
+    d = result_dict(rel, settings, file, when, menu)
+    return json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False).encode()
+
+
+def result_csv(
+    rel: Release, settings: Mapping[str, Any], file: str, when: str, menu: Any = None
+) -> bytes:
+    """The result as a one-row CSV (no receipt); text cells cannot start a formula
+    (hdp_core.validate.csv_safe), numbers are written as numbers."""
+    import pandas as pd
+
+    d = result_dict(rel, settings, file, when, menu)
+    row = {k: v for k, v in d.items() if k not in ("tiers", "notes", "ci95", "range")}
+    row["ci95_low"], row["ci95_high"] = d["ci95"]
+    row["lo"], row["hi"] = d["range"]
+    row["notes"] = " ".join(d["notes"])
+    return frame_to_csv(pd.DataFrame([row]))
+
+
+def receipt_csv(rel: Release, menu: Any = None) -> bytes:
+    """The privacy receipt as CSV, one row per receipt row, with numbers in full precision
+    ('inf' = public) and, with a menu, the tier names (formula-safe)."""
+    import pandas as pd
+
+    t = rel.tiers.copy()
+    if menu is not None:
+        t.insert(0, "tier", tier_names_of(t["eps"].to_numpy(dtype=float), menu))
+    return frame_to_csv(pd.DataFrame(t))
+
+
+# ------------------------------------------------------------------------------ which mean
+TARGET_ANSWERS = ("Yes, or maybe", "No")
+"""The answers to :data:`hdp_app.views.explain.TARGET_QUESTION`, in the order shown (the page
+preselects none)."""
+
+_TARGET_OF_ANSWER = {"Yes, or maybe": "table", "No": "population"}
+
+TARGET_WORDS = {
+    "population": "the population mean (ADPM)",
+    "table": "this table's own mean (TableMean)",
+}
+"""What a release of each target estimates, in a few words (for the result and history)."""
+
+
+def target_of(answer: str | None) -> str | None:
+    """The release's target for an answer to the question: "table" (no assumption) for "Yes,
+    or maybe", "population" (ADPM) for "No"; None before an answer."""
+    if answer is None:
+        return None
+    if answer not in _TARGET_OF_ANSWER:
+        raise ValueError(f"not an answer to the question: {str(answer)[:40]!r}")
+    return _TARGET_OF_ANSWER[answer]
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """One answer as the page shows it before a release: the answer, its target, that
+    target's 95% error (data units) and the sentence saying what it estimates and assumes."""
+
+    answer: str
+    target: str
+    error: float
+    text: str
+
+
+def spend_errors(
+    levels: Any,
+    counts: Any,
+    lo: float,
+    hi: float,
+    data_sd: float | None = None,
+    spend: Any = 1,
+) -> Any:
+    """Both targets' 95% errors (data units; hdp_app.views.whatif.TargetErrors) of one
+    release of a table with ``counts[j]`` users at ``levels[j]`` on [lo, hi] that spends
+    ``spend`` of every user's level: hdp_core.intervals.release_error_95, the function the
+    release's own interval and the Tier designer use."""
+    from hdp_app.views.whatif import TargetErrors
+    from hdp_core.intervals import release_error_95
+
+    args = (levels, counts, lo, hi)
+    return TargetErrors(
+        release_error_95(*args, target="population", data_sd=data_sd, spend=spend),
+        release_error_95(*args, target="table", spend=spend),
+    )
+
+
+def target_choices(errors: Any) -> list[TargetChoice]:
+    """The two answers in the order shown, each with its target's 95% error (``errors``: a
+    TargetErrors in data units) and its sentence (explain.TARGET_TABLE_TEXT /
+    TARGET_POPULATION_TEXT)."""
+    from hdp_app.views.explain import TARGET_POPULATION_TEXT, TARGET_TABLE_TEXT
+
+    text = {"table": TARGET_TABLE_TEXT, "population": TARGET_POPULATION_TEXT}
+    out = []
+    for a in TARGET_ANSWERS:
+        t = _TARGET_OF_ANSWER[a]
+        out.append(TargetChoice(a, t, errors.get(t), text[t]))
+    return out
+
+
+def target_answer_caption(answer: str) -> str:
+    """The line under an answer's heading: which mean that answer releases."""
+    return f"Releases {TARGET_WORDS[_TARGET_OF_ANSWER[answer]]}."
+
+
+# ------------------------------------------------------------------------------ budget
+SPEND_HELP = (
+    "The fraction of each user's privacy level this release uses. A user's level is their "
+    "total budget on this dataset, over all releases: a smaller spend leaves budget for "
+    "later releases but adds noise (a larger 95% error)."
+)
+
+NAME_HELP = (
+    "Optional. Every release is charged to the table's content (the same values and levels "
+    "count as the same data in any row or column order, with blank lines or under another "
+    "file name) and, when you give one, to this name too: the dataset is used up when "
+    "either is."
+)
+
+LEDGER_ENV = "HDP_LEDGER"
+"""The environment variable naming the server's ledger file (hdp_release.ledger.store.ENV_VAR)."""
+
+
+def percent(x: Any) -> str:
+    """A fraction of every user's level (0 to 1, exact or float) as a percentage text."""
+    return f"{float(x) * 100:.4g}%"
+
+
+def budget_caption(remaining: Any, releases: int, named: bool) -> str:
+    """The line under the budget metric: how many releases this dataset has had and what
+    remains (an exact fraction) of every user's level."""
+    what = "this table (by its content, and by its name)" if named else "this table's content"
+    if releases == 0:
+        return f"No release of {what} yet: every user's whole level is available."
+    times = "1 release" if releases == 1 else f"{releases:,} releases"
+    return (
+        f"{times} of {what} so far; {percent(remaining)} of every user's level remains for "
+        "later releases."
+    )
+
+
+def spend_problem(remaining: Any, spend: Any) -> str | None:
+    """None if a release at ``spend`` fits in what remains of the dataset's budget, else the
+    sentence saying why not (the budget is spent, or how low the spend must go)."""
+    from hdp_core.spend import as_spend
+
+    if remaining <= 0:
+        return (
+            "This dataset's privacy budget is spent: every user's level has been used up by "
+            "earlier releases, so nothing more can be released from it (by content, "
+            "whatever its name or row order, or by its name)."
+        )
+    if as_spend(spend) > remaining:
+        return (
+            f"Only {percent(remaining)} of every user's level remains for this dataset: lower "
+            f"the spend to at most {percent(remaining)} to release."
+        )
+    return None
+
+
+def budget_refusal(err: Any) -> str:
+    """The message of a release refused by the ledger (hdp_core.errors.BudgetExceeded), from
+    its fields (identity, spent, remaining, requested), never from its text."""
+    from hdp_release.ledger.store import NAME_PREFIX
+
+    ident = str(err.identity)
+    who = (
+        f"the dataset named {ident[len(NAME_PREFIX) :]}"
+        if ident.startswith(NAME_PREFIX)
+        else "data with this content"
+    )
+    return plain(
+        f"Nothing was released: {who} has spent {percent(err.spent)} of every user's "
+        f"level; {percent(err.remaining)} remains and this release would spend "
+        f"{percent(err.requested)}."
+    )
+
+
+_UNUSABLE_WORDS = {
+    "corrupt": "it is damaged",
+    "not-a-ledger": "the file is not a privacy ledger",
+    "version": "it was written by another version",
+    "directory": "its path is a folder",
+    "no-parent": "its folder does not exist",
+    "not-writable": "its folder is not writable",
+    "create-failed": "it could not be created",
+    "vanished": "its file disappeared while the app was running",
+    "orphan-wal": "its write-ahead log exists without the ledger file",
+}
+
+
+def ledger_problem(err: Any) -> str:
+    """The message for a ledger that cannot be used now (hdp_core.errors.LedgerBusy or
+    LedgerUnusable), from the error's type and fields, never its text."""
+    from hdp_core.errors import LedgerBusy, LedgerUnusable
+
+    if isinstance(err, LedgerBusy):
+        return (
+            f"The privacy ledger is busy: other releases held it for {err.waited:.0f} s. "
+            "Nothing was charged or released; try again in a moment."
+        )
+    why = "it cannot be opened"
+    if isinstance(err, LedgerUnusable):
+        why = _UNUSABLE_WORDS.get(str(err.reason), why)
+    return (
+        f"The server's privacy ledger cannot be used ({why}), so nothing can be released: "
+        "a release without its budget record could spend more than users allowed. Ask "
+        f"whoever runs this app to repair it or to set {LEDGER_ENV} to another file."
+    )
+
+
+def _target_of_entry(e: Any) -> str | None:
+    """The target a ledger entry released: its summary's (Release.to_dict) or its own."""
+    t = (e.summary or {}).get("target") if isinstance(e.summary, dict) else None
+    return t if t in TARGET_WORDS else (e.target if e.target in TARGET_WORDS else None)
+
+
+def history_frame(entries: Sequence[Any], unit: str = "") -> Any:
+    """The ledger's releases of a dataset (hdp_release.ledger.store.LedgerEntry), oldest first: time
+    (UTC), spend, what was estimated, the private mean and its 95% interval, and the status
+    (a failed release keeps its charge)."""
+    import pandas as pd
+
+    def interval(e: Any) -> str:
+        if e.ci95 is None:
+            return "—"
+        return f"[{in_units(e.ci95[0])}, {in_units(e.ci95[1])}]"
+
+    return pd.DataFrame(
+        {
+            "time (UTC)": [e.charged_at.strftime("%Y-%m-%d %H:%M:%S") for e in entries],
+            "spend": [percent(e.spend) for e in entries],
+            "estimated": [TARGET_WORDS.get(_target_of_entry(e) or "", "—") for e in entries],
+            "private mean": [
+                "—" if e.estimate is None else in_units(e.estimate, unit) for e in entries
+            ],
+            "95% interval": [interval(e) for e in entries],
+            "status": [
+                {"released": "released", "failed": "failed (charge kept)"}.get(
+                    e.status, CHARGED_STATUS
+                )
+                for e in entries
+            ],
+        }
+    )
+
+
+CHARGED_STATUS = "charged, no result recorded"
+"""The history's status of a release that was charged but whose result is not (yet) in the
+ledger: one in progress, or one whose result could not be recorded (not_recorded_warning)."""
+
+
+def not_recorded_warning(rel: Release) -> str | None:
+    """The warning above a release whose result the ledger could not record in its history
+    (``rel.recorded is False``; hdp_release.release.not_recorded_note, the CLI's words), with
+    what to do on this page; None when the history holds it or nothing is tracked."""
+    if rel.recorded is not False:
+        return None
+    note = not_recorded_note(rel)
+    return (
+        f"{note[0].upper()}{note[1:]} Download the result and receipt below now: this page "
+        f"keeps them only until you leave it. The ledger's history lists this release as "
+        f"'{CHARGED_STATUS}'."
+    )
+
+
+def released_sentence(rel: Release) -> str:
+    """The line above a release's numbers: which mean it estimates, what it spent and what
+    remains of the dataset's budget (from the Release's own fields)."""
+    left = rel.budget_remaining
+    tail = "" if left is None else f"; {percent(left)} of this dataset's budget remains"
+    return (
+        f"This release estimates {TARGET_WORDS[rel.target]}, spending {percent(rel.spend)} of "
+        f"every user's level{tail}."
+    )
+
+
+def chosen_target(answer: str | None) -> str:
+    """The target of a release: the answer's (:func:`target_of`). Raises ValueError before an
+    answer: a release never falls back to a default target."""
+    target = target_of(answer)
+    if target is None:
+        raise ValueError("answer the question first: it decides which mean is released")
+    return target
+
+
+def preview_target(answer: str | None) -> str:
+    """The target the "Before releasing" preview shows: the answer's, or the population mean
+    (ADPM, the library's default) before an answer."""
+    return target_of(answer) or "population"
+
+
+def preview_caption(target: str, spend: Any) -> str:
+    """The line under the preview's heading: for which mean and at which spend."""
+    return (
+        f"For {TARGET_WORDS[target]}, at a spend of {percent(spend)} of every user's level "
+        "(the levels the release runs at)."
+    )
+
+
+def level_metric(target: str) -> tuple[str, str]:
+    """(label, help) of the preview's level metric: tau* for the population mean, the cap
+    level for the table's own mean (hdp_release.release.TierPreview.saturation_level)."""
+    if target == "table":
+        return (
+            "Cap level",
+            "Every user whose run level is at least this gets the same weight, 1/n (their "
+            "share of the table); stricter users get less.",
+        )
+    return (
+        "tau* (saturation level)",
+        "Every user whose run level is at least tau* is granted tau*: more privacy than "
+        "asked, at no cost in accuracy.",
+    )
+
+
+SPEND_STEPS = (1, 100)
+"""The spend control's range in percent of every user's level (whole percents: exact
+fractions p/100 for the ledger)."""
+
+
+def spend_of_percent(p: Any) -> Fraction:
+    """The exact spend (a fraction of every user's level) of the control's percent ``p``."""
+    lo, hi = SPEND_STEPS
+    q = int(p)
+    if not lo <= q <= hi:
+        raise ValueError(f"the spend is a whole percent from {lo} to {hi}, got {p!r}")
+    return Fraction(q, 100)
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why the Release button is disabled: the sentence and how to show it ("info": a step
+    left to do, "error": the budget refuses)."""
+
+    text: str
+    kind: str
+
+
+def release_blocker(answer: str | None, remaining: Any, spend: Any) -> Blocker | None:
+    """None if the page may release, else why not: the budget is spent or too small for the
+    spend (:func:`spend_problem`, an error), or the question is not answered yet (info)."""
+    problem = spend_problem(remaining, spend)
+    if problem:
+        return Blocker(problem, "error")
+    if answer is None:
+        return Blocker(
+            "Answer the question above to release: it decides which mean is released.", "info"
+        )
+    return None

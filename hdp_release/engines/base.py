@@ -1,0 +1,372 @@
+"""The aggregation step of a private release, pushed into a query engine (DuckDB or Spark).
+
+One row is one user with a value column and a privacy-level column. Nothing here is private:
+these are the exact, non-private aggregates that :mod:`hdp_release.release` turns into weights,
+a weighted sum and a noisy answer. Every sum that involves data values is an *integer* sum
+(exact in any engine and in any order), so the engines agree exactly on the same file and the
+weighted sum carries no data-dependent rounding error (see hdp_release.release).
+
+Per row, with R = hi - lo:
+
+* ``y = round((clamp(value, lo, hi) - lo) / R * Q)``, an integer in [0, Q], Q = 2**30 (the
+  value on a fixed grid; clamping to the public range is by design);
+* ``bin``: NULL for a bad level (NULL, NaN, negative), ZERO_BIN for eps = 0, PUBLIC_BIN for
+  eps = +inf, else floor(ln(eps) * BINS_PER_E) (bins of relative width about 1.6%);
+* ``q = floor(min(max(eps, 0), Q_CAP) * 2**42)``, an integer: the level on a fixed grid, used
+  only for per-user continuous levels (see hdp_release.release; a bad level's q is never used).
+
+Infinities. A value that is missing, NaN or infinite is bad input (counted, refused). An eps
+of +inf is a public user when it is a word for public ('inf', 'public', ...) or the float inf
+of a numeric Parquet or DataFrame column; a cell that is a number too large for a float
+('1e400', which engines parse as inf) is refused: in a text column when the column is read,
+in a CSV column the engine typed as numbers by reading that column's text once more
+(``check_public``), only when the table has public users.
+
+The histogram query groups by ``bin`` (memory: the number of non-empty bins, which does not
+grow with the rows: at most BINS_PER_E per factor e between the smallest and largest level);
+per bin: users, sum of eps, sum of eps^2, min and max eps, sum of q^2 (floats, eps only),
+sum of y, sum of q, sum of q*y (exact integers) and the number of bad values. The fetch query
+returns, for one bin, its distinct q with users and sum of y.
+
+DuckDB also runs the fast plan of hdp_release.release (``sample_levels``, ``fast_tiers``,
+``fast_bracket``): the same y and q, grouped by a small integer key computed in the scan, with
+the value checks fused into it (y is NULL for a missing, NaN or infinite value: count(y) <
+count(*) flags bad input). Profiled at 1e7 rows, the general histogram's cost was per-row
+work: ln() for the bin, least/greatest clamps, HUGEINT products for every row and a hash
+table on a 64-bit key; the fast plan avoids ln, clamps with CASE, forms q y only below the
+bracket and keys tiers by a perfect hash.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import math
+import os
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from hdp_core.errors import BadCellError, ColumnNameError, ReleaseError
+from hdp_core.validate import PUBLIC_WORDS, cell_kind, cell_reason, tier_key
+
+Q = 1 << 30
+
+
+"""Grid of the clamped values: y in {0, ..., Q} stands for lo + y R / Q."""
+
+
+QE = 1 << 42
+
+
+"""Grid of the quantized levels q / QE (per-user continuous plan)."""
+
+
+Q_CAP = float(1 << 20)
+
+
+"""Levels above this (about 1e6 nats, effectively public) are quantized as if at this level."""
+
+
+BINS_PER_E = 64
+
+
+ZERO_BIN = -(1 << 62)
+
+
+PUBLIC_BIN = 1 << 62
+
+
+ENGINES = ("duckdb", "spark")
+
+
+SAMPLE_MAX = 50_000
+
+
+"""The fast plan's level sample: the first rows (DuckDB reads only those; block sampling
+reads the whole column). It only steers the plan: a misleading sample (e.g. a file sorted by
+level) costs the general plan's passes, never correctness."""
+
+
+MAX_TIERS = 32
+
+
+"""At most this many distinct levels in the sample: try the tiers pass."""
+
+
+SUB_BINS = 256
+
+
+"""Equal sub-bins of the bracket in the per-user-levels pass."""
+
+
+DBL_MAX = 1.7976931348623157e308
+
+
+MAX_FETCH_LEVELS = 5_000_000
+
+
+"""A fetched bin holding more distinct levels than this is refused (memory guard)."""
+
+
+RECEIPT_ROWS_PER_DECADE = 8
+
+
+"""Unsaturated per-user levels are reported in receipt rows of 1/8 decade (hdp_release.release)."""
+
+
+DECADE_KEYS = 48
+
+
+"""The fast plan's classes below the bracket: 1/8 decade each, from 1e-6 (LEVEL_MIN)."""
+
+
+FETCH_USERS = 1 << 16
+
+
+"""A bin in which tau* falls is fetched level by level only when it holds at most this many
+users; a larger one is refined into SUB_BINS equal sub-bins first (one more pass each), so the
+memory of the plan never grows with the number of rows."""
+
+
+@dataclass
+class Histogram:
+    """Exact per-bin aggregates (arrays sorted by bin; special bins included)."""
+
+    bin: np.ndarray
+    n: np.ndarray  # users (int64)
+    e1: np.ndarray  # sum of eps (float)
+    e2: np.ndarray  # sum of eps^2 (float)
+    emin: np.ndarray
+    emax: np.ndarray
+    q2: np.ndarray  # sum of (q / QE)^2 (float)
+    sy: list[int]  # sum of y (exact)
+    sq: list[int]  # sum of q (exact)
+    sqy: list[int]  # sum of q * y (exact)
+    n_rows: int
+    n_bad_eps: int
+    n_bad_value: int
+    coarse: frozenset = frozenset()
+    coarse_above: frozenset = frozenset()
+    """Bins that hold many levels of the fast plan (the classes below and above the bracket):
+    if the saturation level falls inside one of them the bracket was wrong (see
+    hdp_release.release; the general plan is used instead)."""
+
+    def as_frame(self):
+        """A pandas DataFrame of the bins (for tests and inspection)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "bin": self.bin,
+                "n": self.n,
+                "e1": self.e1,
+                "e2": self.e2,
+                "emin": self.emin,
+                "emax": self.emax,
+                "q2": self.q2,
+                "sy": [int(v) for v in self.sy],
+                "sq": [int(v) for v in self.sq],
+                "sqy": [int(v) for v in self.sqy],
+            }
+        )
+
+
+def lit(x: float) -> str:
+    """An exact SQL double literal."""
+    return f"CAST('{float(x)!r}' AS DOUBLE)"
+
+
+# ------------------------------------------------------------------------------ sources
+def kind_of_path(path: str) -> str:
+    low = path.lower()
+    if low.endswith((".parquet", ".pq", ".parq")):
+        return "parquet"
+    if low.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        return "csv"
+    raise ReleaseError(
+        f"{path!r} is not a CSV or Parquet file (expected a name ending in .csv, .csv.gz or "
+        ".parquet)"
+    )
+
+
+def check_path(path: str) -> str:
+    kind = kind_of_path(path)
+    if any(ch in path for ch in "*?["):
+        if not _glob.glob(path):
+            raise ReleaseError(f"no file matches {path!r}")
+    elif not os.path.isfile(path):
+        raise ReleaseError(f"file not found: {path!r}")
+    return kind
+
+
+def match_column(cols: list[str], want: str, role: str) -> str:
+    """The column named exactly ``want`` (no case-insensitive fallback: a near name is never
+    released in its place)."""
+    if not isinstance(want, str) or not want:
+        raise ReleaseError(f"the {role} column must be named by a non-empty string")
+    if want in cols:
+        return want
+    shown = ", ".join(repr(c) for c in cols[:20])
+    raise ReleaseError(f"the table has no {role} column {want!r}; its columns are: {shown}")
+
+
+def _name_key(name: str) -> tuple[str, str]:
+    """How engines may confuse names: case (DuckDB and Spark match names without it) and
+    spaces around (DuckDB trims a CSV header's names)."""
+    return (name.strip().lower(), name.strip().casefold())
+
+
+def check_column_names(raw: list[str], read_as: list[str] | None, chosen: list[str]) -> None:
+    """Refuse (ColumnNameError) when a chosen column's name equals another column's name
+    exactly or ignoring case and spaces around (engines match names without case, and DuckDB
+    and Spark rename duplicates), or when the engine reads a chosen column under another name
+    than the file's header gives (``read_as``: the engine's names, position by position;
+    DuckDB's trimming of spaces around a name is the one difference allowed)."""
+    for want in chosen:
+        if want not in raw:
+            continue
+        keys = _name_key(want)
+        same = [c for c in raw if c == want or any(k in keys for k in _name_key(c))]
+        if len(same) > 1:
+            shown = ", ".join(repr(c) for c in same)
+            raise ColumnNameError(
+                f"the table has several columns named {shown} (names must differ in more "
+                "than case or spaces around); rename them so that the column to release is "
+                "unambiguous",
+                columns=tuple(same),
+            )
+    if read_as is not None:
+        if len(read_as) != len(raw):
+            raise ColumnNameError(
+                "the engine reads a different number of columns than the header names; "
+                "check the file's header",
+                columns=tuple(raw),
+            )
+        for i, name in enumerate(raw):
+            if name in chosen and read_as[i] not in (name, name.strip()):
+                raise ColumnNameError(
+                    f"the engine would read column {name!r} under another name "
+                    f"({read_as[i]!r}); rename the column",
+                    columns=(name, read_as[i]),
+                )
+
+
+NUMBER_REASONS = frozenset({"too_large", "not_finite"})
+
+
+"""Reasons (hdp_core.validate.cell_reason) of a cell that is written as a number but is not a
+finite float: '1e400' overflows to inf, 'inf' in the value column."""
+
+
+def not_finite_words(role: str) -> str:
+    """What a cell of ``role`` must be, said after a number that is not a finite float."""
+    if role == "eps":
+        return "privacy levels must be numbers >= 0 (inf or 'public' for a public user)"
+    return "every value must be a finite number"
+
+
+def not_a_number(role: str, col: str, where: str, cell: Any, names: dict[str, float]) -> str:
+    """The message for a cell that is not a number (nor, for eps, a tier name): the column,
+    the row (``where``) and the kind of thing the cell holds, never its content."""
+    kind = cell_kind(cell)
+    if cell_reason(cell) in NUMBER_REASONS:  # e.g. '1e400': a number too large for a float
+        return f"{role} column {col!r}{where}: {kind}; {not_finite_words(role)}"
+    text = f"{role} column {col!r}{where}: {kind}, which is not a number"
+    if role == "eps" and names:
+        shown = ", ".join(repr(k) for k in list(names)[:10])
+        more = ", ..." if len(names) > 10 else ""
+        text += f" nor a tier of the menu ({shown}{more}; case is ignored)"
+    return text
+
+
+def bad_cell(role: str, col: str, row: int, cell: Any, names: dict[str, float]) -> BadCellError:
+    """A BadCellError for a cell that is not a number (fields: row, column, reason)."""
+    where = f", row {row}" if row else ", a row"
+    return BadCellError(
+        not_a_number(role, col, where, cell, names), row=row, column=col, reason=cell_reason(cell)
+    )
+
+
+MAX_TEXTS = 1000
+
+
+"""At most this many distinct texts that are not numbers in an eps column (tier names and
+public words in their spellings); more is refused."""
+
+
+def text_levels(texts: list[str], names: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """Levels of eps cells that are not numbers, decided in Python for every engine (the same
+    normalisation as the menu's, :func:`hdp_core.validate.tier_key`): a tier's name takes its
+    level, a public word inf; a blank cell is left out (read as empty). Returns (text ->
+    level, the texts that are none of these)."""
+    out: dict[str, float] = {}
+    bad: list[str] = []
+    for t in texts:
+        key = tier_key(t)
+        if key in names:
+            out[t] = names[key]
+        elif key in PUBLIC_WORDS:
+            out[t] = math.inf
+        elif key:
+            bad.append(t)
+    return out, bad
+
+
+def bad_values(r: tuple) -> bool:
+    """A fast-plan group with a missing, NaN or infinite value (its y is NULL)."""
+    return int(r[2]) < int(r[1])
+
+
+def histogram_from_rows(rows: list) -> Histogram:
+    n_bad_eps = 0
+    keep = []
+    for r in rows:
+        if r[0] is None:
+            n_bad_eps += int(r[1])
+        else:
+            keep.append(r)
+    n_rows = sum(int(r[1]) for r in rows)
+    n_bad_value = sum(int(r[10] or 0) for r in rows)
+
+    def col(i, dtype):
+        return np.array([r[i] if r[i] is not None else 0 for r in keep], dtype=dtype)
+
+    def ints(i):
+        return [int(r[i]) if r[i] is not None else 0 for r in keep]
+
+    return Histogram(
+        col(0, np.int64),
+        col(1, np.int64),
+        col(2, float),
+        col(3, float),
+        col(4, float),
+        col(5, float),
+        col(6, float),
+        ints(7),
+        ints(8),
+        ints(9),
+        n_rows,
+        n_bad_eps,
+        n_bad_value,
+    )
+
+
+def fetch_rows(rows: list):
+    if len(rows) > MAX_FETCH_LEVELS:
+        raise ReleaseError(
+            f"one level bin holds {len(rows):,} distinct levels (more than "
+            f"{MAX_FETCH_LEVELS:,}); round the eps column"
+        )
+    q = np.array([int(r[0]) for r in rows], dtype=np.int64)
+    n = np.array([int(r[1]) for r in rows], dtype=np.int64)
+    emn = np.array([float(r[3]) for r in rows])
+    emx = np.array([float(r[4]) for r in rows])
+    return q, n, [int(r[2] or 0) for r in rows], emn, emx
+
+
+def from_decimal(x: Any) -> Any:
+    if isinstance(x, Decimal):
+        return int(x)
+    return x

@@ -1,0 +1,566 @@
+"""The DuckDB engine: a CSV, Parquet or JSON file, a glob of them, or a pandas DataFrame, read by
+the embedded DuckDB; every aggregate one grouped SQL pass (see hdp_release.engines.base)."""
+
+from __future__ import annotations
+
+import glob as _glob
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from hdp_core.errors import ColumnNameError, ReleaseError
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS
+from hdp_release.engines.base import (
+    BINS_PER_E,
+    DBL_MAX,
+    DECADE_KEYS,
+    MAX_TEXTS,
+    PUBLIC_BIN,
+    Q_CAP,
+    QE,
+    RECEIPT_ROWS_PER_DECADE,
+    SAMPLE_MAX,
+    ZERO_BIN,
+    Histogram,
+    Q,
+    bad_cell,
+    bad_values,
+    check_column_names,
+    check_path,
+    fetch_rows,
+    histogram_from_rows,
+    lit,
+    text_levels,
+)
+
+# ------------------------------------------------------------------------------ DuckDB
+_NUMERIC_DUCK = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "REAL",
+)
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+_PUBLIC_SQL = "(" + ", ".join(_sql_str(w) for w in sorted(PUBLIC_WORDS)) + ")"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_path(path: str) -> str:
+    return "'" + path.replace("'", "''") + "'"
+
+
+def _files_of(path: str) -> list[str]:
+    """The files a path or glob names (sorted)."""
+    return sorted(_glob.glob(path)) if any(ch in path for ch in "*?[") else [path]
+
+
+def _parquet_top_names(rows: list) -> list[str]:
+    """Top-level column names from parquet_schema rows (name, num_children), root first."""
+    names: list[str] = []
+
+    def skip(i: int) -> int:
+        n = int(rows[i][1] or 0)
+        i += 1
+        for _ in range(n):
+            i = skip(i)
+        return i
+
+    i = 1
+    for _ in range(int(rows[0][1] or 0) if rows else 0):
+        names.append(str(rows[i][0]))
+        i = skip(i)
+    return names
+
+
+def header_names(con: Any, path: str, kind: str) -> list[str]:
+    """The column names exactly as every file of ``path`` (a file or a glob) writes them
+    (CSV: the first row read as text, before any renaming; Parquet: the file's schema).
+    Raises ReleaseError when the files do not all have the same names."""
+    first: list[str] | None = None
+    first_file = ""
+    for f in _files_of(path):
+        try:
+            if kind == "parquet":
+                rows = con.execute(
+                    f"SELECT name, num_children FROM parquet_schema({_sql_path(f)})"
+                ).fetchall()
+                names = _parquet_top_names(rows)
+            else:
+                row = con.execute(
+                    f"SELECT * FROM read_csv({_sql_path(f)}, header = false, all_varchar = true) "
+                    "LIMIT 1"
+                ).fetchone()
+                names = ["" if c is None else str(c) for c in (row or ())]
+        except Exception as exc:  # duckdb's own error family; its text may quote the file
+            raise ReleaseError(
+                f"could not read {os.path.basename(f)!r} as {kind} ({type(exc).__name__})"
+            ) from None
+        if first is None:
+            first, first_file = names, f
+        elif names != first:
+            raise ColumnNameError(
+                f"the files matched by {path!r} do not all have the same columns "
+                f"({os.path.basename(first_file)!r} and {os.path.basename(f)!r} differ); "
+                "release one kind of file at a time",
+                columns=tuple(sorted(set(first) ^ set(names))) or tuple(names),
+            )
+    return first or []
+
+
+_DUCK: Any = None
+
+
+def shared_cursor() -> Any:
+    """A new cursor of the process's one in-memory DuckDB database (made on first use: opening
+    a database costs ~30 ms); each cursor keeps its registrations to itself."""
+    global _DUCK
+    if _DUCK is None:
+        import duckdb
+
+        _DUCK = duckdb.connect(config={"threads": os.cpu_count() or 1})
+    return _DUCK.cursor()
+
+
+def _range_sql(factor: float) -> str:
+    """Rows whose level (run at eps x factor) is outside the supported range (scaled)."""
+    return (
+        f"e > 0 AND NOT isinf(e) AND (e < {lit(LEVEL_MIN * factor)} OR e > "
+        f"{lit(LEVEL_MAX * factor)})"
+    )
+
+
+class DuckSource:
+    def __init__(self, source: Any, all_varchar: bool = False):
+
+        self.tier_names: dict[str, float] = {}
+        self.level_factor = 1.0
+        self.all_varchar = all_varchar
+        self.cols: tuple[str, str] | None = None
+        self.con = shared_cursor()  # its own connection: registrations stay local to it
+        self.path: str | None = None
+        if isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+            kind = check_path(path)
+            fn = "read_parquet" if kind == "parquet" else "read_csv"
+            opts = "" if kind == "parquet" else ", header = true"
+            if all_varchar and kind == "csv":
+                opts += ", all_varchar = true"
+            self.rel = f"{fn}({_sql_path(path)}{opts})"
+            self.kind = kind
+            self.path = path
+            self.raw_names = header_names(self.con, path, kind)
+        else:
+            import pandas as pd
+
+            if not isinstance(source, pd.DataFrame):
+                raise ReleaseError(
+                    "source must be a path to a CSV or Parquet file (or a glob), a pandas "
+                    f"DataFrame, or a Spark DataFrame with engine='spark'; got "
+                    f"{type(source).__name__}"
+                )
+            self.raw_names = [str(c) for c in source.columns]
+            check_column_names(self.raw_names, None, list(dict.fromkeys(self.raw_names)))
+            try:
+                self.con.register("hdp_src", source)
+            except Exception as exc:
+                raise ReleaseError(f"could not read the DataFrame ({type(exc).__name__})") from None
+            self.rel = "hdp_src"
+            self.kind = "dataframe"
+        try:
+            desc = self.con.execute(f"DESCRIBE SELECT * FROM {self.rel}").fetchall()
+        except Exception as exc:  # duckdb raises its own error family (its text may quote data)
+            raise ReleaseError(
+                f"could not read the table as {self.kind} ({type(exc).__name__})"
+            ) from None
+        self.read_names = [str(r[0]) for r in desc]
+        self.types = {str(r[0]): str(r[1]).upper() for r in desc}
+
+    # ---------------------------------------------------------------- every query goes here
+    def _run(self, sql: str, how: str = "all") -> Any:
+        """Run ``sql``: DuckDB's errors (a late bad cell, a file it cannot read) become a
+        ReleaseError naming the row and column, never quoting DuckDB's text (which may hold
+        a line of the file)."""
+        import duckdb
+
+        try:
+            cur = self.con.execute(sql)
+            if how == "all":
+                return cur.fetchall()
+            if how == "one":
+                return cur.fetchone()
+            return cur.fetchnumpy()
+        except duckdb.Error as exc:
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: Exception) -> ReleaseError:
+        """A ReleaseError for a failed query: for a CSV read with typed columns, the file is
+        read again as text to find the first bad cell (row, column, kind)."""
+        if self.kind == "csv" and not self.all_varchar and self.cols and self.path:
+            txt = None
+            try:
+                txt = DuckSource(self.path, all_varchar=True)
+                txt.tier_names = self.tier_names
+                for col, role in zip(self.cols, ("value", "eps"), strict=True):
+                    txt._as_double(col, role, role == "eps")
+            except ReleaseError as found:
+                return found
+            finally:
+                if txt is not None:
+                    txt.close()
+        return ReleaseError(
+            f"DuckDB could not read the table ({type(exc).__name__}); check that every "
+            "file has the same columns and that each column holds one kind of value; "
+            "nothing was released"
+        )
+
+    def _first_row(self, cond: str, col: str, rel: str | None = None) -> tuple[int, Any]:
+        """(row, cell) of the first row of ``rel`` (default: the source) where ``cond`` holds
+        of its cell ``v`` in column ``col``; (0, None) if none."""
+        rows = self._run(
+            f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v "
+            f"FROM {rel or self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
+        )
+        return (int(rows[0][0]), rows[0][1]) if rows else (0, None)
+
+    def _as_double(self, col: str, role: str, eps: bool) -> str:
+        t = self.types[col]
+        c = _q(col)
+        if t.startswith("DECIMAL") or t in _NUMERIC_DUCK:
+            return f"CAST({c} AS DOUBLE)"
+        if t in ("VARCHAR", "STRING", "TEXT"):
+            num = f"TRY_CAST(trim({c}) AS DOUBLE)"
+            if not eps:  # text that is not a number ('1e400' is inf: a bad value, below)
+                row, cell = self._first_row(
+                    "TRY_CAST(trim(v) AS DOUBLE) IS NULL AND v IS NOT NULL AND trim(v) <> ''",
+                    col,
+                )
+                if row:
+                    raise bad_cell(role, col, row, cell, self.tier_names)
+                return num
+            # texts that are not numbers, and numbers too large for a float ('1e400' casts to
+            # inf): only the words for public (and a tier's name) may mean a public user
+            texts = [
+                str(r[0])
+                for r in self._run(
+                    f"SELECT DISTINCT {c} FROM {self.rel} WHERE {c} IS NOT NULL AND ({num} IS "
+                    f"NULL OR ({num} = CAST('inf' AS DOUBLE) AND lower(trim({c})) NOT IN "
+                    f"{_PUBLIC_SQL})) LIMIT {MAX_TEXTS + 1}"
+                )
+            ]
+            levels, bad = text_levels(texts[:MAX_TEXTS], self.tier_names)
+            if bad:
+                inlist = ", ".join(_sql_str(b) for b in bad)
+                row, cell = self._first_row(f"v IN ({inlist})", col)
+                raise bad_cell(role, col, row, cell, self.tier_names)
+            if len(texts) > MAX_TEXTS:
+                raise ReleaseError(
+                    f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts that "
+                    "are not numbers; write the levels as numbers or tier names"
+                )
+            whens = "".join(f"WHEN {_sql_str(k)} THEN {lit(x)} " for k, x in levels.items())
+            return f"CASE {c} {whens}ELSE {num} END" if whens else num
+        raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
+
+    def _scaled(self, e: str) -> str:
+        """The level the release runs at: eps x level_factor (a spend below 1)."""
+        return e if self.level_factor == 1.0 else f"(({e}) * {lit(self.level_factor)})"
+
+    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
+        """Before a ledger charges (nothing computed from the values but their kind): the
+        content fingerprint of the parsed (value, eps) pairs (hdp_release.fingerprint), and the
+        counts of rows, bad levels, bad values, levels outside the supported range, rows
+        with eps > 0 (usable) and public rows (eps = +inf), at the requested levels."""
+        from hdp_release.fingerprint import fingerprint_from_sums, fingerprint_sql
+
+        self.cols = (value, eps)
+        v = self._as_double(value, "value", False)
+        e = self._as_double(eps, "eps", True)
+        self.v_expr, self.e_expr = v, e
+        row = self._run(fingerprint_sql(self.rel, v, e), "one")
+        fp = fingerprint_from_sums(int(row[0]), int(row[1]), int(row[2]))
+        c = self._run(
+            f"""SELECT count(*), count_if(e IS NULL OR isnan(e) OR e < 0),
+                count_if(v IS NULL OR isnan(v) OR isinf(v)), count_if({_range_sql(1.0)}),
+                count_if(e > 0), count_if(e = CAST('inf' AS DOUBLE))
+                FROM (SELECT {v} AS v, {e} AS e FROM {self.rel})""",
+            "one",
+        )
+        n = [int(x or 0) for x in c]
+        return fp, n[0], n[1], n[2], n[3], n[4], n[5]
+
+    def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+        self.cols = (value, eps)
+        v = self._as_double(value, "value", False)
+        e = self._scaled(self._as_double(eps, "eps", True))
+        self.v_expr, self.e_expr = v, e
+        R = hi - lo
+        y = (
+            f"least(greatest(CAST(round((least(greatest(v, {lit(lo)}), {lit(hi)}) - "
+            f"{lit(lo)}) / {lit(R)} * {Q}) AS BIGINT), 0), {Q})"
+        )
+        # greatest(e, 0): a bad level (negative, -inf) gets q = 0 instead of failing the cast;
+        # its row is counted as a bad level (bin NULL) and refused
+        qq = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+        b = (
+            f"CASE WHEN e IS NULL OR isnan(e) OR e < 0 THEN NULL WHEN e = 0 THEN {ZERO_BIN} "
+            f"WHEN isinf(e) THEN {PUBLIC_BIN} ELSE CAST(floor(ln(e) * {BINS_PER_E}) AS BIGINT) "
+            "END"
+        )
+        self.bin_expr, self.y_expr, self.q_expr = b, y, qq
+        self.key_expr = b
+        sql = f"""
+            WITH t AS (SELECT {v} AS v, {e} AS e FROM {self.rel}),
+            u AS (SELECT {b} AS b, e, v, {y} AS y, {qq} AS q,
+                  (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t)
+            SELECT b, count(*), sum(CASE WHEN isinf(e) THEN 0 ELSE e END),
+                   sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END), min(e), max(e),
+                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})),
+                   sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
+            FROM u GROUP BY b ORDER BY b NULLS FIRST"""
+        rows = self._run(sql)
+        return histogram_from_rows(rows)
+
+    # --------------------------------------------------------------- the fast plan (DuckDB)
+    def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
+        self.cols = (value, eps)
+        self.v_expr = self._as_double(value, "value", False)
+        self.e_expr = self._scaled(self._as_double(eps, "eps", True))
+        R = hi - lo
+        # the general plan's y: CAST rounds half away from zero, as round() does, and v in
+        # [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above
+        # hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad input; DuckDB
+        # orders NaN above +inf). Cheaper in DuckDB than least/greatest.
+        lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
+        self.yc_expr = (
+            f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
+            f"{lit(R)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
+            f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+        )
+        self.y_expr = self.yc_expr
+        self.q_expr = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+
+    def _scan(self) -> str:
+        return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
+
+    def sample_levels(self) -> tuple[np.ndarray, int]:
+        """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
+        metadata). Only steers the plan."""
+        n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
+        x = self._run(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
+        x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
+        return np.asarray(x, dtype=float), n_rows
+
+    def _fast(self, key: str, below: str | None) -> list:
+        """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
+        and exact integer sums (q sums only where ``below`` holds)."""
+        if below is None:
+            qcols = "NULL, NULL, NULL, NULL"
+        else:  # q is NULL (skipped by the sums) outside ``below``
+            qq = f"CASE WHEN {below} THEN {self.q_expr} END"
+            qcols = (
+                f"sum(q), sum(CAST(q AS HUGEINT) * y), "
+                f"sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)"
+            )
+        sql = f"""
+            SELECT k, count(*), count(y), sum(y), {qcols}
+            FROM (SELECT {key} AS k, e, v, {self.yc_expr} AS y
+                  {", " + qq + " AS q" if below is not None else ""} FROM {self._scan()})
+            GROUP BY k ORDER BY k NULLS FIRST"""
+        self.key_expr = key
+        return self._run(sql)
+
+    def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
+        """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
+        levels) a row has; None when some row has another level or any value is bad."""
+        lv = sorted(float(x) for x in levels)
+        whens = " ".join(f"WHEN e = {lit(x)} THEN {i}" for i, x in enumerate(lv))
+        rows = self._fast(f"CAST(CASE {whens} ELSE {len(lv)} END AS INTEGER)", None)
+        out = []
+        for r in rows:
+            if r[0] is None or r[0] >= len(lv) or bad_values(r):
+                return None
+            x, n, sy = lv[r[0]], int(r[1]), int(r[3] or 0)
+            if x == 0 or math.isinf(x):
+                out.append(
+                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0)
+                )
+            else:  # the general plan's per-bin sums, for one level (exact integers)
+                q = math.floor(min(x, Q_CAP) * QE)
+                out.append(
+                    (int(r[0]), n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0)
+                )
+        out.sort(key=lambda t: t[0])
+        return histogram_from_rows(out)
+
+    def fast_bracket(
+        self, a: float, b: float, m: int, above_first: bool = False
+    ) -> Histogram | None:
+        """The bracket pass for per-user levels: one scan grouped into the levels below ``a``
+        (one class per 1/8 decade, the receipt's rows), m equal sub-bins of [a, b), the finite
+        levels from ``b`` (one class), public and zero levels; None when any level or value
+        is bad."""
+        # small integer keys of known range: DuckDB groups them in a perfect hash table.
+        # Keys: 0..2D below a (1/8 decade each, D = DECADE_KEYS), then the m sub-bins, the
+        # class above, public, zero.
+        d = DECADE_KEYS
+        base = 2 * d + 1
+        inner = (
+            f"{base} + least(greatest(CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS "
+            f"USMALLINT), 0), {m - 1})"
+        )
+        decade = (
+            f"CAST(greatest(least(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) + {d}, {2 * d}), "
+            "0) AS USMALLINT)"
+        )
+        low = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} "
+        high = f"WHEN e >= {lit(b)} AND e <= {lit(DBL_MAX)} THEN {base + m} "
+        key = (
+            f"CASE {high + low if above_first else low + high}"  # the common class first
+            f"WHEN e >= {lit(a)} AND e < {lit(b)} THEN {inner} "
+            f"WHEN e = CAST('inf' AS DOUBLE) THEN {base + m + 1} WHEN e = 0 THEN "
+            f"{base + m + 2} ELSE NULL END"
+        )
+        rows = self._fast(f"CAST({key} AS USMALLINT)", f"e < {lit(b)}")
+        out = []
+        coarse = set()
+        for r in rows:
+            if r[0] is None or bad_values(r):
+                return None
+            k, n, sy = int(r[0]), int(r[1]), int(r[3] or 0)
+            k = {base + m + 1: PUBLIC_BIN, base + m + 2: ZERO_BIN}.get(k, k)
+            if k in (ZERO_BIN, PUBLIC_BIN):
+                x = 0.0 if k == ZERO_BIN else math.inf
+                out.append((k, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0))
+            elif k == base + m:  # saturated for sure when the bracket holds: no q sums
+                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0.0, sy, 0, 0, 0))
+            else:
+                if k < base:
+                    coarse.add(k)
+                sq = int(r[4])
+                out.append(
+                    (
+                        k,
+                        n,
+                        sq / QE,
+                        float(r[6]),
+                        float(r[7]),
+                        float(r[8]),
+                        float(r[6]),
+                        sy,
+                        sq,
+                        int(r[5]),
+                        0,
+                    )
+                )
+        h = histogram_from_rows(out)
+        h.coarse = frozenset(coarse | {base + m})
+        h.coarse_above = frozenset({base + m})
+        return h
+
+    def _text_relation(self, col: str) -> str | None:
+        """A relation holding column ``col`` as the file writes it (text), or None: the
+        source itself for a text column, the CSV read again as text for a typed one (DuckDB
+        reads '1e400' as the float inf there), None for Parquet and DataFrame numbers."""
+        t = self.types.get(col, "")
+        if t in ("VARCHAR", "STRING", "TEXT"):
+            return self.rel
+        if self.kind == "csv" and self.path is not None:
+            return f"read_csv({_sql_path(self.path)}, header = true, all_varchar = true)"
+        return None
+
+    def raw_cell(self, col: str, row: int) -> str | None:
+        """The text of column ``col`` at ``row`` (1-based) as the file writes it, only to say
+        what kind of thing a bad cell is (hdp_core.validate.cell_reason; never shown); None
+        when the source holds numbers, not text, or the row is unknown."""
+        rel = self._text_relation(col)
+        if rel is None or not row:
+            return None
+        try:
+            got = self.con.execute(
+                f"SELECT v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v FROM {rel}) "
+                f"WHERE rn = {int(row)}"
+            ).fetchall()
+        except Exception:  # only a message's wording depends on it
+            return None
+        return None if not got or got[0][0] is None else str(got[0][0])
+
+    def check_public(self, col: str) -> None:
+        """Refuse (BadCellError, reason 'too_large') a public level (+inf) that the file
+        writes as a number too large for a float ('1e400'), not as a word for public: run
+        when the table has public rows. A numeric Parquet or DataFrame column has no text: its
+        inf is public."""
+        t = self.types.get(col, "")
+        if t in ("VARCHAR", "STRING", "TEXT"):
+            return  # _as_double refused such texts already
+        rel = self._text_relation(col)
+        if rel is None:
+            return
+        num = "TRY_CAST(trim(v) AS DOUBLE)"
+        cond = f"{num} = CAST('inf' AS DOUBLE) AND lower(trim(v)) NOT IN {_PUBLIC_SQL}"
+        # one streaming scan of the column's text; the row is numbered only if one is found
+        if not self._run(f"SELECT 1 FROM (SELECT {_q(col)} AS v FROM {rel}) WHERE {cond} LIMIT 1"):
+            return
+        row, cell = self._first_row(cond, col, rel)
+        raise bad_cell("eps", col, row, cell, self.tier_names)
+
+    def first_bad(self, what: str) -> tuple[int, Any]:
+        """(row, cell) of the first row whose level is bad (``what`` = "eps"), outside the
+        supported levels ("range") or whose value is bad ("value"); (0, None) if none."""
+        cond = {
+            "eps": "e IS NULL OR isnan(e) OR e < 0",
+            "range": _range_sql(self.level_factor),
+            "value": "v IS NULL OR isnan(v) OR isinf(v)",
+        }[what]
+        row = self._run(
+            f"SELECT rn, {'v' if what == 'value' else 'e'} FROM (SELECT row_number() OVER () "
+            f"AS rn, {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel}) WHERE {cond} "
+            "ORDER BY rn LIMIT 1"
+        )
+        return (int(row[0][0]), row[0][1]) if row else (0, None)
+
+    def _in_range(self, emin: float, emax: float) -> str:
+        return (
+            f"(SELECT e, {self.y_expr} AS y, {self.q_expr} AS q FROM {self._scan()} "
+            f"WHERE e >= {lit(emin)} AND e <= {lit(emax)})"
+        )
+
+    def fetch(self, emin: float, emax: float):
+        """The distinct quantized levels of the users with levels in [emin, emax] (one bin's
+        range): users, sum of y, min and max eps each."""
+        sql = f"""SELECT q, count(*), sum(y), min(e), max(e) FROM {self._in_range(emin, emax)}
+            GROUP BY q ORDER BY q"""
+        return fetch_rows(self._run(sql))
+
+    def refine(self, emin: float, emax: float, m: int) -> list:
+        """The users with levels in [emin, emax] in m equal sub-bins of that range: per
+        sub-bin (key, users, sum of y, sum of q, sum of q y, sum of (q/QE)^2, min and max
+        eps); empty sub-bins left out."""
+        scale = lit(m / (emax - emin))
+        key = f"least(CAST(floor((e - {lit(emin)}) * {scale}) AS INTEGER), {m - 1})"
+        sql = f"""SELECT k, count(*), sum(y), sum(q), sum(CAST(q AS HUGEINT) * y),
+                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)
+            FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
+            GROUP BY k ORDER BY k"""
+        return [tuple(r) for r in self._run(sql)]
+
+    def close(self) -> None:
+        self.con.close()

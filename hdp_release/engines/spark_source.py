@@ -1,0 +1,420 @@
+"""The Spark engine: a Spark DataFrame or a path the cluster reads; the same aggregates as
+DuckDB's (exact integer sums), computed by Spark SQL, only aggregates reach the driver."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from hdp_core.errors import ReleaseError
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_reason
+from hdp_release.engines.base import (
+    BINS_PER_E,
+    MAX_TEXTS,
+    PUBLIC_BIN,
+    Q_CAP,
+    QE,
+    ZERO_BIN,
+    Histogram,
+    Q,
+    bad_cell,
+    check_column_names,
+    check_path,
+    fetch_rows,
+    from_decimal,
+    histogram_from_rows,
+    kind_of_path,
+    text_levels,
+)
+from hdp_release.engines.duckdb_source import DuckSource, header_names, shared_cursor
+
+# ------------------------------------------------------------------------------ Spark
+_SPARK = None
+
+
+def spark_session(master: str = "local[2]"):
+    """A SparkSession for releases: ``local[2]`` by default, UI off, bound to 127.0.0.1.
+
+    To use a cluster, create your own SparkSession (``SparkSession.builder.master(
+    "spark://host:7077")...getOrCreate()``) before calling release_mean(engine="spark"):
+    getOrCreate() then returns yours, and a Spark DataFrame can be passed as the source."""
+    global _SPARK
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if _SPARK is None:
+        _SPARK = (
+            SparkSession.builder.master(master)
+            .appName("hdp-release")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.ansi.enabled", "false")
+            .getOrCreate()
+        )
+        _SPARK.sparkContext.setLogLevel("ERROR")
+    return _SPARK
+
+
+def _spark_col(name: str):
+    """A Spark column by its exact name (backticks quoted, so any name is literal)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+class SparkSource:
+    def __init__(self, source: Any):
+        from pyspark.sql import DataFrame as SparkDF
+
+        self.tier_names: dict[str, float] = {}
+        self.level_factor = 1.0
+        spark = spark_session()
+        self.spark = spark
+        self.local_path: str | None = None  # a local file: DuckDB names rows in messages
+        self.local_frame: Any = None  # a pandas DataFrame: DuckDB names its rows too
+        self.path: str | None = None
+        raw: list[str] | None = None
+        if isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+            self.path = path
+            if "://" in path:  # a path the cluster reads (hdfs://, s3a://, ...)
+                kind = kind_of_path(path)
+            else:
+                kind = check_path(path)
+                self.local_path = path
+                cur = shared_cursor()
+                try:
+                    raw = header_names(cur, path, kind)
+                finally:
+                    cur.close()
+            try:
+                if kind == "parquet":
+                    df = spark.read.parquet(path)
+                else:
+                    df = (
+                        spark.read.option("header", True)
+                        .option("inferSchema", True)
+                        .option("enforceSchema", False)  # every file's header is checked
+                        .csv(path)
+                    )
+                    if raw is None:
+                        first = spark.read.option("header", False).csv(path).limit(1).collect()
+                        raw = ["" if c is None else str(c) for c in (first[0] if first else ())]
+            except Exception as exc:  # Spark's text may quote the file
+                if raw is not None:  # Spark refuses names that clash: say which
+                    check_column_names(raw, None, list(dict.fromkeys(raw)))
+                raise ReleaseError(
+                    f"could not read {os.path.basename(path)!r} as {kind} ({type(exc).__name__})"
+                ) from None
+        elif isinstance(source, SparkDF):
+            df = source
+        else:
+            import pandas as pd
+
+            if not isinstance(source, pd.DataFrame):
+                raise ReleaseError(
+                    f"engine='spark' needs a path or a DataFrame, got {type(source).__name__}"
+                )
+            raw = [str(c) for c in source.columns]
+            check_column_names(raw, None, list(dict.fromkeys(raw)))
+            df = spark.createDataFrame(source)
+            self.local_frame = source
+        self.df = df
+        self.kind = kind if isinstance(source, (str, os.PathLike)) else "dataframe"
+        self.read_names = [f.name for f in df.schema.fields]
+        self.raw_names = raw if raw is not None else list(self.read_names)
+        self.types = {f.name: f.dataType.simpleString().upper() for f in df.schema.fields}
+
+    def _as_double(self, col: str, role: str, eps: bool):
+        from pyspark.sql import functions as F
+
+        t = self.types[col]
+        c = _spark_col(col)
+        if t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE") or t.startswith(
+            "DECIMAL"
+        ):
+            return c.cast("double")
+        if t == "STRING":
+            num = F.trim(c).cast("double")
+            expr = num
+            bad_texts: list[str] = []
+            if eps:
+                # texts that are not numbers, and numbers too large for a float ('1e400'
+                # casts to inf): only the words for public (and tier names) mean public
+                over = (num == F.lit(math.inf)) & ~F.lower(F.trim(c)).isin(*sorted(PUBLIC_WORDS))
+                texts = [
+                    str(r[0])
+                    for r in self.df.select(c.alias("v"))
+                    .where(F.col("v").isNotNull() & (num.isNull() | over))
+                    .distinct()
+                    .limit(MAX_TEXTS + 1)
+                    .collect()
+                ]
+                levels, bad_texts = text_levels(texts[:MAX_TEXTS], self.tier_names)
+                if not bad_texts and len(texts) > MAX_TEXTS:
+                    raise ReleaseError(
+                        f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts "
+                        "that are not numbers; write the levels as numbers or tier names"
+                    )
+                for k, x in levels.items():
+                    expr = F.when(c == F.lit(k), F.lit(x)).otherwise(expr)
+                bad = (
+                    self.df.select(c.alias("v")).where(F.col("v").isin(*bad_texts)).limit(1)
+                    if bad_texts
+                    else None
+                )
+            else:
+                bad = (
+                    self.df.select(c.alias("v"))
+                    .where(num.isNull() & c.isNotNull() & (F.trim(c) != ""))
+                    .limit(1)
+                )
+            found = bad.collect() if bad is not None else []
+            if found:
+                duck = self._duck()
+                if duck is not None:  # raises, naming the row, unless DuckDB reads it
+                    try:
+                        if col in duck.types:
+                            duck._as_double(col, role, eps)
+                    finally:
+                        duck.close()
+                raise bad_cell(role, col, 0, found[0][0], self.tier_names)  # rows unordered
+            return expr
+        raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
+
+    def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
+        from pyspark.sql import functions as F
+
+        self._cols = (value, eps)
+        v = self._as_double(value, "value", False)
+        e = self._as_double(eps, "eps", True)
+        if self.level_factor != 1.0:  # the level the release runs at: eps x factor
+            e = e * F.lit(self.level_factor)
+        R = hi - lo
+        t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
+        vc = F.least(F.greatest(F.col("v"), F.lit(lo)), F.lit(hi))
+        y = F.least(
+            F.greatest(
+                F.round((vc - F.lit(lo)) / F.lit(R) * F.lit(float(Q))).cast("long"), F.lit(0)
+            ),
+            F.lit(Q),
+        ).cast("long")
+        # F.round is HALF_UP, DuckDB's round is half away from zero: the same for y >= 0
+        # greatest(e, 0): a bad level (negative, -inf) is counted as bad, its q is not used
+        q = F.floor(
+            F.least(F.greatest(F.col("e"), F.lit(0.0)), F.lit(Q_CAP)) * F.lit(float(QE))
+        ).cast("long")
+        ecol = F.col("e")
+        b = (
+            F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None))
+            .when(ecol == 0, F.lit(ZERO_BIN))
+            .when(ecol == math.inf, F.lit(PUBLIC_BIN))
+            .otherwise(F.floor(F.log(ecol) * F.lit(float(BINS_PER_E))).cast("long"))
+        )
+        badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
+        u = t.select(
+            b.alias("b"),
+            ecol.alias("e"),
+            y.alias("y"),
+            q.alias("q"),
+            badv.alias("badv"),
+            F.col("v"),
+            F.col("rv"),
+            F.col("re"),
+        )
+        self._u = u
+        fin = F.when(F.col("e") == math.inf, F.lit(0.0)).otherwise(F.col("e"))
+        qf = F.col("q") / F.lit(float(QE))
+        agg = u.groupBy("b").agg(
+            F.count(F.lit(1)),
+            F.sum(fin),
+            F.sum(fin * fin),
+            F.min("e"),
+            F.max("e"),
+            F.sum(qf * qf),
+            F.sum("y"),
+            F.sum(F.col("q").cast("decimal(20,0)")),
+            F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
+            F.sum(F.col("badv").cast("long")),
+        )
+        rows = [tuple(from_decimal(x) for x in r) for r in agg.collect()]
+        rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
+        return histogram_from_rows(rows)
+
+    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
+        """As DuckSource.precheck, on Spark (the fingerprint by
+        hdp_release.fingerprint.fingerprint_spark: the same for the same parsed pairs)."""
+        from pyspark.sql import functions as F
+
+        from hdp_release.fingerprint import fingerprint_spark
+
+        self._cols = (value, eps)
+        v = self._as_double(value, "value", False)
+        e = self._as_double(eps, "eps", True)
+        fp = fingerprint_spark(self.df, v, e)
+        t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
+        ecol = F.col("e")
+        b = F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None)).otherwise(F.lit(0))
+        badv = F.col("v").isNull() | F.isnan("v") | (F.abs(F.col("v")) == math.inf)
+        self._u = t.select(
+            b.alias("b"), ecol.alias("e"), badv.alias("badv"), F.col("v"), F.col("rv"), F.col("re")
+        )
+        rng = (ecol > 0) & (ecol != math.inf) & ((ecol < LEVEL_MIN) | (ecol > LEVEL_MAX))
+        bad_e = ecol.isNull() | F.isnan(ecol) | (ecol < 0)
+        row = t.agg(
+            F.count(F.lit(1)),
+            F.sum(bad_e.cast("long")),
+            F.sum(badv.cast("long")),
+            F.sum(F.coalesce(rng, F.lit(False)).cast("long")),
+            F.sum(F.coalesce(ecol > 0, F.lit(False)).cast("long")),
+            F.sum(F.coalesce(ecol == math.inf, F.lit(False)).cast("long")),
+        ).collect()[0]
+        n = [int(x or 0) for x in row]
+        return fp, n[0], n[1], n[2], n[3], n[4], n[5]
+
+    def _raw_cols(self, value: str, eps: str) -> list:
+        """The value and eps cells as Spark holds them, as text ("rv", "re"): what a bad
+        cell is (a number too large for a float, '1e400', is text in a string column)."""
+        return [
+            _spark_col(value).cast("string").alias("rv"),
+            _spark_col(eps).cast("string").alias("re"),
+        ]
+
+    def _duck(self, all_varchar: bool = False) -> DuckSource | None:
+        """The same local file (or pandas DataFrame) read by DuckDB, only to name a bad row
+        in a message (Spark's rows have no order); None for a Spark DataFrame, a cluster path
+        or a file DuckDB cannot read."""
+        local = self.local_path if self.local_path is not None else self.local_frame
+        if local is None:
+            return None
+        try:
+            d = DuckSource(local, all_varchar=all_varchar)
+        except ReleaseError:
+            return None
+        d.tier_names = self.tier_names
+        return d
+
+    def raw_cell(self, col: str, row: int) -> str | None:
+        """As DuckSource.raw_cell, for a local file or pandas DataFrame (read by DuckDB)."""
+        duck = self._duck() if row else None
+        if duck is None:
+            return None
+        try:
+            return duck.raw_cell(col, row) if col in duck.types else None
+        finally:
+            duck.close()
+
+    def check_public(self, col: str) -> None:
+        """As DuckSource.check_public: a public level (+inf) written as a number too large
+        for a float ('1e400') is refused. A string column was checked by _as_double; a
+        local CSV file is read again as text by DuckDB (naming the row), a cluster's CSV by
+        Spark without inferring types; numbers of Parquet files and DataFrames are public."""
+        from pyspark.sql import functions as F
+
+        if self.types.get(col) == "STRING" or self.kind != "csv":
+            return
+        if self.local_path is not None:
+            duck = self._duck()
+            if duck is not None:
+                try:
+                    duck.check_public(col)
+                finally:
+                    duck.close()
+                return
+        if self.path is None:
+            return
+        text = self.spark.read.option("header", True).csv(self.path)
+        c = F.trim(_spark_col(col))
+        found = (
+            text.select(c.alias("v"))
+            .where((c.cast("double") == F.lit(math.inf)) & ~F.lower(c).isin(*sorted(PUBLIC_WORDS)))
+            .limit(1)
+            .collect()
+        )
+        if found:
+            raise bad_cell("eps", col, 0, found[0][0], self.tier_names)
+
+    def first_bad(self, what: str) -> tuple[int, Any]:
+        from pyspark.sql import functions as F
+
+        duck = self._duck()
+        if duck is not None and self._cols[0] in duck.types and self._cols[1] in duck.types:
+            try:
+                duck.v_expr = duck._as_double(self._cols[0], "value", False)
+                duck.e_expr = duck._as_double(self._cols[1], "eps", True)
+                row = duck.first_bad(what)
+            except ReleaseError:
+                row = (0, None)
+            finally:
+                duck.close()
+            if row[0]:
+                return row
+        u = self._u
+        e = F.col("e")
+        cond = {
+            "eps": F.col("b").isNull(),
+            "range": (e > 0)
+            & (e != math.inf)
+            & ((e < LEVEL_MIN * self.level_factor) | (e > LEVEL_MAX * self.level_factor)),
+            "value": F.col("badv"),
+        }[what]
+        row = u.where(cond).limit(1).collect()
+        if not row:
+            return (0, None)
+        # Spark rows have no order: row 0, and the cell to say its kind (a string column's
+        # text when it is a number too large for a float, '1e400'; else the parsed number)
+        parsed = row[0]["v"] if what == "value" else row[0]["e"]
+        raw = row[0]["rv"] if what == "value" else row[0]["re"]
+        too_large = isinstance(raw, str) and cell_reason(raw) == "too_large"
+        return (0, raw if too_large else parsed)
+
+    def _in_range(self, emin: float, emax: float):
+        from pyspark.sql import functions as F
+
+        return self._u.where((F.col("e") >= F.lit(emin)) & (F.col("e") <= F.lit(emax)))
+
+    def fetch(self, emin: float, emax: float):
+        from pyspark.sql import functions as F
+
+        rows = (
+            self._in_range(emin, emax)
+            .groupBy("q")
+            .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
+            .orderBy("q")
+            .collect()
+        )
+        return fetch_rows([tuple(r) for r in rows])
+
+    def refine(self, emin: float, emax: float, m: int) -> list:
+        from pyspark.sql import functions as F
+
+        k = F.least(
+            F.floor((F.col("e") - F.lit(emin)) * F.lit(m / (emax - emin))).cast("int"),
+            F.lit(m - 1),
+        )
+        qf = F.col("q") / F.lit(float(QE))
+        rows = (
+            self._in_range(emin, emax)
+            .select(k.alias("k"), "e", "y", "q")
+            .groupBy("k")
+            .agg(
+                F.count(F.lit(1)),
+                F.sum("y"),
+                F.sum(F.col("q").cast("decimal(20,0)")),
+                F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
+                F.sum(qf * qf),
+                F.min("e"),
+                F.max("e"),
+            )
+            .orderBy("k")
+            .collect()
+        )
+        return [tuple(from_decimal(x) for x in r) for r in rows]
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,339 @@
+"""A fingerprint of a dataset's content, the same on DuckDB, Spark and pandas (issue 22).
+
+The privacy ledger (hdp_release.ledger.store) charges a release to the data it uses; the fingerprint
+names that data whatever the file is called or how its rows and columns are ordered.
+
+**What counts as the same data.** The multiset of (value, eps) pairs of the rows a release
+would use, *as parsed*: each cell read as the engines read it (a number column as its
+doubles; a text cell trimmed and read as a number, a public word such as 'inf' or 'public'
+as +inf, a tier name of the menu as its tier's level). So:
+
+* the same: any row order, any column order, other columns, blank lines, the file's name or
+  format (CSV, Parquet, a DataFrame), the engine, spellings of one number ('0.1', '0.10',
+  ' 1e-1 '), -0.0 and 0.0, a tier's name and its level written as a number;
+* different: any changed, added or removed row whose eps is not 0; a value and eps swapped;
+  another level for a tier (the menu changed: the users' promises changed);
+* values are taken *before* clamping: the range [lo, hi] is a parameter of a release, not
+  part of the data (otherwise changing the range would make a new dataset);
+* rows with eps = 0 are left out: they are never used, so adding or removing them changes
+  no release and must not reset the budget;
+* a missing cell and NaN are one state ("missing"); such a table cannot be released anyway.
+
+**How (linear time, in the engine).** Each double is written as exact integers: a class
+(missing, zero, positive, negative, +inf, -inf), and for a finite nonzero x its binary
+exponent E = floor(log2 |x|) and 53-bit significand M = |x| 2^(52 - E), so |x| = M 2^(E-52)
+exactly. DuckDB and Spark compute E from log2 and correct it by one comparison with 2^E
+(powers of two are exact in both), numpy uses frexp; tests check they agree bit for bit.
+The five 31-bit words of a row are absorbed into two independent 31-bit hash lanes (per
+word: xor, xor-shift, multiplication by an odd constant modulo 2^31; then a murmur-style
+finalizer; every product stays below 2^62, so the arithmetic is exact in BIGINT, Spark
+longs and numpy).
+The rows are combined by sums modulo 2^31 per lane (order-independent) with the row count.
+The same :data:`_MIX` schedule drives the SQL text, the Spark columns and numpy. It is a
+content hash, not a cryptographic commitment: it guards against the same data coming back
+under another name or order, not against an analyst who edits the data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "FINGERPRINT_PREFIX",
+    "fingerprint_arrays",
+    "fingerprint_duckdb",
+    "fingerprint_frame",
+    "fingerprint_from_sums",
+    "fingerprint_spark",
+    "fingerprint_sql",
+]
+
+FINGERPRINT_PREFIX = "fp1:"
+"""Fingerprints are 'fp1:' and 32 hex digits (version 1 of the encoding)."""
+
+MASK = (1 << 31) - 1
+# per lane: seed and the two odd multipliers of the mix (all < 2^31)
+_LANES = ((0x1B873593, 0x7FEB352D, 0x045D9F3B), (0x5BD1E995, 0x2C1B3C6D, 0x297A2D39))
+_E_OFFSET = 1100  # E + 1100 in [26, 2123]
+_MISSING, _ZERO, _POS, _NEG, _PINF, _NINF = range(6)
+_TWO52 = 4503599627370496.0
+
+
+# ------------------------------------------------------------------------------ the mix
+class _Ops:
+    """The three operations of the mix for one backend (SQL text, Spark columns, numpy)."""
+
+    def __init__(self, xor: Callable, shr: Callable, mulmask: Callable, lit: Callable):
+        self.xor, self.shr, self.mulmask, self.lit = xor, shr, mulmask, lit
+
+
+def _mix_layers() -> list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]]:
+    """The mix as layers; each maps the previous layer's columns (w0..w4, h0, h1) to the
+    next. Every layer mentions a column at most three times, so SQL text stays small."""
+    words = [f"w{i}" for i in range(5)]
+    layers: list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]] = []
+
+    def start(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
+        out = {w: c[w] for w in words}
+        for k, (seed, _, _) in enumerate(_LANES):
+            out[f"h{k}"] = o.lit(seed)
+        return out
+
+    layers.append(start)
+    for w in words:  # absorb a word: h = mix1(h ^ w), one multiplication
+
+        def absorb(o: _Ops, c: dict[str, Any], w: str = w) -> dict[str, Any]:
+            out = {x: c[x] for x in words}
+            for k, (_, c1, _) in enumerate(_LANES):
+                t = o.xor(c[f"h{k}"], c[w])
+                out[f"h{k}"] = o.mulmask(o.xor(t, o.shr(t, 16)), c1)
+            return out
+
+        layers.append(absorb)
+
+    def middle(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for k, (_, _, c2) in enumerate(_LANES):
+            h = c[f"h{k}"]
+            out[f"h{k}"] = o.mulmask(o.xor(h, o.shr(h, 15)), c2)
+        return out
+
+    layers.append(middle)
+
+    def finish(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
+        return {f"h{k}": o.xor(c[f"h{k}"], o.shr(c[f"h{k}"], 16)) for k in range(len(_LANES))}
+
+    layers.append(finish)
+    return layers
+
+
+_MIX = _mix_layers()
+
+
+def fingerprint_from_sums(n_rows: int, s0: int, s1: int) -> str:
+    """The fingerprint ('fp1:' + 32 hex digits) from the row count and the two lane sums
+    (any integers: reduced modulo 2^31 here)."""
+    text = f"hdp-fingerprint-v1|{int(n_rows)}|{int(s0) & MASK}|{int(s1) & MASK}"
+    return FINGERPRINT_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+# ------------------------------------------------------------------------------ numpy
+def _np_words(v: np.ndarray, e: np.ndarray) -> dict[str, np.ndarray]:
+    def parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = np.select(
+            [np.isnan(x), x == 0, np.isposinf(x), np.isneginf(x), x > 0],
+            [_MISSING, _ZERO, _PINF, _NINF, _POS],
+            _NEG,
+        ).astype(np.int64)
+        fin = (k == _POS) | (k == _NEG)
+        m, ex = np.frexp(np.where(fin, np.abs(x), 1.0))
+        big_e = np.where(fin, ex.astype(np.int64) - 1, 0)
+        big_m = np.where(fin, np.ldexp(m, 53).astype(np.int64), 0)
+        return k, big_e, big_m
+
+    kv, ev, mv = parts(v)
+    ke, ee, me = parts(e)
+    return {
+        "w0": ((kv * 4096 + ev + _E_OFFSET) << 15) + (ke * 4096 + ee + _E_OFFSET),
+        "w1": mv >> 31,
+        "w2": mv & MASK,
+        "w3": me >> 31,
+        "w4": me & MASK,
+    }
+
+
+_NP = _Ops(
+    xor=lambda a, b: a ^ b,
+    shr=lambda a, k: a >> k,
+    mulmask=lambda a, c: (a * np.int64(c)) & np.int64(MASK),
+    lit=lambda x: np.int64(x),
+)
+
+
+def fingerprint_arrays(values: Any, levels: Any) -> str:
+    """The fingerprint of parsed values and privacy levels (float arrays of one length; NaN
+    for a missing cell, inf for a public user). Vectorised numpy, linear time."""
+    v = np.asarray(values, dtype=float).ravel()
+    e = np.asarray(levels, dtype=float).ravel()
+    if v.shape != e.shape:
+        raise ValueError(f"values and levels differ in length ({v.size} and {e.size})")
+    keep = ~(e == 0)  # eps = 0 rows are not used: not part of the data (NaN is kept)
+    cols: dict[str, Any] = _np_words(v[keep], e[keep])
+    for layer in _MIX:
+        cols = layer(_NP, cols)
+    n = int(keep.sum())
+    return fingerprint_from_sums(n, int(np.sum(cols["h0"])), int(np.sum(cols["h1"])))
+
+
+def fingerprint_frame(df: Any, value: str, eps: str, tiers: Any = None) -> str:
+    """The fingerprint of a pandas DataFrame's columns ``value`` and ``eps``, each cell read
+    as the release reads it (``tiers`` as in release_mean: tier names take their levels).
+    Raises ReleaseError naming the row of a text cell that is not a number."""
+    from hdp_release.checks import column_floats as _column_floats
+    from hdp_release.preview import tier_levels
+
+    names = tier_levels(tiers)
+    v = _column_floats(df, value, "value", {}, "biuf")
+    e = _column_floats(df, eps, "eps", names, "iufc")
+    return fingerprint_arrays(v, e)
+
+
+# ------------------------------------------------------------------------------ DuckDB
+_SQL = _Ops(
+    xor=lambda a, b: f"xor({a}, {b})",
+    shr=lambda a, k: f"({a} >> {k})",
+    mulmask=lambda a, c: f"(({a} * {int(c)}) & {MASK})",
+    lit=lambda x: f"CAST({int(x)} AS BIGINT)",
+)
+
+
+def fingerprint_sql(relation: str, value_expr: str, eps_expr: str) -> str:
+    """A DuckDB query returning one row (rows, lane sum 0, lane sum 1) for the rows of
+    ``relation`` (a table name or a parenthesised query / table function) with
+    ``value_expr`` and ``eps_expr`` as DOUBLE expressions over it; pass the row to
+    :func:`fingerprint_from_sums`. One scan, linear time."""
+    q = (
+        f"SELECT * FROM (SELECT CAST({value_expr} AS DOUBLE) AS v, CAST({eps_expr} AS DOUBLE) "
+        f"AS e FROM {relation}) WHERE e IS NULL OR isnan(e) OR e <> 0"
+    )
+
+    def part(x: str) -> tuple[str, str, str]:
+        k = (
+            f"CASE WHEN {x} IS NULL OR isnan({x}) THEN {_MISSING} WHEN {x} = 0 THEN {_ZERO} "
+            f"WHEN isinf({x}) AND {x} > 0 THEN {_PINF} WHEN isinf({x}) THEN {_NINF} "
+            f"WHEN {x} > 0 THEN {_POS} ELSE {_NEG} END"
+        )
+        a = f"CASE WHEN isfinite({x}) AND {x} <> 0 THEN abs({x}) ELSE 1.0 END"
+        g = f"least(greatest(floor(log2({a})), -1074), 1023)"
+        return k, a, g
+
+    kv, av, gv = part("v")
+    ke, ae, ge = part("e")
+    q = (
+        f"SELECT CAST({kv} AS BIGINT) AS kv, {av} AS av, {gv} AS gv, CAST({ke} AS BIGINT) AS ke,"
+        f" {ae} AS ae, {ge} AS ge FROM ({q})"
+    )
+    q = f"SELECT *, pow(2.0, gv) AS pv, pow(2.0, ge) AS pe FROM ({q})"
+
+    def exp_sig(k: str, a: str, g: str, p: str) -> tuple[str, str]:
+        """E = g corrected by one, and M = a / 2^E * 2^52 with 2^E = p / 2, p or 2 p (exact:
+        g is clamped to [-1074, 1023], so p / 2 is taken only above 2^-1074, 2 p only below
+        2^1023)."""
+        low, high = f"{a} < {p}", f"{a} >= 2.0 * {p}"
+        fin = f"{k} IN ({_POS}, {_NEG})"
+        ex = f"CAST({g} - CASE WHEN {low} THEN 1 WHEN {high} THEN -1 ELSE 0 END AS BIGINT)"
+        pe = f"CASE WHEN {low} THEN {p} * 0.5 WHEN {high} THEN {p} * 2.0 ELSE {p} END"
+        m = f"CASE WHEN {fin} THEN CAST({a} / ({pe}) * {_TWO52!r} AS BIGINT) ELSE 0 END"
+        return f"CASE WHEN {fin} THEN {ex} ELSE 0 END", m
+
+    ev, mv = exp_sig("kv", "av", "gv", "pv")
+    ee, me = exp_sig("ke", "ae", "ge", "pe")
+    q = f"SELECT kv, {ev} AS ev, {mv} AS mv, ke, {ee} AS ee, {me} AS me FROM ({q})"
+    q = (
+        f"SELECT (((kv * 4096 + ev + {_E_OFFSET}) << 15) + (ke * 4096 + ee + {_E_OFFSET})) "
+        f"AS w0, (mv >> 31) AS w1, (mv & {MASK}) AS w2, (me >> 31) AS w3, (me & {MASK}) AS w4 "
+        f"FROM ({q})"
+    )
+    names = ["w0", "w1", "w2", "w3", "w4"]
+    cols: dict[str, Any] = {n: n for n in names}
+    for layer in _MIX:
+        out = layer(_SQL, cols)
+        q = "SELECT " + ", ".join(f"{x} AS {n}" for n, x in out.items()) + f" FROM ({q})"
+        cols = {n: n for n in out}
+    return f"SELECT count(*), coalesce(sum(h0), 0), coalesce(sum(h1), 0) FROM ({q})"
+
+
+def fingerprint_duckdb(con: Any, relation: str, value_expr: str, eps_expr: str) -> str:
+    """Run :func:`fingerprint_sql` on a DuckDB connection; returns the fingerprint."""
+    row = con.execute(fingerprint_sql(relation, value_expr, eps_expr)).fetchall()[0]
+    return fingerprint_from_sums(int(row[0]), int(row[1]), int(row[2]))
+
+
+# ------------------------------------------------------------------------------ Spark
+def _spark_ops() -> _Ops:
+    from pyspark.sql import functions as F
+
+    return _Ops(
+        xor=lambda a, b: a.bitwiseXOR(b),
+        shr=lambda a, k: F.shiftright(a, k),
+        mulmask=lambda a, c: (a * F.lit(int(c)).cast("long")).bitwiseAND(F.lit(MASK)),
+        lit=lambda x: F.lit(int(x)).cast("long"),
+    )
+
+
+def fingerprint_spark(df: Any, value_col: Any, eps_col: Any) -> str:
+    """The fingerprint of a Spark DataFrame's rows, with ``value_col`` and ``eps_col`` (Spark
+    Columns or column names) as doubles. One distributed aggregate, linear time."""
+    from pyspark.sql import functions as F
+
+    def as_col(c: Any) -> Any:
+        return (F.col(f"`{c}`") if isinstance(c, str) else c).cast("double")
+
+    t = df.select(as_col(value_col).alias("v"), as_col(eps_col).alias("e"))
+    t = t.where(F.col("e").isNull() | F.isnan("e") | (F.col("e") != 0))
+
+    def part(x: str) -> tuple[Any, Any, Any]:
+        c = F.col(x)
+        inf = F.lit(float("inf"))
+        k = (
+            F.when(c.isNull() | F.isnan(c), _MISSING)
+            .when(c == 0, _ZERO)
+            .when(c == inf, _PINF)
+            .when(c == -inf, _NINF)
+            .when(c > 0, _POS)
+            .otherwise(_NEG)
+        ).cast("long")
+        fin = c.isNotNull() & ~F.isnan(c) & (F.abs(c) != inf) & (c != 0)
+        a = F.when(fin, F.abs(c)).otherwise(F.lit(1.0))
+        g = F.least(F.greatest(F.floor(F.log2(a)), F.lit(-1074)), F.lit(1023)).cast("long")
+        return k, a, g
+
+    kv, av, gv = part("v")
+    ke, ae, ge = part("e")
+    t = t.select(
+        kv.alias("kv"), av.alias("av"), gv.alias("gv"), ke.alias("ke"), ae.alias("ae"),
+        ge.alias("ge"),
+    )  # fmt: skip
+
+    def exp(a: str, g: str) -> Any:
+        p = F.pow(F.lit(2.0), F.col(g))
+        return (
+            F.col(g) - F.when(F.col(a) < p, 1).when(F.col(a) >= F.lit(2.0) * p, -1).otherwise(0)
+        ).cast("long")
+
+    t = t.select("kv", "av", exp("av", "gv").alias("ev"), "ke", "ae", exp("ae", "ge").alias("ee"))
+
+    def sig(k: str, a: str, ex: str) -> tuple[Any, Any]:
+        fin = F.col(k).isin(_POS, _NEG)
+        m = (F.col(a) / F.pow(F.lit(2.0), F.col(ex)) * F.lit(_TWO52)).cast("long")
+        return (
+            F.when(fin, m).otherwise(F.lit(0).cast("long")),
+            F.when(fin, F.col(ex)).otherwise(F.lit(0).cast("long")),
+        )
+
+    mv, ev = sig("kv", "av", "ev")
+    me, ee = sig("ke", "ae", "ee")
+    t = t.select("kv", ev.alias("ev"), mv.alias("mv"), "ke", ee.alias("ee"), me.alias("me"))
+    off = F.lit(_E_OFFSET).cast("long")
+    w0 = F.shiftleft(F.col("kv") * 4096 + F.col("ev") + off, 15) + (
+        F.col("ke") * 4096 + F.col("ee") + off
+    )
+    t = t.select(
+        w0.alias("w0"),
+        F.shiftright("mv", 31).alias("w1"),
+        F.col("mv").bitwiseAND(F.lit(MASK)).alias("w2"),
+        F.shiftright("me", 31).alias("w3"),
+        F.col("me").bitwiseAND(F.lit(MASK)).alias("w4"),
+    )
+    ops = _spark_ops()
+    cols: dict[str, Any] = {n: F.col(n) for n in t.columns}
+    for layer in _MIX:
+        out = layer(ops, cols)
+        t = t.select(*[x.alias(n) for n, x in out.items()])
+        cols = {n: F.col(n) for n in out}
+    row = t.agg(F.count(F.lit(1)), F.sum("h0"), F.sum("h1")).collect()[0]
+    return fingerprint_from_sums(int(row[0]), int(row[1] or 0), int(row[2] or 0))

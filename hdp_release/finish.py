@@ -1,0 +1,208 @@
+"""The last step of a release: from the planned rows, the exact integer sums and the noise
+scale to the noisy estimate (OpenDP's Laplace on the grid), its proven 95% interval with
+every rounding in its allowance, the receipt of privacy losses, and the all-public case
+(no noise). Numbers in data units unless said."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from hdp_core.errors import ReleaseError
+from hdp_core.intervals import (
+    interval_in_range,
+    population_half_width_moments,
+    table_half_width,
+)
+from hdp_release.engines.base import Histogram, Q
+from hdp_release.noise import extra_width, frame, measurement, noise_scale, receipt, up
+from hdp_release.result import UNIT_ROUNDOFF, Release
+
+
+def finish(
+    rows,
+    tau,
+    lo,
+    hi,
+    sd_norm,
+    data_sd,
+    engine,
+    n_used,
+    n_excluded,
+    n_public,
+    plan,
+    target: str = "population",
+    norm: Fraction | None = None,
+    factor: float = 1.0,
+):
+    """Noise, privacy check and interval for the planned rows. ``norm``: the normaliser of
+    the granted levels (weight of a user granted r is r / norm): ADPM's ||r||_1 (None) or,
+    for the table target, 1 / eta (then the weights sum to S / norm <= 1 and the estimate is
+    affine about the middle of the range)."""
+    width = Fraction(hi) - Fraction(lo)
+    wf = float(width)
+    # the noise is added to the mean relative to lo, a number in [0, R]: its one rounding to
+    # a float is at most 2^-53 R (2^-52 R below, with room), whatever lo is
+    delta = max(UNIT_ROUNDOFF * wf, 2.0**-1074)
+    notes = []
+    s1 = sum((r.s1 for r in rows), Fraction(0))
+    s2 = float(sum(r.s2 for r in rows))
+    if target == "population":
+        norm = s1
+        fs1 = float(s1)
+        var = 0.25 if sd_norm is None else sd_norm * sd_norm
+        objective = (var * s2 + 2.0) / (fs1 * fs1)
+        if objective > 0.25:  # ADPM answers the mid-range: no data used, nothing to check
+            mid = lo + 0.5 * (hi - lo)
+            notes.append(
+                "ADPM's worst case passes 1/4 of the squared range: the answer is the "
+                "mid-range, which uses no data."
+            )
+            zeros = [0.0] * len(rows)
+            return Release(
+                mid,
+                (lo, hi),
+                0.0,
+                tau,
+                n_used,
+                frame(rows, zeros, zeros, factor),
+                engine,
+                lo,
+                hi,
+                data_sd,
+                0.5 * (hi - lo),
+                n_excluded,
+                n_public,
+                True,
+                plan,
+                0.0,
+                0.0,
+                tuple(notes),
+                target=target,
+            )
+    assert norm is not None
+    fnorm = float(norm)
+    r_min = min(r.r_min for r in rows if r.users > 0)
+    c_r = 2.0 * delta * fnorm / wf
+    kappa = 2.0 * c_r / r_min + 2.0**-40
+    scale = noise_scale(width, norm, kappa)
+    if not (math.isfinite(scale) and scale > 0):  # fail closed, before OpenDP is asked
+        raise ReleaseError("the noise scale is not a finite positive number; nothing was released")
+    meas = measurement(scale)
+    loss, loss_max = receipt(rows, meas, width, norm, delta)  # raises: nothing released
+    w_num = sum((r.w_num for r in rows), Fraction(0))
+    spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
+    # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
+    relative = width * (w_num / (norm * Q) + spare / 2)
+    x = float(relative)
+    # fail closed: only a finite number in [0, R] (the clamped, weighted mean relative to lo)
+    # ever reaches the noise (rounding is monotone: x <= fl(R))
+    if not 0.0 <= x <= wf:
+        raise ReleaseError(
+            "the value to be noised is not a finite number inside the range; nothing was released"
+        )
+    estimate = lo + float(meas(x))  # adding lo is post-processing
+    eta = scale / wf  # the noise's Laplace scale on the unit scale (as drawn)
+    bias = 0.0
+    if target == "population":
+        r_max = max(r.r_max for r in rows if r.users > 0)
+        # s2 is a float sum: a relative 1e-12 more is an upper bound (valid in the bound)
+        h_unit = population_half_width_moments(
+            s2 / (fnorm * fnorm) * (1 + 1e-12), up(r_max / fnorm), eta, data_sd=sd_norm
+        )
+    else:
+        bias = up(float(spare / 2))  # ||w - 1/n||_1 / 2 for the weights used, rounded up
+        h_unit = table_half_width(bias, eta)
+    h = h_unit * wf + extra_width(lo, hi, delta)
+    return Release(
+        estimate,
+        interval_in_range(estimate, h, lo, hi),
+        scale,
+        tau,
+        n_used,
+        frame(rows, loss, loss_max, factor),
+        engine,
+        lo,
+        hi,
+        data_sd,
+        h,
+        n_excluded,
+        n_public,
+        False,
+        plan,
+        delta,
+        kappa,
+        tuple(notes),
+        target=target,
+        bias_bound=bias * wf,
+    )
+
+
+def all_public(
+    h: Histogram, pub, lo, hi, engine, n_excluded, target, sd_norm, data_sd, factor
+) -> Release:
+    """Every usable user is public (eps = inf): no noise (nobody asked for privacy). The
+    population target: the plain mean of the clamped values; the table target: the public
+    users' values and the mid-range for the eps = 0 users (their bias, at most n_0 / (2n) of
+    the range, is the interval)."""
+    import pandas as pd
+
+    n = int(h.n[pub].sum())
+    sy = sum(h.sy[i] for i in np.flatnonzero(pub))
+    width = Fraction(hi) - Fraction(lo)
+    wf = float(width)
+    delta = max(UNIT_ROUNDOFF * wf, 2.0**-1074)
+    if target == "population":
+        est = float(Fraction(lo) + width * Fraction(sy, n * Q))
+        h_unit = population_half_width_moments(up(1.0 / n), up(1.0 / n), 0.0, data_sd=sd_norm)
+        bias = 0.0
+        note = "Every usable user is public (eps = inf): the plain mean, no noise."
+    else:
+        n_all = n + n_excluded
+        spare = Fraction(n_excluded, n_all)
+        est = float(Fraction(lo) + width * (Fraction(sy, n_all * Q) + spare / 2))
+        bias = up(float(spare / 2))
+        h_unit = bias
+        note = (
+            "Every usable user is public (eps = inf): their values, and the mid-range for "
+            "users with eps = 0, no noise."
+        )
+    hw = h_unit * wf + extra_width(lo, hi, delta)
+    df = pd.DataFrame(
+        {
+            "eps": [math.inf],
+            "eps_max": [math.inf],
+            "run_eps": [math.inf],
+            "run_eps_max": [math.inf],
+            "users": [n],
+            "granted_eps": [math.inf],
+            "granted_eps_max": [math.inf],
+            "privacy_loss": [math.inf],
+            "privacy_loss_max": [math.inf],
+            "saturated": [False],
+        }
+    )
+    return Release(
+        est,
+        interval_in_range(est, hw, lo, hi),
+        0.0,
+        math.inf,
+        n,
+        df,
+        engine,
+        lo,
+        hi,
+        data_sd,
+        hw,
+        n_excluded,
+        n,
+        False,
+        "public only (1 aggregate pass)",
+        0.0,
+        0.0,
+        (note,),
+        target=target,
+        bias_bound=bias * wf,
+    )

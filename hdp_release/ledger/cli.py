@@ -1,0 +1,65 @@
+"""The ledger's command line: ``python -m hdp_release.ledger [PATH] [--dataset NAME |
+--identity ID] [--format text|json]`` lists a ledger's releases and what remains."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hdp_core.errors import ReleaseError
+from hdp_release.ledger.store import DEFAULT_PATH, ENV_VAR, PrivacyLedger, name_identity, pct
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hdp_release.ledger [PATH] [--dataset NAME | --identity ID] [--format json]``:
+    list a ledger's releases (oldest first) and, for a dataset, what remains."""
+    ap = argparse.ArgumentParser(
+        prog="python -m hdp_release.ledger", description="List a privacy ledger's releases."
+    )
+    ap.add_argument("path", nargs="?", default=None, help=f"the ledger (default: ${ENV_VAR}, "
+                    f"else {DEFAULT_PATH})")  # fmt: skip
+    ap.add_argument("--dataset", default=None, help="only releases charged to this name")
+    ap.add_argument("--identity", default=None, help="only releases charged to this identity")
+    ap.add_argument("--format", choices=["text", "json"], default="text")
+    a = ap.parse_args(argv)
+    try:
+        led = PrivacyLedger(a.path)
+        ident = name_identity(a.dataset) if a.dataset is not None else a.identity
+        rows = led.history(ident)
+        left = led.remaining(ident) if ident is not None else None
+    except ReleaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if a.format == "json":
+        out = {
+            "ledger": led.path,
+            "remaining": None if left is None else str(left),
+            "releases": [
+                {
+                    "release_id": h.release_id,
+                    "charged_at": h.charged_at.isoformat() + "Z",
+                    "identities": list(h.identities),
+                    "spend": str(h.spend),
+                    "status": h.status,
+                    "engine": h.engine,
+                    "target": h.target,
+                    "estimate": h.estimate,
+                    "ci95": None if h.ci95 is None else list(h.ci95),
+                    "receipt": h.receipt,
+                }
+                for h in rows
+            ],
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"ledger: {led.path}   releases: {len(rows)}")
+    for h in rows:
+        est = "" if h.estimate is None else f"   estimate {h.estimate:.6g}"
+        print(
+            f"#{h.release_id}  {h.charged_at:%Y-%m-%d %H:%M:%S} UTC  spend {pct(h.spend)}  "
+            f"{h.status}{est}  charged to: {', '.join(h.identities)}"
+        )
+    if left is not None:
+        print(f"remaining for {ident}: {pct(left)} of every user's level")
+    return 0

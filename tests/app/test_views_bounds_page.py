@@ -1,0 +1,80 @@
+"""hdp_app.views.bounds, the Bounds page's numbers as shown, cards and sentences (issue 20:
+moved out of pages/bounds.py and tested here without Streamlit).
+
+Oracles: hand-picked bound values whose ratios are known, and the paper's constants
+(Theorem 4: f/H <= 443, so upper/lower <= 443 x 512 = 226,816).
+"""
+
+from __future__ import annotations
+
+import math
+
+from hdp_app.views import bounds as bv
+
+
+def test_bound_and_units_text():
+    assert bv.bound_text(math.inf) == "∞" and bv.bound_text(0.0) == "0"
+    assert bv.bound_text(0.0123456) == "0.0123" and bv.bound_text(1.5e-5) == "1.50e-05"
+    assert bv.bound_text(12345.0) == "1.23e+04"
+    assert bv.units_text(math.nan) == "—" and bv.units_text(12.3456) == "12.35"
+    assert bv.units_text(123456.7) == "123,457" and "e" in bv.units_text(3e13).lower()
+
+
+def test_headline_cards():
+    b = {"upper": 0.002, "lower": 1e-5, "f": 0.002, "H": 0.001}
+    cards = bv.headline_metrics(b)
+    assert [c.value for c in cards] == ["0.002", "1.00e-05", "200", "2"]
+    assert "226,816" in cards[2].help and "443" in cards[3].help
+    none = bv.headline_metrics({"upper": 0.25, "lower": 0.0, "f": math.inf, "H": 0.0})
+    assert none[2].value == "∞" and none[3].value == "—"
+
+
+def test_marker_cards_and_sentence():
+    assert bv.marker_place(2.0, "scale") == "c = 2 (every eps × 2)"
+    assert bv.marker_place(1500.0, "n") == "n = 1,500 users"
+    cards = bv.marker_metrics("c = 2 (every eps × 2)", 0.01, 1e-4, math.inf)
+    assert [c.value for c in cards] == ["c = 2", "0.01", "1.00e-04", "none"]
+    s = bv.marker_sentence(0.01, 0.01, {"UNI": 0.05, "PropDPM": 0.02})
+    assert s == "At the marker the best baseline is PropDPM with 0.02, 2× ADPM's worst case."
+    strict = bv.marker_sentence(0.3, 0.25, {"UNI": 0.5, "PropDPM": 0.4})
+    assert strict.endswith("PropDPM, has 0.4: worse than not using the data at all.")
+    assert bv.marker_sentence(0.3, 0.25, {"UNI": 0.2}).endswith("The best baseline, UNI, has 0.2.")
+
+
+def test_sweep_index_marks_the_factor_the_slider_names():
+    import numpy as np
+
+    import hdp_core as hdp
+    from hdp_core.validate import LEVEL_MIN
+
+    # levels down to 100 x LEVEL_MIN: factors below 0.01 would leave the supported range, so
+    # the scale sweep starts at c = 0.01 and position k of SWEEP_EXPONENTS is not position k
+    prof = hdp.EpsilonProfile.from_values([100 * LEVEL_MIN, 0.5, 2.0])
+    x = bv.sweep_points(prof, "scale")
+    assert x.size < bv.SWEEP_EXPONENTS.size and x.min() >= 0.01 * (1 - 1e-9)
+    for e in (-2.0, -1.0, 0.0, 0.4, 3.0):
+        i = bv.sweep_index(x, e, "scale")
+        best = min(range(x.size), key=lambda j: abs(math.log10(x[j]) - e))  # brute force
+        assert i == best and math.isclose(x[i], 10**e, rel_tol=1e-9)
+    assert bv.sweep_index(x, -3.0, "scale") == 0  # below the sweep: its first point
+    # every point of an n sweep is kept: the slider's position is the sweep's position
+    xn = bv.sweep_points(prof, "n")
+    assert [bv.sweep_index(xn, e, "n") for e in (-3.0, 0.0, 0.2, 3.0)] == [0, 15, 16, 30]
+    assert xn[bv.sweep_index(xn, 0.0, "n")] == prof.n
+    assert bv.sweep_index(np.array([5.0]), 1.0, "n") == 0
+
+
+def test_units_table_rows_as_shown():
+    from hdp_core.units import Accuracy
+
+    errs = {
+        "ADPM": Accuracy(0.01, 1234.4, 2500.6, 1100.0, 12.345),
+        "LDPE": Accuracy(0.04, 3e13, math.nan, math.nan, math.nan),
+    }
+    t = bv.units_table(errs)
+    assert tuple(t) == bv.UNITS_COLUMNS
+    assert t["method"] == ["ADPM", "LDPE"]
+    assert t["worst-case RMSE"] == ["1,234", "3.000e+13"]
+    assert t["95% error ±"] == ["2,501", "—"]
+    assert t["data part sd"] == ["1,100", "—"]
+    assert t["Laplace noise scale"] == ["12.35", "—"]

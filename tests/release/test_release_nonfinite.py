@@ -1,0 +1,410 @@
+"""Non-finite and out-of-range cells on every release path (DuckDB side; the Spark side is
+tests/test_release_nonfinite_spark.py, the Release page tests/test_page_release_nonfinite.py).
+
+For each hostile cell, in the value column and in the eps column, and for each way a table
+reaches hdp_release.release.release_mean (a pandas DataFrame of text or of float64, a CSV file
+and a Parquet file through DuckDB, the table the Release page reads, the CLI), the release is
+either
+
+* refused before any noise is drawn (OpenDP's measurement is never applied to a value) and
+  before anything is charged to the ledger, with an error carrying ``row``, ``column`` and
+  ``reason`` fields that never quotes the cell; or
+* released by the documented rule, identically on every path: a value outside the public
+  range [lo, hi] is clamped to it (release_mean's docstring; the paper's mechanism takes
+  values in the public range), and an eps of +inf (the word 'inf', or the float inf of a
+  numeric column) is a public user.
+
+Oracles: the documented clamping, checked against a release of the same table with the cell
+replaced by lo or hi (the engine's answer for an in-range cell, with the noise switched off),
+and numpy's mean of the clamped values.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hdp_release
+import hdp_release.cli
+import hdp_release.engines.base
+import hdp_release.finish
+from hdp_core.errors import ReleaseError
+from hdp_core.tables import read_upload_csv
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, REASON_WORDS
+from hdp_release.cli import main as cli_main
+from hdp_release.ledger.store import PrivacyLedger
+from hdp_release.release import release_mean
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+N = 12
+BAD_ROW = 5  # 1-based data row of the hostile cell
+LO, HI = 0.0, 10.0
+GOOD_VALUES = [float(i % 9) + 0.5 for i in range(N)]  # inside [LO, HI]
+GOOD_LEVELS = ["1", "0.5", "2"] * (N // 3)  # few levels: DuckDB's fast tiers plan
+
+ABOVE_MAX = repr(math.nextafter(LEVEL_MAX, math.inf))  # '1000000.0000000001'
+BELOW_MIN = repr(math.nextafter(LEVEL_MIN, 0.0))  # '9.999999999999999e-07'
+
+# text cells refused in the value column, and the reason code each carries (the same in the
+# preview and in every release path)
+VALUE_REFUSED = {
+    "1e400": "too_large",
+    "-1e400": "too_large",
+    "inf": "not_finite",
+    "-inf": "not_finite",
+    "nan": "empty",
+    "NaN": "empty",
+}
+# value cells clamped into [LO, HI] by design: the cell -> the value it must count as
+VALUE_CLAMPED = {
+    repr(math.nextafter(HI, math.inf)): HI,
+    repr(math.nextafter(LO, -math.inf)): LO,
+    "10.000001": HI,
+    "-0.000001": LO,
+    "1e308": HI,
+    "-1.7976931348623157e308": LO,
+}
+EPS_REFUSED = {
+    "1e400": "too_large",  # never a public user: only the words inf / public are
+    "-1e400": "too_large",
+    "-inf": "negative",
+    "nan": "empty",
+    "NaN": "empty",
+    ABOVE_MAX: "out_of_range",
+    BELOW_MIN: "out_of_range",
+}
+EPS_PUBLIC = ("inf", "Infinity", "public")
+# float64 cells: the number -> its reason
+FLOAT_VALUE_REFUSED = {
+    "np.inf": (np.inf, "not_finite"),
+    "-np.inf": (-np.inf, "not_finite"),
+    "np.nan": (np.nan, "empty"),
+}
+FLOAT_EPS_REFUSED = {"-np.inf": (-np.inf, "negative"), "np.nan": (np.nan, "empty")}
+
+
+# ------------------------------------------------------------------------------ helpers
+def text_frame(value_cell: str | None = None, eps_cell: str | None = None) -> pd.DataFrame:
+    """The table as text (what a CSV holds), with the hostile cell at BAD_ROW."""
+    v = [repr(x) for x in GOOD_VALUES]
+    e = list(GOOD_LEVELS)
+    if value_cell is not None:
+        v[BAD_ROW - 1] = value_cell
+    if eps_cell is not None:
+        e[BAD_ROW - 1] = eps_cell
+    return pd.DataFrame({"value": v, "eps": e}, dtype=object)
+
+
+def float_frame(value: float | None = None, eps: float | None = None) -> pd.DataFrame:
+    """The table as float64 columns, with the hostile number at BAD_ROW."""
+    v = np.array(GOOD_VALUES, dtype=np.float64)
+    e = np.array([float(x) for x in GOOD_LEVELS], dtype=np.float64)
+    if value is not None:
+        v[BAD_ROW - 1] = value
+    if eps is not None:
+        e[BAD_ROW - 1] = eps
+    return pd.DataFrame({"value": v, "eps": e})
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    return "value,eps\n" + "".join(
+        f"{a},{b}\n" for a, b in zip(df["value"], df["eps"], strict=True)
+    )
+
+
+def source(kind: str, df: pd.DataFrame, tmp_path: Path):
+    """The text table ``df`` as the release reads it on path ``kind``."""
+    if kind == "pandas_text":
+        return df
+    if kind == "csv":
+        p = tmp_path / "t.csv"
+        p.write_text(csv_text(df), encoding="utf-8")
+        return str(p)
+    if kind == "csv_with_tier_names":  # a text eps column (tier names): DuckDB reads VARCHAR
+        d = df.copy()
+        d.loc[d.index[-1], "eps"] = "gold"
+        p = tmp_path / "t.csv"
+        p.write_text(csv_text(d), encoding="utf-8")
+        return str(p)
+    if kind == "parquet_text":
+        p = tmp_path / "t.parquet"
+        df.astype(str).to_parquet(p)
+        return str(p)
+    if kind == "upload_reader":  # the Release page's reader (pandas' own types)
+        return read_upload_csv(csv_text(df).encode(), text=False, min_columns=2).frame
+    raise AssertionError(kind)
+
+
+TEXT_KINDS = ["pandas_text", "csv", "csv_with_tier_names", "parquet_text", "upload_reader"]
+TIERS = {"gold": 2.0}
+
+
+class NoiseSpy:
+    """OpenDP's real measurement (its privacy map is used by the check) whose application
+    to a value is recorded and returns the value unchanged (no noise: exact comparisons)."""
+
+    applied: ClassVar[list[float]] = []
+
+    def __init__(self, scale):
+        self.real = REAL(scale)
+
+    def map(self, d):
+        return self.real.map(d)
+
+    def __call__(self, x):
+        assert math.isfinite(x), "a non-finite value reached the noise step"
+        NoiseSpy.applied.append(x)
+        return x
+
+
+REAL = hdp_release.finish.measurement
+
+
+def install_spy(monkeypatch) -> list[float]:
+    """Replace the release's measurement by NoiseSpy; returns the list of values noised."""
+    NoiseSpy.applied = []
+    monkeypatch.setattr(hdp_release.finish, "measurement", NoiseSpy)
+    return NoiseSpy.applied
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    return install_spy(monkeypatch)
+
+
+def assert_cell_error(err: BaseException, column: str, reason: str, cell: str, row: int):
+    assert isinstance(err, ReleaseError), type(err)
+    assert err.column == column, (err.column, str(err))
+    assert err.row == row, (err.row, str(err))
+    assert err.reason == reason, (err.reason, str(err))
+    assert err.reason in REASON_WORDS or err.reason == "out_of_range"
+    msg = str(err)
+    assert f"{column!r}" in msg and (f"row {row}" in msg if row else True)
+    for quoted in (f"'{cell}'", f'"{cell}"'):
+        assert quoted not in msg
+    if any(ch.isdigit() for ch in cell):  # a number's text is never repeated
+        assert cell not in msg and cell.lstrip("-") not in msg
+
+
+def refuse(src, tmp_path: Path, *, ledger: bool, spy: list, **kw) -> BaseException:
+    """Release ``src`` expecting a refusal; checks that no noise was drawn and (with a
+    ledger) nothing was charged. Returns the error."""
+    led = PrivacyLedger(tmp_path / "ledger.duckdb") if ledger else None
+    with pytest.raises(ReleaseError) as ei:
+        release_mean(src, value="value", eps="eps", lo=LO, hi=HI, ledger=led, **kw)
+    assert spy == [], "noise was drawn for a refused release"
+    if led is not None:
+        assert led.history() == [], "a refused release was charged"
+    return ei.value
+
+
+# ------------------------------------------------------------------------------ value column
+@pytest.mark.parametrize("ledger", [False, True], ids=["no_ledger", "ledger"])
+@pytest.mark.parametrize("kind", TEXT_KINDS)
+@pytest.mark.parametrize("cell", list(VALUE_REFUSED))
+def test_a_non_finite_value_is_refused(tmp_path, spy, cell, kind, ledger):
+    src = source(kind, text_frame(value_cell=cell), tmp_path)
+    tiers = TIERS if kind == "csv_with_tier_names" else None
+    err = refuse(src, tmp_path, ledger=ledger, spy=spy, tiers=tiers)
+    assert_cell_error(err, "value", VALUE_REFUSED[cell], cell, BAD_ROW)
+
+
+@pytest.mark.parametrize("ledger", [False, True], ids=["no_ledger", "ledger"])
+@pytest.mark.parametrize("kind", ["pandas_float", "parquet_float"])
+@pytest.mark.parametrize("name", list(FLOAT_VALUE_REFUSED))
+def test_a_non_finite_float_value_is_refused(tmp_path, spy, name, kind, ledger):
+    x, reason = FLOAT_VALUE_REFUSED[name]
+    df = float_frame(value=x)
+    src: object = df
+    if kind == "parquet_float":
+        src = str(tmp_path / "f.parquet")
+        df.to_parquet(src)
+    err = refuse(src, tmp_path, ledger=ledger, spy=spy)
+    assert_cell_error(err, "value", reason, name, BAD_ROW)
+
+
+def _released(src, **kw):
+    return release_mean(src, value="value", eps="eps", lo=LO, hi=HI, **kw)
+
+
+@pytest.mark.parametrize("kind", [*TEXT_KINDS, "float"])
+@pytest.mark.parametrize("cell", list(VALUE_CLAMPED))
+def test_a_value_outside_the_range_is_clamped_identically(tmp_path, spy, cell, kind):
+    """The documented rule (release_mean: values are clamped to [lo, hi], by design): the
+    release equals the release of the table with the cell replaced by the bound, exactly."""
+    bound = VALUE_CLAMPED[cell]
+    tiers = TIERS if kind == "csv_with_tier_names" else None
+    if kind == "float":
+        out = _released(float_frame(value=float(cell)), tiers=tiers)
+        ref = _released(float_frame(value=bound), tiers=tiers)
+    else:
+        out = _released(source(kind, text_frame(value_cell=cell), tmp_path), tiers=tiers)
+        ref = _released(source(kind, text_frame(value_cell=repr(bound)), tmp_path), tiers=tiers)
+    assert out.estimate == ref.estimate
+    assert out.noise_scale == ref.noise_scale and out.ci95 == ref.ci95
+    # and it is the weighted mean of the clamped values (independent of the engine)
+    v = np.array(GOOD_VALUES)
+    v[BAD_ROW - 1] = bound
+    e = np.array([float(x) for x in GOOD_LEVELS])
+    if kind == "csv_with_tier_names":
+        e[-1] = TIERS["gold"]
+    r = np.minimum(e, out.saturation_level)
+    assert out.estimate == pytest.approx(
+        float(np.dot(r, v) / r.sum()), abs=2 * HI / hdp_release.engines.base.Q
+    )
+    assert all(math.isfinite(x) for x in spy)
+
+
+# ------------------------------------------------------------------------------ eps column
+@pytest.mark.parametrize("ledger", [False, True], ids=["no_ledger", "ledger"])
+@pytest.mark.parametrize("kind", TEXT_KINDS)
+@pytest.mark.parametrize("cell", list(EPS_REFUSED))
+def test_a_bad_level_is_refused(tmp_path, spy, cell, kind, ledger):
+    src = source(kind, text_frame(eps_cell=cell), tmp_path)
+    tiers = TIERS if kind == "csv_with_tier_names" else None
+    err = refuse(src, tmp_path, ledger=ledger, spy=spy, tiers=tiers)
+    assert_cell_error(err, "eps", EPS_REFUSED[cell], cell, BAD_ROW)
+
+
+@pytest.mark.parametrize("ledger", [False, True], ids=["no_ledger", "ledger"])
+@pytest.mark.parametrize("kind", ["pandas_float", "parquet_float"])
+@pytest.mark.parametrize("name", list(FLOAT_EPS_REFUSED))
+def test_a_non_finite_float_level_is_refused(tmp_path, spy, name, kind, ledger):
+    x, reason = FLOAT_EPS_REFUSED[name]
+    df = float_frame(eps=x)
+    src: object = df
+    if kind == "parquet_float":
+        src = str(tmp_path / "f.parquet")
+        df.to_parquet(src)
+    err = refuse(src, tmp_path, ledger=ledger, spy=spy)
+    assert_cell_error(err, "eps", reason, name, BAD_ROW)
+
+
+@pytest.mark.parametrize(
+    "cell, kind",
+    [(c, k) for c in EPS_PUBLIC for k in TEXT_KINDS]
+    + [("inf", "float"), ("inf", "parquet_float")],  # a float column holds the number inf
+)
+def test_an_infinite_level_is_a_public_user_on_every_path(tmp_path, spy, cell, kind):
+    """The documented rule (eps = inf, 'inf' or 'public': a public user), the same release on
+    every path: one public user, the rest as without it."""
+    if kind in ("float", "parquet_float"):
+        src: object = float_frame(eps=math.inf)
+        if kind == "parquet_float":
+            src = str(tmp_path / "f.parquet")
+            float_frame(eps=math.inf).to_parquet(src)
+    else:
+        src = source(kind, text_frame(eps_cell=cell), tmp_path)
+    tiers = TIERS if kind == "csv_with_tier_names" else None
+    out = _released(src, tiers=tiers)
+    assert out.n_public == 1 and out.n_users == N
+    ref = _released(float_frame(eps=math.inf), tiers=None)
+    if kind != "csv_with_tier_names":
+        assert out.estimate == ref.estimate and out.noise_scale == ref.noise_scale
+    assert spy and all(math.isfinite(x) for x in spy)
+
+
+def test_a_too_large_level_is_never_read_as_public_by_the_page_reader():
+    """pandas reads '1e400' as the float inf, which a numeric eps column means 'public': the
+    upload reader keeps such a column's text so the preview and the release refuse it."""
+    table = read_upload_csv(
+        csv_text(text_frame(value_cell="1e400", eps_cell="1e400")).encode(),
+        text=False,
+        min_columns=2,
+    ).frame
+    for col in ("value", "eps"):
+        assert table[col].dtype.kind not in "f"
+        assert table[col].iloc[BAD_ROW - 1].strip() == "1e400"
+    ok = read_upload_csv(csv_text(text_frame(eps_cell="inf")).encode(), text=False).frame
+    assert ok["eps"].dtype.kind == "f" and ok["eps"].iloc[BAD_ROW - 1] == math.inf
+    from hdp_release.checks import check_values
+    from hdp_release.preview import level_counts
+
+    with pytest.raises(ReleaseError) as ei:
+        level_counts(table, "eps")
+    assert_cell_error(ei.value, "eps", "too_large", "1e400", BAD_ROW)
+    with pytest.raises(ReleaseError) as ei:
+        check_values(table, "value")
+    assert_cell_error(ei.value, "value", "too_large", "1e400", BAD_ROW)
+
+
+@pytest.mark.parametrize("kind", ["pandas_text", "upload_reader"])
+@pytest.mark.parametrize(
+    "column, cell",
+    [("value", c) for c in VALUE_REFUSED] + [("eps", c) for c in EPS_REFUSED],
+)
+def test_the_preview_and_the_release_name_the_same_row_column_and_reason(
+    tmp_path, spy, column, cell, kind
+):
+    """What the Release page shows before releasing (level_counts, check_values) and what
+    release_mean refuses with: the same row, column and reason."""
+    from hdp_release.checks import check_values
+    from hdp_release.preview import level_counts
+
+    df = source(kind, text_frame(**{f"{column}_cell": cell}), tmp_path)
+    with pytest.raises(ReleaseError) as ei:
+        level_counts(df, "eps")
+        check_values(df, "value")
+    want = EPS_REFUSED[cell] if column == "eps" else VALUE_REFUSED[cell]
+    assert_cell_error(ei.value, column, want, cell, BAD_ROW)
+    assert_cell_error(refuse(df, tmp_path, ledger=False, spy=spy), column, want, cell, BAD_ROW)
+
+
+# ------------------------------------------------------------------------------ the CLI
+CLI_CASES = [("value", c) for c in VALUE_REFUSED] + [("eps", c) for c in EPS_REFUSED]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("column, cell", CLI_CASES)
+def test_the_cli_refuses_with_one_line_and_charges_nothing(
+    tmp_path, spy, capsys, column, cell, fmt
+):
+    df = text_frame(**({"value_cell": cell} if column == "value" else {"eps_cell": cell}))
+    if fmt == "csv":
+        path = source("csv", df, tmp_path)
+    else:
+        path = source("parquet_text", df, tmp_path)
+    ledger = tmp_path / "cli-ledger.duckdb"
+    code = cli_main(
+        [path, "--value", "value", "--eps", "eps", "--range", "0", "10", "--ledger", str(ledger)]
+    )
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert f"{column} column '{column}', row {BAD_ROW}" in lines[0]
+    if any(ch.isdigit() for ch in cell):
+        assert cell not in err and cell.lstrip("-") not in err
+    assert spy == []
+    assert PrivacyLedger(ledger).history() == []
+
+
+@pytest.mark.parametrize("cell", list(VALUE_CLAMPED)[:2])
+def test_the_cli_clamps_like_the_library(tmp_path, spy, capsys, cell):
+    path = source("csv", text_frame(value_cell=cell), tmp_path)
+    args = [path, "--value", "value", "--eps", "eps", "--range", "0", "10", "--format", "json"]
+    assert cli_main(args) == 0
+    import json
+
+    got = json.loads(capsys.readouterr().out)["estimate"]
+    ref = _released(float_frame(value=VALUE_CLAMPED[cell]))
+    assert got == ref.estimate
+
+
+def test_the_noise_step_refuses_anything_but_a_finite_value_in_range(monkeypatch, spy):
+    """The guards before OpenDP's sampler (fail closed): a scale that is not finite never
+    reaches it, whatever went wrong before."""
+    df = float_frame()
+    _released(df)
+    assert len(spy) == 1 and 0 <= spy[0] <= HI - LO
+    monkeypatch.setattr(hdp_release.finish, "noise_scale", lambda *a: math.inf)
+    with pytest.raises(ReleaseError, match="not a finite positive number"):
+        _released(df)
+    assert len(spy) == 1  # nothing more was noised
