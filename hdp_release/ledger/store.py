@@ -47,6 +47,7 @@ import fcntl
 import json
 import os
 import random
+import secrets
 import threading
 import time
 import unicodedata
@@ -255,8 +256,9 @@ class PrivacyLedger:
                 con.execute("BEGIN TRANSACTION")
                 con.execute(_SCHEMA)
                 con.execute(
-                    "INSERT INTO meta VALUES ('format', ?), ('version', ?), ('releases', '0')",
-                    [_MAGIC, _VERSION],
+                    "INSERT INTO meta VALUES ('format', ?), ('version', ?), ('releases', '0'), "
+                    "('ledger_id', ?), ('secret', ?)",
+                    [_MAGIC, _VERSION, secrets.token_hex(16), secrets.token_hex(32)],
                 )
                 con.execute("COMMIT")
                 con.execute("CHECKPOINT")
@@ -327,7 +329,7 @@ class PrivacyLedger:
                         raise self._unusable("corrupt", _first(exc)) from None
                 try:
                     try:
-                        self._verify(con)
+                        self._verify(con, write)
                     except duckdb.Error as exc:
                         raise self._unusable("corrupt", _first(exc)) from None
                     self._seen = True
@@ -339,7 +341,7 @@ class PrivacyLedger:
         finally:
             self._lock.release()
 
-    def _verify(self, con: Any) -> None:
+    def _verify(self, con: Any, write: bool) -> None:
         """Refuse a file that is not a ledger or whose tables disagree."""
         tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         if not {"meta", "datasets", "releases", "charges"} <= tables:
@@ -364,6 +366,30 @@ class PrivacyLedger:
         for ident, total in _spent(con, None).items():
             if total > 1:
                 raise self._unusable("corrupt", f"{ident!r} has spent more than its budget")
+        missing = [k for k in ("ledger_id", "secret") if k not in meta]
+        if missing and write:  # a ledger made before ledgers had an identity and a secret
+            con.execute(
+                "INSERT INTO meta VALUES " + ", ".join("(?, ?)" for _ in missing),
+                [
+                    x
+                    for k in missing
+                    for x in (k, secrets.token_hex(16 if k == "ledger_id" else 32))
+                ],
+            )
+
+    def secret_key(self) -> bytes:
+        """The ledger's own secret (32 random bytes made with the ledger, never printed or
+        listed): the key of every keyed hash derived from data or ids that the ledger
+        stores."""
+        with self._open(write=True) as con:
+            (value,) = con.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
+        return bytes.fromhex(value)
+
+    def ledger_id(self) -> str:
+        """The ledger's random identity (32 hex digits, made with the ledger)."""
+        with self._open(write=True) as con:
+            (value,) = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        return str(value)
 
     # ---------------------------------------------------------------- operations
     def charge(self, identities: Iterable[str] | str, spend: Any = 1) -> ChargeTicket:

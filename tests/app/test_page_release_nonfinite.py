@@ -1,5 +1,5 @@
 """The Release page (AppTest) with the non-finite and out-of-range cells of
-tests/test_release_nonfinite.py: each refused cell is named (column, row) in the preview's
+tests/hostile_cells.py: each refused cell is named (column, row) in the preview's
 error, never shown, nothing can be released and the server's ledger is not charged; a value
 outside the range is clamped and an eps of 'inf' is a public user, as in the library."""
 
@@ -9,8 +9,7 @@ import math
 
 import pytest
 from helpers import open_page, shown
-from test_page_release import _answer, _release, _set_range, _texts, _upload
-from test_release_nonfinite import (
+from hostile_cells import (
     BAD_ROW,
     EPS_REFUSED,
     HI,
@@ -22,6 +21,7 @@ from test_release_nonfinite import (
     install_spy,
     text_frame,
 )
+from test_page_release import _answer, _release, _set_range, _texts, _upload
 
 from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean

@@ -619,3 +619,21 @@ def test_the_listing_command(tmp_path, capsys):
     assert main([p]) == 0 and "#1" in capsys.readouterr().out
     assert main([str(tmp_path / "no" / "l.duckdb")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_each_ledger_has_its_own_identity_and_secret_never_listed(tmp_path, capsys):
+    """A new ledger gets a random identity and a 32-byte secret, kept across opens, different
+    for another ledger, and never printed by the listing (text or JSON)."""
+    from hdp_release.ledger.cli import main as list_ledger
+
+    a = PrivacyLedger(tmp_path / "a.duckdb")
+    b = PrivacyLedger(tmp_path / "b.duckdb")
+    key, ident = a.secret_key(), a.ledger_id()
+    assert len(key) == 32 and len(ident) == 32
+    again = PrivacyLedger(tmp_path / "a.duckdb")
+    assert again.secret_key() == key and again.ledger_id() == ident
+    assert b.secret_key() != key and b.ledger_id() != ident
+    for fmt in ("text", "json"):
+        assert list_ledger([str(tmp_path / "a.duckdb"), "--format", fmt]) == 0
+        out = capsys.readouterr()
+        assert key.hex() not in out.out + out.err
