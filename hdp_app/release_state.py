@@ -2,9 +2,9 @@
 session (through hdp_core.tables.read_upload_csv, the one reader of every upload), keeping a
 widget's stored value inside the bounds it is drawn with, and the server's privacy ledger.
 
-The ledger (hdp_release.ledger.store.PrivacyLedger) is the server's, shared by every session: its file
-is ``$HDP_LEDGER`` when set, else hdp_release.ledger.store.DEFAULT_PATH. One PrivacyLedger object per
-path lives as long as the server (st.cache_resource), so a ledger file that disappears while
+The ledger (hdp_release.ledger.PrivacyLedger) is the server's, shared by every session: its
+file is ``$HDP_LEDGER`` when set, else hdp_release.ledger.DEFAULT_PATH. One PrivacyLedger object
+per path lives as long as the server (st.cache_resource), so a ledger file that disappears while
 the server runs is refused instead of silently started again empty."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def _ledger_at(path: str) -> PrivacyLedger:
 
 
 def server_ledger() -> PrivacyLedger:
-    """The server's privacy ledger (``$HDP_LEDGER``, else hdp_release.ledger.store.DEFAULT_PATH), one
-    object per path for the server's life. Raises LedgerError (busy, unusable); an error is
+    """The server's privacy ledger (``$HDP_LEDGER``, else hdp_release.ledger.DEFAULT_PATH),
+    one object per path for the server's life. Raises LedgerError (busy, unusable); an error is
     not kept, so the next run tries again."""
     return _ledger_at(default_ledger_path())

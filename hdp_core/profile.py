@@ -432,12 +432,12 @@ class EpsilonProfile:
         if self.is_tiered:
             if self.names:
                 cols["name"] = [csv_safe(v) for v in self.names]
-            cols["eps"] = ["%.17g" % x for x in self.levels]
+            cols["eps"] = [f"{x:.17g}" for x in self.levels]
             cols["count"] = [str(int(c)) for c in self.counts]
         else:
-            cols["eps"] = ["%.17g" % x for x in self.levels]
+            cols["eps"] = [f"{x:.17g}" for x in self.levels]
             if self.data is not None:
-                cols["value"] = ["%.17g" % x for x in self.data]
+                cols["value"] = [f"{x:.17g}" for x in self.data]
         # a name holding a carriage return is quoted only when it is a line terminator too
         eol = "\r\n" if any("\r" in v for v in cols.get("name", ())) else "\n"
         buf = io.StringIO()

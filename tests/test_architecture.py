@@ -1,6 +1,7 @@
 """Where each line lives (README, Architecture): three packages and one direction
 (pages -> hdp_app -> hdp_release -> hdp_core), no cycle, no private name of another module,
-small modules, and the app uses Streamlit's public API only. Read from the source (ast), so these run in milliseconds."""
+small modules, and the app uses Streamlit's public API only. Read from the source (ast), so
+these run in milliseconds."""
 
 from __future__ import annotations
 
@@ -193,7 +194,8 @@ def test_importing_the_core_loads_no_engine_or_app_library():
         "import sys, hdp_core, hdp_core.design, hdp_core.design_io, hdp_core.tables, "
         "hdp_core.experiments, hdp_core.specs, hdp_core.spend\n"
         "bad = sorted({m.split('.')[0] for m in sys.modules} & "
-        "{'duckdb', 'opendp', 'pyspark', 'plotly', 'streamlit', 'pandas', 'hdp_release', 'hdp_app'})\n"
+        "{'duckdb', 'opendp', 'pyspark', 'plotly', 'streamlit', 'pandas', "
+        "'hdp_release', 'hdp_app'})\n"
         "print(','.join(bad))"
     )
     out = subprocess.run(

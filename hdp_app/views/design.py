@@ -105,7 +105,8 @@ def widget_values(menu: Menu) -> dict[str, Any]:
 
 
 def stale_tier_keys(k: int, old_k: int) -> list[str]:
-    """Widget keys of tiers k and above (up to max(old_k, MAX_MENU_TIERS)): to drop on a new menu."""
+    """Widget keys of tiers k and above (up to max(old_k, MAX_MENU_TIERS)): to drop on a new
+    menu."""
     return [
         f"td_{f}_{i}"
         for i in range(k, max(old_k, MAX_MENU_TIERS))

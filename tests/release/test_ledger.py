@@ -1,4 +1,4 @@
-"""hdp_release.ledger.store and hdp_release.fingerprint: the privacy budget that outlives the session.
+"""hdp_release.ledger and hdp_release.fingerprint: the privacy budget that outlives the session.
 
 Oracles: exact rational arithmetic (fractions.Fraction) for spends and run levels; a scalar
 pure-Python encoding of each double (struct bits, not the code's log2 or frexp) and a plain
