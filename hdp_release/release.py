@@ -211,6 +211,7 @@ def release_mean(
     ledger: Any = None,
     spend: Any = 1,
     dataset: str | None = None,
+    id: str | None = None,
 ) -> Release:
     """Release the mean of ``value`` (clamped to [lo, hi]) under each row's privacy level.
 
@@ -249,6 +250,12 @@ def release_mean(
     object). Without a ledger ``spend`` still scales the levels (a release at a fraction of
     the budget), ``dataset`` must be None and ``recorded`` is None.
 
+    ``id``: the column naming each row's person (the per-person ledger,
+    hdp_release.ledger.people; needs a ledger; DuckDB): one row per person, ids never
+    stored (keyed hashes only); each person is charged what they lose, against their own
+    level, across every release of any column, subset or file; ``dataset`` is then a label
+    in the history, not a budget.
+
     Returns a :class:`Release`; raises :class:`ReleaseError` (a ValueError) naming the column,
     row or level for any bad input, and then releases nothing.
     """
@@ -286,9 +293,22 @@ def release_mean(
             f"the value column and the eps column are the same column ({vcol!r}); the "
             "privacy levels must be a column of their own"
         )
-    ticket = None
+    ticket = people = None
     try:
-        if led is not None:
+        if id is not None:
+            from hdp_release.ledger.people import attach_id, charge_people
+
+            if led is None:
+                raise ReleaseError(
+                    "an id column charges each person in a privacy ledger: give ledger=..."
+                )
+            icol = attach_id(src, id, vcol, ecol)
+            precheck(src, vcol, ecol, engine)  # refuses bad input: nothing charged
+            people = charge_people(
+                led, src, vcol, ecol, icol, frac, target=target, sd_norm=sd_norm
+            )  # or BudgetExceeded; src now holds the granted level per row
+            ticket, factor = people.ticket, 1.0
+        elif led is not None:
             fp = precheck(src, vcol, ecol, engine)  # refuses bad input: nothing charged
             ticket = led.charge(dataset_identities(fp, dataset), frac)  # or BudgetExceeded
             factor = ticket.factor
@@ -302,7 +322,17 @@ def release_mean(
     finally:
         src.close()
     rel = replace(rel, spend=float(frac), level_factor=factor)
-    if ticket is not None and led is not None:
+    if people is not None and led is not None:
+        rel = replace(
+            rel,
+            dataset=dataset.strip() if dataset is not None else None,
+            ledger_path=led.path,
+            id_column=id,
+            people=people.receipt,
+            plan=rel.plan + "; + ledger check pass, keyed-hash pass, per-person charge",
+            recorded=True,
+        )
+    elif ticket is not None and led is not None:
         rel = replace(
             rel,
             dataset=dataset.strip() if dataset is not None else None,

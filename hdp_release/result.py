@@ -74,6 +74,10 @@ class Release:
     budget_remaining: float | None = None
     recorded: bool | None = None
     record_failure: str | None = None
+    id_column: str | None = None
+    people: Any = None
+    """With an id (the per-person ledger): the receipt per level (DataFrame: eps, eps_max,
+    asked, persons, run_min/max, lost_min/max, kept_min/max, saturated, exhausted; nats)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (inf as the string 'inf')."""
@@ -115,6 +119,10 @@ class Release:
             "budget_remaining": self.budget_remaining,
             "recorded": self.recorded,
             "record_failure": self.record_failure,
+            "id_column": self.id_column,
+            "people": None
+            if self.people is None
+            else [{k: num(v) for k, v in r.items()} for r in self.people.to_dict("records")],
         }
 
     def text(self) -> str:
@@ -135,6 +143,13 @@ class Release:
         ]
         if self.ledger_path is None:
             lines.append("privacy budget: not tracked (no ledger)")
+        elif self.people is not None:
+            lines.append(
+                f"privacy budget: per person (id column {self.id_column!r}): each asked "
+                f"{self.spend:.4g} of their level; receipt per level (nats):"
+            )
+            with pd.option_context("display.width", 200, "display.max_rows", 60):
+                lines.append(self.people.to_string(index=False))
         else:
             left = "" if self.budget_remaining is None else f"; {self.budget_remaining:.4g} left"
             name = f" of dataset {self.dataset!r}" if self.dataset else ""

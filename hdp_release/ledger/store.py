@@ -377,6 +377,14 @@ class PrivacyLedger:
                 ],
             )
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A checked write connection to the ledger file, held exclusively (threads and
+        processes) for one operation: for hdp_release.ledger.people, whose tables live in the
+        same file. The caller begins and commits its own transaction."""
+        with self._open(write=True) as con:
+            yield con
+
     def secret_key(self) -> bytes:
         """The ledger's own secret (32 random bytes made with the ledger, never printed or
         listed): the key of every keyed hash derived from data or ids that the ledger

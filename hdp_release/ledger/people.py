@@ -1,0 +1,429 @@
+"""The person is the privacy unit: a per-person ledger (issue 30).
+
+**Semantics.** A release with ``id="user_id"`` charges every person (row) it touches, whatever
+the column, subset, file or target. A person's budget is their *current* level eps_i (the
+level in the table being released: a person who tightened their setting may already be
+exhausted). The ledger keeps, per person, the exact total loss spent so far, S_i. A release
+at ``spend`` s runs person i at
+
+    r_i = min(s x eps_i, eps_i - S_i)   (0 when nothing is left, or below LEVEL_MIN),
+
+ADPM (population) or TableMean (table) then runs on the levels r_i; person i is charged the
+level they are *granted*, g_i = min(r_i, tau) (tau: ADPM's saturation level tau*, or the
+table's cap 1/(n eta), both computed from the run levels alone), which is what OpenDP's
+privacy map checks their loss against. The release itself runs on the levels g_i (the
+saturation lemma: capping at tau* leaves G(t) = sum_{eps < t} eps (t - eps) unchanged below
+tau*, so ADPM's tau* and weights are the same), and OpenDP's map checks every receipt row's
+loss <= its level g_i, so a person is never granted more than they were charged (fail
+closed). A saturated person (eps_i > tau) loses only tau and *keeps* the rest for later
+releases. Persons with nothing left take part with weight 0 (as eps = 0 users).
+
+**Why this is private (the individual privacy filter).** Feldman and Zrnic, "Individual
+Privacy Accounting via a Rényi Filter" (NeurIPS 2021), prove that an adaptive sequence of
+mechanisms in which person i's loss in step t is a *predictable* bound rho_i^(t) (chosen from
+the outputs of steps < t and public information only) and whose sum is stopped at a fixed
+budget B_i composes to B_i-DP for person i. Sketch for pure eps (Laplace): the privacy loss
+random variable of the whole transcript is the sum of the steps' losses, each at most
+rho_i^(t) in absolute value whatever the neighbouring data; the filter's stopping rule
+sum_t rho_i^(t) <= B_i depends only on the rho's, which depend only on the levels (public, in
+the table), the ledger (past charges, themselves functions of levels) and past outputs, never
+on person i's value; so on every transcript the sum of losses is <= B_i and the density ratio
+of neighbouring datasets is bounded by exp(B_i). Here rho_i = g_i: r_i, tau and g_i are
+functions of the levels and S_i only; the values enter only the release (after the charge),
+and a person with S_i = eps_i gets weight 0 (loss 0). A person whose level changes between
+releases is held to the level in force, against everything already spent.
+
+**Exact arithmetic.** Integers on a fixed grid of 2^-42 nats (HUGEINT in DuckDB): a budget is
+floor(eps x 2^42) (rounded DOWN), the run level floor(budget x s) (s an exact fraction) capped
+by what remains, a charge ceil(g x 2^42) (rounded UP) of a granted level g that is at most the
+run level's float (itself rounded down from the grid), so S_i + charge <= budget exactly. A
+fine grid (not exact fractions) keeps the per-person state a fixed-width integer the engine
+adds in SQL; the rounding only ever charges more (at most 2^-42 nats per release) or runs
+less. A public person (eps = inf) is charged their grant tau (or 2^42 x LEVEL_MAX when
+nothing caps them): should they later set a finite level, it is held against that.
+
+**Identity.** An id is stored only as a keyed hash: the first 128 bits of
+SHA-256(secret || '|' || id as text) with the ledger's own 32-byte secret (hex), computed in
+the engine (one SQL pass, never a Python loop); truncation defeats length extension. Ids are
+text or integers (a CSV's id column is read as text, trimmed: '007' is not '7'); float ids
+are refused. Null and duplicated ids are refused before anything is charged (row and
+column; the count, never an id).
+
+**Storage.** Table ``hdp_people`` (h BLOB: the hash; level: the last level seen; spent:
+HUGEINT grid units; releases; last_release) in the ledger's DuckDB file; a release with an id
+is a row of ``releases`` (history, record / record_failure as usual) with no dataset charge:
+its persons are its budget. The check-and-charge of every person is one transaction, under
+the ledger's exclusive lock, before anything is computed from the values.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from hdp_core.errors import BadCellError, BudgetExceeded, ReleaseError
+from hdp_core.table_mean import table_mean
+from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
+from hdp_release.engines.base import check_column_names, lit, match_column
+from hdp_release.ledger.store import ChargeTicket, PrivacyLedger
+from hdp_release.plan import run_profile, tiers_solution
+
+__all__ = [
+    "GRID_BITS",
+    "PeopleCharge",
+    "attach_id",
+    "charge_people",
+    "person_summary",
+    "to_units",
+]
+
+GRID_BITS = 42
+UNIT = float(1 << GRID_BITS)
+"""Grid units per nat: budgets, run levels and charges are integers of 2^-42 nats."""
+PUBLIC_CHARGE = math.floor(LEVEL_MAX * UNIT)
+MAX_SPEND_DENOMINATOR = 1 << 40
+MAX_RECEIPT_LEVELS = 64
+"""At most this many distinct levels get a receipt row each; more are grouped by 1/8 decade."""
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS hdp_people (h BLOB NOT NULL, level DOUBLE NOT NULL,
+    spent HUGEINT NOT NULL, releases INTEGER NOT NULL, last_release BIGINT NOT NULL)"""
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT")
+_INT_TYPES += ("UINTEGER", "UBIGINT", "UHUGEINT")
+_H, _E = "hdp_h__", "hdp_e__"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def to_units(level: float) -> int:
+    """A level (nats) as whole grid units, rounded down (a budget)."""
+    return math.floor(Fraction(level) * (1 << GRID_BITS))
+
+
+# ------------------------------------------------------------------------------ the id column
+def attach_id(src: Any, id_col: str, vcol: str, ecol: str) -> str:
+    """Match the id column on an open DuckDB source (exactly, as the value and eps columns):
+    distinct from both, of integer or text type; a CSV's id column is re-read as text. Returns
+    the column's name as the engine reads it."""
+    if not hasattr(src, "con") or not hasattr(src, "rel"):
+        raise ReleaseError("the per-person ledger (id=...) runs on the DuckDB engine only for now")
+    raw, read = list(src.raw_names), list(src.read_names)
+    iraw = match_column(raw, id_col, "id")
+    check_column_names(raw, read, [iraw])
+    icol = read[raw.index(iraw)]
+    if icol in (vcol, ecol):
+        raise ReleaseError(
+            f"the id column {icol!r} is also the {'value' if icol == vcol else 'eps'} column; "
+            "ids must be a column of their own"
+        )
+    if src.kind == "csv" and not src.all_varchar and src.rel.endswith(")"):
+        src.rel = src.rel[:-1] + f", types = {{'{icol.replace(chr(39), chr(39) * 2)}': 'VARCHAR'}})"
+        desc = src.con.execute(f"DESCRIBE SELECT * FROM {src.rel}").fetchall()
+        src.types = {str(r[0]): str(r[1]).upper() for r in desc}
+    t = src.types.get(icol, "")
+    if not (t in _INT_TYPES or t in ("VARCHAR", "STRING", "TEXT") or t.endswith(",0)")):
+        raise ReleaseError(
+            f"id column {icol!r} has type {t}; ids must be integers or text (a float id can "
+            "print differently in another engine)"
+        )
+    return icol
+
+
+def _id_text(src: Any, icol: str) -> str:
+    t = src.types.get(icol, "")
+    if t in ("VARCHAR", "STRING", "TEXT"):
+        return f"nullif(trim({_q(icol)}), '')"
+    return f"CAST({_q(icol)} AS VARCHAR)"
+
+
+# ------------------------------------------------------------------------------ the charge
+@dataclass(frozen=True)
+class PeopleCharge:
+    """What the per-person check-and-charge did: the ledger ticket (record the release with
+    it), the receipt per level (DataFrame: eps, eps_max, persons, asked, run_min, run_max,
+    lost_min, lost_max, kept_min, kept_max, saturated, exhausted; levels in nats), the cap
+    tau (tau* or the table's cap; inf if none) and counts."""
+
+    ticket: ChargeTicket
+    receipt: Any
+    cap: float
+    persons: int
+    new_persons: int
+    exhausted: int
+    saturated: int
+
+
+def _spend_fraction(s: Fraction) -> Fraction:
+    """The spend the grid arithmetic uses: s itself, or s rounded down to a multiple of 2^-40
+    when its terms are too large for 128-bit products (runs less, never more)."""
+    if max(s.numerator, s.denominator) <= MAX_SPEND_DENOMINATOR:
+        return s
+    down = Fraction(math.floor(s * MAX_SPEND_DENOMINATOR), MAX_SPEND_DENOMINATOR)
+    if down == 0:
+        raise ReleaseError("the spend is too small for the per-person ledger (below 2^-40)")
+    return down
+
+
+def _cap(lv: np.ndarray, ct: np.ndarray, target: str, sd_norm: float | None) -> float:
+    """tau (population: ADPM's tau* on the run levels; table: TableMean's cap 1/(n eta))
+    from the distinct run levels and their person counts only."""
+    if target == "table":
+        return float(table_mean(run_profile(lv, ct)).cap_level)
+    use = lv > 0
+    if not use.any():
+        return math.inf
+    return float(tiers_solution(lv[use], ct[use], sd_norm)[1])
+
+
+def _null_row(src: Any, icol: str) -> int:
+    rows = src.con.execute(
+        f"SELECT rn FROM (SELECT row_number() OVER () AS rn, {_id_text(src, icol)} AS i "
+        f"FROM {src.rel}) WHERE i IS NULL ORDER BY rn LIMIT 1"
+    ).fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def charge_people(
+    led: PrivacyLedger,
+    src: Any,
+    vcol: str,
+    ecol: str,
+    icol: str,
+    spend: Fraction,
+    *,
+    target: str,
+    sd_norm: float | None,
+) -> PeopleCharge:
+    """Check and charge every person of the open DuckDB source in one ledger transaction
+    (module docstring), before anything is computed from the values; then point the source
+    at the levels granted (``src.rel``: the value column and the granted level per row), so
+    the release runs at them with level factor 1. Raises BadCellError (null id: row,
+    column), ReleaseError (duplicated ids: their count), BudgetExceeded (no person has any
+    budget left; nothing charged)."""
+    import duckdb
+
+    s = _spend_fraction(spend)
+    key = led.secret_key().hex() + "|"
+    if vcol in (_H, _E):
+        raise ReleaseError(f"the value column may not be named {vcol!r} with an id")
+    src.con.execute(
+        f"CREATE OR REPLACE TEMP TABLE hdp_pp AS SELECT unhex(substr(sha256(? || "
+        f"{_id_text(src, icol)}), 1, 32)) AS {_H}, {_q(vcol)}, {src.e_expr} AS {_E} "
+        f"FROM {src.rel}",
+        [key],
+    )
+    n_null, n_dup = src.con.execute(
+        f"SELECT count_if({_H} IS NULL), count({_H}) - count(DISTINCT {_H}) FROM hdp_pp"
+    ).fetchall()[0]
+    if n_null:
+        row = _null_row(src, icol)
+        raise BadCellError(
+            f"id column {icol!r}, row {row}: empty; every row needs its person's id "
+            f"({int(n_null):,} rows have none); nothing was charged",
+            row=row,
+            column=icol,
+            reason="empty",
+        )
+    if n_dup:
+        raise ReleaseError(
+            f"id column {icol!r}: {int(n_dup):,} rows repeat an id of an earlier row; one row "
+            "per person per release (aggregate each person's rows first); nothing was charged"
+        )
+    with led.transaction() as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            out = _charge_in(con, src, s, target, sd_norm)
+            con.execute("COMMIT")
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        reader = con.sql("SELECT h AS hdp_h__, c FROM hdp_chg").to_arrow_reader()
+        src.con.register("hdp_cr", reader)
+        src.con.execute("CREATE OR REPLACE TEMP TABLE hdp_runs AS SELECT * FROM hdp_cr")
+        src.con.unregister("hdp_cr")
+    src.con.execute(
+        f"CREATE OR REPLACE TEMP TABLE hdp_rel AS SELECT p.{_q(vcol)}, r.c AS {_q(ecol)} "
+        f"FROM hdp_pp p JOIN hdp_runs r USING ({_H})"
+    )
+    src.con.execute("DROP TABLE hdp_pp")
+    src.con.execute("DROP TABLE hdp_runs")
+    src.rel = "hdp_rel"
+    src.types = {**src.types, ecol: "DOUBLE"}
+    rid, receipt, cap, counts = out
+    ticket = ChargeTicket(rid, (), spend, 1.0, Fraction(0), led.path)
+    return PeopleCharge(ticket, receipt, cap, *counts)
+
+
+def _charge_in(con: Any, src: Any, s: Fraction, target: str, sd_norm: float | None):
+    """The check-and-charge inside the ledger's transaction (see charge_people)."""
+    con.execute(_SCHEMA)
+    reader = src.con.sql(f"SELECT {_H} AS h, {_E} AS e FROM hdp_pp").to_arrow_reader()
+    con.register("hdp_in", reader)
+    u = f"{UNIT!r}"
+    p, q = s.numerator, s.denominator
+    run_f = "CAST(run_u AS DOUBLE)"
+    con.execute(
+        f"""CREATE TEMP TABLE hdp_run AS
+        WITH a AS (
+            SELECT i.h, i.e, coalesce(p.spent, CAST(0 AS HUGEINT)) AS spent0,
+                   p.h IS NOT NULL AS known,
+                   CASE WHEN isinf(i.e) THEN NULL
+                        ELSE CAST(floor(i.e * {u}) AS HUGEINT) END AS budget
+            FROM hdp_in i LEFT JOIN hdp_people p USING (h)),
+        b AS (SELECT *, CASE WHEN budget IS NULL THEN NULL ELSE greatest(least(
+                  budget * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT), budget - spent0),
+                  CAST(0 AS HUGEINT)) END AS run_u FROM a),
+        c AS (SELECT *, CASE WHEN run_u IS NULL THEN CAST('inf' AS DOUBLE)
+                  WHEN CAST({run_f} AS HUGEINT) > run_u THEN nextafter({run_f}, 0.0) / {u}
+                  ELSE {run_f} / {u} END AS r0 FROM b)
+        SELECT h, e, spent0, known, budget, run_u,
+               CASE WHEN r0 < {lit(LEVEL_MIN)} THEN 0.0 ELSE r0 END AS r FROM c"""
+    )
+    con.unregister("hdp_in")
+    got = con.execute("SELECT r, count(*) FROM hdp_run GROUP BY r ORDER BY r").fetchnumpy()
+    lv = np.asarray(got["r"], dtype=float)
+    ct = np.asarray(got["count_star()"], dtype=np.int64)
+    if not ((lv > 0) & (ct > 0)).any():
+        raise BudgetExceeded(
+            "no person in this table has any privacy budget left (each has spent their "
+            "level); nothing was charged or released",
+            identity="persons",
+            spent=Fraction(1),
+            remaining=Fraction(0),
+            requested=s,
+        )
+    tau = _cap(lv, ct, target, sd_norm)
+    if math.isfinite(tau):
+        tau_u = math.ceil(Fraction(tau) * (1 << GRID_BITS))
+        c_sql = f"least(r, {lit(tau)})"
+        cu_sql = f"least(run_u, CAST({tau_u} AS HUGEINT))"
+        pub_u = min(tau_u, PUBLIC_CHARGE)
+    else:
+        c_sql, cu_sql, pub_u = "r", "run_u", PUBLIC_CHARGE
+    con.execute(
+        f"""CREATE TEMP TABLE hdp_chg AS SELECT h, e, r, run_u, spent0, budget, known,
+            CASE WHEN r = 0 THEN 0.0 ELSE {c_sql} END AS c,
+            CASE WHEN r = 0 THEN CAST(0 AS HUGEINT) WHEN run_u IS NULL
+                 THEN CAST({pub_u} AS HUGEINT) ELSE {cu_sql} END AS cu
+            FROM hdp_run"""
+    )
+    low = con.execute(f"SELECT count_if(c > 0 AND c < {lit(LEVEL_MIN)}) FROM hdp_chg").fetchall()[
+        0
+    ][0]
+    if low:
+        raise ReleaseError(
+            "this release would grant some persons a level below the supported minimum "
+            f"({LEVEL_MIN:g}); spend more of the budget; nothing was charged"
+        )
+    rid = int(con.execute("SELECT coalesce(max(release_id), 0) + 1 FROM releases").fetchall()[0][0])
+    now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+    con.execute(
+        "INSERT INTO releases (release_id, charged_at, spend, status) VALUES (?, ?, ?, 'charged')",
+        [rid, now, str(s)],
+    )
+    con.execute(
+        "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) WHERE key = 'releases'"
+    )
+    con.execute(
+        f"UPDATE hdp_people SET spent = hdp_people.spent + c.cu, level = c.e, "
+        f"releases = hdp_people.releases + 1, last_release = {rid} "
+        "FROM hdp_chg c WHERE hdp_people.h = c.h"
+    )
+    con.execute(f"INSERT INTO hdp_people SELECT h, e, cu, 1, {rid} FROM hdp_chg WHERE NOT known")
+    receipt = _receipt(con, s)
+    persons, new, exhausted, saturated = con.execute(
+        "SELECT count(*), count_if(NOT known), count_if(r = 0 AND e > 0), "
+        "count_if(r > 0 AND c < r) FROM hdp_chg"
+    ).fetchall()[0]
+    return rid, receipt, tau, (int(persons), int(new), int(exhausted), int(saturated))
+
+
+def _receipt(con: Any, s: Fraction) -> Any:
+    """Per level (or 1/8 decade when there are many levels): persons, what they asked, the
+    levels run at, lost (charged) and kept (what remains after), in nats."""
+    import pandas as pd
+
+    n_levels = con.execute("SELECT count(DISTINCT e) FROM hdp_chg").fetchall()[0][0]
+    key = (
+        "e"
+        if n_levels <= MAX_RECEIPT_LEVELS
+        else "CASE WHEN e > 0 AND NOT isinf(e) THEN floor(log10(e) * 8) ELSE e END"
+    )
+    rows = con.execute(
+        f"""SELECT min(e), max(e), count(*), min(r), max(r), min(cu), max(cu),
+                min(budget - spent0 - cu), max(budget - spent0 - cu),
+                count_if(r > 0 AND c < r), count_if(r = 0 AND e > 0)
+            FROM hdp_chg GROUP BY {key} ORDER BY min(e)"""
+    ).fetchall()
+    cols = ["eps", "eps_max", "persons", "run_min", "run_max", "lost_min", "lost_max"]
+    cols += ["kept_min", "kept_max", "saturated", "exhausted"]
+    out = []
+    for r in rows:
+        e0, e1 = float(r[0]), float(r[1])
+        kept = [None if k is None else max(int(k), 0) / UNIT for k in (r[7], r[8])]
+        out.append(
+            [e0, e1, int(r[2]), float(r[3]), float(r[4]), int(r[5]) / UNIT, int(r[6]) / UNIT]
+            + [math.inf if k is None else k for k in kept]
+            + [int(r[9]), int(r[10])]
+        )
+    df = pd.DataFrame(out, columns=cols)
+    df.insert(2, "asked", df["eps"] * float(s))
+    return df
+
+
+# ------------------------------------------------------------------------------ inspection
+def person_summary(led: PrivacyLedger) -> Any:
+    """Counts only, never ids or hashes: per last-seen level, the persons, how many have
+    spent anything and how many have nothing left, and their spent and remaining (min, mean,
+    max, nats). An empty DataFrame when no release had an id."""
+    import pandas as pd
+
+    cols = ["eps", "persons", "charged", "exhausted", "spent_min", "spent_mean", "spent_max"]
+    cols += ["remaining_min", "remaining_max"]
+    with led.transaction() as con:
+        has = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people'"
+        ).fetchall()[0][0]
+        if not has:
+            return pd.DataFrame(columns=cols)
+        rows = con.execute(
+            f"""SELECT level, count(*), count_if(spent > 0),
+                count_if(NOT isinf(level) AND spent >= CAST(floor(level * {UNIT!r}) AS HUGEINT)),
+                min(spent), avg(CAST(spent AS DOUBLE)), max(spent),
+                min(CASE WHEN isinf(level) THEN NULL
+                    ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) - spent END),
+                max(CASE WHEN isinf(level) THEN NULL
+                    ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) - spent END)
+            FROM hdp_people GROUP BY level ORDER BY level"""
+        ).fetchall()
+    out = []
+    for r in rows:
+        rem = [math.inf if x is None else max(int(x), 0) / UNIT for x in (r[7], r[8])]
+        out.append(
+            [float(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]) / UNIT]
+            + [float(r[5]) / UNIT, int(r[6]) / UNIT, *rem]
+        )
+    return pd.DataFrame(out, columns=cols)
+
+
+def person_spent_units(led: PrivacyLedger) -> dict[bytes, int]:
+    """Every person's exact spend in grid units by keyed hash: for tests and audits only
+    (the hashes never leave this process; never shown)."""
+    with led.transaction() as con:
+        has = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people'"
+        ).fetchall()[0][0]
+        if not has:
+            return {}
+        return {
+            bytes(h): int(v) for h, v in con.execute("SELECT h, spent FROM hdp_people").fetchall()
+        }
