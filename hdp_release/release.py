@@ -341,6 +341,7 @@ def release_mean(
             plan=rel.plan + "; + 2 ledger check passes (fingerprint, cell counts)",
             recorded=True,
         )
+    if ticket is not None and led is not None:
         try:
             led.record(ticket, rel, target=rel.target)
         except Exception as exc:
