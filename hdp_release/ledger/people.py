@@ -408,9 +408,8 @@ def person_summary(led: PrivacyLedger) -> Any:
     out = []
     for r in rows:
         rem = [math.inf if x is None else max(int(x), 0) / UNIT for x in (r[7], r[8])]
-        out.append(
-            [float(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]) / UNIT, float(r[5]) / UNIT, int(r[6]) / UNIT, *rem]
-        )
+        spent = [int(r[4]) / UNIT, float(r[5]) / UNIT, int(r[6]) / UNIT]
+        out.append([float(r[0]), int(r[1]), int(r[2]), int(r[3]), *spent, *rem])
     return pd.DataFrame(out, columns=cols)
 
 

@@ -184,7 +184,7 @@ def test_random_sequences_match_the_oracle_and_never_overspend(tmp_path, seed):
     assert released >= 3
 
 
-# ------------------------------------------------------------------------------ the sequences
+# ------------------------------------------------------------------------- the sequences
 def test_split_by_region_and_drop_one_row_are_refused_once_spent(tmp_path):
     led = PrivacyLedger(tmp_path / "l.duckdb")
     df = table(400, 7, levels=(0.01,))  # nobody saturates: spend 1 exhausts everyone
