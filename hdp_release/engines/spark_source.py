@@ -256,6 +256,7 @@ class SparkSource:
         self._cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
+        self.e_expr = e  # the parsed level (hdp_release.ledger.people hashes ids beside it)
         fp = fingerprint_spark(self.df, v, e)
         t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
         ecol = F.col("e")

@@ -111,8 +111,6 @@ def attach_id(src: Any, id_col: str, vcol: str, ecol: str) -> str:
     """Match the id column on an open DuckDB source (exactly, as the value and eps columns):
     distinct from both, of integer or text type; a CSV's id column is re-read as text. Returns
     the column's name as the engine reads it."""
-    if not hasattr(src, "con") or not hasattr(src, "rel"):
-        raise ReleaseError("the per-person ledger (id=...) runs on the DuckDB engine only for now")
     raw, read = list(src.raw_names), list(src.read_names)
     iraw = match_column(raw, id_col, "id")
     check_column_names(raw, read, [iraw])
@@ -122,6 +120,8 @@ def attach_id(src: Any, id_col: str, vcol: str, ecol: str) -> str:
             f"the id column {icol!r} is also the {'value' if icol == vcol else 'eps'} column; "
             "ids must be a column of their own"
         )
+    if _is_spark(src):
+        return _attach_spark(src, icol)
     if src.kind == "csv" and not src.all_varchar and src.rel.endswith(")"):
         src.rel = src.rel[:-1] + f", types = {{'{icol.replace(chr(39), chr(39) * 2)}': 'VARCHAR'}})"
         desc = src.con.execute(f"DESCRIBE SELECT * FROM {src.rel}").fetchall()
@@ -133,6 +133,46 @@ def attach_id(src: Any, id_col: str, vcol: str, ecol: str) -> str:
             "print differently in another engine)"
         )
     return icol
+
+
+def _is_spark(src: Any) -> bool:
+    return hasattr(src, "spark") and hasattr(src, "df")
+
+
+def _attach_spark(src: Any, icol: str) -> str:
+    """attach_id on Spark: a CSV is read again with the id column as text (the other
+    columns keep the types Spark inferred)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if src.kind == "csv" and src.path is not None:
+        fields = [
+            StructField(f.name, StringType(), True) if f.name == icol else f
+            for f in src.df.schema.fields
+        ]
+        src.df = (
+            src.spark.read.option("header", True)
+            .option("enforceSchema", False)
+            .schema(StructType(fields))
+            .csv(src.path)
+        )
+        src.types = {f.name: f.dataType.simpleString().upper() for f in src.df.schema.fields}
+    t = src.types.get(icol, "")
+    if not (t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "STRING") or t.endswith(",0)")):
+        raise ReleaseError(
+            f"id column {icol!r} has type {t}; ids must be integers or text (a float id can "
+            "print differently in another engine)"
+        )
+    return icol
+
+
+def _spark_id_text(src: Any, icol: str) -> Any:
+    from pyspark.sql import functions as F
+
+    c = F.col("`" + icol.replace("`", "``") + "`")
+    if src.types.get(icol) == "STRING":
+        t = F.trim(c)
+        return F.when(t == F.lit(""), F.lit(None)).otherwise(t)
+    return c.cast("string")
 
 
 def _id_text(src: Any, icol: str) -> str:
@@ -212,6 +252,8 @@ def charge_people(
     key = led.secret_key().hex() + "|"
     if vcol in (_H, _E):
         raise ReleaseError(f"the value column may not be named {vcol!r} with an id")
+    if _is_spark(src):
+        return _charge_spark(led, src, vcol, ecol, icol, spend, s, key, target, sd_norm)
     src.con.execute(
         f"CREATE OR REPLACE TEMP TABLE hdp_pp AS SELECT unhex(substr(sha256(? || "
         f"{_id_text(src, icol)}), 1, 32)) AS {_H}, {_q(vcol)}, {src.e_expr} AS {_E} "
@@ -221,24 +263,14 @@ def charge_people(
     n_null, n_dup = src.con.execute(
         f"SELECT count_if({_H} IS NULL), count({_H}) - count(DISTINCT {_H}) FROM hdp_pp"
     ).fetchall()[0]
-    if n_null:
-        row = _null_row(src, icol)
-        raise BadCellError(
-            f"id column {icol!r}, row {row}: empty; every row needs its person's id "
-            f"({int(n_null):,} rows have none); nothing was charged",
-            row=row,
-            column=icol,
-            reason="empty",
-        )
-    if n_dup:
-        raise ReleaseError(
-            f"id column {icol!r}: {int(n_dup):,} rows repeat an id of an earlier row; one row "
-            "per person per release (aggregate each person's rows first); nothing was charged"
-        )
+    _refuse_ids(icol, int(n_null), int(n_dup), lambda: _null_row(src, icol))
     with led.transaction() as con:
         con.execute("BEGIN TRANSACTION")
         try:
-            out = _charge_in(con, src, s, target, sd_norm)
+            reader = src.con.sql(f"SELECT {_H} AS h, {_E} AS e FROM hdp_pp").to_arrow_reader()
+            con.register("hdp_in", reader)
+            out = _charge_in(con, "hdp_in", s, target, sd_norm)
+            con.unregister("hdp_in")
             con.execute("COMMIT")
         except BaseException:
             try:
@@ -263,11 +295,91 @@ def charge_people(
     return PeopleCharge(ticket, receipt, cap, *counts)
 
 
-def _charge_in(con: Any, src: Any, s: Fraction, target: str, sd_norm: float | None):
-    """The check-and-charge inside the ledger's transaction (see charge_people)."""
+def _refuse_ids(icol: str, n_null: int, n_dup: int, null_row: Any) -> None:
+    """Refuse null ids (row, column) and repeated ids (their count, never an id)."""
+    if n_null:
+        row = null_row()
+        where = f"row {row}" if row else "a row"
+        raise BadCellError(
+            f"id column {icol!r}, {where}: empty; every row needs its person's id "
+            f"({int(n_null):,} rows have none); nothing was charged",
+            row=row,
+            column=icol,
+            reason="empty",
+        )
+    if n_dup:
+        raise ReleaseError(
+            f"id column {icol!r}: {int(n_dup):,} rows repeat an id of an earlier row; one row "
+            "per person per release (aggregate each person's rows first); nothing was charged"
+        )
+
+
+def _charge_spark(
+    led: PrivacyLedger,
+    src: Any,
+    vcol: str,
+    ecol: str,
+    icol: str,
+    spend: Fraction,
+    s: Fraction,
+    key: str,
+    target: str,
+    sd_norm: float | None,
+) -> PeopleCharge:
+    """charge_people on Spark: the keyed hashes computed by Spark SQL (sha2), counted there,
+    and handed to the ledger through a Parquet folder (never row by row to the driver); the
+    granted levels come back the same way and are joined in Spark."""
+    import shutil
+    import tempfile
+
+    import duckdb
+    from pyspark.sql import functions as F
+
+    h = F.unhex(F.substring(F.sha2(F.concat(F.lit(key), _spark_id_text(src, icol)), 256), 1, 32))
+    vc = F.col("`" + vcol.replace("`", "``") + "`")
+    t = src.df.select(h.alias(_H), vc.alias(vcol), src.e_expr.alias(_E))
+    n_null, n_dup = t.agg(
+        F.sum(F.col(_H).isNull().cast("long")),
+        F.count(_H) - F.countDistinct(_H),
+    ).collect()[0]
+    _refuse_ids(icol, int(n_null or 0), int(n_dup or 0), lambda: 0)
+    tmp = tempfile.mkdtemp(prefix="hdp-people-")
+    try:
+        t.select(F.col(_H).alias("h"), F.col(_E).alias("e")).write.parquet(tmp + "/in")
+        with led.transaction() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                inp = f"read_parquet('{tmp}/in/*.parquet')"
+                out = _charge_in(con, inp, s, target, sd_norm)
+                con.execute("COMMIT")
+            except BaseException:
+                try:
+                    con.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                raise
+            con.execute(
+                f"COPY (SELECT h AS {_H}, c FROM hdp_chg) TO '{tmp}/runs.parquet' (FORMAT parquet)"
+            )
+        runs = src.spark.read.parquet(tmp + "/runs.parquet")
+        src.df = (
+            t.join(runs, on=_H, how="inner")
+            .select(F.col(vcol), F.col("c").alias(ecol))
+            .localCheckpoint(eager=True)
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    src.types = {**src.types, ecol: "DOUBLE"}
+    src.read_names = [vcol, ecol]
+    rid, receipt, cap, counts = out
+    ticket = ChargeTicket(rid, (), spend, 1.0, Fraction(0), led.path)
+    return PeopleCharge(ticket, receipt, cap, *counts)
+
+
+def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None):
+    """The check-and-charge inside the ledger's transaction (see charge_people); ``inp``:
+    the relation of this release's persons (h: keyed hash, e: current level)."""
     con.execute(_SCHEMA)
-    reader = src.con.sql(f"SELECT {_H} AS h, {_E} AS e FROM hdp_pp").to_arrow_reader()
-    con.register("hdp_in", reader)
     u = f"{UNIT!r}"
     p, q = s.numerator, s.denominator
     run_f = "CAST(run_u AS DOUBLE)"
@@ -278,7 +390,7 @@ def _charge_in(con: Any, src: Any, s: Fraction, target: str, sd_norm: float | No
                    p.h IS NOT NULL AS known,
                    CASE WHEN isinf(i.e) THEN NULL
                         ELSE CAST(floor(i.e * {u}) AS HUGEINT) END AS budget
-            FROM hdp_in i LEFT JOIN hdp_people p USING (h)),
+            FROM {inp} i LEFT JOIN hdp_people p USING (h)),
         b AS (SELECT *, CASE WHEN budget IS NULL THEN NULL ELSE greatest(least(
                   budget * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT), budget - spent0),
                   CAST(0 AS HUGEINT)) END AS run_u FROM a),
@@ -288,7 +400,6 @@ def _charge_in(con: Any, src: Any, s: Fraction, target: str, sd_norm: float | No
         SELECT h, e, spent0, known, budget, run_u,
                CASE WHEN r0 < {lit(LEVEL_MIN)} THEN 0.0 ELSE r0 END AS r FROM c"""
     )
-    con.unregister("hdp_in")
     got = con.execute("SELECT r, count(*) FROM hdp_run GROUP BY r ORDER BY r").fetchnumpy()
     lv = np.asarray(got["r"], dtype=float)
     ct = np.asarray(got["count_star()"], dtype=np.int64)
