@@ -9,7 +9,9 @@ the server runs is refused instead of silently started again empty."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 from typing import Any
 
 import streamlit as st
@@ -18,7 +20,7 @@ from hdp_core.errors import ReleaseError
 from hdp_core.tables import read_upload_csv
 from hdp_release.checks import check_values
 from hdp_release.fingerprint import fingerprint_frame
-from hdp_release.ledger.store import PrivacyLedger, default_ledger_path
+from hdp_release.ledger.store import ENV_VAR, PrivacyLedger, default_ledger_path
 from hdp_release.preview import level_counts
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
@@ -100,5 +102,10 @@ def _ledger_at(path: str) -> PrivacyLedger:
 def server_ledger() -> PrivacyLedger:
     """The server's privacy ledger (``$HDP_LEDGER``, else hdp_release.ledger.DEFAULT_PATH),
     one object per path for the server's life. Raises LedgerError (busy, unusable); an error is
-    not kept, so the next run tries again."""
-    return _ledger_at(default_ledger_path())
+    not kept, so the next run tries again. The default folder is made (private to the
+    user) on first use, as on a fresh machine."""
+    path = default_ledger_path()
+    if not os.environ.get(ENV_VAR):
+        with contextlib.suppress(OSError):  # else PrivacyLedger says why it cannot be used
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    return _ledger_at(path)

@@ -1,10 +1,15 @@
 """The command line of the private release: ``python -m hdp_release PATH --value COL
 --eps COL --range LO HI [--engine spark] [--data-sd S] [--menu MENU.json] [--target
-population|table] [--ledger PATH [--spend F] [--dataset NAME]] [--format json]`` (also
+population|table] [--ledger PATH | --no-ledger] [--id COL] [--spend F] [--dataset NAME]
+[--format json]`` (also
 installed as ``hdp-release``), and ``python -m hdp_release --list-ledger PATH [--dataset
 NAME] [--format json]`` to list a ledger's releases (hdp_release.ledger.store's listing).
 
-Without ``--ledger`` nothing is tracked: every release spends each user's level again.
+The ledger is ``--ledger PATH``, else ``$HDP_LEDGER`` when it is set; ``--no-ledger`` (or
+neither) releases NOT TRACKED: every release spends each user's level again (a warning on
+stderr says so). ``--id COL`` charges each person (hdp_release.ledger.people); without it the
+ledger keeps a budget per dataset, and a subset, an edit or another column of the same people
+is new data to it (a warning on stderr says so).
 
 Exit status: 0 released; 2 refused, nothing released (every failure is one line on stderr
 starting with ``error:``, argparse's own usage errors too; no traceback, and no cell of the
@@ -103,6 +108,18 @@ def _parser() -> argparse.ArgumentParser:
         "--dataset", default=None, metavar="NAME", help="the dataset's name in the ledger"
     )
     ap.add_argument(
+        "--id",
+        default=None,
+        metavar="COL",
+        help="column naming each row's person: the ledger charges each person what they "
+        "lose, across every column, subset and file (ids stored only as keyed hashes)",
+    )
+    ap.add_argument(
+        "--no-ledger",
+        action="store_true",
+        help="release without any ledger even when $HDP_LEDGER is set: NOT TRACKED",
+    )
+    ap.add_argument(
         "--list-ledger",
         default=None,
         metavar="PATH",
@@ -158,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
             sd = sd if sd is not None else menu.data_sd
         if lo_hi is None:
             raise ReleaseError("the public range is missing: give --range LO HI (or --menu)")
+        if a.no_ledger and a.ledger is not None:
+            raise ReleaseError("--no-ledger and --ledger contradict each other; give one")
+        ledger: Any = False if a.no_ledger else a.ledger  # None: $HDP_LEDGER when it is set
         rel = release_mean(
             a.path,
             value=a.value,
@@ -168,9 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             data_sd=sd,
             tiers=menu,
             target=a.target,
-            ledger=a.ledger,
+            ledger=ledger,
             spend=a.spend,
             dataset=a.dataset,
+            id=a.id,
         )
         if a.format == "json":
             d = rel.to_dict()
@@ -187,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_REFUSED
     print(out)
+    from hdp_release.result import tracking_note
+
+    note = tracking_note(rel)
+    if note:  # untracked, or tracked per dataset only: said where a script's reader sees it
+        print(f"warning: {note}", file=sys.stderr)
     if rel.recorded is False:  # paid for: printed above, never lost; said on stderr
         print(f"warning: {not_recorded_note(rel)}", file=sys.stderr)
         return NOT_RECORDED

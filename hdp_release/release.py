@@ -236,8 +236,10 @@ def release_mean(
     assumption; ``data_sd`` is not used). ``ci95`` covers the target with probability >= 95%
     (hdp_core.intervals).
 
-    ``ledger``: None (the default: NOTHING IS TRACKED; releasing the same data again spends
-    every user's level again), a :class:`hdp_release.ledger.store.PrivacyLedger` or a path to one.
+    ``ledger``: None (the default: the ledger at $HDP_LEDGER when that is set, else NOTHING
+    IS TRACKED), False (NOT TRACKED even when $HDP_LEDGER is set: releasing the same data
+    again spends every user's level again), a
+    :class:`hdp_release.ledger.store.PrivacyLedger` or a path to one.
     With a ledger, each user's level is their total budget on the dataset: the release spends
     ``spend`` (in (0, 1]) of it, is charged to the data's content fingerprint and to
     ``dataset`` (a name, optional) before anything is computed from the values, runs at
@@ -277,7 +279,9 @@ def release_mean(
     frac = as_spend(spend)
     factor = spend_factor(frac)
     led = None
-    if ledger is not None:
+    if ledger is None and os.environ.get("HDP_LEDGER"):
+        ledger = os.environ["HDP_LEDGER"]  # the shared ledger of this machine or server
+    if ledger is not None and ledger is not False:
         led = ledger if isinstance(ledger, PrivacyLedger) else _open_ledger(ledger)
     if dataset is not None:
         name_identity(dataset)  # validated before anything is read

@@ -166,6 +166,27 @@ class Release:
         return "\n".join(lines)
 
 
+NOT_TRACKED_NOTE = (
+    "NOT TRACKED: no privacy ledger was used, so this release is charged nowhere and releasing "
+    "the same people again spends their levels again."
+)
+DATASET_LEDGER_NOTE = (
+    "Tracked per dataset (no id column): a subset, an edit or another column of the same "
+    "people is new data to the ledger and starts a fresh budget; name an id column to charge "
+    "each person what they lose."
+)
+
+
+def tracking_note(rel: Release) -> str | None:
+    """The warning about how a release was tracked: NOT_TRACKED_NOTE without a ledger,
+    DATASET_LEDGER_NOTE with a ledger but no id column, None with the per-person ledger."""
+    if rel.ledger_path is None:
+        return NOT_TRACKED_NOTE
+    if rel.people is None:
+        return DATASET_LEDGER_NOTE
+    return None
+
+
 _RECORD_FAILURE_WORDS = {
     "LedgerBusy": "the ledger was busy",
     "LedgerUnusable": "the ledger could not be used",

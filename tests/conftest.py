@@ -26,12 +26,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def ledger_path(tmp_path_factory, monkeypatch):
-    """No test writes to the home folder: every test's privacy ledger (HDP_LEDGER, the
-    server's ledger the Release page uses, and PrivacyLedger()'s default) is a fresh file in a
-    temporary folder. Returns its path. (Browser tests' servers get their own: see
-    tests/browser_support.Server.)"""
-    path = tmp_path_factory.mktemp("ledger") / "ledger.duckdb"
-    monkeypatch.setenv("HDP_LEDGER", str(path))
+    """No test writes to the home folder: HOME is a fresh temporary folder and HDP_LEDGER is
+    unset, so every test's default privacy ledger (the server's ledger the Release page uses,
+    and PrivacyLedger()'s default) is a fresh file under it, and the library and CLI release
+    untracked unless a test gives a ledger (they use $HDP_LEDGER when it is set). The
+    default folder is made here; tests/app/test_page_release_fresh_home.py starts from an
+    empty HOME instead. Returns the ledger's path. (Browser tests' servers get their own:
+    see tests/browser_support.Server.)"""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("HDP_LEDGER", raising=False)
+    path = home / ".local" / "share" / "hdp-explorer" / "ledger.duckdb"
+    path.parent.mkdir(parents=True)
     return path
 
 

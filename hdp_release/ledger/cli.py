@@ -1,5 +1,6 @@
 """The ledger's command line: ``python -m hdp_release.ledger [PATH] [--dataset NAME |
---identity ID] [--format text|json]`` lists a ledger's releases and what remains."""
+--identity ID] [--format text|json]`` lists a ledger's releases and what remains; ``--people``
+lists the per-person ledger by level (counts only, never ids or hashes)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,15 @@ def main(argv: list[str] | None = None) -> int:
                     f"else {DEFAULT_PATH})")  # fmt: skip
     ap.add_argument("--dataset", default=None, help="only releases charged to this name")
     ap.add_argument("--identity", default=None, help="only releases charged to this identity")
+    ap.add_argument(
+        "--people",
+        action="store_true",
+        help="the per-person ledger: persons, spent and remaining by level (counts only)",
+    )
     ap.add_argument("--format", choices=["text", "json"], default="text")
     a = ap.parse_args(argv)
+    if a.people:
+        return _people(a.path, a.format)
     try:
         led = PrivacyLedger(a.path)
         ident = name_identity(a.dataset) if a.dataset is not None else a.identity
@@ -62,4 +70,27 @@ def main(argv: list[str] | None = None) -> int:
         )
     if left is not None:
         print(f"remaining for {ident}: {pct(left)} of every user's level")
+    return 0
+
+
+def _people(path: str | None, fmt: str) -> int:
+    """``--people``: hdp_release.ledger.people.person_summary (never an id or a hash)."""
+    from hdp_release.ledger.people import person_summary
+
+    try:
+        led = PrivacyLedger(path)
+        df = person_summary(led)
+    except ReleaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if fmt == "json":
+        rows = [
+            {k: (str(v) if isinstance(v, float) and v == float("inf") else v) for k, v in r.items()}
+            for r in df.to_dict("records")
+        ]
+        print(json.dumps({"ledger": led.path, "persons": int(df.persons.sum()), "levels": rows}))
+        return 0
+    print(f"ledger: {led.path}   persons: {int(df.persons.sum()):,}")
+    if len(df):
+        print(df.to_string(index=False))
     return 0
