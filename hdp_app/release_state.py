@@ -24,6 +24,7 @@ from hdp_release.ledger.store import ENV_VAR, PrivacyLedger, default_ledger_path
 from hdp_release.preview import level_counts
 
 K_UPLOAD, K_VALUE, K_EPS = "rel_upload", "rel_value", "rel_eps"
+K_ID = "rel_id"
 K_LO, K_HI, K_UNIT = "rel_lo", "rel_hi", "rel_unit"
 K_USE_SD, K_SD, K_GO = "rel_use_sd", "rel_sd", "rel_go"
 K_USE_MENU = "rel_use_menu"

@@ -333,6 +333,9 @@ def release_mean(
             ledger_path=led.path,
             id_column=id,
             people=people.receipt,
+            # tau* (or the table's cap) of the run levels, which the charge used; the release
+            # ran on the levels capped at it (the same tau*, up to the last bits of a float)
+            saturation_level=people.cap,
             plan=rel.plan + "; + ledger check pass, keyed-hash pass, per-person charge",
             recorded=True,
         )

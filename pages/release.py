@@ -32,6 +32,7 @@ from hdp_app.release_state import (
     K_EPS,
     K_GO,
     K_HI,
+    K_ID,
     K_LO,
     K_NAME,
     K_SD,
@@ -52,6 +53,7 @@ from hdp_app.release_state import (
     server_ledger,
 )
 from hdp_app.views import codegen, links
+from hdp_app.views import people as P
 from hdp_app.views import release as V
 from hdp_app.views.explain import TARGET_QUESTION
 from hdp_app.views.formatting import plain
@@ -164,8 +166,24 @@ def _columns(df, menu: Menu | None) -> tuple[str, str]:
     return value, eps
 
 
+def _id_column(df, value: str, eps: str) -> str | None:
+    cols = [str(c) for c in df.columns]
+    ident = P.id_of(
+        st.selectbox(
+            P.ID_LABEL, P.id_options(cols), index=P.guess_id(cols), key=K_ID, help=P.ID_HELP
+        )
+    )
+    if ident is None:
+        st.caption(P.NO_ID_NOTE)
+    elif P.id_problem(ident, value, eps):
+        st.error(P.id_problem(ident, value, eps))
+        raise _Stop
+    return ident
+
+
 def _settings(df, menu: Menu | None) -> dict:
     value, eps = _columns(df, menu)
+    ident = _id_column(df, value, eps)
     c1, c2, c3 = st.columns(3)
     lo = c1.number_input(
         "Lowest possible value",
@@ -232,6 +250,7 @@ def _settings(df, menu: Menu | None) -> dict:
     return {
         "value": value,
         "eps": eps,
+        "id": ident,
         "lo": float(lo),
         "hi": float(hi),
         "unit": unit or "",
@@ -362,7 +381,7 @@ def _release_section(
 ) -> None:
     led, dataset, remaining = budget
     st.subheader("Release")
-    blocker = V.release_blocker(answer, remaining, spend)
+    blocker = V.release_blocker(answer, P.budget_for(s["id"], remaining), spend)
     if blocker is not None:
         (st.error if blocker.kind == "error" else st.info)(blocker.text)
     if st.button(
@@ -381,9 +400,10 @@ def _release_section(
                 ledger=led,
                 spend=spend,
                 dataset=dataset,
+                id=s["id"],
             )
         except BudgetExceeded as e:
-            st.error(V.budget_refusal(e))
+            st.error(P.budget_refusal(e))
             return
         except LedgerError as e:
             st.error(V.ledger_problem(e))
@@ -434,6 +454,10 @@ def _last_section(current: tuple[str, dict] | None) -> None:
     )
     for note in rel.notes:
         st.caption(plain(note))
+    for line in P.kept_sentences(rel):
+        st.markdown(line)
+    if rel.people is not None:
+        st.dataframe(P.people_table(rel), hide_index=True, key="rel_people_table")
     st.markdown(
         "**Privacy receipt**: for each level, the users, the level they were granted and "
         "their privacy loss in this release (computed by OpenDP before anything was "
@@ -475,7 +499,7 @@ def _downloads(last: dict) -> None:
         on_click="ignore",
     )
     with st.expander("Reproduce in Python"):
-        st.code(codegen.release_code(s, last["file"], menu), language="python")
+        st.code(codegen.release_code(s, last["file"], menu, rel), language="python")
 
 
 # ----------------------------------------------------------------------------- page

@@ -206,10 +206,13 @@ print(bounds.method_errors_real(prof, lo={_num(lo)}, hi={_num(hi)})["ADPM"])  # 
 """
 
 
-def release_code(settings: Mapping[str, Any], file: str, menu: Any = None) -> str:
+def release_code(settings: Mapping[str, Any], file: str, menu: Any = None, rel: Any = None) -> str:
     """The Release page's call, for its settings (columns, range, declared spread) and the
     uploaded file's name (read from the current folder), with the Tier designer menu rebuilt
-    by ``make_menu`` when one is used. Running it prints the release and its receipt (the
+    by ``make_menu`` when one is used; with the release ``rel`` also what it did: target,
+    spend (exact: the page's whole percents print exactly), the person id column, the
+    ledger (the server's ledger file: running the snippet on the same machine charges the
+    same ledger) and the dataset name. Running it prints the release and its receipt (the
     noise differs from run to run; everything else is the page's)."""
     lines = ["import hdp_release", ""]
     tiers = ""
@@ -235,6 +238,19 @@ def release_code(settings: Mapping[str, Any], file: str, menu: Any = None) -> st
         f"    lo={float(settings['lo'])!r},",
         f"    hi={float(settings['hi'])!r},",
         f"    data_sd={None if sd is None else float(sd)!r}{tiers},",
+    ]
+    if rel is not None:
+        ledger = rel.ledger_path
+        lines += [
+            f"    target={str(rel.target)!r},",
+            f"    spend={float(rel.spend)!r},",
+            f"    id={rel.id_column!r},",
+            f"    ledger={ledger!r},  # the privacy ledger charged (False: not tracked)"
+            if ledger is not None
+            else "    ledger=False,  # NOT TRACKED, as on the page",
+            f"    dataset={rel.dataset!r},",
+        ]
+    lines += [
         ")",
         "print(rel.text())  # the private mean, its 95% interval and the privacy receipt",
     ]

@@ -75,6 +75,7 @@ from hdp_release.plan import run_profile, tiers_solution
 
 __all__ = [
     "GRID_BITS",
+    "PERSONS",
     "PeopleCharge",
     "attach_id",
     "charge_people",
@@ -87,6 +88,8 @@ UNIT = float(1 << GRID_BITS)
 """Grid units per nat: budgets, run levels and charges are integers of 2^-42 nats."""
 PUBLIC_CHARGE = math.floor(LEVEL_MAX * UNIT)
 MAX_SPEND_DENOMINATOR = 1 << 40
+PERSONS = "persons"
+"""BudgetExceeded.identity when no person of a release has any budget left."""
 MAX_RECEIPT_LEVELS = 64
 """At most this many distinct levels get a receipt row each; more are grouped by 1/8 decade."""
 
@@ -407,7 +410,7 @@ def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | No
         raise BudgetExceeded(
             "no person in this table has any privacy budget left (each has spent their "
             "level); nothing was charged or released",
-            identity="persons",
+            identity=PERSONS,
             spent=Fraction(1),
             remaining=Fraction(0),
             requested=s,
