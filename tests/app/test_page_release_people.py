@@ -17,9 +17,9 @@ from test_page_release import _answer, _release, _set_range
 import hdp_release
 import hdp_release.release
 from hdp_app.views import people as P
+from hdp_core.spend import as_spend
 from hdp_release.ledger.people import person_summary
 from hdp_release.ledger.store import PrivacyLedger
-from hdp_core.spend import as_spend
 
 
 def _table() -> bytes:
