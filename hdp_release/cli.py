@@ -9,7 +9,7 @@ The ledger is ``--ledger PATH``, else ``$HDP_LEDGER`` when it is set; ``--no-led
 neither) releases NOT TRACKED: every release spends each user's level again (a warning on
 stderr says so). ``--id COL`` charges each person (hdp_release.ledger.people); without it the
 ledger keeps a budget per dataset, and a subset, an edit or another column of the same people
-is new data to it (a warning on stderr says so).
+is new data to it (the output says so: a line of the text, "tracking" in the JSON).
 
 Exit status: 0 released; 2 refused, nothing released (every failure is one line on stderr
 starting with ``error:``, argparse's own usage errors too; no traceback, and no cell of the
@@ -210,9 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     print(out)
     from hdp_release.result import tracking_note
 
-    note = tracking_note(rel)
-    if note:  # untracked, or tracked per dataset only: said where a script's reader sees it
-        print(f"warning: {note}", file=sys.stderr)
+    if rel.ledger_path is None:  # loudly, where a script's reader sees it
+        print(f"warning: {tracking_note(rel)}", file=sys.stderr)
     if rel.recorded is False:  # paid for: printed above, never lost; said on stderr
         print(f"warning: {not_recorded_note(rel)}", file=sys.stderr)
         return NOT_RECORDED

@@ -119,6 +119,7 @@ class Release:
             "budget_remaining": self.budget_remaining,
             "recorded": self.recorded,
             "record_failure": self.record_failure,
+            "tracking": tracking_note(self),
             "id_column": self.id_column,
             "people": None
             if self.people is None
@@ -157,6 +158,7 @@ class Release:
                 f"privacy budget: spent {self.spend:.4g} of every user's level{name}{left} "
                 f"(run at eps x {self.level_factor:.17g})"
             )
+            lines.append(DATASET_LEDGER_NOTE)
         if self.recorded is False:
             lines.append("WARNING: " + not_recorded_note(self))
         lines += list(self.notes)

@@ -62,13 +62,15 @@ def test_hdp_ledger_is_used_when_set_and_no_ledger_says_not_tracked(
 ):
     env = tmp_path / "env.duckdb"
     monkeypatch.setenv("HDP_LEDGER", str(env))
-    assert main(_args(csv)) == 0  # tracked in $HDP_LEDGER, per dataset: said on stderr
-    err = capsys.readouterr().err
-    assert " ".join(DATASET_LEDGER_NOTE.split()) in " ".join(err.split())
-    assert len(PrivacyLedger(env).history()) == 1
+    assert main(_args(csv, "--spend", "0.5")) == 0  # tracked in $HDP_LEDGER, per dataset
+    out = capsys.readouterr().out
+    assert DATASET_LEDGER_NOTE in out
+    assert main([*_args(csv), "--format", "json", "--spend", "0.1"]) == 0
+    assert json.loads(capsys.readouterr().out)["tracking"] == DATASET_LEDGER_NOTE
+    assert len(PrivacyLedger(env).history()) == 2
     assert main(_args(csv, "--no-ledger")) == 0
     assert "NOT TRACKED" in capsys.readouterr().err
-    assert len(PrivacyLedger(env).history()) == 1
+    assert len(PrivacyLedger(env).history()) == 2
     assert main(_args(csv, "--no-ledger", "--ledger", str(env))) == 2
     # the library: $HDP_LEDGER when set, ledger=False to opt out
     rel = release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100, id="user_id")
