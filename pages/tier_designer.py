@@ -36,6 +36,7 @@ from hdp_app.navigation import app_page
 from hdp_app.perf import live
 from hdp_app.views import design as V
 from hdp_app.views import design_link, explain, links
+from hdp_app.views import slack as SL
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
 from hdp_app.views.formatting import plain, plain_table, short_eps
@@ -454,6 +455,7 @@ def targets_section(menu: M.Menu) -> None:
     ):
         show_metric(col, m)
         col.caption(wv.TARGET_TEXTS[target])
+        col.caption(SL.slack_caption(SL.menu_slack(menu, k, target), menu.unit))
 
 
 def export_targets(menu: M.Menu) -> dict:
