@@ -509,15 +509,14 @@ def person_summary(led: PrivacyLedger) -> Any:
         ).fetchall()[0][0]
         if not has:
             return pd.DataFrame(columns=cols)
+        budget = (
+            f"CASE WHEN isinf(level) THEN NULL ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) END"
+        )
         rows = con.execute(
-            f"""SELECT level, count(*), count_if(spent > 0),
-                count_if(NOT isinf(level) AND spent >= CAST(floor(level * {UNIT!r}) AS HUGEINT)),
-                min(spent), avg(CAST(spent AS DOUBLE)), max(spent),
-                min(CASE WHEN isinf(level) THEN NULL
-                    ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) - spent END),
-                max(CASE WHEN isinf(level) THEN NULL
-                    ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) - spent END)
-            FROM hdp_people GROUP BY level ORDER BY level"""
+            f"""SELECT level, count(*), count_if(spent > 0), count_if(coalesce(b > 0 AND spent >= b, false)),
+                min(spent), avg(CAST(spent AS DOUBLE)), max(spent), min(b - spent), max(b - spent)
+            FROM (SELECT level, spent, {budget} AS b FROM hdp_people)
+            GROUP BY level ORDER BY level"""
         ).fetchall()
     out = []
     for r in rows:

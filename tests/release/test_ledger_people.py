@@ -312,3 +312,33 @@ def test_a_race_of_processes_never_overspends_a_person(tmp_path):
     budget = math.floor(Fraction(0.01) * G)
     half = math.floor(budget * Fraction(1, 2))  # each of the two releases, on the grid
     assert set(person_spent_units(led).values()) == {2 * half} and 2 * half <= budget
+
+
+def test_public_and_zero_persons_and_a_public_person_who_turns_private(tmp_path):
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    n = 600
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(
+        {
+            "uid": np.arange(n),
+            "wage": rng.uniform(0, 100, n),
+            "eps": np.array(["0.5", "public", "0", "2"])[np.arange(n) % 4],
+        }
+    )
+    first = release_mean(df, value="wage", eps="eps", lo=0, hi=100, ledger=led, id="uid")
+    tau = first.saturation_level
+    pub = first.people[np.isinf(first.people.eps)].iloc[0]
+    assert pub.lost_max == pytest.approx(tau, abs=2.0**-42)  # a public person loses tau*
+    summary = person_summary(led)
+    assert list(summary.persons) == [150] * 4
+    assert list(summary.exhausted) == [0, 150, 0, 0]  # the 0.5 persons (not saturated)
+    # everyone now asks for 1.0: a formerly public person has 1 - tau* left, a 0 person 1
+    second = release_mean(
+        df.assign(eps=1.0), value="wage", eps="eps", lo=0, hi=100, ledger=led, id="uid"
+    )
+    secret = led.secret_key()
+    spent = person_spent_units(led)
+    budget = math.floor(Fraction(1.0) * G)
+    assert max(spent.values()) <= budget
+    assert spent[key_hash(secret, "1")] <= budget  # the public person: held to the new level
+    assert second.people.run_min.iloc[0] <= 1.0 - tau + 2.0**-42
