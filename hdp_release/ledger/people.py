@@ -513,7 +513,8 @@ def person_summary(led: PrivacyLedger) -> Any:
             f"CASE WHEN isinf(level) THEN NULL ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) END"
         )
         rows = con.execute(
-            f"""SELECT level, count(*), count_if(spent > 0), count_if(coalesce(b > 0 AND spent >= b, false)),
+            f"""SELECT level, count(*), count_if(spent > 0),
+                count_if(coalesce(b > 0 AND spent >= b, false)),
                 min(spent), avg(CAST(spent AS DOUBLE)), max(spent), min(b - spent), max(b - spent)
             FROM (SELECT level, spent, {budget} AS b FROM hdp_people)
             GROUP BY level ORDER BY level"""
