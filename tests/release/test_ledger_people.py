@@ -326,6 +326,7 @@ def test_public_and_zero_persons_and_a_public_person_who_turns_private(tmp_path)
         }
     )
     first = release_mean(df, value="wage", eps="eps", lo=0, hi=100, ledger=led, id="uid")
+    assert first.recorded is True  # its receipt (inf for public persons) is stored as JSON
     tau = first.saturation_level
     pub = first.people[np.isinf(first.people.eps)].iloc[0]
     assert pub.lost_max == pytest.approx(tau, abs=2.0**-42)  # a public person loses tau*
