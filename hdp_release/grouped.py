@@ -180,7 +180,18 @@ def release_means(
             factor = ticket.factor
         src.level_factor = factor
         rels, plan = _release_segments(
-            src, vcol, ecol, bcols, chosen, lo_f, hi_f, sd_norm, data_sd, c, engine, target,
+            src,
+            vcol,
+            ecol,
+            bcols,
+            chosen,
+            lo_f,
+            hi_f,
+            sd_norm,
+            data_sd,
+            c,
+            engine,
+            target,
             factor,
         )
     except BaseException as exc:
@@ -234,9 +245,7 @@ def charge_people(id_col: str) -> None:
 def _by_list(by: Any) -> list[str]:
     cols = [by] if isinstance(by, str) else list(by) if isinstance(by, (list, tuple)) else None
     if not cols or not all(isinstance(b, str) and b for b in cols):
-        raise ReleaseError(
-            "by must name a segment column (a non-empty string) or a list of them"
-        )
+        raise ReleaseError("by must name a segment column (a non-empty string) or a list of them")
     if len(cols) > MAX_BY:
         raise ReleaseError(f"by names {len(cols)} columns; at most {MAX_BY} segment columns")
     if len(set(cols)) != len(cols):
@@ -339,7 +348,18 @@ def _release_segments(
         check_level_range(every, fin_all, src, ecol, factor)
         passes = [1]
         rels = _plan_all(
-            src, bcols, chosen, hists, lo, hi, sd_norm, data_sd, c, engine, target, factor,
+            src,
+            bcols,
+            chosen,
+            hists,
+            lo,
+            hi,
+            sd_norm,
+            data_sd,
+            c,
+            engine,
+            target,
+            factor,
             passes,
         )
     except ReleaseError:
@@ -410,7 +430,12 @@ def _plan_all(
     for s, (key, here, _) in enumerate(chosen):  # per segment: classification only
         if not here:
             out[s] = _no_data(
-                lo, hi, engine, data_sd, target, 0,
+                lo,
+                hi,
+                engine,
+                data_sd,
+                target,
+                0,
                 "This segment is not in the table: the mid-range, from no data.",
             )
             continue
@@ -421,7 +446,12 @@ def _plan_all(
         n_used = int(h.n[fin].sum()) + n_pub
         if n_used == 0:
             out[s] = _no_data(
-                lo, hi, engine, data_sd, target, n_ex,
+                lo,
+                hi,
+                engine,
+                data_sd,
+                target,
+                n_ex,
                 "Every user of this segment has eps = 0: the mid-range, from no data.",
             )
         elif n_pub == n_used:
@@ -430,13 +460,27 @@ def _plan_all(
             batch.append(s)
         else:
             out[s] = _one_segment(
-                src, bcols, key, h, fin, pub, n_used, n_ex, n_pub, lo, hi, sd_norm, data_sd,
-                c, engine, target, factor, passes,
+                src,
+                bcols,
+                key,
+                h,
+                fin,
+                pub,
+                n_used,
+                n_ex,
+                n_pub,
+                lo,
+                hi,
+                sd_norm,
+                data_sd,
+                c,
+                engine,
+                target,
+                factor,
+                passes,
             )
     if batch:
-        _tiers_batch(
-            batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor
-        )
+        _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor)
     assert all(r is not None for r in out)
     return [r for r in out if r is not None]
 
@@ -476,14 +520,41 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
         n_ex = int(h.n[h.bin == ZERO_BIN].sum())
         n_pub = int(h.n[pub].sum())
         out[s] = finish(
-            rows, tau, lo, hi, sd_norm, data_sd, engine, int(counts.sum()), n_ex, n_pub,
-            "tiers (segments solved at once)", target="population", factor=factor,
+            rows,
+            tau,
+            lo,
+            hi,
+            sd_norm,
+            data_sd,
+            engine,
+            int(counts.sum()),
+            n_ex,
+            n_pub,
+            "tiers (segments solved at once)",
+            target="population",
+            factor=factor,
         )
 
 
 def _one_segment(
-    src, bcols, key, h, fin, pub, n_used, n_ex, n_pub, lo, hi, sd_norm, data_sd, c, engine,
-    target, factor, passes,
+    src,
+    bcols,
+    key,
+    h,
+    fin,
+    pub,
+    n_used,
+    n_ex,
+    n_pub,
+    lo,
+    hi,
+    sd_norm,
+    data_sd,
+    c,
+    engine,
+    target,
+    factor,
+    passes,
 ) -> Release:
     """release_mean's plans on one segment's histogram (second passes read its rows only)."""
     norm = None
@@ -500,8 +571,20 @@ def _one_segment(
         passes[0] += more - 1
         kind = "level bins" + (f" (+{more - 1} pass{'es' if more > 2 else ''})" if more > 1 else "")
     rel = finish(
-        rows, tau, lo, hi, sd_norm, data_sd, engine, n_used, n_ex, n_pub, kind,
-        target=target, norm=norm, factor=factor,
+        rows,
+        tau,
+        lo,
+        hi,
+        sd_norm,
+        data_sd,
+        engine,
+        n_used,
+        n_ex,
+        n_pub,
+        kind,
+        target=target,
+        norm=norm,
+        factor=factor,
     )
     if target == "table" and data_sd is not None:
         rel = replace(
