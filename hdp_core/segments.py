@@ -72,31 +72,22 @@ def segment_errors_95(
 ) -> np.ndarray:
     """The 95% error (data units: the proven interval's half-width of hdp_core.intervals) of
     each segment's mean when a segment of ``sizes[s]`` users splits over the menu's levels in
-    ``shares`` (fractions summing to 1; users rounded to whole people, at least one user in
-    all). A segment of 0 users gets half the range (nothing to say)."""
+    ``shares`` (any positive scale; whole users by the Tier designer's apportionment,
+    hdp_core.menu.apportion, house monotone). A segment of 0 users gets half the range
+    (nothing to say)."""
     from hdp_core.intervals import release_error_95
+    from hdp_core.menu import apportion
 
     lv = np.asarray(levels, dtype=float)
     sh = np.asarray(shares, dtype=float)
     out = []
     for n in np.asarray(sizes, dtype=np.int64):  # planning: a few dozen sizes at most
-        counts = _split(int(n), sh)
+        counts = apportion(sh, int(n))
         if counts.sum() == 0:
             out.append(0.5 * (hi - lo))
             continue
         out.append(float(release_error_95(lv, counts, lo, hi, target=target, data_sd=data_sd)))
     return np.asarray(out)
-
-
-def _split(n: int, shares: np.ndarray) -> np.ndarray:
-    """n users split by shares: floors, the remainder to the largest fractional parts."""
-    raw = shares / shares.sum() * n
-    base = np.floor(raw).astype(np.int64)
-    rest = n - int(base.sum())
-    if rest > 0:
-        order = np.argsort(-(raw - base), kind="stable")[:rest]
-        base[order] += 1
-    return base
 
 
 def smallest_segment(
@@ -111,8 +102,10 @@ def smallest_segment(
 ) -> int | None:
     """The smallest number of users a segment needs for its 95% error to be at most ``error``
     (data units), with users split over the menu's levels by ``shares``; None when even
-    ``n_max`` users do not reach it. Bisection on n (the error falls as n grows; the answer
-    is checked at the found n and one below)."""
+    ``n_max`` users do not reach it. Bisection on n (the apportionment is house
+    monotone: one more user never takes a user from a tier); it ends at an n that meets the
+    error while n - 1 does not, which is the smallest whenever the error does not grow with
+    n (checked on examples in tests/app/test_views_segments.py, not proved)."""
     err = float(error)
 
     def ok(n: int) -> bool:

@@ -224,3 +224,13 @@ def parse_sizes(text: str) -> list[tuple[str, int]]:
     if len(out) > 1000:
         raise ValueError("at most 1,000 segments")
     return out
+
+
+PLANNING_TITLE = "Segments: each segment's 95% error before any data"
+PLANNING_INTRO = (
+    "Releasing a mean per segment (per region, per plan)? Each segment is its own table: "
+    "its error depends on its own users. Type each segment's expected users (one "
+    "'segment, users' per line, or paste a CSV of segment,users); each segment's users are "
+    "split over your menu's tiers by its shares."
+)
+PLANNING_EXAMPLE = "segment,users\nnorth,12000\nsouth,3000\nislands,150\n"
