@@ -49,9 +49,10 @@ Engine. One pass over the segment columns (segments present, missing keys, the l
 ONE grouped aggregate pass (GROUP BY segment, level bin; hdp_release.engines.grouped). Per
 segment planning: the tiers plan of the population target is solved for every segment at once
 (hdp_core.segments.adpm_tiers_batch, vectorised, bit for bit hdp.adpm's tau*); the table
-target and per-user levels use release_mean's plans per segment, and a second pass (fetch
-or refine of one bin) runs only for a segment whose tau* falls inside a bin of several
-levels. Noise, the privacy check and the interval: hdp_release.finish per segment.
+target and per-user levels use release_mean's plans per segment; the second pass (the fetch
+of the bin in which tau* falls) is made only for the segments that need one, for all of
+them in ONE batched query on DuckDB (hdp_release.grouped_plan; Spark: one query per such
+segment; a bin of more than 65,536 users is refined on its segment's rows first). Noise, the privacy check and the interval: hdp_release.finish per segment.
 """
 
 from __future__ import annotations
@@ -65,7 +66,6 @@ import numpy as np
 
 from hdp_core.errors import ReleaseError
 from hdp_core.intervals import TARGETS
-from hdp_core.segments import adpm_tiers_batch
 from hdp_release.checks import (
     check_level_range,
     check_public,
@@ -87,12 +87,11 @@ from hdp_release.engines.grouped import (
     check_segment_limit,
     grouped_histogram,
     segment_counts,
-    segment_view,
 )
 from hdp_release.engines.open import open_source
-from hdp_release.finish import all_public, finish
+from hdp_release.grouped_plan import plan_segments
 from hdp_release.grouped_result import GroupedRelease, key_text
-from hdp_release.plan import Row, const, plan_bins, plan_bins_table, plan_tiers_table
+from hdp_release.plan import const
 from hdp_release.preview import tier_levels
 from hdp_release.result import Release
 
@@ -347,7 +346,7 @@ def _release_segments(
             check_public(src, ecol)
         check_level_range(every, fin_all, src, ecol, factor)
         passes = [1]
-        rels = _plan_all(
+        rels = plan_segments(
             src,
             bcols,
             chosen,
@@ -376,218 +375,3 @@ def _release_segments(
         else ""
     )
     return rels, plan
-
-
-def _no_data(lo: float, hi: float, engine: str, data_sd, target: str, n_excluded: int, why: str):
-    """A segment with no usable user: the mid-range from no data, the whole range."""
-    return Release(
-        lo + 0.5 * (hi - lo),
-        (lo, hi),
-        0.0,
-        math.inf,
-        0,
-        _empty_receipt(),
-        engine,
-        lo,
-        hi,
-        data_sd,
-        0.5 * (hi - lo),
-        n_excluded,
-        0,
-        True,
-        "no data",
-        0.0,
-        0.0,
-        (why,),
-        target=target,
-        bias_bound=0.5 * (hi - lo) if target == "table" else 0.0,
-    )
-
-
-def _empty_receipt():
-    import pandas as pd
-
-    cols = [
-        "eps",
-        "eps_max",
-        "run_eps",
-        "run_eps_max",
-        "users",
-        "granted_eps",
-        "granted_eps_max",
-        "privacy_loss",
-        "privacy_loss_max",
-        "saturated",
-    ]
-    return pd.DataFrame({k: [] for k in cols})
-
-
-def _plan_all(
-    src, bcols, chosen, hists, lo, hi, sd_norm, data_sd, c, engine, target, factor, passes
-) -> list[Release]:
-    out: list[Release | None] = [None] * len(chosen)
-    batch = []  # segments on the population target's tiers plan: solved at once
-    for s, (key, here, _) in enumerate(chosen):  # per segment: classification only
-        if not here:
-            out[s] = _no_data(
-                lo,
-                hi,
-                engine,
-                data_sd,
-                target,
-                0,
-                "This segment is not in the table: the mid-range, from no data.",
-            )
-            continue
-        h = hists[key]
-        zero, pub = h.bin == ZERO_BIN, h.bin == PUBLIC_BIN
-        fin = ~zero & ~pub
-        n_ex, n_pub = int(h.n[zero].sum()), int(h.n[pub].sum())
-        n_used = int(h.n[fin].sum()) + n_pub
-        if n_used == 0:
-            out[s] = _no_data(
-                lo,
-                hi,
-                engine,
-                data_sd,
-                target,
-                n_ex,
-                "Every user of this segment has eps = 0: the mid-range, from no data.",
-            )
-        elif n_pub == n_used:
-            out[s] = all_public(h, pub, lo, hi, engine, n_ex, target, sd_norm, data_sd, factor)
-        elif target == "population" and bool((h.emin[fin] == h.emax[fin]).all()):
-            batch.append(s)
-        else:
-            out[s] = _one_segment(
-                src,
-                bcols,
-                key,
-                h,
-                fin,
-                pub,
-                n_used,
-                n_ex,
-                n_pub,
-                lo,
-                hi,
-                sd_norm,
-                data_sd,
-                c,
-                engine,
-                target,
-                factor,
-                passes,
-            )
-    if batch:
-        _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor)
-    assert all(r is not None for r in out)
-    return [r for r in out if r is not None]
-
-
-def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor):
-    """The population target's tiers plan for many segments: tau* of all at once
-    (hdp_core.segments.adpm_tiers_batch), then each segment's rows, noise and receipt."""
-    hs = [hists[chosen[s][0]] for s in batch]
-    fins = [(h.bin != ZERO_BIN) & (h.bin != PUBLIC_BIN) for h in hs]
-    sizes = np.array([int(f.sum()) for f in fins])
-    k = int(sizes.max())
-    lv = np.zeros((len(hs), k))
-    ct = np.zeros((len(hs), k))
-    for i, (h, f) in enumerate(zip(hs, fins, strict=True)):  # gather into one padded array
-        lv[i, : sizes[i]] = h.emin[f]
-        ct[i, : sizes[i]] = h.n[f]
-    has_pub = np.array([bool(h.n[h.bin == PUBLIC_BIN].sum() > 0) for h in hs])
-    taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)
-    for i, s in enumerate(batch):  # per segment: rows, OpenDP noise and receipt
-        h, f = hs[i], fins[i]
-        pub = h.bin == PUBLIC_BIN
-        tau = float(taus[i])
-        levels = np.concatenate([h.emin[f], np.full(int(pub.sum()), math.inf)])
-        counts = np.concatenate([h.n[f], h.n[pub]])
-        sy = [h.sy[j] for j in np.flatnonzero(f)] + [h.sy[j] for j in np.flatnonzero(pub)]
-        r = np.minimum(levels, tau)
-        rows = []
-        for j in range(levels.size):  # as hdp_release.plan's tiers rows (exact sums)
-            from fractions import Fraction
-
-            rj = float(r[j])
-            fr = Fraction(rj)
-            lvj, cj = float(levels[j]), int(counts[j])
-            rows.append(
-                Row(lvj, lvj, cj, rj, rj, fr * sy[j], fr * cj, rj * rj * float(cj), lvj >= tau)
-            )
-        n_ex = int(h.n[h.bin == ZERO_BIN].sum())
-        n_pub = int(h.n[pub].sum())
-        out[s] = finish(
-            rows,
-            tau,
-            lo,
-            hi,
-            sd_norm,
-            data_sd,
-            engine,
-            int(counts.sum()),
-            n_ex,
-            n_pub,
-            "tiers (segments solved at once)",
-            target="population",
-            factor=factor,
-        )
-
-
-def _one_segment(
-    src,
-    bcols,
-    key,
-    h,
-    fin,
-    pub,
-    n_used,
-    n_ex,
-    n_pub,
-    lo,
-    hi,
-    sd_norm,
-    data_sd,
-    c,
-    engine,
-    target,
-    factor,
-    passes,
-) -> Release:
-    """release_mean's plans on one segment's histogram (second passes read its rows only)."""
-    norm = None
-    if target == "table":
-        if bool((h.emin[fin] == h.emax[fin]).all()):
-            rows, tau, norm = plan_tiers_table(h, fin, pub, n_ex)
-            kind = "tiers"
-        else:
-            rows, tau, norm = plan_bins_table(h, fin, pub, n_ex)
-            kind = "level bins"
-    else:
-        view = segment_view(src, bcols, key, engine)
-        rows, tau, more = plan_bins(h, view, fin, pub, c)
-        passes[0] += more - 1
-        kind = "level bins" + (f" (+{more - 1} pass{'es' if more > 2 else ''})" if more > 1 else "")
-    rel = finish(
-        rows,
-        tau,
-        lo,
-        hi,
-        sd_norm,
-        data_sd,
-        engine,
-        n_used,
-        n_ex,
-        n_pub,
-        kind,
-        target=target,
-        norm=norm,
-        factor=factor,
-    )
-    if target == "table" and data_sd is not None:
-        rel = replace(
-            rel, notes=(*rel.notes, "The declared data_sd is not used by the table target.")
-        )
-    return rel

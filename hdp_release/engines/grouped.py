@@ -355,6 +355,36 @@ def segment_view(src: Any, by: list[str], key: tuple, engine: str) -> Any:
     return DuckSegment(src, by, key)
 
 
+def fetch_many(src: Any, by: list[str], reqs: list[tuple[tuple, float, float]], engine: str):
+    """The per-user-levels plan's fetch for many segments at once: for each request (segment
+    key, emin, emax), what ``segment_view(...).fetch(emin, emax)`` returns (the distinct
+    quantized levels of that segment's users with levels in [emin, emax]). DuckDB: ONE pass
+    (the requests joined to the rows, keys as typed query parameters); Spark: one query per
+    request."""
+    if engine == "spark":
+        return [SparkSegment(src, by, k).fetch(a, b) for k, a, b in reqs]
+    keys = [f"k{i}" for i in range(len(by))]
+    vals, params = [], []
+    for i, (k, a, b) in enumerate(reqs):
+        casts = [f"CAST(? AS {src.types[c]})" for c in by]
+        vals.append(f"({i}, {', '.join(casts)}, CAST(? AS DOUBLE), CAST(? AS DOUBLE))")
+        params += [*k, float(a), float(b)]
+    klist = ", ".join(keys)
+    kcols = ", ".join(f"{_q(c)} AS {k}" for c, k in zip(by, keys, strict=True))
+    on = " AND ".join(f"u.{k} = r.{k}" for k in keys)
+    sql = f"""
+        WITH r(rid, {klist}, emin, emax) AS (VALUES {", ".join(vals)}),
+        t AS (SELECT {src.v_expr} AS v, {src.e_expr} AS e, {kcols} FROM {src.rel}),
+        u AS (SELECT {klist}, e, {src.y_expr} AS y, {src.q_expr} AS q FROM t)
+        SELECT r.rid, u.q, count(*), sum(u.y), min(u.e), max(u.e)
+        FROM u JOIN r ON {on} AND u.e >= r.emin AND u.e <= r.emax
+        GROUP BY r.rid, u.q ORDER BY r.rid, u.q"""
+    per: list[list] = [[] for _ in reqs]
+    for row in src.run_sql(sql, params):
+        per[int(row[0])].append(tuple(from_decimal(x) for x in row[1:]))
+    return [fetch_rows(rows) for rows in per]
+
+
 def check_segment_limit(n: int) -> None:
     """Refuse more than MAX_SEGMENTS segments (before anything is computed from values)."""
     if n > MAX_SEGMENTS:
