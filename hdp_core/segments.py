@@ -82,7 +82,7 @@ def segment_errors_95(
     sh = np.asarray(shares, dtype=float)
     out = []
     for n in np.asarray(sizes, dtype=np.int64):  # planning: a few dozen sizes at most
-        counts = apportion(sh, int(n))
+        counts = apportion(sh.tolist(), int(n))
         if counts.sum() == 0:
             out.append(0.5 * (hi - lo))
             continue
