@@ -7,7 +7,7 @@ prints side by side: the time of the GROUP BY SUM, of release_means, their ratio
 the time of the grouped aggregate pass alone (the engine's share), the peak resident memory
 growth of each (sampled), and Spark local mode beside it (``--spark``).
 
-    python benchmarks/bench_release_means.py [--rows N] [--segments S] [--spark]
+    python benchmarks/bench_release_means.py [--rows N] [--segments S] [--spark] [--kinds K]
 """
 
 from __future__ import annotations
@@ -61,10 +61,11 @@ def main() -> None:
     ap.add_argument("--segments", type=int, default=1000)
     ap.add_argument("--spark", action="store_true")
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--kinds", default="tiers,continuous", help="tiers, continuous or both")
     a = ap.parse_args()
     n = int(a.rows)
     with tempfile.TemporaryDirectory() as d:
-        for kind in ("tiers", "continuous"):
+        for kind in a.kinds.split(","):
             path = os.path.join(d, f"{kind}.parquet")
             write(path, n, kind, a.segments)
             con = duckdb.connect()
