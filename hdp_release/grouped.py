@@ -52,7 +52,8 @@ segment planning: the tiers plan of the population target is solved for every se
 target and per-user levels use release_mean's plans per segment; the second pass (the fetch
 of the bin in which tau* falls) is made only for the segments that need one, for all of
 them in ONE batched query on DuckDB (hdp_release.grouped_plan; Spark: one query per such
-segment; a bin of more than 65,536 users is refined on its segment's rows first). Noise, the privacy check and the interval: hdp_release.finish per segment.
+segment; a bin of more than 65,536 users is refined on its segment's rows first). Noise,
+the privacy check and the interval: hdp_release.finish per segment.
 """
 
 from __future__ import annotations
