@@ -382,3 +382,23 @@ def test_spark_gives_the_same_decisions(spark, no_noise, tmp_path, engine):
     with pytest.raises(BadCellError) as ei:
         release_means(d2, value="v", eps="e", by="seg", lo=LO, hi=HI, engine=engine)
     assert ei.value.row == 5 and ei.value.column == "seg"
+
+
+def test_batched_second_pass_with_hostile_and_number_keys(no_noise, general_plan):
+    """Per-user levels on two segment columns (hostile text and integers): the batched
+    fetch (keys as typed query parameters) gives each segment release_mean's answer."""
+    rng = np.random.default_rng(9)
+    n = 6000
+    df = pd.DataFrame(
+        {
+            "v": rng.uniform(0, 100, n),
+            "e": np.round(rng.exponential(1, n), 5),
+            "s": rng.choice(HOSTILE[:4], n),
+            "k": rng.integers(0, 3, n),
+        }
+    )
+    g = release_means(df, value="v", eps="e", by=["s", "k"], lo=LO, hi=HI)
+    assert "+ 1 pass for segments whose tau*" in g.plan
+    for (s, k), r in zip(g.keys, g.releases, strict=True):
+        part = df[(df.s == s) & (df.k == k)].reset_index(drop=True)
+        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
