@@ -155,7 +155,7 @@ def _solve_eta(
     ct: np.ndarray | None,
     n: float,
     n_zero: float,
-    below: tuple[int, float, float] | None = None,
+    below: tuple[int, float, float | None] | None = None,
     next_level: float | None = None,
 ) -> float | None:
     """eta* for ascending finite positive levels ``lv`` with counts ``ct`` (float; None: one
@@ -235,8 +235,9 @@ def table_mean(eps: Any) -> TableMeanSolution:
     if finite.any():
         g_lv, inv = np.unique(lv[finite], return_inverse=True)
         g_ct = np.bincount(inv, weights=ct[finite].astype(np.float64), minlength=g_lv.size)
-        eta = _solve_eta(g_lv, g_ct, n, n_zero)
-        assert eta is not None  # a whole profile always holds its optimum's neighbours
+        found = _solve_eta(g_lv, g_ct, n, n_zero)
+        assert found is not None  # a whole profile always holds its optimum's neighbours
+        eta = found
     else:
         eta = 0.0
     w = np.where(public, 1.0 / n, 0.0)
@@ -324,8 +325,9 @@ def _per_user(prof: EpsilonProfile) -> TableMeanSolution:
     if fin.size == 0:  # only eps = 0 and public users: the public rows' sum / n, no noise
         w = np.where(np.isinf(lv), 1.0 / n, 0.0)
         return TableMeanSolution(prof, w, 0.0, math.inf, 0.5 * n_zero / n)
-    eta = _solve_eta(fin, None, n, float(n_zero))
-    assert eta is not None  # a whole profile always holds its optimum's neighbours
+    found = _solve_eta(fin, None, n, float(n_zero))
+    assert found is not None  # a whole profile always holds its optimum's neighbours
+    eta = found
     w = lv * eta
     np.minimum(w, 1.0 / n, out=w)  # public users: inf * eta -> 1/n; eps = 0 users: 0
     held = fin[: int(np.searchsorted(fin, 1.0 / (n * eta), side="left"))]
