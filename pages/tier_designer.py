@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from hdp_app import design_state as S
+from hdp_app import segments_planning
 from hdp_app.common import (
     MENU_LINK_KEY,
     PROFILE_LABEL,
@@ -36,6 +37,7 @@ from hdp_app.navigation import app_page
 from hdp_app.perf import live
 from hdp_app.views import design as V
 from hdp_app.views import design_link, explain, links
+from hdp_app.views import segments as SEG
 from hdp_app.views import slack as SL
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
@@ -596,6 +598,10 @@ def body() -> None:
     if (box := lazy_section("save")) is not None:
         with box:
             save_section(menu, report, goal)
+    seg = st.expander(f"**{SEG.PLANNING_TITLE}**", key="td_open_segments", on_change="rerun")
+    if seg.open:  # drawn only when open, as sections 3 to 6
+        with seg:
+            segments_planning.planning_section(menu)
 
 
 main()
