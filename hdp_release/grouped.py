@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -151,7 +152,9 @@ def release_means(
     frac = as_spend(spend)
     factor = spend_factor(frac)
     led = None
-    if ledger is not None:
+    if ledger is None and os.environ.get("HDP_LEDGER"):
+        ledger = os.environ["HDP_LEDGER"]  # as release_mean: the machine's shared ledger
+    if ledger is not None and ledger is not False:
         if isinstance(ledger, PrivacyLedger):
             led = ledger
         elif isinstance(ledger, (str, bytes)) or hasattr(ledger, "__fspath__"):

@@ -79,5 +79,10 @@ def test_hdp_ledger_is_used_when_set_and_no_ledger_says_not_tracked(
     assert free.ledger_path is None and NOT_TRACKED_NOTE.startswith("NOT TRACKED")
     with pytest.raises(BudgetExceeded):  # nobody saturates: every person spent their level
         release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100, id="user_id")
+    from hdp_release.grouped import release_means
+
+    by = pd.read_csv(csv).assign(half=lambda d: d.index % 2)
+    grouped = release_means(by, value="wage", eps="eps", lo=0, hi=100, by="half", spend="1/10")
+    assert grouped.ledger_path == str(env)  # the grouped release reads $HDP_LEDGER too
     monkeypatch.delenv("HDP_LEDGER")
     assert release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100).ledger_path is None
