@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from hdp_core.adpm import adpm
+from hdp_core.rounding import release_half_width
 from hdp_core.table_mean import table_mean
 
 __all__ = [
@@ -456,7 +457,10 @@ def release_error_95(
     ``k`` equal releases (each runs at levels eps x spend / k, as hdp_release.ledger.store's
     spend_levels does: the k releases together spend ``spend``). ``data_sd`` in data units
     (population target only; None: worst case). This is :func:`expected_error_95` on the
-    scaled levels, times R = hi - lo (the release adds at most ~1e-15 R for rounding)."""
+    scaled levels, times R = hi - lo, plus every rounding the release makes
+    (:func:`hdp_core.rounding.release_half_width` at weight sum 1: the release's grid of
+    2^30 steps moves its estimate by up to R / 2^31, about 4.7e-10 R; the release itself
+    uses the sum of the weights it used, at most 1, so it states at most this)."""
     from fractions import Fraction
 
     from hdp_core.profile import EpsilonProfile
@@ -474,7 +478,8 @@ def release_error_95(
     lv = spend_levels(asked.levels, each)
     prof = EpsilonProfile._make(lv, asked.counts, True, None, None)
     sd = None if data_sd is None else float(data_sd) / width
-    return expected_error_95(prof, target=target, data_sd=sd, level=level) * width
+    h_unit = expected_error_95(prof, target=target, data_sd=sd, level=level)
+    return release_half_width(h_unit, 1.0, lo_f, hi_f)
 
 
 def interval_in_range(
