@@ -458,12 +458,18 @@ def population_half_width_for(eps: Any, data_sd: float | None = None, level: flo
     """:func:`population_half_width` of ADPM's weights and noise for profile ``eps`` (tuned to
     ``data_sd`` when given, as ``adpm(eps, data_sd)``); 1/2 when ADPM answers 0 (f(r) > 1/4)
     or no user's data may be used."""
+    return _population_for(eps, data_sd, level)[0]
+
+
+def _population_for(eps: Any, data_sd: float | None, level: float) -> tuple[float, bool]:
+    """(:func:`population_half_width_for`, whether ADPM answers the mid-range)."""
     sol = adpm(eps, data_sd=data_sd)
     if sol.outputs_zero or not math.isfinite(sol.noise_scale):
-        return 0.5
-    return population_half_width(
+        return 0.5, True
+    h = population_half_width(
         sol.weights, sol.profile.counts, sol.noise_scale, data_sd=data_sd, level=level
     )
+    return h, False
 
 
 def expected_error_95(
@@ -521,7 +527,12 @@ def release_error_95(
     lv = spend_levels(asked.levels, each)
     prof = EpsilonProfile._make(lv, asked.counts, True, None, None)
     sd = None if data_sd is None else float(data_sd) / width
-    h_unit = expected_error_95(prof, target=target, data_sd=sd, level=level)
+    if target == "population":
+        h_unit, midrange = _population_for(prof, sd, level)
+        if midrange:  # the release answers the mid-range and states R / 2 (exact)
+            return 0.5 * width
+    else:
+        h_unit = expected_error_95(prof, target=target, data_sd=sd, level=level)
     return release_half_width(h_unit, 1.0, lo_f, hi_f)
 
 
