@@ -57,11 +57,11 @@ Both grow with eta and with s; each is computed with a relative 1e-12 added (upw
 
 Monotone in the noise scale: the set of lam (c) searches and the splits (b) searches do not
 depend on eta, and each h(lam) and each z + eta ln(1/a2) grows with eta (lam's set below
-1/eta shrinks), as does (a); so the returned minimum never decreases as eta grows, everything
-else fixed (up to rounding), and it is continuous: as eta -> 0, (c) tends to its value at
+1/eta shrinks), as do (a), (d) and (e); so the returned minimum never decreases as eta grows,
+everything else fixed (up to rounding), and it is continuous: as eta -> 0, (c) tends to its value at
 eta = 0, the noise-free optimum (the Chernoff bound at the noise-free minimiser is
 Hoeffding's, or Bennett's, tail inverted: (b) with a2 = 0). A bound proven for one noise
-scale is never reused for another: each eta gets its own three proven bounds.
+scale is never reused for another: each eta gets its own five proven bounds.
 (Before, (c)'s grid was lam = (0..1) / eta, too coarse when eta is tiny: 0.6791, 0.6837,
 0.6791 USD at eta = 0, 1e-6, 5e-6 on the Tier designer's default menu.)
 
@@ -374,7 +374,7 @@ def population_half_width(
     at least ``level`` for every distribution on the range (with ``data_sd`` = s: every one
     whose standard deviation is at most s), at every n, for T = sum_i w_i x_i +
     Laplace(``noise_scale``) with ``counts[j]`` users of weight ``weights[j]`` summing to 1
-    (module docstring: the three proven bounds (a), (b), (c); the least is returned)."""
+    (module docstring: the five proven bounds (a) to (e); the least is returned)."""
     _alpha(level)
     w = np.asarray(weights, dtype=np.float64).ravel()
     c = np.asarray(counts, dtype=np.float64).ravel()
