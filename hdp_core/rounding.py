@@ -24,14 +24,16 @@ of the weights actually used (1 for ADPM, <= 1 for TableMean), every weight >= 0
    the "R x sum of weights / (2 GRID)" of the issue, plus the float terms.
 3. The exact value x in [0, R] (relative to lo) is rounded once to a double: at most
    ulp(R) / 2 <= u R. OpenDP's noise: x is on its grid (k = -1074, no shift), the noisy
-   x + L is rounded to a double (error at most u |x + L|), then lo is added (error at most
-   u |lo + fl(x + L)|). Together at most u (1 + u) (|lo| + 2R + 2|L|) <= 2^-52 (|lo| + 2R)
-   + 2^-51 |L|.
+   x + L (exact, a multiple of 2^-1074) is converted to a double, then lo is added. Each of
+   these two roundings is taken as at most 2u of its result (one ulp: enough even if the
+   conversion were only faithful, not to nearest): at most 2u (R + |L|), then
+   2u (|lo| + R + |L| + that), so together at most 2u (1 + 2u) (|lo| + 2R + 2|L|) <=
+   2^-51 (|lo| + 2R) + 2^-50 |L|.
 4. Let D = (estimate in exact arithmetic from exact values) - target = Zdata + L, with
    |Zdata| <= R (population: |sum_i w_i (x_i - mu)| <= W R; table: the bias, at most R),
    so |L| <= |D| + R. The released estimate minus the target is D + E with
-   |E| <= G + u R + 2^-52 (|lo| + 2R) + 2^-51 (|D| + R) <= G + 2^-52 (|lo| + 6R) + 2^-51 |D|.
-   If |D| <= h R then |D + E| <= h R (1 + 2^-51) + G + 2^-52 (|lo| + 6R) =: H, so
+   |E| <= G + u R + 2^-51 (|lo| + 2R) + 2^-50 (|D| + R) <= G + 2^-51 (|lo| + 5R) + 2^-50 |D|.
+   If |D| <= h R then |D + E| <= h R (1 + 2^-50) + G + 2^-51 (|lo| + 6R) =: H, so
    P(|D + E| > H) <= P(|D| > h R) <= alpha: the interval estimate +- H is proven whenever
    estimate +- h R is proven for the exact arithmetic. H is computed with every operation
    rounded upwards (math.nextafter), and the result is widened by 2^-50 of itself.
@@ -74,13 +76,13 @@ def grid_allowance(weight_sum: float, lo: float, hi: float) -> float:
 def release_half_width(h_unit: float, weight_sum: float, lo: float, hi: float) -> float:
     """The half-width (data units) a release states, given ``h_unit``, a proven half-width on
     the unit scale for its exact-arithmetic estimate (hdp_core.intervals), the sum of the
-    weights it used and its range: H = h R (1 + 2^-51) + G + 2^-52 (|lo| + 6R), widened by
+    weights it used and its range: H = h R (1 + 2^-50) + G + 2^-51 (|lo| + 6R), widened by
     2^-50 of itself, G from :func:`grid_allowance` (module docstring: the derivation)."""
     h, lo_f, hi_f = float(h_unit), float(lo), float(hi)
     if not (math.isfinite(h) and h >= 0):
         raise ValueError(f"the half-width must be finite and >= 0, got {h_unit}")
     r = _up(hi_f - lo_f)
     g = grid_allowance(weight_sum, lo_f, hi_f)
-    floats = _up(2.0**-52 * _up(abs(lo_f) + 6.0 * r))
-    total = _up(_up(_up(h * r) * (1.0 + 2.0**-51)) + _up(g + floats))
+    floats = _up(2.0**-51 * _up(abs(lo_f) + 6.0 * r))
+    total = _up(_up(_up(h * r) * (1.0 + 2.0**-50)) + _up(g + floats))
     return _up(total * (1.0 + 2.0**-50))
