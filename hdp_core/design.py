@@ -51,6 +51,7 @@ from hdp_core.estimators import get_method
 from hdp_core.intervals import population_half_width
 from hdp_core.menu import LEVEL, METRICS, Menu, make_menu
 from hdp_core.profile import EpsilonProfile
+from hdp_core.rounding import release_half_width
 from hdp_core.units import Accuracy
 
 """Largest magnitude of a data-range end in real units (errors, widths and the JSON export
@@ -120,8 +121,10 @@ def method_errors(
     ADPM this is f(r), Theorem 2). 95% half-width: R times
     :func:`hdp_core.intervals.population_half_width` with the declared spread
     (:func:`tuned_sd`; None = any data in the range), proven to cover the population mean with
-    probability >= 95% at every n (kind "proven"). A method that answers the middle of the
-    range (``outputs_zero``) is off by at most R/2: RMSE and half-width R/2.
+    probability >= 95% at every n (kind "proven"), plus every rounding a release makes
+    (:func:`hdp_core.rounding.release_half_width`: the Release page's figure). A method that
+    answers the middle of the range (``outputs_zero``) is off by at most R/2: RMSE and
+    half-width R/2.
     """
     width = menu.width
     if outputs_zero:
@@ -134,7 +137,8 @@ def method_errors(
     var = _variance(menu)
     ssq = float(np.dot(c, w * w))
     mse = var * ssq + 2.0 * b * b
-    hw = population_half_width(w, c, b, data_sd=tuned_sd(menu), level=level) * width
+    h_unit = population_half_width(w, c, b, data_sd=tuned_sd(menu), level=level)
+    hw = release_half_width(h_unit, 1.0, menu.low, menu.high)  # + the release's roundings
     return Accuracy(
         mse,
         math.sqrt(mse) * width,

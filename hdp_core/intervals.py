@@ -15,7 +15,7 @@ is B: the answer is never further than B from the table's mean.
 Population target (:func:`population_half_width`). Users' values i.i.d. from ANY distribution
 on the range with mean mu (the paper's assumption: levels do not depend on values), weights
 summing to 1 (ADPM's), so T - mu = Z + L with Z = sum_i w_i (x_i - mu), independent terms,
-|w_i (x_i - mu)| <= w_i, E Z = 0. Three proven bounds, each giving a half-width h with
+|w_i (x_i - mu)| <= w_i, E Z = 0. Five proven bounds, each giving a half-width h with
 P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minimum is):
 
 (a) Deterministic: |Z| <= sum_i w_i = 1, so as for the table target with B = 1 (n = 1 and
@@ -41,13 +41,27 @@ P(|Z + L| > h) <= alpha; the smallest is returned (each is valid, so their minim
     for Hoeffding's psi and (where it can be less, v < ||w||^2 / 4) Bennett's, each on its
     own (:func:`_chernoff`, :func:`_lambdas`: only the lattice points that can be the least).
 
+(d) Chebyshev: Z and L are independent with mean 0, Var Z = sum_i w_i^2 Var x_i <= s^2
+    ||w||^2 (independent users; s = 1/2 without a declared spread, the largest sd on the
+    range) and Var L = 2 eta^2, so P(|Z + L| >= h) <= (s^2 ||w||^2 + 2 eta^2) / h^2 = alpha
+    at h = sqrt((s^2 ||w||^2 + 2 eta^2) / alpha). The least when a few large weights and a
+    small declared spread make the sum far from normal (one user at eps 100, s = 0.01).
+(e) Fourth moment (Markov on (Z + L)^4): with Y_i = w_i (x_i - mu) independent, mean 0,
+    E Z^4 = sum_i E Y_i^4 + 3 sum_{i != j} E Y_i^2 E Y_j^2 <= sum_i E Y_i^4 + 3 (Var Z)^2,
+    and E Y_i^4 <= w_i^2 E Y_i^2 (|x_i - mu| <= 1), so E Z^4 <= M^2 s^2 ||w||^2 +
+    3 s^4 ||w||^4; the odd moments of L vanish and E L^2 = 2 eta^2, E L^4 = 24 eta^4, so
+    E (Z + L)^4 = E Z^4 + 12 eta^2 Var Z + 24 eta^4 <= m4, and P(|Z + L| >= h) <= m4 / h^4
+    = alpha at h = (m4 / alpha)^(1/4): about 2.78 sqrt(Var) for many small weights (a
+    near-normal sum, E Z^4 ~ 3 Var^2), where Chebyshev gives 4.47 sqrt(Var).
+Both grow with eta and with s; each is computed with a relative 1e-12 added (upwards).
+
 Monotone in the noise scale: the set of lam (c) searches and the splits (b) searches do not
 depend on eta, and each h(lam) and each z + eta ln(1/a2) grows with eta (lam's set below
-1/eta shrinks), as does (a); so the returned minimum never decreases as eta grows, everything
-else fixed (up to rounding), and it is continuous: as eta -> 0, (c) tends to its value at
+1/eta shrinks), as do (a), (d) and (e); so the returned minimum never decreases as eta grows,
+everything else fixed (up to rounding), and it is continuous: as eta -> 0, (c) tends to its value at
 eta = 0, the noise-free optimum (the Chernoff bound at the noise-free minimiser is
 Hoeffding's, or Bennett's, tail inverted: (b) with a2 = 0). A bound proven for one noise
-scale is never reused for another: each eta gets its own three proven bounds.
+scale is never reused for another: each eta gets its own five proven bounds.
 (Before, (c)'s grid was lam = (0..1) / eta, too coarse when eta is tiny: 0.6791, 0.6837,
 0.6791 USD at eta = 0, 1e-6, 5e-6 on the Tier designer's default menu.)
 
@@ -69,12 +83,14 @@ from typing import Any
 import numpy as np
 
 from hdp_core.adpm import adpm
+from hdp_core.rounding import release_half_width
 from hdp_core.table_mean import table_mean
 
 __all__ = [
     "TARGETS",
     "expected_error_95",
     "interval_in_range",
+    "population_bounds",
     "population_half_width",
     "population_half_width_for",
     "population_half_width_moments",
@@ -358,7 +374,7 @@ def population_half_width(
     at least ``level`` for every distribution on the range (with ``data_sd`` = s: every one
     whose standard deviation is at most s), at every n, for T = sum_i w_i x_i +
     Laplace(``noise_scale``) with ``counts[j]`` users of weight ``weights[j]`` summing to 1
-    (module docstring: the three proven bounds (a), (b), (c); the least is returned)."""
+    (module docstring: the five proven bounds (a) to (e); the least is returned)."""
     _alpha(level)
     w = np.asarray(weights, dtype=np.float64).ravel()
     c = np.asarray(counts, dtype=np.float64).ravel()
@@ -390,7 +406,32 @@ def population_half_width_moments(
     """:func:`population_half_width` from the two numbers it depends on: ``sum_w2`` =
     sum_i w_i^2 (an upper bound is valid) and ``max_w`` = max_i w_i (an upper bound is
     valid) of weights summing to 1, for the release's level bins whose users' weights are
-    known only through these sums (hdp_release.release). Unit scale."""
+    known only through these sums (hdp_release.release). Unit scale. The least of
+    :func:`population_bounds`."""
+    bounds = population_bounds(sum_w2, max_w, noise_scale, data_sd=data_sd, level=level)
+    return min(bounds.values())
+
+
+def _moments(s2w: float, m: float, eta: float, a: float, var: float | None) -> tuple[float, float]:
+    """(d) Chebyshev's and (e) the fourth moment's half-widths (module docstring)."""
+    v = 0.25 * s2w if var is None else var  # s = 1/2: the largest variance on the range
+    e2 = 2.0 * eta * eta
+    up = 1.0 + 1e-12
+    cheb = math.sqrt((v + e2) / a * up)
+    m4 = m * m * v + 3.0 * v * v + 6.0 * v * e2 + 6.0 * e2 * e2  # 24 eta^4 = 6 (2 eta^2)^2
+    return cheb, math.sqrt(math.sqrt(m4 / a * up))
+
+
+def population_bounds(
+    sum_w2: float,
+    max_w: float,
+    noise_scale: float,
+    data_sd: float | None = None,
+    level: float = 0.95,
+) -> dict[str, float]:
+    """Each proven population half-width (unit scale) of the module docstring, by name:
+    "deterministic" (a), "union" (b), "chernoff" (c), "chebyshev" (d), "fourth_moment" (e);
+    :func:`population_half_width_moments` is their least. Arguments as there."""
     a = _alpha(level)
     s2w, m, eta = float(sum_w2), float(max_w), float(noise_scale)
     if not (math.isfinite(s2w) and s2w >= 0 and math.isfinite(m) and m >= 0):
@@ -403,23 +444,32 @@ def population_half_width_moments(
         if not (0.0 < s <= 0.5):
             raise ValueError(f"data_sd must be in (0, 1/2] on the unit scale, got {data_sd}")
         var = s * s * s2w
-    return min(
-        _deterministic(1.0, eta, a),
-        _union(s2w, m, eta, a, var),
-        _chernoff(s2w, m, eta, a, var),
-    )
+    cheb, fourth = _moments(s2w, m, eta, a, var)
+    return {
+        "deterministic": _deterministic(1.0, eta, a),
+        "union": _union(s2w, m, eta, a, var),
+        "chernoff": _chernoff(s2w, m, eta, a, var),
+        "chebyshev": cheb,
+        "fourth_moment": fourth,
+    }
 
 
 def population_half_width_for(eps: Any, data_sd: float | None = None, level: float = 0.95) -> float:
     """:func:`population_half_width` of ADPM's weights and noise for profile ``eps`` (tuned to
     ``data_sd`` when given, as ``adpm(eps, data_sd)``); 1/2 when ADPM answers 0 (f(r) > 1/4)
     or no user's data may be used."""
+    return _population_for(eps, data_sd, level)[0]
+
+
+def _population_for(eps: Any, data_sd: float | None, level: float) -> tuple[float, bool]:
+    """(:func:`population_half_width_for`, whether ADPM answers the mid-range)."""
     sol = adpm(eps, data_sd=data_sd)
     if sol.outputs_zero or not math.isfinite(sol.noise_scale):
-        return 0.5
-    return population_half_width(
+        return 0.5, True
+    h = population_half_width(
         sol.weights, sol.profile.counts, sol.noise_scale, data_sd=data_sd, level=level
     )
+    return h, False
 
 
 def expected_error_95(
@@ -456,7 +506,10 @@ def release_error_95(
     ``k`` equal releases (each runs at levels eps x spend / k, as hdp_release.ledger.store's
     spend_levels does: the k releases together spend ``spend``). ``data_sd`` in data units
     (population target only; None: worst case). This is :func:`expected_error_95` on the
-    scaled levels, times R = hi - lo (the release adds at most ~1e-15 R for rounding)."""
+    scaled levels, times R = hi - lo, plus every rounding the release makes
+    (:func:`hdp_core.rounding.release_half_width` at weight sum 1: the release's grid of
+    2^30 steps moves its estimate by up to R / 2^31, about 4.7e-10 R; the release itself
+    uses the sum of the weights it used, at most 1, so it states at most this)."""
     from fractions import Fraction
 
     from hdp_core.profile import EpsilonProfile
@@ -474,7 +527,13 @@ def release_error_95(
     lv = spend_levels(asked.levels, each)
     prof = EpsilonProfile._make(lv, asked.counts, True, None, None)
     sd = None if data_sd is None else float(data_sd) / width
-    return expected_error_95(prof, target=target, data_sd=sd, level=level) * width
+    if target == "population":
+        h_unit, midrange = _population_for(prof, sd, level)
+        if midrange:  # the release answers the mid-range and states R / 2 (exact)
+            return 0.5 * width
+    else:
+        h_unit = expected_error_95(prof, target=target, data_sd=sd, level=level)
+    return release_half_width(h_unit, 1.0, lo_f, hi_f)
 
 
 def interval_in_range(

@@ -18,7 +18,7 @@ from hdp_core.validate import (
     cell_reason,
 )
 from hdp_core.validate import reason_words as kind_words
-from hdp_release.engines.base import NUMBER_REASONS, Histogram, not_finite_words
+from hdp_release.engines.base import NUMBER_REASONS, Histogram, not_finite_words, text_levels
 
 
 # ------------------------------------------------------------------------------ checks
@@ -185,6 +185,22 @@ def _bad_value_message(value: str, row: int, n_bad: int, reason: str = "not_fini
     )
 
 
+def _named_levels(col: Any, names: dict[str, float]) -> np.ndarray:
+    """Per cell of a text eps column: its level when it is not a number but a tier's name or
+    a public word, else NaN. Decided by the engines' own rule
+    (hdp_release.engines.base.text_levels, hdp_core.validate.tier_key: NFKC, casefold,
+    Unicode trim), once per distinct text that is not a number (no loop over rows)."""
+    import pandas as pd
+
+    codes, uniq = pd.factorize(col.astype("string"))  # a missing cell gets code -1
+    texts = [str(u) for u in uniq]
+    numbers = pd.to_numeric(pd.Series(texts, dtype="string").str.strip(), errors="coerce")
+    words = [t for t, v in zip(texts, numbers.isna(), strict=True) if v]
+    levels, _ = text_levels(words, names)
+    per = np.array([levels.get(t, np.nan) for t in texts] + [np.nan], dtype=float)
+    return per[codes]
+
+
 def column_floats(
     df: Any, column: str, role: str, names: dict[str, float], numeric_kinds: str
 ) -> np.ndarray:
@@ -204,16 +220,14 @@ def column_floats(
     x = pd.to_numeric(txt, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     if role == "eps":
         x = np.where(low.isin(sorted(PUBLIC_WORDS)).fillna(False).to_numpy(dtype=bool), np.inf, x)
-        named = low.map(names).astype("Float64")
-        x = np.where(
-            named.notna().to_numpy(dtype=bool), named.to_numpy(dtype=float, na_value=np.nan), x
-        )
+        named = _named_levels(col, names)
+        x = np.where(np.isnan(named), x, named)
     # a number too large for a float ('1e400' reads as inf) is refused; an infinity written
     # as a word ('inf', '-inf') is read as one (public for eps; refused by the callers else)
     spelled = low.str.lstrip("+-").isin(["inf", "infinity"]) | low.isin(sorted(PUBLIC_WORDS))
     overflow = np.isinf(x) & ~spelled.fillna(False).to_numpy(dtype=bool)
     if role == "eps":
-        overflow &= ~named.notna().to_numpy(dtype=bool)
+        overflow &= np.isnan(named)
     bad_txt = (
         (np.isnan(x) | overflow)
         & txt.notna().to_numpy(dtype=bool)

@@ -209,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.format == "json":
             d = rel.to_dict()
             out = json.dumps(_with_tier_names(d, menu) if menu is not None else d, indent=2)
+        elif menu is not None:  # the receipt names each row's tiers, as the JSON does
+            from hdp_release.preview import tier_names_of
+
+            out = rel.text(tier_names_of(rel.tiers["eps"].to_numpy(dtype=float), menu))
         else:
             out = rel.text()
     except HdpError as exc:

@@ -16,8 +16,9 @@ from hdp_core.intervals import (
     population_half_width_moments,
     table_half_width,
 )
+from hdp_core.rounding import release_half_width
 from hdp_release.engines.base import Histogram, Q
-from hdp_release.noise import extra_width, frame, measurement, noise_scale, receipt, up
+from hdp_release.noise import frame, measurement, noise_scale, receipt, up
 from hdp_release.result import UNIT_ROUNDOFF, Release
 
 
@@ -115,7 +116,9 @@ def finish(
     else:
         bias = up(float(spare / 2))  # ||w - 1/n||_1 / 2 for the weights used, rounded up
         h_unit = table_half_width(bias, eta)
-    h = h_unit * wf + extra_width(lo, hi, delta)
+    # every rounding (grid, reading, the float handed to the noise, the noise's own rounding,
+    # adding lo) in the half-width: hdp_core.rounding (proof there)
+    h = release_half_width(h_unit, up(float(s1 / norm)), lo, hi)
     return Release(
         estimate,
         interval_in_range(estimate, h, lo, hi),
@@ -153,7 +156,7 @@ def all_public(
     sy = sum(h.sy[i] for i in np.flatnonzero(pub))
     width = Fraction(hi) - Fraction(lo)
     wf = float(width)
-    delta = max(UNIT_ROUNDOFF * wf, 2.0**-1074)
+    weight_sum = 1.0  # the population target: weight 1/n on each public user
     if target == "population":
         est = float(Fraction(lo) + width * Fraction(sy, n * Q))
         h_unit = population_half_width_moments(up(1.0 / n), up(1.0 / n), 0.0, data_sd=sd_norm)
@@ -165,11 +168,12 @@ def all_public(
         est = float(Fraction(lo) + width * (Fraction(sy, n_all * Q) + spare / 2))
         bias = up(float(spare / 2))
         h_unit = bias
+        weight_sum = up(float(1 - spare))
         note = (
             "Every usable user is public (eps = inf): their values, and the mid-range for "
             "users with eps = 0, no noise."
         )
-    hw = h_unit * wf + extra_width(lo, hi, delta)
+    hw = release_half_width(h_unit, weight_sum, lo, hi)
     df = pd.DataFrame(
         {
             "eps": [math.inf],

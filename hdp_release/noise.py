@@ -81,9 +81,3 @@ def frame(rows: list[Row], loss, loss_max, factor: float = 1.0):
             "saturated": [r.saturated for r in rows],
         }
     )
-
-
-def extra_width(lo: float, hi: float, delta: float) -> float:
-    """Added to every half-width (data units): the rounding of the value handed to the noise
-    (at most delta) and of adding lo afterwards (half an ulp of the largest |value|)."""
-    return 2.0 * delta + math.ulp(max(abs(lo), abs(hi)))

@@ -150,11 +150,13 @@ not how many values were clamped. eps = 0 users are excluded (the table target c
 in n with weight 0); eps = inf users are public (used as saturated users).
 
 Intervals (issue 21). The normal approximation of earlier versions under-covers; ci95 now
-comes from hdp_core.intervals: population: population_half_width (its proven bounds (a),
-(b), (c), from the sum of squared weights and the largest weight, at the declared spread or
-the worst case); table: table_half_width(bias bound, eta). The half-width is that times R,
-plus 2 delta and half an ulp of max(|lo|, |hi|) (the rounding of the pre-noise value and of
-adding lo), clipped to [lo, hi] (interval_in_range).
+comes from hdp_core.intervals: population: population_half_width (the least of its proven
+bounds (a) to (e), from the sum of squared weights and the largest weight, at the declared
+spread or the worst case); table: table_half_width(bias bound, eta). The half-width is
+hdp_core.rounding.release_half_width of that (issue 31): times R, plus every rounding the
+release makes (the 2^30 grid, up to R / 2^31 times the sum of the weights; reading values as
+doubles; the pre-noise value's rounding, OpenDP's rounding of the noisy value and adding
+lo), clipped to [lo, hi] (interval_in_range).
 """
 
 from __future__ import annotations

@@ -126,8 +126,10 @@ class Release:
             else [{k: num(v) for k, v in r.items()} for r in self.people.to_dict("records")],
         }
 
-    def text(self) -> str:
-        """A plain-text report: the estimate, its 95% interval and the receipt."""
+    def text(self, tier_names: Any = None) -> str:
+        """A plain-text report: the estimate, its 95% interval and the receipt; with
+        ``tier_names`` (one per receipt row, e.g. hdp_release.preview.tier_names_of of its
+        eps column and the menu), the receipt's first column names each row's tiers."""
         import pandas as pd
 
         tau = "none" if math.isinf(self.saturation_level) else f"{self.saturation_level:.6g}"
@@ -156,15 +158,19 @@ class Release:
             name = f" of dataset {self.dataset!r}" if self.dataset else ""
             lines.append(
                 f"privacy budget: spent {self.spend:.4g} of every user's level{name}{left} "
-                f"(run at eps x {self.level_factor:.17g})"
+                f"(run at eps x {self.level_factor:.15g})"
             )
             lines.append(DATASET_LEDGER_NOTE)
         if self.recorded is False:
             lines.append("WARNING: " + not_recorded_note(self))
         lines += list(self.notes)
         lines.append("privacy receipt (loss = OpenDP's privacy map at one user's sensitivity):")
+        receipt = self.tiers
+        if tier_names is not None:
+            receipt = receipt.copy()
+            receipt.insert(0, "tier", [str(n) or "-" for n in tier_names])
         with pd.option_context("display.width", 200, "display.max_rows", 60):
-            lines.append(self.tiers.to_string(index=False))
+            lines.append(receipt.to_string(index=False))
         return "\n".join(lines)
 
 

@@ -345,7 +345,9 @@ def _units_section(prof: EpsilonProfile) -> None:
     st.table(bviews.units_table(errs), hide_index=True)
     st.caption(
         "LDPE and SM are not one weighted mean plus one Laplace noise, so only their "
-        "RMSE is shown. The 95% half-widths treat the data part as normal (many users)."
+        "RMSE is shown. The 95% errors are proven for any data in the range (the Tier "
+        "designer's and the Release page's figure); the normal approximation, narrower and "
+        "not proven with few users, is shown under its own name."
     )
 
 

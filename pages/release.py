@@ -16,8 +16,6 @@ hdp_app.views.release, the session side from hdp_app.release_state.
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from hdp_app import segments_section
@@ -57,7 +55,7 @@ from hdp_app.views import codegen, links
 from hdp_app.views import people as P
 from hdp_app.views import release as V
 from hdp_app.views.explain import TARGET_QUESTION
-from hdp_app.views.formatting import plain
+from hdp_app.views.formatting import plain, utc_timestamp
 from hdp_core.errors import BudgetExceeded, HdpError, LedgerError, ReleaseError
 from hdp_core.menu import Menu
 from hdp_core.profile import MAX_UPLOAD_BYTES
@@ -418,7 +416,7 @@ def _release_section(
             "settings": dict(s),
             "table": digest,
             "file": name,
-            "time": time.strftime("%H:%M:%S"),
+            "time": utc_timestamp(),  # ISO 8601 UTC: the download's released_at
         }
         st.rerun()  # the budget above shows this release's charge
 

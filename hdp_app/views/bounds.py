@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from hdp_app.views.cards import Metric
 from hdp_app.views.formatting import sci
 from hdp_core.estimators import METHODS, get_method
+from hdp_core.intervals import population_half_width
 from hdp_core.profile import MAX_TOTAL_USERS, as_profile
 from hdp_core.units import Accuracy, affine_error, range_width
 from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
@@ -146,9 +148,12 @@ def method_errors_real(
 ) -> dict[str, Accuracy]:
     """Worst-case error of each method in data units for data in [lo, hi].
 
-    Affine methods (ADPM, PropDPM, UNI, FME) get :func:`affine_error_real` with V = 1/4; LDPE
-    and SM get their worst-case RMSE (sqrt(worst_case_mse) R) and a NaN half-width (their error
-    is not one normal plus one Laplace).
+    Affine methods (ADPM, PropDPM, UNI, FME) get :func:`affine_error_real` with V = 1/4, and
+    (issue 31: one meaning for "95% error") their ``half_width`` is the PROVEN one,
+    hdp_core.intervals.population_half_width times R (kind "proven", the Tier designer's and
+    the Release page's figure, weights summing to 1), the normal approximation kept as
+    ``half_width_own``; LDPE and SM get their worst-case RMSE (sqrt(worst_case_mse) R) and a
+    NaN half-width (their error is not one normal plus one Laplace).
     """
     prof = as_profile(eps)
     width = range_width(lo, hi)
@@ -156,7 +161,7 @@ def method_errors_real(
     for m in methods:
         est = get_method(m, prof)
         if est.affine and est.weights is not None and est.noise_scale is not None:
-            out[m] = affine_error_real(
+            acc = affine_error_real(
                 est.weights,
                 est.noise_scale,
                 lo,
@@ -166,6 +171,16 @@ def method_errors_real(
                 level,
                 bool(getattr(est, "outputs_zero", False)),
             )
+            w = np.asarray(est.weights, dtype=np.float64)
+            if not acc.outputs_zero and abs(float(np.dot(prof.counts, w)) - 1.0) <= 1e-9:
+                proven = population_half_width(w, prof.counts, est.noise_scale, level=level)
+                acc = replace(
+                    acc,
+                    half_width=proven * width,
+                    half_width_kind="proven",
+                    half_width_own=acc.half_width,
+                )
+            out[m] = acc
         else:
             mse = est.worst_case_mse
             out[m] = Accuracy(mse, math.sqrt(mse) * width, math.nan, math.nan, math.nan, level)
@@ -258,9 +273,9 @@ def units_metrics(rmse: str, half_width: str, noise_scale: str) -> list[Metric]:
         Metric(
             "ADPM 95% error: ±",
             half_width,
-            "With 95% probability one release is within this distance of the true mean "
-            "(worst-case data): a normal data part, sd √V·‖w‖₂ with V = 1/4 of the range², "
-            "plus the Laplace noise, combined exactly.",
+            "Proven: in at least 95% of releases one release is within this distance of the "
+            "population mean, for any data in the range and any number of users (the same "
+            "figure as the Tier designer and the Release page).",
         ),
         Metric(
             "of which Laplace noise scale",
@@ -274,25 +289,33 @@ UNITS_COLUMNS = (
     "method",
     "worst-case RMSE",
     "95% error ±",
+    "about ± (normal approximation)",
     "data part sd",
     "Laplace noise scale",
 )
 """The columns of the Bounds page's table of errors in the data's units."""
 
 
+def _normal(a: Accuracy) -> float:
+    """The normal approximation's half-width of ``a`` (its own name on the page)."""
+    return a.half_width_own if a.half_width_kind == "proven" else a.half_width
+
+
 def units_table(errs: Mapping[str, Accuracy]) -> dict[str, list[str]]:
     """The table of errors in the data's units, one row per method of ``errs``
     (:func:`method_errors_real`) in its order, every number as shown (:func:`units_text`):
-    worst-case RMSE, 95% error half-width, the sd of the data part and the Laplace noise
-    scale ('—' where a method has none). Columns UNITS_COLUMNS; at most one row per method
-    of the registry, so the page shows it whole (a static table)."""
+    worst-case RMSE, the proven 95% error half-width, the normal approximation's (named as
+    such), the sd of the data part and the Laplace noise scale ('—' where a method has none).
+    Columns UNITS_COLUMNS; at most one row per method of the registry, so the page shows it
+    whole (a static table)."""
     rows = list(errs.items())
     return {
         UNITS_COLUMNS[0]: [m for m, _ in rows],
         UNITS_COLUMNS[1]: [units_text(a.rmse) for _, a in rows],
         UNITS_COLUMNS[2]: [units_text(a.half_width) for _, a in rows],
-        UNITS_COLUMNS[3]: [units_text(a.data_sd) for _, a in rows],
-        UNITS_COLUMNS[4]: [units_text(a.noise_scale) for _, a in rows],
+        UNITS_COLUMNS[3]: [units_text(_normal(a)) for _, a in rows],
+        UNITS_COLUMNS[4]: [units_text(a.data_sd) for _, a in rows],
+        UNITS_COLUMNS[5]: [units_text(a.noise_scale) for _, a in rows],
     }
 
 

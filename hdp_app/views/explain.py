@@ -200,7 +200,8 @@ HALF_WIDTH_TEXT = (
     "least 95% of releases, whatever the distribution of values in the range (with a standard "
     "deviation given: any distribution with at most that spread), at every number of users, "
     "as long as a user's privacy choice is unrelated to their value. It is proven "
-    "(Hoeffding's and Bennett's inequalities with the exact privacy noise), not an "
+    "(the least of five proven bounds: Hoeffding's, Bennett's, Chebyshev's, a fourth-moment "
+    "bound and the range itself, each with the exact privacy noise and every rounding), not an "
     "approximation, so it is wider than the usual normal approximation, which can fall "
     "short of 95% with few users."
 )

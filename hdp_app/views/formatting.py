@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC
 from typing import Any
 
 from hdp_core.validate import csv_safe, csv_unescape, format_eps
@@ -27,6 +28,7 @@ __all__ = [
     "sidebar_eps",
     "subscript",
     "telling_eps",
+    "utc_timestamp",
 ]
 
 # Every ASCII punctuation character can be backslash-escaped in CommonMark, so escaping all
@@ -138,3 +140,12 @@ def sidebar_eps(x: float) -> str:
     """A level as the sidebar's narrow metrics show it: format_eps without its words
     ("public", not "public (eps = inf)")."""
     return format_eps(x).split(" ")[0]
+
+
+def utc_timestamp(now: Any = None) -> str:
+    """``now`` (an aware datetime; default: the current time) as ISO 8601 in UTC to the
+    second, e.g. '2026-11-27T08:30:12Z': a release's ``released_at`` (date and zone)."""
+    from datetime import datetime
+
+    t = datetime.now(UTC) if now is None else now.astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")

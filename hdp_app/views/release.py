@@ -23,6 +23,7 @@ import numpy as np
 from hdp_app.views.formatting import count_noun, frame_to_csv, plain, short_eps, telling_eps
 from hdp_app.views.limits import REAL_MAX
 from hdp_core.errors import HdpError
+from hdp_core.validate import tier_key
 from hdp_release.preview import tier_levels, tier_names_of
 from hdp_release.result import Release, not_recorded_note
 
@@ -179,13 +180,19 @@ def excluded_help(rel: Release) -> str:
 
 
 def technical_details(rel: Release, unit: str) -> str:
-    """The release's noise, privacy-loss rule, plan and tau* in one paragraph (plain)."""
+    """The release's noise, privacy-loss rule, plan and its level (tau* for the population
+    mean; the cap level for the table's own mean, never called tau*) in one paragraph."""
     tau = "none" if math.isinf(rel.saturation_level) else f"{rel.saturation_level}"
+    level = (
+        f"tau* = {tau}."
+        if rel.target == "population"
+        else f"Cap level = {tau} (users asking for at least it get the same weight, 1/n)."
+    )
     return plain(
         f"Noise: Laplace, scale {in_units(rel.noise_scale)} {unit}, drawn by OpenDP. "
         "Privacy loss of a user: OpenDP's privacy map of that measurement at the most one "
         "user's value can move the weighted mean (their weight × the range, plus twice the "
-        f"rounding bound {rel.rounding_bound:.3g}). Plan: {rel.plan}. tau* = {tau}."
+        f"rounding bound {rel.rounding_bound:.3g}). Plan: {rel.plan}. {level}"
     )
 
 
@@ -207,7 +214,7 @@ def _menu_column(df: Any, menu: Any, skip: int | None) -> int | None:
     for i, c in enumerate(df.columns):
         if i == skip or df[c].dtype.kind in "biufc":
             continue
-        cells = df[c].head(1000).dropna().astype(str).str.strip().str.lower()
+        cells = df[c].head(1000).dropna().astype(str).map(tier_key)  # the release's rule
         if len(cells) and cells.isin(names).mean() >= 0.5:
             return i
     return None

@@ -49,9 +49,10 @@ from typing import Any
 import numpy as np
 
 from hdp_core.errors import BadCellError, ColumnNameError, ReleaseError
+from hdp_core.rounding import GRID
 from hdp_core.validate import PUBLIC_WORDS, cell_kind, cell_reason, tier_key
 
-Q = 1 << 30
+Q = GRID
 
 
 """Grid of the clamped values: y in {0, ..., Q} stands for lo + y R / Q."""

@@ -16,6 +16,7 @@ from hdp_app.figures.style import METHOD_COLORS
 from hdp_app.views import explain
 from hdp_app.views import whatif as wv
 from hdp_core.intervals import expected_error_95
+from hdp_core.rounding import release_half_width
 
 INF = math.inf
 TRIALS = "500"
@@ -163,8 +164,10 @@ def test_designer_both_targets_and_k_releases(app):
     # independent: the menu's tiers with every level divided by 12, by hand
     prof = hdp.EpsilonProfile.from_tiers([t.eps / 12 for t in menu.tiers], list(menu.counts))
     sd = None if menu.data_sd is None else hdp.design.tuned_sd(menu)
-    pop = expected_error_95(prof, "population", sd) * menu.width
-    tab = expected_error_95(prof, "table") * menu.width
+    # plus every rounding the release makes (hdp_core.rounding, issue 31)
+    lo, hi = menu.low, menu.high
+    pop = release_half_width(expected_error_95(prof, "population", sd), 1.0, lo, hi)
+    tab = release_half_width(expected_error_95(prof, "table"), 1.0, lo, hi)
     assert cards[wv.TARGET_LABELS["population"]].value == f"± {pop:.4g}{unit}"
     assert cards[wv.TARGET_LABELS["table"]].value == f"± {tab:.4g}{unit}"
     for m in cards.values():

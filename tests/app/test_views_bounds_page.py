@@ -76,5 +76,33 @@ def test_units_table_rows_as_shown():
     assert t["method"] == ["ADPM", "LDPE"]
     assert t["worst-case RMSE"] == ["1,234", "3.000e+13"]
     assert t["95% error ±"] == ["2,501", "—"]
+    assert t["about ± (normal approximation)"] == ["2,501", "—"]
     assert t["data part sd"] == ["1,100", "—"]
     assert t["Laplace noise scale"] == ["12.35", "—"]
+
+
+def test_bounds_95_error_is_the_proven_interval_and_the_normal_one_has_its_own_name():
+    """Issue 31: one meaning for "95% error". The Bounds page's figure for each affine method
+    is the proven population half-width (the Tier designer's: hdp_core.intervals, times R);
+    the normal approximation, smaller, is shown only under its own name."""
+    import hdp_core as hdp
+    from hdp_core.estimators import get_method
+    from hdp_core.intervals import population_half_width, population_half_width_for
+    from hdp_core.units import Accuracy
+
+    prof = hdp.EpsilonProfile.from_tiers([0.1, 1.0, math.inf], [600, 300, 100])
+    errs = bv.method_errors_real(prof, 0.0, 500.0)
+    assert errs["ADPM"].half_width == population_half_width_for(prof) * 500.0
+    for m in ("ADPM", "UNI", "PropDPM"):
+        est = get_method(m, prof)
+        want = population_half_width(est.weights, prof.counts, est.noise_scale) * 500.0
+        a = errs[m]
+        assert a.half_width_kind == "proven" and a.half_width == want
+        assert a.half_width_own < a.half_width  # the normal approximation
+    t = bv.units_table(errs)
+    assert t["95% error ±"][0] == bv.units_text(errs["ADPM"].half_width)
+    assert t["about ± (normal approximation)"][0] == bv.units_text(errs["ADPM"].half_width_own)
+    card = bv.units_metrics("1", "2", "3")[1]
+    assert card.label == "ADPM 95% error: ±" and "Proven" in card.help
+    normal = Accuracy(0.01, 1.0, 2.0, 1.0, 1.0)  # a normal-kind half-width stays in its column
+    assert bv.units_table({"X": normal})["about ± (normal approximation)"] == ["2"]

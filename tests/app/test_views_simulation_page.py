@@ -81,6 +81,17 @@ def test_headline_cards_pick_the_best_other_method():
     assert cards[1].value == f"{math.log(1e-4):.2f}"
     # the smallest MSE among the others is PropDPM's (2e-4), twice ADPM's
     assert cards[2].label == "Best other method: PropDPM" and cards[2].value == "2× ADPM's MSE"
+    assert "Exact MSE" in cards[2].help and "95% CI" in cards[2].help
+    # issue 31: the headline follows the exact column, not the simulated MSE: UNI simulated
+    # below ADPM (0.98x) but exactly above it (1.05x), PropDPM exactly 1.2x
+    adpm = _row("ADPM", 1e-4, 1.0)
+    uni = {**_row("UNI", 0.98e-4, 0.98), "exact": 1.05e-4, "ratio_exact": 1.05}
+    prop = {**_row("PropDPM", 1.1e-4, 1.1), "exact": 1.2e-4, "ratio_exact": 1.2}
+    card = sv.headline_metrics(adpm, [adpm, prop, uni])[2]
+    assert card.label == "Best other method: UNI" and card.value == "1.05× ADPM's MSE"
+    uni_first = {**uni, "exact": 1.3e-4, "ratio_exact": 1.3}  # PropDPM's exact is lower
+    card = sv.headline_metrics(adpm, [adpm, prop, uni_first])[2]
+    assert card.label == "Best other method: PropDPM" and card.value == "1.2× ADPM's MSE"
     zero = _row("ADPM", 0.0, None)
     only = sv.headline_metrics(zero, [zero, _row("UNI", 1e-3, None)])
     assert len(only) == 2 and only[1].value == "−∞"

@@ -292,9 +292,21 @@ def old_path():
     saved = I._union, I._chernoff
     I._union, I._chernoff = REF._union, REF._chernoff
     try:
-        yield
+        with without_moments():
+            yield
     finally:
         I._union, I._chernoff = saved
+
+
+@contextlib.contextmanager
+def without_moments():
+    """hdp_core.intervals without bounds (d) and (e) (issue 31), which the old code lacked."""
+    saved = I._moments
+    I._moments = lambda *args: (math.inf, math.inf)
+    try:
+        yield
+    finally:
+        I._moments = saved
 
 
 def assert_same(new: float, old: float) -> None:
@@ -314,9 +326,14 @@ def assert_same(new: float, old: float) -> None:
 def test_moments_same_as_old(ls2w, frac, eta, sd, level):
     s2w = 10.0**ls2w
     m = 10.0 ** (ls2w * (1 - frac / 2))
-    new = I.population_half_width_moments(s2w, m, eta, data_sd=sd, level=level)
+    with without_moments():
+        new = I.population_half_width_moments(s2w, m, eta, data_sd=sd, level=level)
     old = REF.population_half_width_moments(s2w, m, eta, data_sd=sd, level=level)
     assert_same(new, old)
+    # with (d) and (e): their least with the old three, never more
+    every = I.population_half_width_moments(s2w, m, eta, data_sd=sd, level=level)
+    both = I.population_bounds(s2w, m, eta, data_sd=sd, level=level)
+    assert every == min(new, both["chebyshev"], both["fourth_moment"]) <= new
 
 
 PROFILES = {
@@ -343,7 +360,8 @@ def test_profiles_same_as_old(name, sd):
     with old_path():
         old = [I.expected_error_95(prof, data_sd=sd)]
         old += [I.release_error_95(levels, counts, 0, 500, data_sd=sd_data, k=k) for k in (1, 12)]
-    new = [I.expected_error_95(prof, data_sd=sd)]
-    new += [I.release_error_95(levels, counts, 0, 500, data_sd=sd_data, k=k) for k in (1, 12)]
+    with without_moments():
+        new = [I.expected_error_95(prof, data_sd=sd)]
+        new += [I.release_error_95(levels, counts, 0, 500, data_sd=sd_data, k=k) for k in (1, 12)]
     for a, b in zip(new, old, strict=True):
         assert_same(a, b)

@@ -29,6 +29,7 @@ from hdp_core.intervals import (
     release_error_95,
     table_half_width,
 )
+from hdp_core.rounding import grid_allowance, release_half_width
 from hdp_core.units import affine_error
 from hdp_release.release import release_mean
 
@@ -70,6 +71,13 @@ def grid(v, lo=LO, hi=HI):
     """The release's grid values of the clamped data (2^30 steps), in data units."""
     y = np.rint((np.clip(np.asarray(v, float), lo, hi) - lo) / (hi - lo) * 2**30)
     return lo + (hi - lo) * y / 2**30
+
+
+def assert_half_width(rel, h: float) -> None:
+    """The stated half-width is the proven one for exact arithmetic, ``h`` (data units),
+    plus at most the grid allowance (hdp_core.rounding, its own tests) and float terms."""
+    g = grid_allowance(1.0, rel.lo, rel.hi)
+    assert h * (1 - 1e-12) <= rel.half_width95 <= h * (1 + 1e-12) + g * (1 + 1e-9)
 
 
 def tiers_frame(n=400, seed=1):
@@ -114,7 +122,7 @@ def test_table_target_is_table_mean_on_the_same_levels(no_noise):
     assert rel.n_excluded == int((df["e"] == 0).sum())
     # the interval is table_half_width of the bias bound and the noise, times R (+ rounding)
     h = table_half_width(sol.bias_bound, sol.noise_scale) * W
-    assert rel.half_width95 == pytest.approx(h, rel=1e-9)
+    assert_half_width(rel, h)
     assert rel.ci95 == (
         max(rel.estimate - rel.half_width95, LO),
         min(rel.estimate + rel.half_width95, HI),
@@ -194,7 +202,7 @@ def test_table_target_on_per_user_levels(seed, no_noise):
     got = (rel.bias_bound / W) ** 2 + 2 * (rel.noise_scale / W) ** 2
     assert opt.worst_case_mse * (1 - 1e-9) <= got <= opt.worst_case_mse * 1.02
     h = table_half_width(rel.bias_bound / W, rel.noise_scale / W) * W
-    assert rel.half_width95 == pytest.approx(h, rel=1e-9)
+    assert_half_width(rel, h)
 
 
 def test_table_target_fails_closed(monkeypatch):
@@ -289,7 +297,9 @@ def test_release_error_95_is_the_intervals_functions_on_scaled_levels():
             else:
                 s = hdp.table_mean(prof)
                 want = table_half_width(s.bias_bound, s.noise_scale)
-            assert got == pytest.approx(want * 500, rel=1e-12), (target, spend, k)
+            # plus every rounding of the release (hdp_core.rounding): the grid's R / 2^31
+            assert got == release_half_width(want, 1.0, 0, 500), (target, spend, k)
+            assert want * 500 + 500 / 2**31 <= got <= want * 500 * (1 + 1e-12) + 500 / 2**30
     # k releases each cost more error than one at the whole budget
     one = release_error_95(lv, ct, 0, 500, "table")
     assert release_error_95(lv, ct, 0, 500, "table", k=3) > one
@@ -302,8 +312,8 @@ def test_release_error_95_is_the_intervals_functions_on_scaled_levels():
     run = spend_levels([1e-6, 1.0], Fraction(1, 1000))  # each of 10 releases: 1/1000
     assert run[0] < 1e-6  # below LEVEL_MIN: a profile of what users ask could not hold it
     want = hdp.table_mean(hdp.EpsilonProfile._make(run, np.array([10, 1000]), True, None, None))
-    assert tiny == pytest.approx(
-        table_half_width(want.bias_bound, want.noise_scale) * 500, rel=1e-12
+    assert tiny == release_half_width(
+        table_half_width(want.bias_bound, want.noise_scale), 1.0, 0, 500
     )
     with pytest.raises(ValueError):
         release_error_95(lv, ct, 0, 500, "table", k=0)
