@@ -71,12 +71,16 @@ def number(where: Any, f: NumberField, **kw: Any) -> float:
     return cast(float, where.number_input(f.label, key=f.key, help=f.help, **args, **kw))
 
 
-def number_columns(columns: Any, formats: dict[str, str]) -> dict[str, Any]:
+def number_columns(
+    columns: Any, formats: dict[str, str], helps: dict[str, str] | None = None
+) -> dict[str, Any]:
     """st.column_config for the ``columns`` whose name starts with a key of ``formats``: a
-    number column with that format (the views own the formats, the page only this call)."""
+    number column with that format and its help from ``helps`` (the views own formats and
+    helps, the page only this call)."""
     out: dict[str, Any] = {}
     for c in columns:
         fmt = next((f for start, f in formats.items() if str(c).startswith(start)), None)
         if fmt is not None:
-            out[c] = st.column_config.NumberColumn(c, format=cast(Any, fmt))
+            h = (helps or {}).get(c)
+            out[c] = st.column_config.NumberColumn(c, format=cast(Any, fmt), help=h)
     return out
