@@ -33,10 +33,13 @@ def test_every_help_key_a_page_uses_exists_and_every_help_is_used():
     ):
         text = (ROOT / page).read_text()
         used = set(re.findall(rf'{name}\["([^"]+)"\]', text))
-        views = "".join(  # the simulation's fields and cards take their help from SIM_HELP too
+        views = "".join(  # the views' fields and cards take their help from these dicts too
             (ROOT / "hdp_app/views" / f).read_text()
-            for f in ("simulation_controls.py", "group_sweep.py", "paper_table.py")
-            if name == "SIM_HELP"
+            for f in (
+                ("simulation_controls.py", "group_sweep.py", "paper_table.py")
+                if name == "SIM_HELP"
+                else ("profile_controls.py",)
+            )
         )
         used |= set(re.findall(rf'{name}\["([^"]+)"\]', views))
         assert used and used <= set(helps), used - set(helps)
