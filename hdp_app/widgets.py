@@ -84,3 +84,11 @@ def number_columns(
             h = (helps or {}).get(c)
             out[c] = st.column_config.NumberColumn(c, format=cast(Any, fmt), help=h)
     return out
+
+
+def lazy_expander(title: str, key: str) -> Any:
+    """An expander whose state is in the link (``key`` bound to the query string) and whose
+    content is drawn only when open: returns the container to draw into, or None when it is
+    closed (opening or closing it reruns the page)."""
+    box = st.expander(title, key=key, on_change="rerun", bind="query-params")
+    return box if box.open else None
