@@ -31,6 +31,7 @@ from hdp_app.navigation import app_page
 from hdp_app.views import explain, links
 from hdp_app.views import profile_controls as pc
 from hdp_app.views.formatting import plain
+from hdp_app.widgets import limit_bounds
 from hdp_core.errors import ProfileError
 from hdp_core.presets import PRESETS
 from hdp_core.tables import example_csv
@@ -97,7 +98,9 @@ def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int |
     from 1 to ``max_n``, else an error naming the limit and None (the profile is kept)."""
     if not isinstance(st.session_state.get(key), float):
         st.session_state[key] = float(ui[key])
-    v = st.number_input(label, min_value=1.0, step=100.0, format="%.0f", **_kw(key), help=help)
+    v = st.number_input(
+        label, min_value=pc.USERS_MIN, step=100.0, format="%.0f", **_kw(key), help=help
+    )
     why = pc.users_error(v, max_n)
     if why is not None:
         st.error(f"{why}. {S.NOT_CHANGED}", **BLOCK)
@@ -175,9 +178,8 @@ def _generator_controls(ui: dict) -> dict | None:
         )
         ui["prof_tg_frac"] = st.slider(
             "Share of users in group 1",
-            min_value=0.0,
-            max_value=1.0,
-            step=0.01,
+            **limit_bounds(pc.SHARE),
+            step=pc.SHARE_STEP,
             **_kw("prof_tg_frac"),
             format="%.2f",
             help=pc.PROFILE_HELP["share_of_users_in_group_1"],
@@ -220,9 +222,8 @@ def _generator_controls(ui: dict) -> dict | None:
     _range_slider(ui, "prof_mx_range")
     ui["prof_mx_public"] = st.slider(
         "Share of public users (eps = ∞)",
-        min_value=0.0,
-        max_value=1.0,
-        step=0.01,
+        **limit_bounds(pc.SHARE),
+        step=pc.SHARE_STEP,
         **_kw("prof_mx_public"),
         format="%.2f",
         help=pc.PROFILE_HELP["share_of_public_users_eps"],
@@ -255,8 +256,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     if units == "share":
         ui["prof_tiers_total"] = st.number_input(
             "Total users n",
-            min_value=1,
-            max_value=links.TIER_MAX_USERS,
+            **limit_bounds(pc.TIER_TOTAL),
             step=1000,
             **_kw("prof_tiers_total"),
             help=pc.PROFILE_HELP["total_users_n"],

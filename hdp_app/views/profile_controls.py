@@ -16,6 +16,7 @@ from hdp_app.views import links
 from hdp_app.views.cards import Metric
 from hdp_app.views.explain import two_group_verdict
 from hdp_app.views.formatting import count_noun, plain
+from hdp_app.views.limits import Limit
 from hdp_core.adpm import ADPMSolution
 from hdp_core.errors import ProfileError
 from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
@@ -344,3 +345,11 @@ TIER_COLUMNS: dict[str, tuple[str, dict[str, Any]]] = {
 }  # fmt: skip
 """The tiers editor's columns: ('text' or 'number', the column's settings: label, help,
 bounds, format and the value a new row starts with)."""
+
+SHARE = Limit(0.0, 1.0)
+"""A share of the users (group 1 of two groups, the public users of a mixture)."""
+SHARE_STEP = 0.01
+TIER_TOTAL = Limit(1, links.TIER_MAX_USERS, integer=True)
+"""The total number of users n when tiers are given as shares of n."""
+USERS_MIN = 1.0
+"""The fewest users a generator makes (the most: links.GEN_MAX_N, links.TIER_MAX_USERS)."""
