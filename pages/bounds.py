@@ -18,6 +18,7 @@ from hdp_app.perf import live
 from hdp_app.url import keep_in_link, start_from_link
 from hdp_app.views import bounds as bviews
 from hdp_app.views import snippets
+from hdp_app.views.fields import url_limits
 from hdp_app.views.formatting import plain
 from hdp_app.views.limits import Limit, check_data_range
 from hdp_app.widgets import metric_row, number, show_metric
@@ -32,12 +33,7 @@ K_MODE, K_SCALE, K_N = "bnd_mode", "bnd_scale", "bnd_n"
 K_BASELINES, K_GUIDES = "bnd_baselines", "bnd_guides"
 K_LO, K_HI = bviews.LO.key, bviews.HI.key
 SLIDER_LIMIT = Limit(*bviews.SWEEP_LIMIT)
-URL_LIMITS = {
-    K_SCALE: SLIDER_LIMIT,
-    K_N: SLIDER_LIMIT,
-    K_LO: bviews.LO.limit,
-    K_HI: bviews.HI.limit,
-}
+URL_LIMITS = {K_SCALE: SLIDER_LIMIT, K_N: SLIDER_LIMIT, **url_limits(bviews.LO, bviews.HI)}
 """What each URL-bound number accepts (the bounds of its widget)."""
 
 _u = bviews.units_text

@@ -41,7 +41,7 @@ run_through_app()  # first: a deep link on a fresh server must go through app.py
 MODES = pc.MODES
 DISTS = pc.DISTS
 LEVEL_HELP = pc.LEVEL_HELP
-BLOCK = {"icon": ":material/block:"}
+BLOCK = ":material/block:"
 _fmt_level = pc.fmt_level
 _options = pc.level_options
 _kw = S.kw
@@ -51,7 +51,7 @@ def _apply(spec: dict | None) -> None:
     """Make ``spec``'s profile current (profile_state.apply); a refusal shown here."""
     why = None if spec is None else S.apply(spec)
     if why:
-        st.error(why, **BLOCK)
+        st.error(why, icon=BLOCK)
 
 
 # the four ways ------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ def _users_input(ui: dict, key: str, max_n: int, label: str, help: str) -> int |
     )
     why = pc.users_error(v, max_n)
     if why is not None:
-        st.error(f"{why}. {S.NOT_CHANGED}", **BLOCK)
+        st.error(f"{why}. {S.NOT_CHANGED}", icon=BLOCK)
         return None
     ui[key] = int(v)
     return int(v)
@@ -286,7 +286,7 @@ def _tiers_controls(ui: dict) -> dict | None:
     try:
         return links.tiers_spec_from_rows(t["rows"], units, int(ui["prof_tiers_total"]))
     except (ProfileError, ValueError) as e:
-        st.error(f"{plain(e)}. {S.NOT_CHANGED}", **BLOCK)
+        st.error(f"{plain(e)}. {S.NOT_CHANGED}", icon=BLOCK)
         return None
 
 

@@ -32,6 +32,7 @@ from hdp_app.views import simulation as simview
 from hdp_app.views import simulation_controls as sc
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
+from hdp_app.views.fields import url_limits
 from hdp_app.views.formatting import frame_to_csv, plain
 from hdp_app.views.limits import check_data_range
 from hdp_app.widgets import number, number_columns, show_metric
@@ -41,7 +42,7 @@ run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 
 URL_FIELDS = (sc.A, sc.B, sc.P, sc.TRIALS_FIELD, sc.SEED_FIELD, sc.LO, sc.HI, *gs.FIELDS)
-URL_LIMITS = {f.key: f.limit for f in URL_FIELDS}
+URL_LIMITS = url_limits(*URL_FIELDS)
 """What each URL-bound number accepts (the bounds of its widget below)."""
 
 DIST_KINDS = sc.DIST_KINDS
@@ -49,7 +50,7 @@ short_label = simview.short_label
 LOADED_NOTE = "sim_loaded_note"
 PAPER_SHOWN = "sim_paper_shown"
 APP_RERUN = "sim_app_rerun"
-URL = {"bind": "query-params"}
+URL: dict[str, Any] = {"bind": "query-params"}
 
 
 # the live simulation ---------------------------------------------------------------------
@@ -64,16 +65,16 @@ def distribution_controls() -> tuple:
         help=sc.SIM_HELP["sim_dist"],
     )
     kind = DIST_KINDS.get(choice, "beta")
-    a, b, p = sc.A.default, sc.B.default, sc.P.default
+    a, b, p = sc.A.start, sc.B.start, sc.P.start
     if kind == "beta":
         ca, cb = st.columns(2)
         a, b = number(ca, sc.A, **URL), number(cb, sc.B, **URL)
     elif kind == "twopoint":
         p = st.slider(
             sc.P.label,
-            sc.P.limit.lo,
-            sc.P.limit.hi,
-            sc.P.default,
+            sc.P_LIMIT.lo,
+            sc.P_LIMIT.hi,
+            sc.P.start,
             sc.P.step,
             key=sc.P.key,
             help=sc.P.help,
@@ -102,12 +103,12 @@ def sim_controls() -> tuple[sc.SimSettings, Any]:
         seed = number(t2, sc.SEED_FIELD, **URL)
     with c3:
         real = st.toggle(sc.REAL_UNITS_LABEL, key="sim_real", help=sc.REAL_UNITS_HELP, **URL)
-        lo, hi = sc.LO.default, sc.HI.default
+        lo, hi = sc.LO.start, sc.HI.start
         if real:
             r1, r2 = st.columns(2)
             lo, hi = number(r1, sc.LO, **URL), number(r2, sc.HI, **URL)
         tuned_on = st.toggle(sc.TUNED_LABEL, key="sim_tuned", help=sc.TUNED_HELP, **URL)
-        own, tuned_in = True, sc.TUNED_SD.default
+        own, tuned_in = True, sc.TUNED_SD.start
         if tuned_on:
             own = st.checkbox(
                 sc.TUNED_OWN_LABEL, value=True, key="sim_tuned_own", help=sc.TUNED_OWN_HELP

@@ -17,7 +17,7 @@ from hdp_core.experiments import optimality_scatter
 from hdp_core.profile import EpsilonProfile
 from hdp_core.units import Accuracy
 
-SCATTER = {"sequences": 500, "seed": 0, "max_n": 200}
+SCATTER_SEQUENCES, SCATTER_SEED, SCATTER_MAX_N = 500, 0, 200
 """The optimality scatter's settings (the paper's experiment: 500 sequences, n up to 200)."""
 
 
@@ -69,8 +69,8 @@ def sweep_chart(
 
 @st.cache_data(max_entries=2, show_spinner=False)
 def scatter() -> dict[str, Any]:
-    """hdp_core.experiments.optimality_scatter with SCATTER's settings, cached."""
-    return optimality_scatter(**SCATTER)
+    """hdp_core.experiments.optimality_scatter with the settings above, cached."""
+    return optimality_scatter(sequences=SCATTER_SEQUENCES, seed=SCATTER_SEED, max_n=SCATTER_MAX_N)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=32, show_spinner=False)

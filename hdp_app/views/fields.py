@@ -22,3 +22,17 @@ class NumberField:
     step: float | None = None
     format: str | None = None
     help: str = ""
+
+    @property
+    def start(self) -> float:
+        """The default as a number, for a page that needs the value the widget would start
+        from without drawing it (ValueError for a field the page seeds: it has none)."""
+        if self.default is None:
+            raise ValueError(f"{self.key} has no default: the page seeds its value")
+        return float(self.default)
+
+
+def url_limits(*fields: NumberField) -> dict[str, Limit]:
+    """What each bounded field accepts in a link, by widget key (the page hands it to
+    hdp_app.url.drop_bad_query_params)."""
+    return {f.key: f.limit for f in fields if f.limit is not None}

@@ -116,11 +116,12 @@ label): plain language, smaller eps = more privacy (moved out of the page, issue
 
 A = NumberField("a", "sim_a", 2.0, Limit(0.05, 1000.0), step=0.5, help=SIM_HELP["sim_a"])
 B = NumberField("b", "sim_b", 3.0, Limit(0.05, 1000.0), step=0.5, help=SIM_HELP["sim_b"])
+P_LIMIT = Limit(0.0, 1.0)
 P = NumberField(
     "p: share of users at +0.5 (the rest at −0.5)",
     "sim_p",
     0.5,
-    Limit(0.0, 1.0),
+    P_LIMIT,
     step=0.01,
     help=SIM_HELP["sim_p"],
 )
