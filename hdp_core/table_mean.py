@@ -165,7 +165,7 @@ def _solve_eta(lv: np.ndarray, ct: np.ndarray | None, n: float, n_zero: float) -
     def left_slope_positive(k: int) -> bool:  # F'(b_k -) > 0, k = 1..m
         b = 1.0 / (n * lv[k - 1])
         ek = e_sum[k]
-        return 4.0 * b - 0.5 * ek * (size(k) / n - b * ek) > 0
+        return bool(4.0 * b - 0.5 * ek * (size(k) / n - b * ek) > 0)
 
     lo_k, hi_k = 0, m  # invariant: slope positive at every k <= lo_k (vacuous at 0)
     while lo_k < hi_k:
