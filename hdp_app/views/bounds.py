@@ -20,7 +20,7 @@ import numpy as np
 from hdp_app.views.cards import Metric
 from hdp_app.views.fields import NumberField
 from hdp_app.views.formatting import sci
-from hdp_app.views.limits import SPREAD, Limit
+from hdp_app.views.limits import SPREAD, SPREAD_START, Limit
 from hdp_core.adpm import adpm
 from hdp_core.bounds import lower_bound_from_H, lower_bound_H
 from hdp_core.estimators import METHODS, get_method
@@ -502,7 +502,7 @@ HI = NumberField(
 SPREAD_FIELD = NumberField(
     "Standard deviation s (on [−0.5, 0.5])",
     "bnd_spread",
-    default=0.2,
+    default=SPREAD_START,
     limit=SPREAD,
     step=0.01,
     format="%.3f",

@@ -9,7 +9,7 @@ from typing import Any
 
 from hdp_app.views.fields import NumberField
 from hdp_app.views.formatting import count_noun
-from hdp_app.views.limits import SPREAD, Limit
+from hdp_app.views.limits import SPREAD, SPREAD_START, Limit
 from hdp_app.views.saturation import FreePrivacy, RCurve, level_text, trace_table
 from hdp_app.views.tour import PhaseState, nearest, weights_column
 from hdp_core.adpm import AlgorithmTrace
@@ -62,7 +62,7 @@ EXAMPLE_HELP = (
 SPREAD_FIELD = NumberField(
     "Assumed standard deviation s (on [−0.5, 0.5])",
     "sat_spread",
-    default=0.2,
+    default=SPREAD_START,
     limit=SPREAD,
     step=0.01,
     format="%.3f",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hdp_app.views.fields import NumberField
-from hdp_app.views.limits import SPREAD, Limit
+from hdp_app.views.limits import SPREAD, SPREAD_START, Limit
 from hdp_app.views.tuned import TUNED
 from hdp_core.estimators import METHODS
 from hdp_core.simulate import CI_MIN_TRIALS
@@ -136,7 +136,7 @@ HI = NumberField("to", "sim_hi", 100.0, Limit(), help=SIM_HELP["sim_hi"])
 TUNED_SD = NumberField(
     "Tuned to standard deviation s",
     "sim_tuned_sd",
-    0.2,
+    SPREAD_START,
     SPREAD,
     step=0.01,
     format="%.3f",
