@@ -304,7 +304,7 @@ def _tier_log_slider(t: dict) -> None:
         key="prof_tier_pick",
         help=pc.PROFILE_HELP["prof_tier_pick"],
     )
-    i = min(int(i or 0), len(rows) - 1)
+    i = pc.pick_index(i, len(rows))
     cur = pc.level_or_one(rows[i].get("eps"))
     key = f"prof_tier_eps_{t['gen']}_{i}"
     c2.select_slider(

@@ -115,14 +115,14 @@ def menu_section() -> M.Menu:
     for i in range(ss["td_k"]):
         cols = st.columns([2.2, 4, 1.6, 0.7], vertical_alignment="bottom")
         cols[0].text_input(
-            f"Tier {i + 1} name",
+            T.name_label(i),
             key=f"td_name_{i}",
             max_chars=M.MAX_NAME_CHARS,
             help=T.HELP["td_name"],
         )
         S.keep_eps_option(i)
         cols[1].select_slider(
-            f"eps of tier {i + 1}",
+            T.eps_label(i),
             options=opts,
             key=f"td_eps_{i}",
             format_func=short_eps,
@@ -296,7 +296,7 @@ def whatif_section(menu: M.Menu, report: D.MenuReport, metric_view: str) -> None
     chosen = st.slider(
         f"Share of all users in {name_a} (%)",
         min_value=0.0,
-        max_value=float(both) if both > 0 else 1.0,
+        max_value=T.share_slider_max(both),
         step=0.1,
         **S.tracked("td_wi_share"),
         disabled=both <= 0,

@@ -39,8 +39,7 @@ CONTROLS = cache.CONTROLS
 
 # ----------------------------------------------------------------------------- widgets
 def _go(delta: int) -> None:
-    now = int(st.session_state.get(K_STEP) or 1)
-    st.session_state[K_STEP] = min(max(now + delta, STEPS[0]), STEPS[-1])
+    st.session_state[K_STEP] = teach.next_step(st.session_state.get(K_STEP), delta)
 
 
 def _known(key: str) -> float:

@@ -134,3 +134,19 @@ def target_field(unit: str) -> NumberField:
     return NumberField(
         target_label(unit), "td_target", limit=Limit(0.0), format="%g", help=HELP["td_target"]
     )
+
+
+def name_label(i: int) -> str:
+    """Tier ``i``'s name input (0-based ``i``)."""
+    return f"Tier {i + 1} name"
+
+
+def eps_label(i: int) -> str:
+    """Tier ``i``'s eps slider (0-based ``i``)."""
+    return f"eps of tier {i + 1}"
+
+
+def share_slider_max(both: float) -> float:
+    """The what-if share slider's top: both tiers' total share (%), or 1 when they hold no
+    users (the slider is then disabled, and a slider needs a range)."""
+    return float(both) if both > 0 else 1.0

@@ -353,3 +353,9 @@ TIER_TOTAL = Limit(1, links.TIER_MAX_USERS, integer=True)
 """The total number of users n when tiers are given as shares of n."""
 USERS_MIN = 1.0
 """The fewest users a generator makes (the most: links.GEN_MAX_N, links.TIER_MAX_USERS)."""
+
+
+def pick_index(i: Any, n_rows: int) -> int:
+    """The tier the log slider edits: the chosen index (0 when none) within the table's
+    ``n_rows`` rows (a row deleted since the choice)."""
+    return min(int(i or 0), n_rows - 1)

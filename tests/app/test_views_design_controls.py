@@ -42,3 +42,21 @@ def test_fields_take_the_menus_limits():
 def test_profile_limits():
     assert (pc.SHARE.lo, pc.SHARE.hi) == (0.0, 1.0) and pc.USERS_MIN == 1.0
     assert pc.TIER_TOTAL.integer and pc.TIER_TOTAL.hi <= MAX_TOTAL_USERS
+
+
+def test_labels_and_the_share_slider_top():
+    assert T.name_label(0) == "Tier 1 name" and T.eps_label(2) == "eps of tier 3"
+    assert T.share_slider_max(37.5) == 37.5 and T.share_slider_max(0.0) == 1.0
+
+
+def test_the_tier_slider_edits_a_row_that_exists():
+    assert pc.pick_index(None, 3) == 0 and pc.pick_index(2, 3) == 2
+    assert pc.pick_index(5, 3) == 2  # the chosen row was deleted: the last one
+
+
+def test_the_tour_steps_stay_within_the_tour():
+    from hdp_app.views import tour as teach
+
+    last = len(teach.TOUR)
+    assert teach.next_step(None, 1) == 2 and teach.next_step(1, -1) == 1
+    assert teach.next_step(last, 1) == last and teach.next_step(3, -1) == 2
