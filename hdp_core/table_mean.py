@@ -30,9 +30,15 @@ row): no estimator may look at them, so they force a bias of up to 1/(2n) each, 
 worst-case bias bound. With only eps = 0 and public rows the answer is the public rows' sum / n
 (no noise), biased by at most n_0 / (2n).
 
-The solver sorts distinct levels once (O(n log n) for per-user levels, O(k log k) for k tiers,
-counts never expanded, up to 10^15 users) and evaluates every piece's stationary point and
-value at once with cumulative sums: no Python loop over users or levels.
+The solver evaluates every piece's stationary point and value at once with cumulative sums (no
+Python loop over users or levels). Tiers: the k distinct levels are sorted (O(k log k), counts
+never expanded, up to 10^15 users). Per-user levels above a few thousand users: no full sort,
+as ADPM's saturation level (hdp_core.adpm): a sample (fixed seed) estimates where the optimal
+piece lies; one pass takes out the levels below the sample's upper end, only those inside the
+bracket are sorted, those below only summed. The bracket is accepted only when F's left
+slope is positive at its lower end and not positive at the first level above it (F' is
+monotone, so the optimum's piece lies inside) with two pieces to spare on either side, else
+the whole array is sorted: the sample only costs time, never correctness.
 """
 
 from __future__ import annotations
@@ -137,7 +143,21 @@ def table_objective(eps: Any, eta: float) -> float:
     return 0.25 * d * d + 2.0 * eta * eta
 
 
-def _solve_eta(lv: np.ndarray, ct: np.ndarray | None, n: float, n_zero: float) -> float:
+def _slope_positive(level: float, e_k: float, size_k: float, n: float) -> bool:
+    """F'(b -) > 0 at the breakpoint b = 1/(n level) of the piece whose held set has
+    ``size_k`` users with levels summing to ``e_k`` (see :func:`_solve_eta`)."""
+    b = 1.0 / (n * level)
+    return 4.0 * b - 0.5 * e_k * (size_k / n - b * e_k) > 0
+
+
+def _solve_eta(
+    lv: np.ndarray,
+    ct: np.ndarray | None,
+    n: float,
+    n_zero: float,
+    below: tuple[int, float, float | None] | None = None,
+    next_level: float | None = None,
+) -> float | None:
     """eta* for ascending finite positive levels ``lv`` with counts ``ct`` (float; None: one
     user each, ties allowed), n rows in all and n_zero rows at eps = 0 (module docstring,
     step 3).
@@ -147,12 +167,21 @@ def _solve_eta(lv: np.ndarray, ct: np.ndarray | None, n: float, n_zero: float) -
     derivative at b_k, 4 b_k - (E_k/2)(|S_k|/n - b_k E_k), is nondecreasing in eta, so the
     last k with a positive one (k0) is found by bisection over the prefix sums; eta* is piece
     k0's stationary point clipped to the piece. The pieces next to k0 are evaluated too (the
-    least F wins), so rounding at the bisection's boundary cannot pick a wrong piece."""
+    least F wins), so rounding at the bisection's boundary cannot pick a wrong piece.
+
+    ``below`` = (count, sum, largest) of levels strictly below ``lv`` left out of it and
+    ``next_level`` the smallest level above it left out (per-user bracket, :func:`_per_user`):
+    ``lv`` is then a window of the sorted levels whose optimal piece the caller has checked to
+    lie inside; None is returned when that piece is within two of the window's edge (the
+    neighbours compared above would be missing) so the caller sorts everything instead."""
     m = lv.size
+    k_off, e_off, prev = below if below is not None else (0, 0.0, None)
     w1 = lv if ct is None else ct * lv
     e_sum = np.empty(m + 1)
-    e_sum[0] = 0.0
+    e_sum[0] = e_off
     np.cumsum(w1, out=e_sum[1:])  # E_k
+    if e_off:
+        e_sum[1:] += e_off
     c_sum = None
     if ct is not None:
         c_sum = np.empty(m + 1)
@@ -160,12 +189,10 @@ def _solve_eta(lv: np.ndarray, ct: np.ndarray | None, n: float, n_zero: float) -
         np.cumsum(ct, out=c_sum[1:])
 
     def size(k: np.ndarray | int) -> Any:  # |S_k|
-        return n_zero + (k if c_sum is None else c_sum[k])
+        return n_zero + k_off + (k if c_sum is None else c_sum[k])
 
     def left_slope_positive(k: int) -> bool:  # F'(b_k -) > 0, k = 1..m
-        b = 1.0 / (n * lv[k - 1])
-        ek = e_sum[k]
-        return bool(4.0 * b - 0.5 * ek * (size(k) / n - b * ek) > 0)
+        return _slope_positive(float(lv[k - 1]), float(e_sum[k]), float(size(k)), n)
 
     lo_k, hi_k = 0, m  # invariant: slope positive at every k <= lo_k (vacuous at 0)
     while lo_k < hi_k:
@@ -174,11 +201,15 @@ def _solve_eta(lv: np.ndarray, ct: np.ndarray | None, n: float, n_zero: float) -
             lo_k = mid
         else:
             hi_k = mid - 1
+    if (lo_k < 2 and k_off > 0) or (lo_k > m - 2 and next_level is not None):
+        return None
     ks = np.arange(max(lo_k - 2, 0), min(lo_k + 2, m) + 1)
     ek = e_sum[ks]
     sk = np.asarray(size(ks), dtype=np.float64)
-    upper = np.where(ks == 0, math.inf, 1.0 / (n * lv[np.maximum(ks - 1, 0)]))
-    lower = np.where(ks == m, 0.0, 1.0 / (n * lv[np.minimum(ks, m - 1)]))
+    top = math.inf if prev is None else 1.0 / (n * prev)
+    bottom = 0.0 if next_level is None else 1.0 / (n * next_level)
+    upper = np.where(ks == 0, top, 1.0 / (n * lv[np.maximum(ks - 1, 0)]))
+    lower = np.where(ks == m, bottom, 1.0 / (n * lv[np.minimum(ks, m - 1)]))
     stat = (sk / n) * ek / (ek * ek + 8.0)
     cand = np.clip(stat, lower, upper)
     d = sk / n - cand * ek
@@ -204,7 +235,9 @@ def table_mean(eps: Any) -> TableMeanSolution:
     if finite.any():
         g_lv, inv = np.unique(lv[finite], return_inverse=True)
         g_ct = np.bincount(inv, weights=ct[finite].astype(np.float64), minlength=g_lv.size)
-        eta = _solve_eta(g_lv, g_ct, n, n_zero)
+        found = _solve_eta(g_lv, g_ct, n, n_zero)
+        assert found is not None  # a whole profile always holds its optimum's neighbours
+        eta = found
     else:
         eta = 0.0
     w = np.where(public, 1.0 / n, 0.0)
@@ -214,13 +247,77 @@ def table_mean(eps: Any) -> TableMeanSolution:
     return TableMeanSolution(prof, w, eta, cap, 0.5 * max(d, 0.0))
 
 
+_BRACKET_MIN = 1 << 12  # per-user profiles above this size try a sampled bracket first
+_SAMPLE = 1 << 14
+
+
+def _bracketed(lv: np.ndarray) -> tuple[float, int, np.ndarray] | None:
+    """(eta*, eps = 0 users, the levels held below the uniform weight, unsorted) for per-user
+    levels, sorting only a bracket around the optimal piece (module docstring); None when the
+    sample's bracket is not certified (the caller then sorts)."""
+    n_i = lv.size
+    n = float(n_i)
+    if n_i >= (1 << 17):
+        samp = lv[np.random.default_rng(n_i).integers(0, n_i, _SAMPLE)]
+    else:
+        step = max(1, n_i // min(_SAMPLE, max(n_i // 16, 2)))
+        samp = lv[step // 2 :: step]
+    weight = n / samp.size
+    samp = np.sort(samp)
+    z = int(np.searchsorted(samp, 0.0, side="right"))
+    fin = samp[z : int(np.searchsorted(samp, math.inf, side="left"))]
+    if fin.size < 2:
+        return None
+    # the sample's estimate of F's left slope at each of its levels (scaled to n users)
+    b = 1.0 / (n * fin)
+    e = np.cumsum(fin) * weight
+    size = (z + np.arange(1, fin.size + 1)) * weight
+    pos = 4.0 * b - 0.5 * e * (size / n - b * e) > 0
+    j = int(np.argmin(pos)) if not pos.all() else fin.size  # first non-positive slope
+    margin = 2 * math.isqrt(j) + 8
+    lo = float(fin[j - margin]) if j > margin else 0.0
+    hi = float(fin[j + margin]) if j + margin < fin.size else math.inf
+    cand = np.extract(lv < hi, lv)  # the one pass over everything
+    n_zero = int(np.count_nonzero(cand == 0.0))
+    low = cand[(cand > 0) & (cand < lo)]
+    mid = np.sort(cand[cand >= lo]) if lo > 0 else np.sort(cand[cand > 0])
+    if mid.size == 0:
+        return None
+    k_off, e_off = low.size, float(low.sum())
+    prev = float(low.max()) if k_off else None
+    if prev is not None and not _slope_positive(prev, e_off, n_zero + k_off, n):
+        return None  # the optimum's piece starts below the bracket
+    nxt = None
+    if math.isfinite(hi):
+        above = np.where(lv >= hi, lv, math.inf).min()
+        if math.isfinite(above):
+            nxt = float(above)
+            e_next = e_off + float(mid.sum()) + nxt
+            if _slope_positive(nxt, e_next, n_zero + k_off + mid.size + 1, n):
+                return None  # the optimum's piece ends above the bracket
+    eta = _solve_eta(mid, None, n, float(n_zero), (k_off, e_off, prev), nxt)
+    if eta is None:
+        return None
+    cap = 1.0 / (n * eta)
+    return eta, n_zero, np.concatenate((low, mid[: int(np.searchsorted(mid, cap, side="left"))]))
+
+
 def _per_user(prof: EpsilonProfile) -> TableMeanSolution:
-    """:func:`table_mean` for one user per entry, in a few passes: one sort (eps = 0 users
-    first, public ones last, the finite levels a view in between; a tie is a piece of zero
-    width, harmless: its candidate is the breakpoint itself), one prefix sum, the weights."""
+    """:func:`table_mean` for one user per entry, in a few passes: a certified bracket
+    (:func:`_bracketed`) or one sort (eps = 0 users first, public ones last, the finite levels
+    a view in between; a tie is a piece of zero width, harmless: its candidate is the
+    breakpoint itself), one prefix sum, the weights."""
     lv = prof.levels
     n_i = lv.size
     n = float(n_i)
+    if n_i > _BRACKET_MIN:
+        res = _bracketed(lv)
+        if res is not None:
+            eta, n_zero, held = res
+            w = lv * eta
+            np.minimum(w, 1.0 / n, out=w)
+            d = n_zero / n + float(np.sum(1.0 / n - eta * held))
+            return TableMeanSolution(prof, w, eta, 1.0 / (n * eta), 0.5 * max(d, 0.0))
     srt = np.sort(lv)
     n_zero = int(np.searchsorted(srt, 0.0, side="right"))
     n_fin_end = int(np.searchsorted(srt, math.inf, side="left"))
@@ -228,7 +325,9 @@ def _per_user(prof: EpsilonProfile) -> TableMeanSolution:
     if fin.size == 0:  # only eps = 0 and public users: the public rows' sum / n, no noise
         w = np.where(np.isinf(lv), 1.0 / n, 0.0)
         return TableMeanSolution(prof, w, 0.0, math.inf, 0.5 * n_zero / n)
-    eta = _solve_eta(fin, None, n, float(n_zero))
+    found = _solve_eta(fin, None, n, float(n_zero))
+    assert found is not None  # a whole profile always holds its optimum's neighbours
+    eta = found
     w = lv * eta
     np.minimum(w, 1.0 / n, out=w)  # public users: inf * eta -> 1/n; eps = 0 users: 0
     held = fin[: int(np.searchsorted(fin, 1.0 / (n * eta), side="left"))]

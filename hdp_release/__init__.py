@@ -14,6 +14,8 @@ Command line: ``python -m hdp_release PATH --value C --eps C --range LO HI``; th
 """
 
 from hdp_release.checks import check_values
+from hdp_release.grouped import release_means
+from hdp_release.grouped_result import GroupedRelease
 from hdp_release.ledger import PrivacyLedger
 from hdp_release.preview import (
     TierPreview,
@@ -27,6 +29,7 @@ from hdp_release.result import LEVEL, Release, not_recorded_note
 
 __all__ = [
     "LEVEL",
+    "GroupedRelease",
     "PrivacyLedger",
     "Release",
     "TierPreview",
@@ -35,6 +38,7 @@ __all__ = [
     "not_recorded_note",
     "preview_tiers",
     "release_mean",
+    "release_means",
     "tier_levels",
     "tier_names_of",
 ]

@@ -109,6 +109,15 @@ def _parser() -> argparse.ArgumentParser:
         help="list the releases in this ledger (with --dataset: that dataset's and what "
         "remains) and exit",
     )
+    ap.add_argument(
+        "--by",
+        default=None,
+        metavar="COL[,COL]",
+        help="a private mean per segment of these columns (one value per person, used once)",
+    )
+    ap.add_argument(
+        "--keys", default=None, metavar="FILE", help="with --by: a CSV of the segments wanted"
+    )
     ap.add_argument("--format", choices=["text", "json"], default="text")
     return ap
 
@@ -143,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = [f for f, v in (("PATH", a.path), ("--value", a.value), ("--eps", a.eps)) if not v]
     if missing:
         ap.error(f"the following arguments are required: {', '.join(missing)}")
+    if a.by is not None or a.keys is not None:  # a mean per segment
+        from hdp_release.grouped_cli import main_grouped
+
+        return main_grouped(a)
     try:
         menu = None
         lo_hi, sd = a.range, a.data_sd

@@ -35,11 +35,14 @@ def receipt(rows: list[Row], meas, width: Fraction, s1: Fraction, delta: float):
     """Privacy check, failing closed: OpenDP's map at each row's sensitivity must not exceed
     the row's requested eps. Returns the receipt columns; raises ReleaseError naming the row."""
     loss, loss_max = [], []
+    seen: dict[float, float] = {}  # one map call per distinct grant (saturated rows share tau*)
     for row in rows:
         out = []
         for r in (row.r_min, row.r_max):
-            d_in = up(up(float(Fraction(r) * width / s1)) + 2.0 * delta)
-            out.append(float(meas.map(d_in)))
+            if r not in seen:
+                d_in = up(up(float(Fraction(r) * width / s1)) + 2.0 * delta)
+                seen[r] = float(meas.map(d_in))
+            out.append(seen[r])
         if not (out[0] <= row.eps and out[1] <= row.eps_max):
             lvl = "public (inf)" if math.isinf(row.eps) else f"{row.eps:.6g}"
             raise ReleaseError(

@@ -20,6 +20,7 @@ import time
 
 import streamlit as st
 
+from hdp_app import segments_section
 from hdp_app.common import (
     MENU_LINK_KEY,
     SIDEBAR_NOTE,
@@ -517,11 +518,18 @@ def _body() -> None:
             _preview(lv, ct, s, menu, spend, answer)
         except _Stop:
             _last_section(current)
+            segments_section.last_section()
         else:
             _last_section(current)
-            _release_section(df, s, digest, name, menu, budget, spend, answer)
+            segments_section.last_section()
+            by = segments_section.choose_mode(df, s)
+            if by is None:
+                _release_section(df, s, digest, name, menu, budget, spend, answer)
+            else:
+                segments_section.release_section(df, s, name, menu, budget, spend, answer, by)
     else:
         _last_section(None)
+        segments_section.last_section()
 
 
 main()

@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from hdp_app import design_state as S
+from hdp_app import segments_planning
 from hdp_app.caches import design as cache
 from hdp_app.common import (
     MENU_LINK_KEY,
@@ -32,6 +33,7 @@ from hdp_app.perf import live
 from hdp_app.views import design as V
 from hdp_app.views import design_controls as T
 from hdp_app.views import design_link, explain, links
+from hdp_app.views import segments as SEG
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
 from hdp_app.views.formatting import plain, plain_table, short_eps
@@ -70,7 +72,6 @@ def intro() -> None:
     S.init_goal()
     if st.session_state.pop(S.FROM_PROFILE, False):  # the Profile page's "open in ..."
         S.cb_load_profile_tiers()
-
     st.title("Tier designer")
     st.markdown(T.INTRO)
 
@@ -82,7 +83,6 @@ def menu_note() -> None:
     if ss.get(NOTE):
         kind = ss.get(S.NOTE_KIND, "info")
         (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
-
     if get_profile().is_tiered:
         st.button(
             "Load the current profile's tiers",
@@ -441,6 +441,10 @@ def body() -> None:
     if (box := lazy_section("save")) is not None:
         with box:
             save_section(menu, report, goal)
+    seg = st.expander(f"**{SEG.PLANNING_TITLE}**", key="td_open_segments", on_change="rerun")
+    if seg.open:  # drawn only when open, as sections 3 to 6
+        with seg:
+            segments_planning.planning_section(menu)
 
 
 main()

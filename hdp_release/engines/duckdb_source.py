@@ -284,6 +284,27 @@ class DuckSource:
         """The level the release runs at: eps x level_factor (a spend below 1)."""
         return e if self.level_factor == 1.0 else f"(({e}) * {lit(self.level_factor)})"
 
+    def value_sql(self, col: str) -> str:
+        """SQL of column ``col`` read as the release's values (a double; bad text refused)."""
+        return self._as_double(col, "value", False)
+
+    def level_sql(self, col: str) -> str:
+        """SQL of column ``col`` read as the levels the release runs at (eps x level_factor;
+        tier names and public words decided, bad text refused)."""
+        return self._scaled(self._as_double(col, "eps", True))
+
+    def run_sql(self, sql: str, params: list | None = None) -> list:
+        """Run ``sql`` (with ``params``) and fetch every row; DuckDB's errors become a
+        ReleaseError that quotes nothing of the table."""
+        if params is None:
+            return self._run(sql)
+        import duckdb
+
+        try:
+            return self.con.execute(sql, params).fetchall()
+        except duckdb.Error as exc:
+            raise self._failure(exc) from None
+
     def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
         """Before a ledger charges (nothing computed from the values but their kind): the
         content fingerprint of the parsed (value, eps) pairs (hdp_release.fingerprint), and the

@@ -187,6 +187,36 @@ class SparkSource:
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
+    def value_col(self, col: str):
+        """Column ``col`` read as the release's values (a double; bad text refused)."""
+        return self._as_double(col, "value", False)
+
+    def level_col(self, col: str):
+        """Column ``col`` read as the levels the release runs at (eps x level_factor)."""
+        from pyspark.sql import functions as F
+
+        e = self._as_double(col, "eps", True)
+        return e if self.level_factor == 1.0 else e * F.lit(self.level_factor)
+
+    def raw_cols(self, value: str, eps: str) -> list:
+        """The value and eps cells as text ("rv", "re"): see :meth:`first_bad`."""
+        self._cols = (value, eps)
+        return self._raw_cols(value, eps)
+
+    def rows_frame(self) -> Any:
+        """The per-row frame set by the last pass (see :meth:`use_rows`)."""
+        return self._u
+
+    def duck_view(self) -> Any:
+        """The same local file or pandas DataFrame read by DuckDB, only to name a bad row in
+        a message (None for a Spark DataFrame or a cluster's path)."""
+        return self._duck()
+
+    def use_rows(self, u: Any) -> None:
+        """The per-row frame (b, e, y, q, badv, v, rv, re) that first_bad, fetch and refine
+        read (set by a grouped pass)."""
+        self._u = u
+
     def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
         from pyspark.sql import functions as F
 

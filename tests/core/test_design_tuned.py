@@ -220,6 +220,7 @@ def test_half_width_solver_checks_below_its_answer(monkeypatch):
         return sol, acc
 
     monkeypatch.setattr(D, "profile_errors", fake)
+    monkeypatch.setattr(S, "profile_errors", fake)  # the solvers call it by name too
     target = D.menu_error(m.with_n_users(30), "half_width")
     assert S.min_users(m, target, "half_width").value == 10
     assert S.min_users(m, D.menu_error(m.with_n_users(30), "rmse"), "rmse").value == 30

@@ -255,6 +255,40 @@ def test_property_optimal_and_private(levels):
     np.testing.assert_allclose(other.weights, sol.weights[perm], rtol=1e-12)
 
 
+# ---- large per-user profiles: the sampled bracket ---------------------------------------------
+@pytest.mark.parametrize("seed", range(12))
+def test_large_per_user_profiles_match_the_tiers_solver_and_are_optimal(seed):
+    """Above a few thousand users the per-user solver sorts only a sampled bracket (module
+    docstring). Its answer equals the tiers solver's on the same levels grouped (which sorts
+    every distinct level) and is the minimum of the objective F(eta) evaluated directly."""
+    import importlib
+
+    tm = importlib.import_module("hdp_core.table_mean")
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5_000, 120_000))
+    kind = seed % 4
+    if kind == 0:
+        eps = random_levels(rng, n)
+    elif kind == 1:  # heavy ties
+        eps = rng.choice([0.0, 0.05, 0.1, 1.0, 5.0, INF], n)
+    elif kind == 2:  # wide spread, clipped to the supported range
+        eps = np.exp(rng.normal(0, 3, n)).clip(1e-6, 1e6)
+    else:  # mostly public
+        eps = np.where(rng.random(n) < 0.8, INF, np.exp(rng.uniform(-3, 1, n)))
+    if kind != 1:
+        assert tm._bracketed(eps) is not None  # the bracket path is the one under test
+    sol = table_mean(eps)
+    lv, ct = np.unique(eps, return_counts=True)
+    tiers = table_mean(hdp.EpsilonProfile.from_tiers(lv, ct))
+    assert sol.noise_scale == pytest.approx(tiers.noise_scale, rel=1e-9)
+    assert sol.bias_bound == pytest.approx(tiers.bias_bound, rel=1e-9, abs=1e-15)
+    np.testing.assert_allclose(sol.weights, tiers.weights[np.searchsorted(lv, eps)], rtol=1e-9)
+    f0 = table_objective(eps, sol.noise_scale)
+    assert f0 == pytest.approx(sol.worst_case_mse, rel=1e-9)
+    for f in (0.99, 0.9999, 1.0001, 1.01):
+        assert table_objective(eps, sol.noise_scale * f) >= f0 * (1 - 1e-12)
+
+
 # ---- the registry ---------------------------------------------------------------------------
 
 

@@ -1,0 +1,307 @@
+"""Per-segment planning of a release per segment (hdp_release.grouped): the population
+target's tiers plan for every segment at once (hdp_core.segments.adpm_tiers_batch), the other
+plans per segment (hdp_release.plan), whose second passes (the per-user-levels plan's fetch of
+the bin where tau* falls) are batched: one query fetches those bins for every segment that
+needs one (hdp_release.engines.grouped.fetch_many); then noise, check and interval per
+segment (hdp_release.finish)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from hdp_core.segments import adpm_tiers_batch
+from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
+from hdp_release.engines.grouped import fetch_many, segment_view
+from hdp_release.finish import all_public, finish
+from hdp_release.plan import Row, plan_bins, plan_bins_table, plan_tiers_table
+from hdp_release.result import Release
+
+
+def _no_data(lo: float, hi: float, engine: str, data_sd, target: str, n_excluded: int, why: str):
+    """A segment with no usable user: the mid-range from no data, the whole range."""
+    return Release(
+        lo + 0.5 * (hi - lo),
+        (lo, hi),
+        0.0,
+        math.inf,
+        0,
+        _empty_receipt(),
+        engine,
+        lo,
+        hi,
+        data_sd,
+        0.5 * (hi - lo),
+        n_excluded,
+        0,
+        True,
+        "no data",
+        0.0,
+        0.0,
+        (why,),
+        target=target,
+        bias_bound=0.5 * (hi - lo) if target == "table" else 0.0,
+    )
+
+
+def _empty_receipt():
+    import pandas as pd
+
+    cols = [
+        "eps",
+        "eps_max",
+        "run_eps",
+        "run_eps_max",
+        "users",
+        "granted_eps",
+        "granted_eps_max",
+        "privacy_loss",
+        "privacy_loss_max",
+        "saturated",
+    ]
+    return pd.DataFrame({k: [] for k in cols})
+
+
+def plan_segments(
+    src, bcols, chosen, hists, lo, hi, sd_norm, data_sd, c, engine, target, factor, passes
+) -> list[Release]:
+    """Each chosen segment's Release, in order (``chosen``: (key, present, rows);
+    ``hists``: per key its Histogram; ``passes[0]`` counts the passes made)."""
+    out: list[Release | None] = [None] * len(chosen)
+    batch = []  # segments on the population target's tiers plan: solved at once
+    bins: list[int] = []  # segments on the population target's level-bins plan
+    for s, (key, here, _) in enumerate(chosen):  # per segment: classification only
+        if not here:
+            out[s] = _no_data(
+                lo,
+                hi,
+                engine,
+                data_sd,
+                target,
+                0,
+                "This segment is not in the table: the mid-range, from no data.",
+            )
+            continue
+        h = hists[key]
+        zero, pub = h.bin == ZERO_BIN, h.bin == PUBLIC_BIN
+        fin = ~zero & ~pub
+        n_ex, n_pub = int(h.n[zero].sum()), int(h.n[pub].sum())
+        n_used = int(h.n[fin].sum()) + n_pub
+        if n_used == 0:
+            out[s] = _no_data(
+                lo,
+                hi,
+                engine,
+                data_sd,
+                target,
+                n_ex,
+                "Every user of this segment has eps = 0: the mid-range, from no data.",
+            )
+        elif n_pub == n_used:
+            out[s] = all_public(h, pub, lo, hi, engine, n_ex, target, sd_norm, data_sd, factor)
+        elif target == "population" and bool((h.emin[fin] == h.emax[fin]).all()):
+            batch.append(s)
+        elif target == "population":
+            bins.append(s)
+        else:
+            out[s] = _one_segment(
+                h,
+                fin,
+                pub,
+                n_used,
+                n_ex,
+                n_pub,
+                lo,
+                hi,
+                sd_norm,
+                data_sd,
+                engine,
+                target,
+                factor,
+            )
+    if bins:
+        _bins_batched(
+            src,
+            bcols,
+            chosen,
+            hists,
+            bins,
+            out,
+            lo,
+            hi,
+            sd_norm,
+            data_sd,
+            c,
+            engine,
+            factor,
+            passes,
+        )
+    if batch:
+        _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor)
+    assert all(r is not None for r in out)
+    return [r for r in out if r is not None]
+
+
+def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor):
+    """The population target's tiers plan for many segments: tau* of all at once
+    (hdp_core.segments.adpm_tiers_batch), then each segment's rows, noise and receipt."""
+    hs = [hists[chosen[s][0]] for s in batch]
+    fins = [(h.bin != ZERO_BIN) & (h.bin != PUBLIC_BIN) for h in hs]
+    sizes = np.array([int(f.sum()) for f in fins])
+    k = int(sizes.max())
+    lv = np.zeros((len(hs), k))
+    ct = np.zeros((len(hs), k))
+    for i, (h, f) in enumerate(zip(hs, fins, strict=True)):  # gather into one padded array
+        lv[i, : sizes[i]] = h.emin[f]
+        ct[i, : sizes[i]] = h.n[f]
+    has_pub = np.array([bool(h.n[h.bin == PUBLIC_BIN].sum() > 0) for h in hs])
+    taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)
+    for i, s in enumerate(batch):  # per segment: rows, OpenDP noise and receipt
+        h, f = hs[i], fins[i]
+        pub = h.bin == PUBLIC_BIN
+        tau = float(taus[i])
+        levels = np.concatenate([h.emin[f], np.full(int(pub.sum()), math.inf)])
+        counts = np.concatenate([h.n[f], h.n[pub]])
+        sy = [h.sy[j] for j in np.flatnonzero(f)] + [h.sy[j] for j in np.flatnonzero(pub)]
+        r = np.minimum(levels, tau)
+        rows = []
+        for j in range(levels.size):  # as hdp_release.plan's tiers rows (exact sums)
+            rj = float(r[j])
+            fr = Fraction(rj)
+            lvj, cj = float(levels[j]), int(counts[j])
+            rows.append(
+                Row(lvj, lvj, cj, rj, rj, fr * sy[j], fr * cj, rj * rj * float(cj), lvj >= tau)
+            )
+        n_ex = int(h.n[h.bin == ZERO_BIN].sum())
+        n_pub = int(h.n[pub].sum())
+        out[s] = finish(
+            rows,
+            tau,
+            lo,
+            hi,
+            sd_norm,
+            data_sd,
+            engine,
+            int(counts.sum()),
+            n_ex,
+            n_pub,
+            "tiers (segments solved at once)",
+            target="population",
+            factor=factor,
+        )
+
+
+class _Need(Exception):
+    """A segment's plan needs a fetch that the batch has not made yet."""
+
+    def __init__(self, emin: float, emax: float):
+        super().__init__()
+        self.emin, self.emax = emin, emax
+
+
+class _Prefetched:
+    """A segment's handle for hdp_release.plan.plan_bins: its fetches are served from a batch
+    (a fetch not yet made raises _Need); a refine (a bin of more than 65,536 users) runs on
+    the segment's rows at once, once."""
+
+    def __init__(self, real: Any):
+        self.real = real
+        self.fetched: dict[tuple[float, float], Any] = {}
+        self.refined: dict[tuple[float, float, int], Any] = {}
+
+    def fetch(self, emin: float, emax: float):
+        got = self.fetched.get((emin, emax))
+        if got is None:
+            raise _Need(emin, emax)
+        return got
+
+    def refine(self, emin: float, emax: float, m: int) -> list:
+        k = (emin, emax, m)
+        if k not in self.refined:
+            self.refined[k] = self.real.refine(emin, emax, m)
+        return self.refined[k]
+
+
+def _bins_batched(
+    src, bcols, chosen, hists, bins, out, lo, hi, sd_norm, data_sd, c, engine, factor, passes
+) -> None:
+    """The population target's level-bins plan (hdp_release.plan.plan_bins) for many
+    segments: each round runs every pending segment's plan until it needs a fetch, then ONE
+    query makes all those fetches (fetch_many); a segment whose plan completes is finished."""
+    views = {s: _Prefetched(segment_view(src, bcols, chosen[s][0], engine)) for s in bins}
+    pending = list(bins)
+    while pending:
+        needs: list[tuple[int, float, float]] = []
+        for s in pending:  # per segment: its walk (a loop over its bins, as release_mean's)
+            h = hists[chosen[s][0]]
+            zero, pub = h.bin == ZERO_BIN, h.bin == PUBLIC_BIN
+            fin = ~zero & ~pub
+            try:
+                rows, tau, _ = plan_bins(h, views[s], fin, pub, c)
+            except _Need as nd:
+                needs.append((s, nd.emin, nd.emax))
+                continue
+            n_ex, n_pub = int(h.n[zero].sum()), int(h.n[pub].sum())
+            n_used = int(h.n[fin].sum()) + n_pub
+            extra = len(views[s].fetched) + len(views[s].refined)
+            kind = "level bins" + (f" (+{extra} fetch or refine)" if extra else "")
+            out[s] = finish(
+                rows,
+                tau,
+                lo,
+                hi,
+                sd_norm,
+                data_sd,
+                engine,
+                n_used,
+                n_ex,
+                n_pub,
+                kind,
+                target="population",
+                factor=factor,
+            )
+        pending = [s for s, _, _ in needs]
+        if needs:
+            got = fetch_many(src, bcols, [(chosen[s][0], a, b) for s, a, b in needs], engine)
+            passes[0] += 1 if engine != "spark" else len(needs)
+            for (s, a, b), res in zip(needs, got, strict=True):
+                views[s].fetched[(a, b)] = res
+    passes[0] += sum(len(v.refined) for v in views.values())  # one pass per refine
+
+
+def _one_segment(
+    h, fin, pub, n_used, n_ex, n_pub, lo, hi, sd_norm, data_sd, engine, target, factor
+) -> Release:
+    """The table target's plans (hdp_release.plan) on one segment's histogram (no second
+    pass: the table target's plans need none)."""
+    if bool((h.emin[fin] == h.emax[fin]).all()):
+        rows, tau, norm = plan_tiers_table(h, fin, pub, n_ex)
+        kind = "tiers"
+    else:
+        rows, tau, norm = plan_bins_table(h, fin, pub, n_ex)
+        kind = "level bins"
+    rel = finish(
+        rows,
+        tau,
+        lo,
+        hi,
+        sd_norm,
+        data_sd,
+        engine,
+        n_used,
+        n_ex,
+        n_pub,
+        kind,
+        target=target,
+        norm=norm,
+        factor=factor,
+    )
+    if data_sd is not None:
+        rel = replace(
+            rel, notes=(*rel.notes, "The declared data_sd is not used by the table target.")
+        )
+    return rel
