@@ -146,6 +146,84 @@ def changed(key: str) -> None:
     ss.setdefault(_KEPT_COPY, {})[key] = ss[key]
 
 
+def keep_eps_option(i: int) -> None:
+    """Tier ``i``'s eps slider holds one of its options: a value Streamlit lost falls back to
+    the menu's level of that tier (1 for a tier the menu does not have yet)."""
+    ss = st.session_state
+    if ss.get(f"td_eps_{i}") not in ss[EPS_OPTS]:
+        ss[f"td_eps_{i}"] = float(ss[MENU].tiers[i].eps) if i < ss[MENU].k else 1.0
+
+
+def seed_solver_tiers(menu: M.Menu) -> None:
+    """The accuracy-first solver's tier pickers hold tiers of ``menu`` (else their defaults,
+    views.design.solver_tier_defaults)."""
+    for key, default in V.solver_tier_defaults(menu).items():
+        if st.session_state.get(key) not in range(menu.k):
+            put(key, default)
+
+
+def seed_whatif_tiers(menu: M.Menu) -> None:
+    """The what-if's tiers A and B (views.design.whatif_tiers: the chosen ones while they
+    exist, else the menu's defaults)."""
+    ss = st.session_state
+    seed_a, seed_b = V.whatif_tiers(menu, ss.get("td_wi_a"), ss.get("td_wi_b"))
+    put("td_wi_a", seed_a)
+    put("td_wi_b", seed_b)
+
+
+def seed_whatif_share(menu: M.Menu, wa: int, wb: int) -> float:
+    """Seed the what-if's share slider for tiers ``wa`` and ``wb`` (tier A's share as it is
+    when the pair or the menu changed, or when the kept value is out of range); returns the
+    largest share A can take (both tiers' total, in %)."""
+    ss = st.session_state
+    start, both = V.whatif_share(menu, wa, wb)
+    pair = (wa, wb, round(both, 9), menu.key)
+    v = ss.get("td_wi_share")
+    if ss.get("td_wi_pair") != pair or not isinstance(v, float) or not 0 <= v <= both:
+        put("td_wi_share", start)
+        ss["td_wi_pair"] = pair
+    return float(both)
+
+
+def current_menu() -> tuple[M.Menu, str | None, str | None]:
+    """(menu, error, warning): the menu the widgets describe, kept as the current one, with
+    a note on its shares (warning); or, when the widgets have a problem, the last valid menu
+    and the problem (error, views.design.input_error_text)."""
+    menu, shares_msg, input_error = menu_from_widgets()
+    if menu is None:
+        return st.session_state[MENU], V.input_error_text(input_error or ""), None
+    keep_menu(menu)
+    return menu, None, shares_msg
+
+
+def sync_link(menu: M.Menu) -> str:
+    """Write ``menu`` into the page's link (when it changed); returns its token."""
+    token = links.encode_menu_link(menu)
+    if st.query_params.get(LINK_KEY) != token:
+        st.query_params[LINK_KEY] = token
+    return token
+
+
+def sync_goal(report: D.MenuReport) -> str:
+    """Write the accuracy goal (its metric and target, :func:`goal`) into the page's link
+    (when it changed); returns its token."""
+    token = design_link.encode_goal(*goal(report))
+    if st.query_params.get(design_link.GOAL_KEY) != token:
+        st.query_params[design_link.GOAL_KEY] = token
+    return token
+
+
+def tracked(key: str) -> dict[str, Any]:
+    """Keyword arguments of a kept widget (KEPT): its key and the callback that remembers
+    the value the user chooses (:func:`changed`)."""
+    return {"key": key, **tracking(key)}
+
+
+def tracking(key: str) -> dict[str, Any]:
+    """:func:`tracked` without the key (for a widget drawn from a field that has it)."""
+    return {"on_change": changed, "args": (key,)}
+
+
 def put(key: str, value: Any) -> None:
     """Set a kept widget's value (KEPT) from the page's code, before the widget is drawn."""
     ss = st.session_state

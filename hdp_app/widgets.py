@@ -11,6 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 import hdp_core as hdp
 from hdp_app.views.cards import Metric
+from hdp_app.views.fields import NumberField
 from hdp_app.views.formatting import plain
 from hdp_app.views.limits import Limit
 
@@ -51,3 +52,43 @@ def show_metric(where: DeltaGenerator, m: Metric, *, arrow: bool = True, **kw: A
     where.metric(
         m.label, m.value, m.delta, delta_color=cast(Any, m.delta_color), help=m.help, **extra, **kw
     )
+
+
+def number(where: Any, f: NumberField, **kw: Any) -> float:
+    """Draw the number input ``f`` (hdp_app.views.fields.NumberField) in ``where`` (``st`` or a
+    column) and return its value: bounds from its Limit (ints for a whole-number limit), its
+    default unless the page seeds the value, and any extra keyword (``bind``, ``disabled``,
+    ``on_change``...) passed through."""
+    whole = f.limit is not None and f.limit.integer
+    cast_ = int if whole else float
+    args: dict[str, Any] = {} if f.limit is None else limit_bounds(f.limit)
+    if f.default is not None:
+        args["value"] = cast_(f.default)
+    if f.step is not None:
+        args["step"] = cast_(f.step)
+    if f.format is not None:
+        args["format"] = f.format
+    return cast(float, where.number_input(f.label, key=f.key, help=f.help, **args, **kw))
+
+
+def number_columns(
+    columns: Any, formats: dict[str, str], helps: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """st.column_config for the ``columns`` whose name starts with a key of ``formats``: a
+    number column with that format and its help from ``helps`` (the views own formats and
+    helps, the page only this call)."""
+    out: dict[str, Any] = {}
+    for c in columns:
+        fmt = next((f for start, f in formats.items() if str(c).startswith(start)), None)
+        if fmt is not None:
+            h = (helps or {}).get(c)
+            out[c] = st.column_config.NumberColumn(c, format=cast(Any, fmt), help=h)
+    return out
+
+
+def lazy_expander(title: str, key: str) -> Any:
+    """An expander whose state is in the link (``key`` bound to the query string) and whose
+    content is drawn only when open: returns the container to draw into, or None when it is
+    closed (opening or closing it reruns the page)."""
+    box = st.expander(title, key=key, on_change="rerun", bind="query-params")
+    return box if box.open else None

@@ -22,7 +22,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -106,7 +106,7 @@ def _first_saturated_sorted(
     g_top: float = 0.0,
     top: float = 0.0,
     c: float = 8.0,
-):
+) -> tuple[float, bool, float]:
     """For ascending finite levels ``lv`` with counts ``ct`` (None: one user each), after a
     prefix of users with sums s1, s2, largest level ``top`` <= lv_0 and G(top) = ``g_top``,
     return (tau, saturated, cut): tau_k and the level of the first saturated entry, else the
@@ -126,7 +126,7 @@ def _first_saturated_sorted(
     return (q2 + c) / p1[-1], False, math.inf
 
 
-def _first_saturated_select(a: np.ndarray, c: float = 8.0):
+def _first_saturated_select(a: np.ndarray, c: float = 8.0) -> tuple[float, bool, float]:
     """Same as :func:`_first_saturated_sorted` for per-user finite positive levels ``a``,
     by quickselect on the median: expected O(n) work, no full sort."""
     g_sat = _g_sat(c)
@@ -164,7 +164,9 @@ _SAMPLE = 1 << 14  # sample size (n/16 for smaller profiles)
 _RANDOM_SAMPLE_MIN = 1 << 17  # below this a strided sample (no generator to set up)
 
 
-def _first_saturated_bracket(lv: np.ndarray, c: float = 8.0):
+def _first_saturated_bracket(
+    lv: np.ndarray, c: float = 8.0
+) -> tuple[float, bool, float, float, float] | None:
     """(tau, saturated, cut, s1, s2) for per-user levels ``lv`` (0 and inf allowed, any
     order), with public users counted as saturated, ``cut`` a level such that exactly the
     users with eps >= cut saturate, and s1 = ||r||_1, s2 = ||r||_2^2 of the solution
@@ -224,7 +226,9 @@ def _first_saturated_bracket(lv: np.ndarray, c: float = 8.0):
     return float(tau), True, cut, float(p1[k] + tau * n_sat), float(p2k + tau * tau * n_sat)
 
 
-def _solve_per_user(lv: np.ndarray, c: float = 8.0):
+def _solve_per_user(
+    lv: np.ndarray, c: float = 8.0
+) -> tuple[float, float, float | None, float | None] | None:
     """(tau*, cut, s1, s2) for per-user levels (0 and inf allowed): tau* = math.inf when
     nothing saturates; exactly the users with eps >= cut saturate; s1 = ||r||_1 and
     s2 = ||r||_2^2 when already known, else None. None when no user has 0 < eps < inf.
@@ -325,7 +329,7 @@ class ADPMSolution:
         r = np.minimum(lv, self.saturation_level)
         if self.profile.is_tiered:
             r[ct <= 0] = 0.0
-        return r
+        return cast(np.ndarray, r)
 
     @cached_property
     def weights(self) -> np.ndarray:

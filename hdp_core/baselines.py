@@ -178,7 +178,7 @@ class LDPE(Estimator):
     def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
         return self._estimate_once(x, rng)
 
-    def _finish(self, lin, chunk, rng):
+    def _finish(self, lin: np.ndarray, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
         """Sum of local Laplace noises, drawn exactly as a Gaussian scale mixture:
         Laplace(b) = b sqrt(2E) Z with E ~ Exp(1), so sum_i w_i Laplace(b_i) given the E's is
         N(0, sum_i 2 w_i^2 b_i^2 E_i); a tier of c users contributes E ~ Gamma(c)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class Distribution:
         """Variance of one draw (at most 1/4 on [-0.5, 0.5])."""
         raise NotImplementedError
 
-    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         """Independent draws with the given shape."""
         raise NotImplementedError
 
@@ -79,7 +80,7 @@ class Beta(Distribution):
     a: float = 2.0
     b: float = 3.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not (self.a > 0 and self.b > 0 and math.isfinite(self.a) and math.isfinite(self.b)):
             raise ValueError(f"Beta needs a > 0 and b > 0, got a={self.a}, b={self.b}")
 
@@ -94,8 +95,8 @@ class Beta(Distribution):
         s = self.a + self.b
         return self.a * self.b / (s * s * (s + 1.0))
 
-    def sample(self, rng, size):
-        return rng.beta(self.a, self.b, size) - 0.5
+    def sample(self, rng: np.random.Generator, size: Any) -> np.ndarray:
+        return cast(np.ndarray, rng.beta(self.a, self.b, size) - 0.5)
 
     def label(self) -> str:
         return f"Beta({self.a:g}, {self.b:g})"
@@ -115,8 +116,8 @@ class Uniform(Distribution):
     def variance(self) -> float:
         return 1.0 / 12.0
 
-    def sample(self, rng, size):
-        return rng.random(size) - 0.5
+    def sample(self, rng: np.random.Generator, size: Any) -> np.ndarray:
+        return cast(np.ndarray, rng.random(size) - 0.5)
 
     def label(self) -> str:
         return "Uniform[-0.5, 0.5]"
@@ -128,7 +129,7 @@ class TwoPoint(Distribution):
 
     p: float = 0.5
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not (0.0 <= self.p <= 1.0):
             raise ValueError(f"TwoPoint needs 0 <= p <= 1, got {self.p}")
 
@@ -146,10 +147,10 @@ class TwoPoint(Distribution):
     def exact_sums(self) -> bool:
         return True
 
-    def sample(self, rng, size):
-        return (rng.random(size) < self.p) - 0.5
+    def sample(self, rng: np.random.Generator, size: Any) -> np.ndarray:
+        return cast(np.ndarray, (rng.random(size) < self.p) - 0.5)
 
-    def sample_sums(self, rng, counts):
+    def sample_sums(self, rng: np.random.Generator, counts: np.ndarray) -> tuple[np.ndarray, bool]:
         counts = np.asarray(counts, dtype=np.int64)
         return rng.binomial(counts, self.p) - 0.5 * counts, False
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -207,7 +207,7 @@ class Estimator(abc.ABC):
             raise ProfileError(f"got {x.size} data values for {self.profile.n} users")
         if not np.isfinite(x).all():
             raise ProfileError("data values must be finite numbers in [-0.5, 0.5]")
-        return x
+        return cast(np.ndarray, x)
 
     def sum_sq_weights(self) -> float:
         """||w||_2^2 over all users (sum of count * weight^2)."""
@@ -246,7 +246,7 @@ class AffineEstimator(Estimator):
     def estimate(self, x: Any, rng: np.random.Generator | None = None) -> float:
         return self._estimate_once(x, rng)
 
-    def _finish(self, lin, chunk, rng):
+    def _finish(self, lin: np.ndarray, chunk: TrialChunk, rng: np.random.Generator) -> np.ndarray:
         if self.outputs_zero:
             return np.zeros(lin.shape[0])
         if self.noise_scale > 0:

@@ -22,7 +22,7 @@ import io
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -229,7 +229,7 @@ def largest_gap(rows: list[dict[str, Any]], estimates: Sequence[str] = ("exact",
     "sim"); entries that are not finite are left out (the paper prints one decimal, so gaps
     of about 0.1 are expected). The README's line and the Simulation page's metric use it."""
     return max(
-        abs(r[f"{w}_{kind}"] - r[f"paper_{kind}"])
+        float(abs(r[f"{w}_{kind}"] - r[f"paper_{kind}"]))
         for r in rows
         for kind in KINDS
         for w in estimates
@@ -334,7 +334,7 @@ def format_scatter(res: dict[str, np.ndarray], fmt: str, seed: int, max_n: int) 
     )
 
 
-def _int_arg(lo: int, hi: int):
+def _int_arg(lo: int, hi: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             v = int(text)

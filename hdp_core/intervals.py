@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -166,9 +166,9 @@ def _bennett_h(u: np.ndarray, log1p_u: np.ndarray, small: np.ndarray | bool | No
     :func:`_small`): where u < 1e-3, True if everywhere, None if nowhere; near 1e-3 either
     way is that accurate."""
     if small is None:
-        return (1.0 + u) * log1p_u - u
+        return cast(np.ndarray, (1.0 + u) * log1p_u - u)
     c0, c1, c2, c3 = _SERIES
-    series = u * u * (c0 + u * (c1 + u * (c2 + u * c3)))
+    series: np.ndarray = u * u * (c0 + u * (c1 + u * (c2 + u * c3)))
     if small is True:
         return series
     return np.where(small, series, (1.0 + u) * log1p_u - u)

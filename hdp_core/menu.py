@@ -13,7 +13,7 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class Menu:
     def shares(self) -> np.ndarray:
         """Share of users in each tier as fractions summing to 1."""
         p = np.array([t.share_percent for t in self.tiers], dtype=np.float64)
-        return p / p.sum()
+        return cast(np.ndarray, p / p.sum())
 
     @property
     def width(self) -> float:

@@ -20,7 +20,7 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -148,7 +148,8 @@ def _levels_array(values: Any, what: str = "level") -> np.ndarray:
 def out_of_range(arr: np.ndarray) -> np.ndarray:
     """Boolean mask of the levels that are neither 0, +inf nor in [LEVEL_MIN, LEVEL_MAX]."""
     with np.errstate(invalid="ignore"):
-        return ~((arr == 0) | (arr == math.inf) | ((arr >= LEVEL_MIN) & (arr <= LEVEL_MAX)))
+        bad = ~((arr == 0) | (arr == math.inf) | ((arr >= LEVEL_MIN) & (arr <= LEVEL_MAX)))
+        return cast(np.ndarray, bad)
 
 
 def range_message(v: float) -> str:
@@ -277,7 +278,7 @@ class EpsilonProfile:
         return cls._make(lv, ct, True, nm, None)
 
     @classmethod
-    def _make(cls, levels, counts, tiered, names, data) -> EpsilonProfile:
+    def _make(cls, levels: Any, counts: Any, tiered: bool, names: Any, data: Any) -> EpsilonProfile:
         levels = np.ascontiguousarray(levels, dtype=np.float64)
         if tiered:
             counts = np.ascontiguousarray(counts, dtype=np.int64)

@@ -8,6 +8,7 @@ when the target cannot be met. Why the search over users is exact: see hdp_core.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -98,7 +99,7 @@ def _check_target(menu: Menu, target: float, metric: str) -> DesignAnswer | None
     return None
 
 
-def _bisect_int(meets, lo: int, hi: int) -> int:
+def _bisect_int(meets: Callable[[int], bool], lo: int, hi: int) -> int:
     """Smallest m in (lo, hi] with meets(m), given not meets(lo) and meets(hi), for a
     monotone predicate (False ... False True ... True)."""
     while hi - lo > 1:
@@ -113,7 +114,7 @@ def _bisect_int(meets, lo: int, hi: int) -> int:
 SCAN = 64
 
 
-def _scan_down(meets, value: int, floor: int, metric: str) -> int:
+def _scan_down(meets: Callable[[int], bool], value: int, floor: int, metric: str) -> int:
     """For the half-width, an m <= ``value`` that meets the target while m - 1 does not (or m
     = ``floor``): the smallest meeting point of [value - SCAN, value], searched again below
     (bisection from ``floor`` - 1, which misses, then the scan) whenever it is the window's

@@ -112,7 +112,7 @@ def _name(x: Any, what: str) -> str:
 
 
 # specs --------------------------------------------------------------------------------------
-def normalize_spec(spec: Any) -> dict:
+def normalize_spec(spec: Any) -> dict[str, Any]:
     """A validated copy of ``spec`` with canonical types (ints, floats, lists).
 
     Returns a new dict; raises LinkError for an unknown kind, a missing or extra field, or a
@@ -131,7 +131,7 @@ def normalize_spec(spec: Any) -> dict:
     if extra:
         raise LinkError(f"unexpected field(s) for {kind}: {', '.join(map(str, extra))[:60]}")
 
-    def get(f):
+    def get(f: str) -> Any:
         if f in spec:
             return spec[f]
         if f in SPEC_DEFAULTS:
@@ -215,7 +215,7 @@ def _pos_or_public(x: Any, what: str) -> float:
     return v
 
 
-def _seq(x: Any, what: str) -> list:
+def _seq(x: Any, what: str) -> list[Any]:
     if isinstance(x, (str, bytes, Mapping)) or not hasattr(x, "__len__"):
         raise LinkError(f"{what} must be a list")
     if len(x) > max(MAX_SPEC_TIERS, MAX_VALUES):
@@ -240,7 +240,7 @@ def profile_from_spec(spec: Any) -> EpsilonProfile:
     return EpsilonProfile.from_values(s["levels"])
 
 
-def spec_from_profile(profile: EpsilonProfile) -> dict:
+def spec_from_profile(profile: EpsilonProfile) -> dict[str, Any]:
     """A tiers or values spec that rebuilds ``profile`` exactly (same ``key``).
 
     Raises NotShareable when the profile carries data values, has more than MAX_SPEC_TIERS tiers
@@ -324,7 +324,9 @@ def _cell_number(x: Any) -> float | None:
     return None if math.isnan(v) else v
 
 
-def tiers_spec_from_rows(rows: Any, units: str = "count", total: int | None = None) -> dict:
+def tiers_spec_from_rows(
+    rows: Any, units: str = "count", total: int | None = None
+) -> dict[str, Any]:
     """A tiers spec from editor rows (dicts with name, eps, and count or share in %).
 
     ``units`` is 'count' (whole users per tier) or 'share' (shares of ``total`` users, turned

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class Sweep:
         """f/H at each point (Theorem 4 proves it is at most 443; NaN where both are
         infinite, i.e. every user has eps = 0)."""
         with np.errstate(invalid="ignore"):
-            return self.f / self.H
+            return cast(np.ndarray, self.f / self.H)
 
 
 def _grouped(prof: EpsilonProfile) -> EpsilonProfile:

@@ -26,21 +26,26 @@ import math
 import re
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from hdp_core.errors import HdpError, ProfileError
 from hdp_core.profile import (
-    LEVEL_MAX,
-    LEVEL_MIN,
     MAX_ROWS,
     MAX_TOTAL_USERS,
     MAX_UPLOAD_BYTES,
     EpsilonProfile,
     out_of_range,
 )
-from hdp_core.validate import EMPTY_WORDS, PUBLIC_WORDS, cell_reason, csv_unescape
+from hdp_core.validate import (
+    EMPTY_WORDS,
+    LEVEL_MAX,
+    LEVEL_MIN,
+    PUBLIC_WORDS,
+    cell_reason,
+    csv_unescape,
+)
 from hdp_core.validate import reason_words as kind_words
 
 __all__ = [
@@ -177,7 +182,7 @@ def parse_numbers(cells: Any, col: str, header_lines: LineOf, allow_inf: bool) -
             column=col,
             reason=kind,
         )
-    return out
+    return cast(np.ndarray, out)
 
 
 def profile_from_frame(

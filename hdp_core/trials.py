@@ -7,6 +7,7 @@ and each estimator turns one into estimates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -17,7 +18,7 @@ def wsum(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     0.85 s for the paper's experiment on 2 cores)."""
     if a.shape[1] == 0:
         return np.zeros(a.shape[0])
-    return np.einsum("ij,j->i", a, w)
+    return cast(np.ndarray, np.einsum("ij,j->i", a, w))
 
 
 @dataclass
@@ -39,4 +40,4 @@ class TrialChunk:
 
     @property
     def trials(self) -> int:
-        return self.x.shape[0]
+        return int(self.x.shape[0])

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -75,7 +75,7 @@ class PointMass(Distribution):
     def variance(self) -> float:
         return 0.0
 
-    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return np.full(size, self.value)
 
 
@@ -112,7 +112,7 @@ class Shifted(Distribution):
     def variance(self) -> float:
         return (1.0 - self.delta) ** 2 * self.base.variance
 
-    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         x = self.base.sample(rng, size)
         end = 0.5 if self.shift > 0 else -0.5
         return x + self.delta * (end - x)
@@ -176,7 +176,7 @@ def _sm(est: Any, c: np.ndarray, mu: np.ndarray, var: np.ndarray, n: float) -> W
     jac = u  # du = u dx
 
     def integ(g: np.ndarray) -> np.ndarray:
-        return np.trapezoid(g * jac, x, axis=-1)
+        return cast(np.ndarray, np.trapezoid(g * jac, x, axis=-1))
 
     q = pl * integ(np.exp(-u)[None, :] * r)
     s_ = pl * integ((u * np.exp(-u))[None, :] * r)

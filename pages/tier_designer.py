@@ -4,7 +4,8 @@ For product managers: named tiers, shares of users, errors in real units. The pa
 and widgets only: the menu lives in ``st.session_state["td_menu"]`` (a validated
 hdp_core.design.Menu) and its state and callbacks in hdp_app.design_state; every number,
 table and sentence comes from hdp_core.design and hdp_app.views.design, every chart from
-hdp_app.figures.design (cached in hdp_app.design_cache).
+hdp_app.figures.design (cached in hdp_app.caches.design), every help text from
+hdp_app.views.design_controls.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import streamlit as st
 
 from hdp_app import design_state as S
 from hdp_app import segments_planning
+from hdp_app.caches import design as cache
 from hdp_app.common import (
     MENU_LINK_KEY,
     PROFILE_LABEL,
@@ -25,24 +27,18 @@ from hdp_app.common import (
     profile_version,
     run_through_app,
 )
-from hdp_app.design_cache import (
-    cached_menu_figure,
-    cached_release_errors,
-    cached_report,
-    cached_solve,
-    cached_whatif_figure,
-)
 from hdp_app.figures.style import METHOD_COLORS
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
 from hdp_app.views import design as V
+from hdp_app.views import design_controls as T
 from hdp_app.views import design_link, explain, links
 from hdp_app.views import segments as SEG
 from hdp_app.views import slack as SL
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
 from hdp_app.views.formatting import plain, plain_table, short_eps
-from hdp_app.widgets import limit_bounds, show_metric
+from hdp_app.widgets import lazy_expander, number, show_metric
 from hdp_core import design as D
 from hdp_core import design_io as menu_io
 from hdp_core import menu as M
@@ -50,12 +46,22 @@ from hdp_core.errors import ProfileError
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
-MENU = S.MENU
 NOTE = S.NOTE
-LINK_KEY = S.LINK_KEY
 PAGE_PATH = "tier_designer"
 METRIC_LABELS = V.METRIC_LABELS
 _BOX = {"success": st.success, "error": st.error, "warning": st.warning, "info": st.info}
+
+
+def _tier_pick(where: Any, key: str, menu: M.Menu) -> int:
+    """A tier of ``menu`` chosen in a kept selectbox (label and help from design_controls)."""
+    idx = list(range(menu.k))
+    return where.selectbox(
+        T.TIER_PICKS[key],
+        idx,
+        format_func=lambda i: V.tier_label(menu, i),
+        **S.tracked(key),
+        help=T.HELP[key],
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -67,14 +73,8 @@ def intro() -> None:
     S.init_goal()
     if st.session_state.pop(S.FROM_PROFILE, False):  # the Profile page's "open in ..."
         S.cb_load_profile_tiers()
-
     st.title("Tier designer")
-    st.markdown(
-        "Design the menu of privacy levels your product offers and see what each tier **really** "
-        "gets. Each tier promises a privacy level eps: *smaller eps = more privacy*, *public = no "
-        "privacy*. The mean of your users' data is then estimated with ADPM, the paper's optimal "
-        "method, and the page tells you how accurate it is in your data's own units."
-    )
+    st.markdown(T.INTRO)
 
 
 def menu_note() -> None:
@@ -84,14 +84,12 @@ def menu_note() -> None:
     if ss.get(NOTE):
         kind = ss.get(S.NOTE_KIND, "info")
         (st.warning if kind == "warning" else st.info)(ss[NOTE], icon="ℹ️")
-
     if get_profile().is_tiered:
         st.button(
             "Load the current profile's tiers",
             key="td_load_profile",
             on_click=S.cb_load_profile_tiers,
-            help="Replace the menu below by the tiers of the profile built on the Profile "
-            "page (names, levels and shares; the data range stays).",
+            help=T.HELP["td_load_profile"],
         )
 
 
@@ -105,50 +103,40 @@ def menu_section() -> M.Menu:
         list(M.TEMPLATES),
         format_func=M.TEMPLATES.__getitem__,
         key="td_template",
-        help="Ready-made menus. Loading one replaces the tiers (your number of users and data "
-        "range stay).",
+        help=T.HELP["td_template"],
     )
     c2.button(
         "Load template",
         key="td_load_template",
         on_click=S.cb_template,
-        help="Replace the tiers below by the chosen template.",
+        help=T.HELP["td_load_template"],
     )
 
     opts = ss[S.EPS_OPTS]
     for i in range(ss["td_k"]):
         cols = st.columns([2.2, 4, 1.6, 0.7], vertical_alignment="bottom")
         cols[0].text_input(
-            f"Tier {i + 1} name",
+            T.name_label(i),
             key=f"td_name_{i}",
             max_chars=M.MAX_NAME_CHARS,
-            help="What your users see, e.g. 'Strict' or 'Open'. Each tier needs its own name.",
+            help=T.HELP["td_name"],
         )
-        if ss.get(f"td_eps_{i}") not in opts:  # a value Streamlit lost: fall back to the menu's
-            ss[f"td_eps_{i}"] = float(ss[MENU].tiers[i].eps) if i < ss[MENU].k else 1.0
+        S.keep_eps_option(i)
         cols[1].select_slider(
-            f"eps of tier {i + 1}",
+            T.eps_label(i),
             options=opts,
             key=f"td_eps_{i}",
             format_func=short_eps,
             help=V.EPS_HELP,
         )
-        cols[2].number_input(
-            f"Share % of tier {i + 1}",
-            min_value=0.0,
-            max_value=100.0,
-            step=1.0,
-            format="%.2f",
-            key=f"td_share_{i}",
-            help=V.SHARE_HELP,
-        )
+        number(cols[2], T.share_field(i))
         cols[3].button(
             ":material/delete:",
             key=f"td_remove_{i}",
             on_click=S.cb_remove_tier,
             args=(i,),
             disabled=ss["td_k"] <= 1,
-            help=f"Remove tier {i + 1} (the other shares are scaled to 100%).",
+            help=T.remove_help(i),
         )
     st.button(
         ":material/add: Add a tier",
@@ -160,36 +148,14 @@ def menu_section() -> M.Menu:
 
     # the users box gets the most room: at 1024 px a narrow one showed 1,000,000 as "100000"
     c1, c2, c3, c4 = st.columns([1.7, 1, 1, 0.8])
-    c1.number_input(
-        "Total number of users",
-        min_value=1,
-        max_value=int(M.MAX_USERS),
-        step=1000,
-        key="td_n",
-        help="How many users will choose among the tiers (up to 10^15). "
-        "Tiers are never expanded user by user, so any size is instant.",
-    )
-    c2.number_input(
-        "Data range: lowest value",
-        key="td_lo",
-        step=1.0,
-        format="%g",
-        help="Smallest value a user's data can take, in real units (e.g. 0 dollars "
-        "of monthly spend). Errors are reported in these units.",
-    )
-    c3.number_input(
-        "Data range: highest value",
-        key="td_hi",
-        step=1.0,
-        format="%g",
-        help="Largest value a user's data can take (e.g. 500 dollars). Privacy "
-        "noise is proportional to the width of the range.",
-    )
+    number(c1, T.USERS)
+    number(c2, T.LO)
+    number(c3, T.HI)
     c4.text_input(
         "Unit",
         key="td_unit",
         max_chars=M.MAX_UNIT_CHARS,
-        help="Label for the data's unit, e.g. USD, minutes, km.",
+        help=T.HELP["td_unit"],
     )
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     c1.radio(
@@ -200,29 +166,17 @@ def menu_section() -> M.Menu:
         horizontal=True,
         help=explain.SPREAD_HELP,
     )
-    c2.number_input(
-        "Data standard deviation",
-        min_value=0.0,
-        key="td_sd",
-        format="%g",
-        disabled=ss["td_spread"] != "sd",
-        help="Standard deviation of one user's value, in real units; at most half the range.",
-    )
+    number(c2, T.SD, disabled=ss["td_spread"] != "sd")
 
-    menu, shares_msg, input_error = S.menu_from_widgets()
-    spread_note = tview.designer_spread_note(menu if menu is not None else ss[MENU])
+    menu, error, warning = S.current_menu()
+    spread_note = tview.designer_spread_note(menu)
     if spread_note:
         st.caption(spread_note)
-    if menu is None:
-        st.error(V.input_error_text(input_error or ""), icon=":material/block:")
-        menu = ss[MENU]
-    else:
-        if shares_msg:
-            st.warning(shares_msg, icon=":material/balance:")
-        S.keep_menu(menu)
-    token = links.encode_menu_link(menu)
-    if st.query_params.get(LINK_KEY) != token:
-        st.query_params[LINK_KEY] = token
+    if error:
+        st.error(error, icon=":material/block:")
+    elif warning:
+        st.warning(warning, icon=":material/balance:")
+    S.sync_link(menu)
     return menu
 
 
@@ -249,12 +203,9 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
         "Show errors as",
         list(METRIC_LABELS),
         format_func=METRIC_LABELS.get,
-        key="td_view",
-        on_change=S.changed,
-        args=("td_view",),
+        **S.tracked("td_view"),
         horizontal=True,
-        help="The 95% half-width is the '±' people quote; the RMSE is the "
-        "typical size of the error.",
+        help=T.HELP["td_view"],
     )
     row = metric_row()  # wraps at 1024 px instead of cutting the labels
     for m in V.method_metrics(report, metric_view, menu.unit, METHOD_COLORS):
@@ -268,7 +219,7 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
     if (box := lazy_section("chart")) is not None:
         with box:
             st.plotly_chart(
-                cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
+                cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
             )
 
     return metric_view
@@ -276,83 +227,40 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
 
 def target_section(menu: M.Menu, report: D.MenuReport) -> None:
     """3. Accuracy first: the accuracy-first solvers for a target error."""
-    ss = st.session_state
     S.goal(report)  # seeds the metric and the target as the link and the export see them
-    st.markdown("Set the error you need, in your data's units, and ask what it takes.")
+    st.markdown(T.TARGET_INTRO)
     c1, c2 = st.columns(2)
     metric = c1.radio(
         "Target measured as",
         list(METRIC_LABELS),
         format_func=METRIC_LABELS.get,
-        key="td_metric",
-        on_change=S.changed,
-        args=("td_metric",),
+        **S.tracked("td_metric"),
         horizontal=True,
-        help="95% half-width: the estimate is within ± this 95% of the time. RMSE: "
-        "the typical size of the error.",
+        help=T.HELP["td_metric"],
     )
-    target = c2.number_input(
-        f"Target error ({plain(menu.unit) or 'data units'})",
-        min_value=0.0,
-        key="td_target",
-        on_change=S.changed,
-        args=("td_target",),
-        format="%g",
-        help="The largest error of the mean you accept, in real units. It "
-        "must be positive and less than half the data range.",
-    )
+    target = number(c2, T.target_field(plain(menu.unit)), **S.tracking("td_target"))
     question = st.radio(
         "Question",
         list(V.QUESTION_LABELS),
         format_func=V.QUESTION_LABELS.get,
-        key="td_question",
-        on_change=S.changed,
-        args=("td_question",),
+        **S.tracked("td_question"),
         help=tview.SOLVER_HELP,
     )
-    idx = list(range(menu.k))
-    for key, default in V.solver_tier_defaults(menu).items():
-        if ss.get(key) not in idx:
-            S.put(key, default)
+    S.seed_solver_tiers(menu)
     a = b = 0
     if question == "level":
-        a = st.selectbox(
-            "Tier",
-            idx,
-            format_func=lambda i: V.tier_label(menu, i),
-            key="td_solve_tier",
-            on_change=S.changed,
-            args=("td_solve_tier",),
-            help="The tier whose level you want to make as strict as possible; the "
-            "other tiers stay as they are.",
-        )
+        a = _tier_pick(st, "td_solve_tier", menu)
     elif question == "move":
         c1, c2 = st.columns(2)
-        a = c1.selectbox(
-            "Move users from",
-            idx,
-            format_func=lambda i: V.tier_label(menu, i),
-            key="td_move_from",
-            on_change=S.changed,
-            args=("td_move_from",),
-            help="The stricter tier users would leave.",
-        )
-        b = c2.selectbox(
-            "to the looser tier",
-            idx,
-            format_func=lambda i: V.tier_label(menu, i),
-            key="td_move_to",
-            on_change=S.changed,
-            args=("td_move_to",),
-            help="The looser tier (larger eps or public) they would join.",
-        )
+        a = _tier_pick(c1, "td_move_from", menu)
+        b = _tier_pick(c2, "td_move_to", menu)
 
     answer = None
     if target <= 0:
-        st.info("Enter a positive target error to get an answer.")
+        st.info(T.ENTER_TARGET)
     else:
         try:
-            answer = cached_solve(menu, question, float(target), metric, int(a), int(b))
+            answer = cache.cached_solve(menu, question, float(target), metric, int(a), int(b))
         except (ProfileError, ValueError) as e:
             st.error(plain(e), icon=":material/block:")
     if answer is not None:
@@ -368,68 +276,40 @@ def target_section(menu: M.Menu, report: D.MenuReport) -> None:
                     key="td_apply",
                     on_click=S.cb_apply,
                     args=(applied, V.applied_note(answer, menu)),
-                    help="Change the menu above to this answer.",
+                    help=T.HELP["td_apply"],
                 )
 
 
 def whatif_section(menu: M.Menu, report: D.MenuReport, metric_view: str) -> None:
     """4. What if users move between two tiers: a slider over tier A's share."""
-    ss = st.session_state
     if menu.k < 2:
-        st.info("Add a second tier to explore moving users between tiers.")
+        st.info(T.ONE_TIER)
         return
-    idx = list(range(menu.k))
-    seed_a, seed_b = V.whatif_tiers(menu, ss.get("td_wi_a"), ss.get("td_wi_b"))
-    S.put("td_wi_a", seed_a)
-    S.put("td_wi_b", seed_b)
+    S.seed_whatif_tiers(menu)
     c1, c2 = st.columns(2)
-    wa = c1.selectbox(
-        "Tier A",
-        idx,
-        format_func=lambda i: V.tier_label(menu, i),
-        key="td_wi_a",
-        on_change=S.changed,
-        args=("td_wi_a",),
-        help="The slider sets this tier's share of all users.",
-    )
-    wb = c2.selectbox(
-        "Tier B (takes the rest)",
-        idx,
-        format_func=lambda i: V.tier_label(menu, i),
-        key="td_wi_b",
-        on_change=S.changed,
-        args=("td_wi_b",),
-        help="This tier gets what tier A gives up (their total stays the same).",
-    )
+    wa = _tier_pick(c1, "td_wi_a", menu)
+    wb = _tier_pick(c2, "td_wi_b", menu)
     if wa == wb:
-        st.info("Choose two different tiers.")
+        st.info(T.SAME_TIERS)
         return
-    start, both = V.whatif_share(menu, wa, wb)
-    pair = (wa, wb, round(both, 9), menu.key)
-    v = ss.get("td_wi_share")
-    if ss.get("td_wi_pair") != pair or not isinstance(v, float) or not 0 <= v <= both:
-        S.put("td_wi_share", start)
-        ss["td_wi_pair"] = pair
+    both = S.seed_whatif_share(menu, wa, wb)
     name_a, name_b = plain(menu.tiers[wa].name), plain(menu.tiers[wb].name)
     chosen = st.slider(
         f"Share of all users in {name_a} (%)",
         min_value=0.0,
-        max_value=float(both) if both > 0 else 1.0,
+        max_value=T.share_slider_max(both),
         step=0.1,
-        key="td_wi_share",
-        on_change=S.changed,
-        args=("td_wi_share",),
+        **S.tracked("td_wi_share"),
         disabled=both <= 0,
         format="%.1f%%",
-        help=f"Move users between {name_a} and {name_b}; the chart marks this point (dashed "
-        "line). The diamond is the menu as it is.",
+        help=T.share_slider_help(name_a, name_b),
     )
-    moved = cached_report(D.move_share(menu, wa, wb, chosen))
+    moved = cache.cached_report(D.move_share(menu, wa, wb, chosen))
     row = metric_row()
     for m in V.whatif_metrics(menu, report, moved, metric_view, wa, wb, chosen):
         show_metric(row, m, width="content")
     st.plotly_chart(
-        cached_whatif_figure(menu, wa, wb, metric_view, float(chosen)),
+        cache.cached_whatif_figure(menu, wa, wb, metric_view, float(chosen)),
         key="td_fig_whatif",
         width="stretch",
     )
@@ -438,19 +318,8 @@ def whatif_section(menu: M.Menu, report: D.MenuReport, metric_view: str) -> None
 def targets_section(menu: M.Menu) -> None:
     """5. Which mean, and k releases: the 95% error under each target (population: ADPM;
     table: TableMean) of each of k releases at eps / k."""
-    k = int(
-        st.number_input(
-            "Releases (k)",
-            **limit_bounds(wv.RELEASES),
-            step=1,
-            key="td_releases",
-            on_change=S.changed,
-            args=("td_releases",),
-            bind="query-params",
-            help=wv.RELEASES_HELP,
-        )
-    )
-    single, each = cached_release_errors(menu, 1), cached_release_errors(menu, k)
+    k = int(number(st, T.RELEASES, **S.tracking("td_releases"), bind="query-params"))
+    single, each = cache.cached_release_errors(menu, 1), cache.cached_release_errors(menu, k)
     st.markdown(wv.releases_caption(k))
     for col, target, m in zip(
         st.columns(2), wv.TARGET_LABELS, wv.target_metrics(single, each, k, menu.unit)
@@ -460,17 +329,11 @@ def targets_section(menu: M.Menu) -> None:
         col.caption(SL.slack_caption(SL.menu_slack(menu, k, target), menu.unit))
 
 
-def export_targets(menu: M.Menu) -> dict:
-    """The JSON export's block of section 5 (its k, kept while the section is closed)."""
-    k = S.releases()
-    return wv.targets_to_dict(cached_release_errors(menu, 1), cached_release_errors(menu, k), k)
-
-
 def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
     """6. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
     ss = st.session_state
     token = links.encode_menu_link(menu)
-    targets = export_targets(menu)
+    targets = cache.export_targets(menu, S.releases())
     # a row that wraps: in three columns the labels were cut at 1024 px
     row = st.container(horizontal=True, wrap=True)
     json_text = menu_io.menu_to_json(menu, report, {"targets": targets})
@@ -480,7 +343,7 @@ def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
         "tier_menu.json",
         "application/json",
         key="td_dl_json",
-        help="The menu and every number on this page; import it back below.",
+        help=T.HELP["td_dl_json"],
     )
     row.download_button(
         "⬇️ Per-tier results (CSV)",
@@ -488,8 +351,7 @@ def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
         "tier_menu.csv",
         "text/csv",
         key="td_dl_csv",
-        help="One row per tier (name, eps, count, granted eps, ...); the Profile "
-        "page can read it as a tiered profile.",
+        help=T.HELP["td_dl_csv"],
     )
     row.button(
         ":material/swap_horiz: Use this menu as the current profile",
@@ -497,32 +359,28 @@ def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
         on_click=S.cb_use_profile,
         args=(menu,),
         type="primary",
-        help="Make these tiers (with their numbers of users) the profile every other page shows.",
+        help=T.HELP["td_use"],
     )
     if ss.pop(S.USED, False):
-        st.success(
-            "This menu is now the current profile: the other pages show it.",
-            icon=":material/check_circle:",
-        )
+        st.success(T.USED, icon=":material/check_circle:")
 
     st.page_link(
         app_page("pages/release.py"),
-        label="Release a private mean with this menu on your own table",
+        label=T.RELEASE_LINK,
         icon=":material/lock_open:",
         query_params={MENU_LINK_KEY: token},
-        help="Opens the Release page with this menu: an eps column may then hold your tier "
-        "names, and the menu's range, unit and spread fill its settings.",
+        help=T.HELP["release_link"],
     )
-    st.markdown("**Shareable link** (opens this menu; the address bar already holds it):")
+    st.markdown(T.LINK_LABEL)
     link = V.shareable_link(
-        st.context.url, PAGE_PATH, [(LINK_KEY, token), (design_link.GOAL_KEY, goal)]
+        st.context.url, PAGE_PATH, [(S.LINK_KEY, token), (design_link.GOAL_KEY, goal)]
     )
     st.code(link, language=None)
     with st.expander("Preview the JSON"):
         st.code(json_text, language="json")
 
     st.file_uploader(
-        f"Import a menu (JSON or CSV, at most {menu_io.MAX_MENU_BYTES // 1024} KB)",
+        T.import_label(menu_io.MAX_MENU_BYTES),
         type=["json", "csv"],
         key="td_upload",
         on_change=S.cb_import,
@@ -538,7 +396,7 @@ FULL_RUN_VERSION = "td_full_run_version"  # the profile version the last full ru
 
 
 def main() -> None:
-    drop_bad_query_params({"td_releases": wv.RELEASES})
+    drop_bad_query_params({T.RELEASES.key: wv.RELEASES})
     intro()
     S.init_sections()
     st.session_state[FULL_RUN_VERSION] = profile_version()
@@ -546,13 +404,8 @@ def main() -> None:
 
 
 def lazy_section(name: str) -> Any:
-    """Section 2's chart and sections 3 to 6: an expander that draws its content only when
-    open (its state is in the link). Returns the container to draw into, or None when the
-    part is closed."""
-    box = st.expander(
-        f"**{S.LAZY_TITLES[name]}**", key=S.OPEN[name], on_change="rerun", bind="query-params"
-    )
-    return box if box.open else None
+    """Section 2's chart and sections 3 to 6, drawn only when open (widgets.lazy_expander)."""
+    return lazy_expander(f"**{S.LAZY_TITLES[name]}**", S.OPEN[name])
 
 
 @st.fragment
@@ -569,20 +422,12 @@ def body() -> None:
     menu_note()
     st.header("1. Your menu")
     menu = menu_section()
-    report = cached_report(menu)
-    st.caption(
-        design_link.whose_numbers(
-            menu,
-            report.tau_star,
-            st.session_state.get(PROFILE_LABEL, ""),
-            cached_adpm(get_profile()).saturation_level,
-        )
-    )
+    report = cache.cached_report(menu)
+    label, tau = st.session_state.get(PROFILE_LABEL, ""), cached_adpm(get_profile())
+    st.caption(design_link.whose_numbers(menu, report.tau_star, label, tau.saturation_level))
     st.header("2. What each tier really gets")
     metric_view = tiers_section(menu, report)
-    goal = design_link.encode_goal(*S.goal(report))
-    if st.query_params.get(design_link.GOAL_KEY) != goal:
-        st.query_params[design_link.GOAL_KEY] = goal
+    goal = S.sync_goal(report)
 
     st.subheader("More about this menu")
     st.caption(V.SECTIONS_INTRO)

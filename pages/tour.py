@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app.caches import tour as cache
 from hdp_app.common import run_through_app
 from hdp_app.figures.bounds import bounds_glance_figure
 from hdp_app.figures.design import method_error_figure
@@ -27,46 +28,18 @@ from hdp_app.views import simulation as simview
 from hdp_app.views import tour as teach
 from hdp_app.views.formatting import plain
 from hdp_app.widgets import metric_row, show_metric
-from hdp_core.design import evaluate_menu
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
 K_STEP = "tour_step"  # the step (1..5), in the link
 K_VALUES = "tour_values"  # every control's last value (a plain session key)
 STEPS = tuple(range(1, len(teach.TOUR) + 1))
-CONTROLS = {c.key: c for _, _, cs, _ in teach.TOUR for c in cs}
-SIM_TRIALS = 1_000  # quick (about 0.6 s at n = 1000, then cached); the intervals need >= 500
-SIM_METHODS = ("ADPM", "PropDPM", "UNI")
-
-
-# ----------------------------------------------------------------------------- cached numbers
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _step(index: int, values: tuple[tuple[str, float], ...]) -> teach.TourStep:
-    """One step for these control values (shared, never modified; no user data in the key)."""
-    return teach.tour_step(index, dict(values))
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _grid(key: str) -> tuple:
-    return teach.control_grid(CONTROLS[key])
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _simulation(values: tuple[tuple[str, float], ...]) -> list[dict]:
-    prof = _step(4, values).profile
-    res = hdp.simulate_mse(list(SIM_METHODS), prof, teach.TOUR_DATA, trials=SIM_TRIALS, seed=0)
-    return simview.simulation_rows(res, list(SIM_METHODS))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _menu_report(values: tuple[tuple[str, float], ...]):
-    return evaluate_menu(teach.tour_menu(dict(values)))
+CONTROLS = cache.CONTROLS
 
 
 # ----------------------------------------------------------------------------- widgets
 def _go(delta: int) -> None:
-    now = int(st.session_state.get(K_STEP) or 1)
-    st.session_state[K_STEP] = min(max(now + delta, STEPS[0]), STEPS[-1])
+    st.session_state[K_STEP] = teach.next_step(st.session_state.get(K_STEP), delta)
 
 
 def _known(key: str) -> float:
@@ -74,13 +47,13 @@ def _known(key: str) -> float:
     used in this session (a control of step 1 carries to step 3), the link's (a shared link
     of step 4 keeps the levels set in step 1), else its default."""
     v = st.session_state.get(key)
-    if isinstance(v, (int, float)) and v in _grid(key):
+    if isinstance(v, (int, float)) and v in cache.grid(key):
         return float(v)
     kept = st.session_state.get(K_VALUES, {}).get(key)
     if kept is not None:
         return float(kept)
     link = teach.parse_control(CONTROLS[key], st.query_params.get(key))
-    return teach.nearest(_grid(key), CONTROLS[key].default if link is None else link)
+    return teach.nearest(cache.grid(key), CONTROLS[key].default if link is None else link)
 
 
 def _control(c: teach.Control) -> float:
@@ -92,7 +65,7 @@ def _control(c: teach.Control) -> float:
     return float(
         st.select_slider(
             c.label,
-            options=_grid(c.key),
+            options=cache.grid(c.key),
             key=c.key,
             format_func=functools.partial(teach.control_text, c),
             help=c.help,
@@ -137,12 +110,14 @@ def _chart(step: teach.TourStep, values: tuple[tuple[str, float], ...]) -> None:
         )
         st.plotly_chart(fig, key="tour_chart_bounds")
     elif step.chart == "simulation":
-        with st.spinner(f"Simulating {SIM_TRIALS:,} trials…"):
-            rows = _simulation(values)
+        with st.spinner(f"Simulating {cache.SIM_TRIALS:,} trials…"):
+            rows = cache.simulation(values)
         st.plotly_chart(mse_figure(rows), key="tour_chart_sim")
-        st.caption(simview.run_caption(SIM_TRIALS, 0, teach.TOUR_DATA.label(), prof.n))
+        st.caption(
+            simview.run_caption(cache.SIM_TRIALS, cache.SIM_SEED, teach.TOUR_DATA.label(), prof.n)
+        )
     else:
-        rep = _menu_report(values)
+        rep = cache.menu_report(values)
         st.plotly_chart(method_error_figure(rep, metric="rmse"), key="tour_chart_menu")
 
 
@@ -185,7 +160,7 @@ def _tour() -> None:
             _control(c)
     values = _values()
     try:
-        step = _step(index, values)
+        step = cache.step(index, values)
     except (hdp.HdpError, ValueError) as exc:
         st.error(f"This step could not be computed: {plain(exc)}")
         return

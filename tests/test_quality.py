@@ -1,6 +1,6 @@
 """Code quality gates, run with the suite (and so in CI): ruff's lint rules, ruff's formatter
-(the code is formatted), and mypy with check_untyped_defs on hdp_core, hdp_app, pages and
-app.py (pyproject.toml lists them; the type hints hold).
+(the code is formatted), and mypy with check_untyped_defs on hdp_core, hdp_release, hdp_app,
+pages and app.py, and strict on hdp_core (pyproject.toml lists them; the type hints hold).
 
 The same checks run as pre-commit hooks (.pre-commit-config.yaml). Each runs the tool from the
 interpreter's own environment, so the suite needs nothing installed beyond requirements-dev.txt.
@@ -35,3 +35,29 @@ def test_code_is_formatted():
 def test_mypy_is_clean():
     r = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+STRICT_FLAGS = (
+    "disallow_any_generics",
+    "disallow_subclassing_any",
+    "disallow_untyped_calls",
+    "disallow_untyped_defs",
+    "disallow_incomplete_defs",
+    "disallow_untyped_decorators",
+    "warn_return_any",
+    "no_implicit_reexport",
+    "strict_equality",
+    "extra_checks",
+)
+"""mypy --strict's flags that can be set per module (issue 27: strict on hdp_core)."""
+
+
+def test_mypy_is_strict_on_the_core():
+    """pyproject.toml's override turns on every per-module flag of --strict for hdp_core (the
+    mypy run above then holds the core to them)."""
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    core = [o for o in conf.get("overrides", []) if "hdp_core.*" in o["module"]]
+    assert len(core) == 1 and "hdp_core" in core[0]["module"]
+    assert all(core[0].get(flag) is True for flag in STRICT_FLAGS), core[0]

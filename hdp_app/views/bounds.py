@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from hdp_app.views.cards import Metric
+from hdp_app.views.fields import NumberField
 from hdp_app.views.formatting import sci
+from hdp_app.views.limits import SPREAD, SPREAD_START, Limit
+from hdp_core.adpm import adpm
+from hdp_core.bounds import lower_bound_from_H, lower_bound_H
 from hdp_core.estimators import METHODS, get_method
 from hdp_core.intervals import population_half_width
 from hdp_core.profile import MAX_TOTAL_USERS, as_profile
@@ -339,3 +343,192 @@ def marker_sentence(f: float, upper: float, mse_at: dict[str, float]) -> str:
         f"At the marker the best baseline is {best} with {bound_text(best_mse)}, "
         f"{best_mse / upper:.3g}× ADPM's worst case."
     )
+
+
+# the page model (issue 27: moved out of pages/bounds.py) ------------------------------------
+BASELINES = tuple(m for m in METHODS if m != "ADPM")
+"""The five baselines drawn beside ADPM, in the registry's order."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The Bounds page's numbers for one profile: ADPM's worst-case MSE f ∧ 1/4 (``upper``,
+    Theorem 2), its uncapped objective ``f``, H(eps) (``H``), the lower bound (H ∧ 1/4)/512
+    (``lower``, Theorem 3) and each baseline's worst-case MSE (``worst``); data in
+    [-0.5, 0.5]."""
+
+    upper: float
+    f: float
+    H: float
+    lower: float
+    worst: dict[str, float]
+
+    @property
+    def capped_H(self) -> float:
+        """H ∧ 1/4: the glance chart's lower-bound bar before the 1/512."""
+        return min(self.H, 0.25)
+
+    @property
+    def scatter_point(self) -> tuple[float, float] | None:
+        """(ln f, ln H) of the profile for the optimality scatter, or None when either is not
+        positive (f also finite)."""
+        if self.f > 0 and math.isfinite(self.f) and self.H > 0:
+            return math.log(self.f), math.log(self.H)
+        return None
+
+    @property
+    def fh_text(self) -> str:
+        """f / H as shown beside the scatter ('—' when the profile has no point there)."""
+        return bound_text(self.f / self.H) if self.scatter_point else "—"
+
+    def as_dict(self) -> dict[str, float]:
+        """'upper', 'lower', 'f' and 'H' (what :func:`headline_metrics` reads)."""
+        return {"upper": self.upper, "lower": self.lower, "f": self.f, "H": self.H}
+
+
+def summary(eps: Any) -> Summary:
+    """The Bounds page's :class:`Summary` of a profile (Theorems 2 to 4), from hdp_core."""
+    prof = as_profile(eps)
+    sol = adpm(prof)
+    h = float(lower_bound_H(prof))
+    return Summary(
+        upper=float(sol.worst_case_mse),
+        f=float(sol.objective),
+        H=h,
+        lower=float(lower_bound_from_H(h)),
+        worst={m: float(get_method(m, prof).worst_case_mse) for m in BASELINES},
+    )
+
+
+def data_range_of(eps: Any) -> tuple[float, float] | None:
+    """(lowest, highest) uploaded value of a profile with data, or None when it has no data
+    or all its values are equal (no range to offer)."""
+    data = as_profile(eps).data
+    if data is None or not data.size:
+        return None
+    lo, hi = float(data.min()), float(data.max())
+    return (lo, hi) if hi > lo else None
+
+
+MODES = {"Scale every eps": "scale", "Number of users": "n"}
+"""The sweep's modes: the radio's label (also bnd_mode's value in a link) and the kind."""
+
+SLIDERS = {
+    "scale": (
+        "Scale factor c (log10)",
+        "Every eps is multiplied by c = 10^x. Left: stricter privacy (smaller eps); right: "
+        "looser. 10^0 is the current profile.",
+        "scale factor c on every eps (log scale; 1 = current profile)",
+    ),
+    "n": (
+        "Number of users (log10 of the factor on n)",
+        "n is multiplied by 10^x, keeping each level's share of users. 10^0 is the current "
+        "profile.",
+        "number of users n (log scale)",
+    ),
+}
+"""Per sweep mode: the slider's label, its help and the chart's x-axis title."""
+
+SWEEP_LIMIT = (float(SWEEP_EXPONENTS[0]), float(SWEEP_EXPONENTS[-1]))
+"""The sweep slider's range in log10 units (the ends of SWEEP_EXPONENTS)."""
+
+INTRO = (
+    "Is ADPM's error the best any method could achieve? The paper brackets the best possible "
+    "worst-case error between ADPM's own worst case (an upper bound) and a lower bound that "
+    "holds for every method granting each user their eps (smaller eps = more privacy)."
+)
+ALL_EXCLUDED = (
+    "Every user has eps = 0: no data may be used, so every method outputs a constant and the "
+    "worst-case MSE is 1/4. Change the profile on the Profile page."
+)
+HEADLINE_TEXT = (
+    "The best possible worst-case error lies between the two bounds. Their constants are "
+    "loose: the 1/512 comes from the lower-bound argument (Le Cam's method) and the paper did "
+    "not try to sharpen it. What the paper proves is **f/H ≤ 443** for every profile "
+    "(Theorem 4), so ADPM is within a constant factor of the best possible method, whatever "
+    "the privacy levels and n; its experiments suggest the 443 can be **4**."
+)
+GLANCE_CAPTION = (
+    "Worst-case MSE for data in [-0.5, 0.5] (log scale; shorter is better). No method can go "
+    "below the lower bound; ADPM is the best affine method."
+)
+SWEEP_CAPTION = (
+    "Left of the bend privacy is strict and noise dominates: the error falls like "
+    "1/(n eps)². Right of it privacy is loose and the error levels off near 1/(4n), the "
+    "error without privacy. The shaded band is where the best possible error lies. "
+)
+SCATTER_CAPTION = (
+    "The paper's experiment: random sequences in which no user saturates (each eps drawn "
+    "between the previous one and the cap tau). Every point above the dashed line (c = 443) "
+    "is Theorem 4; the points also stay above the dotted line, which is why the paper "
+    "suggests the constant can be 4. The star is the current profile (Theorem 4 holds with "
+    "or without saturation)."
+)
+UNITS_CAPTION = (
+    "LDPE and SM are not one weighted mean plus one Laplace noise, so only their RMSE is "
+    "shown. The 95% errors are proven for any data in the range (the Tier designer's and the "
+    "Release page's figure); the normal approximation, narrower and not proven with few "
+    "users, is shown under its own name."
+)
+HELP = {
+    "mode": "Scale: multiply every user's eps by the same factor (smaller = more privacy for "
+    "everyone). Users: change n, keeping the share of users at each level.",
+    "baselines": "Draw the five baselines' worst-case MSE on the same axes.",
+    "guides": "Dotted guides: ≈ 1/(4n) when privacy is loose and ≈ 2/(n·mean eps)² when it "
+    "is strict.",
+    "tuned": "Beyond the paper: with the data's standard deviation s known, ADPM tuned to it "
+    "(Algorithm 1 with 8 replaced by 2/s²) has a smaller exact MSE than the worst-case "
+    "curves.",
+    "data_range": "Set the range from the values in the uploaded file. Strictly, the range "
+    "should be fixed before seeing the data.",
+    "max_ratio": "Over 500 random unsaturated sequences (n from 1 to 200).",
+}
+"""The Bounds page's help texts, by control."""
+
+
+def tuned_caption(tuned_sd: float, tuned_at: float, upper_at: float) -> str:
+    """The caption under the sweep with ADPM tuned to a known spread s (its exact MSE at the
+    marker against ADPM's worst case there)."""
+    return (
+        f"Sky blue: ADPM tuned to s = {tuned_sd:.3g}, its exact MSE when the data's standard "
+        f"deviation is s ({tuned_at:.3e} at the marker, against ADPM's worst case "
+        f"{upper_at:.3e}). It is not a bound: data more spread out than s cost it more."
+    )
+
+
+def data_range_label(lo: float, hi: float) -> str:
+    """The label of the button that takes the data range from the uploaded values."""
+    return f"Use the uploaded data's range ({lo:.4g} to {hi:.4g})"
+
+
+def scatter_above_text(n_above: int, total: int) -> str:
+    """'12 of 500': the scatter's sequences with f/H > 4."""
+    return f"{n_above} of {total}"
+
+
+LO = NumberField(
+    "Data range: lowest possible value",
+    "bnd_lo",
+    default=0.0,
+    limit=Limit(),
+    step=1000.0,
+    help="The smallest value a user's data can take (e.g. 0 for a salary). The range must be "
+    "known in advance: it sets the privacy noise.",
+)
+HI = NumberField(
+    "highest possible value",
+    "bnd_hi",
+    default=100_000.0,
+    limit=Limit(),
+    step=1000.0,
+    help="The largest value a user's data can take.",
+)
+SPREAD_FIELD = NumberField(
+    "Standard deviation s (on [−0.5, 0.5])",
+    "bnd_spread",
+    default=SPREAD_START,
+    limit=SPREAD,
+    step=0.01,
+    format="%.3f",
+)
+"""The Bounds page's number inputs (the data range's ends and the assumed spread)."""

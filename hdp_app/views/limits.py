@@ -18,6 +18,7 @@ __all__ = [
     "SPREAD",
     "SPREAD_MAX",
     "SPREAD_MIN",
+    "SPREAD_START",
     "Limit",
     "check_data_range",
     "query_value_problem",
@@ -54,6 +55,9 @@ SPREAD_MAX = 0.5
 
 SPREAD = Limit(SPREAD_MIN, SPREAD_MAX)
 """The spread controls of the Saturation, Bounds and Simulation pages."""
+
+SPREAD_START = 0.2
+"""The spread those controls start from (a moderately spread data set on [-0.5, 0.5])."""
 
 
 def query_value_problem(raw: str | list[str], limit: Limit) -> str | None:

@@ -37,9 +37,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from hdp_app.views.explain import spec_label
-from hdp_core.design_io import menu_from_json, menu_to_dict
+from hdp_core.design_io import menu_from_json
 from hdp_core.errors import LinkError, MenuError, NotShareable
-from hdp_core.menu import Menu
+from hdp_core.menu import Menu, menu_to_dict
 from hdp_core.specs import (
     GEN_MAX_N,
     KINDS,

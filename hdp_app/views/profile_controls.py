@@ -14,10 +14,12 @@ from typing import Any
 
 from hdp_app.views import links
 from hdp_app.views.cards import Metric
+from hdp_app.views.explain import two_group_verdict
 from hdp_app.views.formatting import count_noun, plain
+from hdp_app.views.limits import Limit
 from hdp_core.adpm import ADPMSolution
 from hdp_core.errors import ProfileError
-from hdp_core.profile import EpsilonProfile
+from hdp_core.profile import MAX_UPLOAD_BYTES, EpsilonProfile
 from hdp_core.validate import parse_level
 
 MODES = ("Preset", "Generator", "Tiers", "Upload")
@@ -289,3 +291,71 @@ PROFILE_HELP = {
 }
 """The help text beside each control of the page, keyed by the widget's key (or its
 label): plain language, smaller eps = more privacy (moved out of the page, issue 20)."""
+
+
+# the page's texts (issue 27: moved out of pages/profile.py) --------------------------------
+INTRO = (
+    "Who asks for how much privacy? Each user picks a level **eps**: smaller eps = more "
+    "privacy, **∞ = public** data, **0** = the data is not used. Shape the profile on the "
+    "left; every page of the app uses it."
+)
+TIERS_CAPTION = (
+    "One row per tier. **eps**: a number like 0.5, or `public` for ∞; smaller eps = more "
+    "privacy; 0 = the data is not used. Add or delete rows at the table's edge."
+)
+UPLOAD_MB = MAX_UPLOAD_BYTES // 2**20
+"""The largest upload in MB (the uploader's limit, named in its label)."""
+UPLOAD_CAPTION = (
+    "A CSV file with a column **eps** (or epsilon): one row per user, or one row per tier "
+    "with a **count** column; optional **value** (each user's data) and **name** columns. "
+    f"`inf` or `public` means public data; 0 means the data is not used. Up to {UPLOAD_MB} MB."
+)
+UPLOAD_LABEL = f"CSV file (at most {UPLOAD_MB} MB)"
+LINK_CAPTION = "The link (also in the address bar) reopens this exact profile."
+
+
+def excluded_caption(n_excluded: int) -> str:
+    """The note under the chart on users who chose 0 ('' when none did)."""
+    return f"{n_excluded:,} users chose 0: their data is not used." if n_excluded else ""
+
+
+def download_caption(n: int, tiered: bool) -> str:
+    """What the profile's CSV holds: its users, as tiers or one row per user."""
+    return f"{count_noun(n, 'user')}, {'tiers' if tiered else 'one row per user'}."
+
+
+def two_group_note(spec: dict[str, Any]) -> str:
+    """The paper's two-group remark on a two_groups spec being built ('' when it does not
+    apply: one group empty, or group 2 stricter than group 1)."""
+    n, f, e1, e2 = spec["n"], spec["frac"], spec["eps1"], spec["eps2"]
+    return two_group_verdict(n, f, e1, e2).text if 0 < f < 1 and e2 >= e1 else ""
+
+
+TIER_COLUMNS: dict[str, tuple[str, dict[str, Any]]] = {
+    # defaults: a new row starts as a usable tier, not as empty "None" cells
+    "name": ("text", {"label": "Tier", "help": "A name (optional).", "max_chars": 40,
+                      "default": "New tier"}),
+    "eps": ("text", {"label": "eps", "help": "Privacy level: a number like 0.5 or `public` "
+                     "(∞). " + LEVEL_HELP, "required": True, "max_chars": 30, "default": "1"}),
+    "count": ("number", {"label": "Users", "help": PROFILE_HELP["users"], "min_value": 0,
+                         "max_value": links.TIER_MAX_USERS, "step": 1, "format": "%d",
+                         "default": 100}),
+    "share": ("number", {"label": "Share (%)", "help": PROFILE_HELP["share"], "min_value": 0.0,
+                         "max_value": 100.0, "format": "%.4g", "default": 10.0}),
+}  # fmt: skip
+"""The tiers editor's columns: ('text' or 'number', the column's settings: label, help,
+bounds, format and the value a new row starts with)."""
+
+SHARE = Limit(0.0, 1.0)
+"""A share of the users (group 1 of two groups, the public users of a mixture)."""
+SHARE_STEP = 0.01
+TIER_TOTAL = Limit(1, links.TIER_MAX_USERS, integer=True)
+"""The total number of users n when tiers are given as shares of n."""
+USERS_MIN = 1.0
+"""The fewest users a generator makes (the most: links.GEN_MAX_N, links.TIER_MAX_USERS)."""
+
+
+def pick_index(i: Any, n_rows: int) -> int:
+    """The tier the log slider edits: the chosen index (0 when none) within the table's
+    ``n_rows`` rows (a row deleted since the choice)."""
+    return min(int(i or 0), n_rows - 1)

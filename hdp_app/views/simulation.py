@@ -22,7 +22,6 @@ from hdp_core.bounds import two_group_threshold
 from hdp_core.distributions import Beta, Distribution, TwoPoint, Uniform
 from hdp_core.errors import ProfileError
 from hdp_core.estimators import METHOD_CLASSES, METHODS, get_method, tuned_spread
-from hdp_core.experiments import largest_gap
 from hdp_core.profile import as_profile
 from hdp_core.simulate import CI_MIN_TRIALS, SimResult, simulated_width
 from hdp_core.sweeps import log_grid
@@ -33,7 +32,6 @@ __all__ = [
     "MIN_TRIALS",
     "TrialPlan",
     "exact_rows",
-    "lowest_exact",
     "make_distribution",
     "plan_trials",
     "real_value",
@@ -222,50 +220,7 @@ def sweep_eps_values(
     return vals
 
 
-def lowest_exact(rows: Sequence[Mapping[str, Any]], kind: str, rel: float = 1e-9) -> list[str]:
-    """The methods of Table 1 ``rows`` (hdp_core.experiments.table1) with the smallest exact
-    ln MSE for profile ``kind`` ('high' or 'low'), ties within ``rel`` (ln units) included:
-    on a profile where nobody saturates ADPM and PropDPM are the same estimator."""
-    key = f"exact_{kind}"
-    vals = [(float(r[key]), str(r["method"])) for r in rows]
-    best = min(v for v, _ in vals)
-    return [m for v, m in vals if abs(v - best) <= rel * max(1.0, abs(best))]
-
-
 # the page's labels, tables, cards and sentences (issue 20: moved out of pages/simulation.py) -
-DIST_KINDS = {"Beta": "beta", "Uniform": "uniform", "Two-point": "twopoint"}
-"""Distribution radio options (also their text in the URL) -> :func:`make_distribution` kind."""
-SWEEP_DATA = ["As chosen above", "Worst case"]
-"""Data of the group sweep: the simulation's distribution, or the worst case (two-point, 1/2)."""
-SWEEP_POINTS = 60
-
-# Short labels of the page's switches (whole at a projector's 1024 px, in a third of the
-# main column); the long text is in their help.
-REAL_UNITS_LABEL = "Real units"
-REAL_UNITS_HELP = (
-    "Show real units: give the range of your data (e.g. ages 18 to 90) to see the true mean "
-    "and the typical error (RMSE) in those units."
-)
-TUNED_LABEL = "Tuned ADPM"
-TUNED_HELP = (
-    "Add ADPM tuned to the spread. Beyond the paper: ADPM's weights for data of a known "
-    "standard deviation s (Algorithm 1 with 8 replaced by 2/s²). ADPM itself is tuned to the "
-    "worst case."
-)
-TUNED_OWN_LABEL = "Its own spread"
-TUNED_OWN_HELP = (
-    "Tune to this distribution's own spread. Off: enter the spread it is tuned to (a guess)."
-)
-SWEEP_PUBLIC_LABEL = "Then public (eps = ∞)"
-SWEEP_PUBLIC_HELP = (
-    "After the largest finite eps, add the point where the varying group's data are public "
-    "(eps = ∞)."
-)
-"""Finite levels of the varying group on the sweep's x axis."""
-DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
-"""Methods whose estimates the histogram shows first."""
-
-
 def method_label(m: str) -> str:
     """The method's display label (e.g. 'FME (reconstructed)'); unknown names as they are."""
     return METHOD_CLASSES[m].label if m in METHOD_CLASSES else m
@@ -313,6 +268,21 @@ def results_frame(rows: Sequence[Mapping[str, Any]], real: bool) -> Any:
         df["RMSE (real units)"] = [r["rmse_real"] for r in rows]
         df["RMSE exact (real units)"] = [r["rmse_real_exact"] for r in rows]
     return df
+
+
+TABLE_FORMATS = {
+    "Simulated MSE": "%.3e",
+    "95% CI low": "%.3e",
+    "95% CI high": "%.3e",
+    "Exact MSE": "%.3e",
+    "ln MSE (simulated)": "%.2f",
+    "ln MSE (exact)": "%.2f",
+    "× ADPM (simulated)": "%.3g×",
+    "× ADPM (exact)": "%.3g×",
+    "RMSE (real units)": "%.4g",
+    "RMSE exact (real units)": "%.4g",
+}
+"""Number formats of the results tables' columns (results_frame, exact_frame)."""
 
 
 def download_frame(
@@ -447,73 +417,6 @@ def tuned_caption(tuned_label: str, own: bool) -> str:
     )
 
 
-def sweep_metrics(sat: float, mse: Mapping[str, np.ndarray], end: str) -> list[Metric]:
-    """Cards of the group sweep: the saturation point, ADPM's and PropDPM's exact MSE at the
-    last level ``end`` of the axis, and their ratio (when ADPM's is positive)."""
-    out = [
-        Metric(
-            "Saturation point",
-            f"{sat:.4g}",
-            "From this eps on, ADPM caps the varying group at tau* = eps + 8/(n eps) of the "
-            "fixed group: they get this much privacy whatever they asked for, and ADPM's error "
-            "stops changing.",
-        )
-    ]
-    if "ADPM" in mse:
-        out.append(Metric(f"ADPM MSE at eps = {end}", f"{mse['ADPM'][-1]:.3e}"))
-    if "PropDPM" in mse:
-        out.append(Metric(f"PropDPM MSE at eps = {end}", f"{mse['PropDPM'][-1]:.3e}"))
-        if mse["ADPM"][-1] > 0:
-            out.append(
-                Metric(
-                    f"PropDPM ÷ ADPM at eps = {end}",
-                    f"{mse['PropDPM'][-1] / mse['ADPM'][-1]:.3g}×",
-                )
-            )
-    return out
-
-
-def sweep_beaters(mse: Mapping[str, np.ndarray], shown: Sequence[str]) -> list[str]:
-    """Shown methods whose exact MSE is below ADPM's (by more than 1e-9 relative) somewhere
-    on the sweep: possible only with data gentler than the worst case."""
-    return [m for m in shown if m != "ADPM" and bool((mse[m] < mse["ADPM"] * (1 - 1e-9)).any())]
-
-
-def beaters_text(beaters: Sequence[str]) -> str:
-    """The caption when some method dips below ADPM on the sweep."""
-    return (
-        f"Here {', '.join(beaters)} dips below ADPM over part of the range. ADPM minimises "
-        "the *worst-case* error (data spread as much as possible); with gentler data, "
-        "another weighting can do slightly better for some levels. Choose the worst case "
-        "above to see the guarantee."
-    )
-
-
-def _fmt_ln(x: float | None) -> str:
-    return "−∞" if x is None or not math.isfinite(x) else f"{x:.2f}"
-
-
-def paper_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
-    """Table 1 next to the paper's values: per profile, paper, ours (simulated), its 95% CI
-    (text, ln units) and exact."""
-    cols: dict[str, list[Any]] = {"Method": [method_label(r["method"]) for r in rows]}
-    for k, name in (("high", "High"), ("low", "Low")):
-        cols[f"{name}: paper"] = [r[f"paper_{k}"] for r in rows]
-        cols[f"{name}: ours (simulated)"] = [r[f"sim_{k}"] for r in rows]
-        cols[f"{name}: 95% CI"] = [
-            f"{_fmt_ln(r[f'sim_{k}_lo'])} to {_fmt_ln(r[f'sim_{k}_hi'])}" for r in rows
-        ]
-        cols[f"{name}: exact"] = [r[f"exact_{k}"] for r in rows]
-    return pd.DataFrame(cols)
-
-
-def paper_sim_gap(rows: Sequence[Mapping[str, Any]]) -> float:
-    """Largest |simulated - paper| ln MSE over both profiles of Table 1 (finite values only):
-    the page's "Largest gap to the paper" (:func:`hdp_core.experiments.largest_gap` on the
-    simulated values; the README's block also counts the exact values)."""
-    return largest_gap([dict(r) for r in rows], ("sim",))
-
-
 def method_options() -> list[str]:
     """The methods the Simulation page offers: the paper's six (shown by default, its Table 1),
     then every other registered method but the tuned ones (they have their own control), e.g.
@@ -524,115 +427,20 @@ def method_options() -> list[str]:
     ]
 
 
-SIM_HELP = {
-    "sim_dist": (
-        "Where the users' values come from (scaled to [−0.5, 0.5]). The "
-        "paper uses Beta(2, 3) (Beta(a, b) shifted to [−0.5, 0.5]). Two-"
-        "point: every value is −0.5 or +0.5; with p = 0.5 it is the worst"
-        " case, the largest spread possible."
-    ),
-    "sim_hist": (
-        "Each simulated trial gives one answer per method; the histogram "
-        "shows where they land around the true mean (black line). Narrow "
-        "= reliable."
-    ),
-    "sim_csv": "The table above with the settings that produced it.",
-    "sim_sw_n1": "How many users keep a fixed privacy level.",
-    "sim_sw_e1": "Their privacy level (smaller = more privacy).",
-    "sim_sw_n2": "How many users relax their privacy along the x axis.",
-    "sim_sw_hi": "Largest finite eps on the x axis.",
-    "sim_sw_data": (
-        "'Worst case' uses two-point data with p = 0.5 (every value ±0.5,"
-        " the largest spread possible), the case ADPM is built for. With "
-        "gentler data another weighting can be slightly better over some "
-        "range."
-    ),
-    "sim_paper_trials": "The paper used 20,000 per profile.",
-    "sim_paper_seed": ("Seed of the simulation (the two profiles are always drawn with seed 0)."),
-    "sim_paper_run": "Simulates both profiles of Table 1 with all six methods.",
-    "largest_gap_to_the_paper": (
-        "Largest |ours − paper| over both columns. The paper prints one "
-        "decimal, and its profiles were drawn with an unknown seed, so "
-        "gaps of about 0.1 are expected."
-    ),
-    "lowest_exact_mse_high_low": (
-        "The method(s) with the smallest exact MSE for each profile; '=' "
-        "joins methods whose exact MSE is the same (with the low-variance"
-        " levels nobody is capped, so ADPM's weights are PropDPM's). "
-        "Simulated values differ from the exact ones by noise."
-    ),
-    "sim_a": "Beta shape a: larger a pushes values up (mean a/(a+b) − 0.5).",
-    "sim_b": "Beta shape b: larger b pushes values down. a = b = 1 is uniform.",
-    "sim_methods": (
-        "Which methods to show. The paper's six are always simulated "
-        "together on the same data (common random numbers), so the "
-        "comparison is fair. TableMean (beyond the paper) estimates the "
-        "table's own mean; add it to compare."
-    ),
-    "sim_trials": (
-        "How many times the experiment is repeated. More trials = "
-        "narrower confidence intervals but a slower run (the paper used "
-        "20,000)."
-    ),
-    "sim_seed": ("Fixes the random numbers, so the same settings give the same results."),
-    "sim_p": ("Every value is either −0.5 or +0.5. p = 0.5 gives the largest variance (1/4)."),
-    "sim_lo": "Smallest possible value of the data.",
-    "sim_hi": "Largest possible value of the data.",
-    "sim_profile_csv": "The current profile, read by the script above.",
-    "sim_tuned_sd": (
-        "Standard deviation of one value on the [−0.5, 0.5] scale (0.5 = "
-        "the worst case, ADPM itself)."
-    ),
-}
-"""The help text beside each control of the page, keyed by the widget's key (or its
-label): plain language, smaller eps = more privacy (moved out of the page, issue 20)."""
-
-
-def sweep_caption(dist: Distribution) -> str:
-    """The caption under the "one group relaxes" sweep: exact, and which data."""
-    return f"Exact MSE (closed forms, no simulation), so it is instant; data {dist.label()}."
-
-
-def paper_metrics(rows: Sequence[Mapping[str, Any]]) -> list[Metric]:
-    """The two cards under the paper's Table 1: the largest gap to the paper (simulated, in ln
-    units) and the method(s) with the lowest exact MSE per profile."""
-    best = [lowest_exact(rows, k) for k in ("high", "low")]
-    return [
-        Metric(
-            "Largest gap to the paper",
-            f"{paper_sim_gap(rows):.2f} ln units",
-            SIM_HELP["largest_gap_to_the_paper"],
-        ),
-        Metric(
-            "Lowest exact MSE (high / low)",
-            f"{' = '.join(best[0])} / {' = '.join(best[1])}",
-            SIM_HELP["lowest_exact_mse_high_low"],
-        ),
-    ]
-
-
-def paper_caption(trials: int, seed: int) -> str:
-    """The caption under Table 1: the units, the trials and seed, the profiles' recipe."""
-    return (
-        f"Natural log of the MSE (data in [−0.5, 0.5]); {int(trials):,} trials, seed "
-        f"{int(seed)}; profiles hdp.paper_profile('high'/'low', 1000, seed=0)."
-    )
-
-
-def paper_profile_texts(kind: str) -> tuple[str, str, str]:
-    """(already current, button label, note after loading) for one of the paper's profiles."""
-    return (
-        f"The {kind}-variance profile is your current profile.",
-        f"Make the {kind}-variance profile current",
-        f"Loaded the paper's {kind}-variance profile.",
-    )
-
-
-LOAD_PAPER_HELP = "Replaces your current profile (every page will use it)."
-"""The help of the buttons that make one of the paper's profiles current."""
-
-
 def current_profile_caption(label: str, n: int, n_public: int) -> str:
     """The line under the page's introduction naming the current profile (label as plain
     text)."""
     return f"Current profile: {plain(label)} ({count_noun(n, 'user')}, {n_public:,} public)."
+
+
+def histogram_data(
+    results: Mapping[str, SimResult], shown: Sequence[str], dist: Distribution, data_range: Any
+) -> tuple[dict[str, np.ndarray], float, str]:
+    """(estimates by method, true mean, unit) for the histogram of the ``shown`` methods:
+    on [-0.5, 0.5], or mapped onto ``data_range`` (lo, hi) in real units when given."""
+    ests = {m: np.asarray(results[m].estimates) for m in shown}
+    if data_range is None:
+        return ests, float(dist.mean), "data in [−0.5, 0.5]"
+    lo, hi = float(data_range[0]), float(data_range[1])
+    real = {m: lo + (v + 0.5) * (hi - lo) for m, v in ests.items()}
+    return real, real_value(dist.mean, lo, hi), "real units"

@@ -538,3 +538,9 @@ def _tour_menu(n: int, frac: float, e1: float, e2: float):
         high=500,
         unit="USD",
     )
+
+
+def next_step(now: int | None, delta: int) -> int:
+    """The tour's step after moving ``delta`` from ``now`` (None: the first), kept within
+    1..len(TOUR)."""
+    return int(min(max(int(now or 1) + delta, 1), len(TOUR)))

@@ -23,6 +23,7 @@ from hdp_app.views.explain import (
     WHATIF_WHY,
     approx_percent,
 )
+from hdp_app.views.fields import NumberField
 from hdp_app.views.formatting import plain
 from hdp_app.views.limits import Limit
 from hdp_app.views.tour import delta_color
@@ -454,3 +455,48 @@ def whatif_setup_text(share: float, threshold: float, shift: float, unit: str = 
 
 
 __all__ += ["SHIFT_HELP", "THRESHOLD_HELP", "WHATIF_TOGGLE_HELP", "whatif_setup_text"]
+
+
+# the Simulation page's what-if controls (issue 27: moved out of pages/simulation.py) ------
+THRESHOLD = NumberField(
+    "Stricter than eps", "sim_wi_eps", limit=Limit(1e-6, 1e6), format="%.4g", help=THRESHOLD_HELP
+)
+"""The "stricter than" level: seeded by the page (default_threshold), bounded here."""
+
+SHIFT_STEPS = 100
+"""The shift input moves in steps of 1/SHIFT_STEPS of its allowed span."""
+
+
+@dataclass(frozen=True)
+class ShiftControl:
+    """The shift input for one data range: ``rng`` (lo, hi) of the data, the allowed shifts
+    [``low``, ``high``] (:func:`shift_limits`), its ``step`` and its widget ``key`` (one key
+    on [-0.5, 0.5], another in real units, so the two never mix)."""
+
+    rng: tuple[float, float]
+    low: float
+    high: float
+    step: float
+    key: str
+
+    def value(self, current: Any, dist: Distribution) -> float:
+        """What the input shows: ``current`` (a float the visitor chose) clipped into
+        [low, high], or :func:`default_shift` when there is none yet."""
+        v = current if isinstance(current, float) else default_shift(dist, *self.rng)
+        return min(max(v, self.low), self.high)
+
+
+def shift_control(dist: Distribution, data_range: Any) -> ShiftControl:
+    """The :class:`ShiftControl` for ``dist`` on ``data_range`` ((lo, hi), or None for the
+    unit scale [-0.5, 0.5])."""
+    rng = (-0.5, 0.5) if data_range is None else (float(data_range[0]), float(data_range[1]))
+    low, high = shift_limits(dist, *rng)
+    key = "sim_wi_shift" if data_range is None else "sim_wi_shift_real"
+    return ShiftControl(rng, low, high, (high - low) / SHIFT_STEPS, key)
+
+
+WHATIF_FORMATS = {short: "%.4g" for short, _ in WHATIF_COLUMNS.values()}
+WHATIF_HELPS = {short: text for short, text in WHATIF_COLUMNS.values()}
+"""The what-if table's number format and help per column (its short header)."""
+
+__all__ += ["THRESHOLD", "WHATIF_FORMATS", "WHATIF_HELPS", "ShiftControl", "shift_control"]

@@ -106,3 +106,43 @@ def test_bounds_95_error_is_the_proven_interval_and_the_normal_one_has_its_own_n
     assert card.label == "ADPM 95% error: ±" and "Proven" in card.help
     normal = Accuracy(0.01, 1.0, 2.0, 1.0, 1.0)  # a normal-kind half-width stays in its column
     assert bv.units_table({"X": normal})["about ± (normal approximation)"] == ["2"]
+
+
+def _h_brute(levels: list[float]) -> float:
+    """H(eps) = max over i = 0..n of 1 / (||eps_1^i||_1² + n - i), eps ascending, by exact
+    fractions (Theorem 3's definition, written out independently of hdp_core.bounds)."""
+    from fractions import Fraction
+
+    e = sorted(Fraction(x) for x in levels)
+    n = len(e)
+    return float(max(1 / (sum(e[:i], Fraction(0)) ** 2 + n - i) for i in range(n + 1)))
+
+
+def test_summary_brackets_with_theorem_3_from_a_brute_force_h():
+    levels = [0.05, 0.2, 0.2, 0.7, 1.5, 3.0, 9.0]
+    s = bv.summary(levels)
+    h = _h_brute(levels)
+    assert math.isclose(s.H, h, rel_tol=1e-12)
+    assert math.isclose(s.lower, min(h, 0.25) / 512, rel_tol=1e-12)
+    assert s.upper == min(s.f, 0.25) and s.f / s.H <= 443  # Theorems 2 and 4
+    assert set(s.worst) == {"PropDPM", "UNI", "FME", "LDPE", "SM"}
+    assert all(w >= s.lower for w in s.worst.values())  # no method beats the lower bound
+    assert s.capped_H == min(h, 0.25)
+    assert s.scatter_point == (math.log(s.f), math.log(h))
+    assert s.fh_text == bv.bound_text(s.f / h)
+    assert s.as_dict() == {"upper": s.upper, "lower": s.lower, "f": s.f, "H": s.H}
+
+
+def test_summary_of_a_profile_that_uses_no_data():
+    s = bv.summary([0.0, 0.0, 0.0])  # D(3) = 0² + 3 - 3 = 0: H infinite, capped at 1/4
+    assert s.upper == 0.25 and math.isclose(s.lower, 0.25 / 512)
+    assert s.scatter_point is None and s.fh_text == "—"
+
+
+def test_data_range_of_a_profile():
+    from hdp_core.profile import EpsilonProfile
+
+    assert bv.data_range_of([0.1, 0.2]) is None  # no data
+    prof = EpsilonProfile.from_values([0.1, 0.2, 0.3], data=[4.0, -2.5, 7.0])
+    assert bv.data_range_of(prof) == (-2.5, 7.0)
+    assert bv.data_range_of(EpsilonProfile.from_values([0.1, 0.2], data=[1.0, 1.0])) is None

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 import hdp_core as hdp
+from hdp_app.views import group_sweep as gs
+from hdp_app.views import paper_table as pt
 from hdp_app.views import simulation as sv
+from hdp_app.views import simulation_controls as sc
 
 
 def test_dist_spec_normalises_unused_parameters_and_builds_the_distribution():
@@ -25,14 +28,14 @@ def test_dist_spec_normalises_unused_parameters_and_builds_the_distribution():
     assert beta.mean == pytest.approx(2 / 5 - 0.5)
     tp = sv.make_distribution(*sv.dist_spec("twopoint", 0, 0, 0.8))
     assert tp.mean == pytest.approx(0.3) and tp.variance == pytest.approx(0.8 * 0.2)
-    for kind in sv.DIST_KINDS.values():  # every radio option builds a distribution
+    for kind in sc.DIST_KINDS.values():  # every radio option builds a distribution
         sv.make_distribution(*sv.dist_spec(kind, 2, 3, 0.5))
 
 
 def test_labels():
     assert "reconstructed" in sv.method_label("FME") and sv.short_label("FME").startswith("FME")
     assert sv.short_label("ADPM") == "ADPM" and sv.method_label("nope") == "nope"
-    assert set(sv.DEFAULT_HIST) <= set(hdp.METHODS)
+    assert set(sc.DEFAULT_HIST) <= set(hdp.METHODS)
 
 
 def test_tuned_to_uses_the_own_spread_or_the_guess_clipped():
@@ -99,7 +102,7 @@ def test_headline_cards_pick_the_best_other_method():
 
 def test_sweep_cards_and_who_beats_adpm():
     mse = {"ADPM": np.array([2.0, 1.0]), "PropDPM": np.array([1.5, 3.0]), "UNI": np.array([3, 4])}
-    cards = sv.sweep_metrics(0.25, mse, "∞")
+    cards = gs.sweep_metrics(0.25, mse, "∞")
     assert [c.label for c in cards] == [
         "Saturation point",
         "ADPM MSE at eps = ∞",
@@ -108,11 +111,11 @@ def test_sweep_cards_and_who_beats_adpm():
     ]
     assert cards[3].value == "3×"
     mse0 = {"ADPM": np.array([0.0]), "PropDPM": np.array([1.0])}
-    assert len(sv.sweep_metrics(0.25, mse0, "10")) == 3  # no ratio to a zero MSE
-    assert sv.sweep_beaters(mse, ["ADPM", "PropDPM", "UNI"]) == ["PropDPM"]
+    assert len(gs.sweep_metrics(0.25, mse0, "10")) == 3  # no ratio to a zero MSE
+    assert gs.sweep_beaters(mse, ["ADPM", "PropDPM", "UNI"]) == ["PropDPM"]
     # within 1e-9 relative of ADPM is a tie, not a dip
-    assert sv.sweep_beaters({"ADPM": np.array([1.0]), "UNI": np.array([1 - 1e-12])}, ["UNI"]) == []
-    assert sv.beaters_text(["PropDPM"]).startswith("Here PropDPM dips below ADPM")
+    assert gs.sweep_beaters({"ADPM": np.array([1.0]), "UNI": np.array([1 - 1e-12])}, ["UNI"]) == []
+    assert gs.beaters_text(["PropDPM"]).startswith("Here PropDPM dips below ADPM")
 
 
 def test_paper_frame_and_gap():
@@ -135,8 +138,8 @@ def test_paper_frame_and_gap():
             ("UNI", -5.0, -math.inf, -4.0, -4.1),  # a -inf simulated value is left out
         )
     ]
-    assert sv.paper_sim_gap(rows) == pytest.approx(0.3)  # |-7.3 - (-7.0)|
-    df = sv.paper_frame(rows)
+    assert pt.paper_sim_gap(rows) == pytest.approx(0.3)  # |-7.3 - (-7.0)|
+    df = pt.paper_frame(rows)
     assert list(df.columns) == [
         "Method",
         *(

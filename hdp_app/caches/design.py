@@ -70,3 +70,11 @@ def cached_release_errors(menu: M.Menu, releases: int) -> Any:
     from hdp_app.views.whatif import menu_release_errors
 
     return menu_release_errors(menu, releases)
+
+
+def export_targets(menu: M.Menu, k: int) -> dict[str, Any]:
+    """The JSON export's block of section 5 for ``k`` releases (views.whatif.targets_to_dict
+    of the cached errors of one release and of each of k)."""
+    from hdp_app.views.whatif import targets_to_dict
+
+    return targets_to_dict(cached_release_errors(menu, 1), cached_release_errors(menu, k), k)
