@@ -39,3 +39,12 @@ def planning_section(menu: Any) -> None:
     )
     if err > 0:
         st.markdown(S.smallest_segment_sentence(levels, shares, err, lo, hi, menu.unit))
+
+
+def planning_expander(menu: Any) -> None:
+    """The Tier designer's segments section as a lazy expander (drawn only when open, as
+    sections 3 to 6; kept open in the link as td_open_segments)."""
+    seg = st.expander(f"**{S.PLANNING_TITLE}**", key="td_open_segments", on_change="rerun")
+    if seg.open:
+        with seg:
+            planning_section(menu)

@@ -33,7 +33,6 @@ from hdp_app.perf import live
 from hdp_app.views import design as V
 from hdp_app.views import design_controls as T
 from hdp_app.views import design_link, explain, links
-from hdp_app.views import segments as SEG
 from hdp_app.views import slack as SL
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
@@ -443,10 +442,7 @@ def body() -> None:
     if (box := lazy_section("save")) is not None:
         with box:
             save_section(menu, report, goal)
-    seg = st.expander(f"**{SEG.PLANNING_TITLE}**", key="td_open_segments", on_change="rerun")
-    if seg.open:  # drawn only when open, as sections 3 to 6
-        with seg:
-            segments_planning.planning_section(menu)
+    segments_planning.planning_expander(menu)
 
 
 main()
