@@ -1,6 +1,6 @@
 """Every ```python block of the README runs, from a folder outside the repository (the
 library is installed, not found on the path by accident). The release example reads a
-users.parquet made here."""
+users.parquet made here (with the region and plan columns the per-segment example groups by)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ def test_readme_example_runs_from_any_folder(i, tmp_path):
             "spend": rng.uniform(0, 600, 2000),
             "eps": rng.choice([0.1, 1.0, np.inf], 2000),
             "tier": rng.choice(["Strict", "balanced", "OPEN "], 2000),
+            "region": rng.choice(["north", "south", "east"], 2000),
+            "plan": rng.choice(["free", "pro"], 2000),
         }
     ).to_parquet(tmp_path / "users.parquet")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
