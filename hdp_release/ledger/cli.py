@@ -8,12 +8,24 @@ import json
 import sys
 
 from hdp_core.errors import ReleaseError
-from hdp_release.ledger.store import DEFAULT_PATH, ENV_VAR, PrivacyLedger, name_identity, pct
+from hdp_release.ledger.store import (
+    DEFAULT_PATH,
+    ENV_VAR,
+    PrivacyLedger,
+    name_identity,
+    pct,
+    shown_identity,
+)
+
+PAGE = 50
+"""Releases listed by default (the newest); ``--all`` lists every one."""
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m hdp_release.ledger [PATH] [--dataset NAME | --identity ID] [--format json]``:
-    list a ledger's releases (oldest first) and, for a dataset, what remains."""
+    list a ledger's newest releases (oldest first; ``--all``: every one) and, for a dataset,
+    what remains. Opens the ledger read-only: a missing file is an error, never created.
+    Keyed identities are shown by their first digits only."""
     ap = argparse.ArgumentParser(
         prog="python -m hdp_release.ledger", description="List a privacy ledger's releases."
     )
@@ -22,11 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", default=None, help="only releases charged to this name")
     ap.add_argument("--identity", default=None, help="only releases charged to this identity")
     ap.add_argument("--format", choices=["text", "json"], default="text")
+    ap.add_argument("--all", action="store_true", help=f"every release, not the newest {PAGE}")
     a = ap.parse_args(argv)
     try:
-        led = PrivacyLedger(a.path)
+        led = PrivacyLedger(a.path, read_only=True)
         ident = name_identity(a.dataset) if a.dataset is not None else a.identity
-        rows = led.history(ident)
+        rows = led.history(ident, limit=None if a.all else PAGE)
+        total = led.release_count(ident)
         left = led.remaining(ident) if ident is not None else None
     except ReleaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -35,11 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         out = {
             "ledger": led.path,
             "remaining": None if left is None else str(left),
+            "release_count": total,
             "releases": [
                 {
                     "release_id": h.release_id,
                     "charged_at": h.charged_at.isoformat() + "Z",
-                    "identities": list(h.identities),
+                    "identities": [shown_identity(i) for i in h.identities],
                     "spend": str(h.spend),
                     "status": h.status,
                     "engine": h.engine,
@@ -53,13 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(out, indent=2))
         return 0
-    print(f"ledger: {led.path}   releases: {len(rows)}")
+    shown = "" if len(rows) == total else f" (the newest {len(rows)} shown; --all for every one)"
+    print(f"ledger: {led.path}   releases: {total}{shown}")
     for h in rows:
         est = "" if h.estimate is None else f"   estimate {h.estimate:.6g}"
         print(
             f"#{h.release_id}  {h.charged_at:%Y-%m-%d %H:%M:%S} UTC  spend {pct(h.spend)}  "
-            f"{h.status}{est}  charged to: {', '.join(h.identities)}"
+            f"{h.status}{est}  charged to: {', '.join(shown_identity(i) for i in h.identities)}"
         )
     if left is not None:
-        print(f"remaining for {ident}: {pct(left)} of every user's level")
+        print(f"remaining for {shown_identity(ident)}: {pct(left)} of every user's level")
     return 0
