@@ -65,6 +65,7 @@ __all__ = [
     "fingerprint_sql",
     "lane_seeds",
     "levels_identity_arrays",
+    "levels_identity_frame",
     "levels_identity_from_sums",
     "levels_identity_spark",
     "levels_identity_sql",
@@ -235,6 +236,16 @@ def fingerprint_frame(df: Any, value: str, eps: str, tiers: Any = None) -> str:
     v = _column_floats(df, value, "value", {}, "biuf")
     e = _column_floats(df, eps, "eps", names, "iufc")
     return fingerprint_arrays(v, e)
+
+
+def levels_identity_frame(df: Any, eps: str, tiers: Any, key: bytes) -> str:
+    """The keyed level-profile identity of a pandas DataFrame's column ``eps``, each cell
+    read as the release reads it (``tiers`` as in release_mean); the same as the engines'
+    for the same table. Raises ReleaseError naming the row of a cell that is not a level."""
+    from hdp_release.checks import column_floats as _column_floats
+    from hdp_release.preview import tier_levels
+
+    return levels_identity_arrays(_column_floats(df, eps, "eps", tier_levels(tiers), "iufc"), key)
 
 
 # ------------------------------------------------------------------------------ DuckDB

@@ -212,6 +212,7 @@ def release_mean(
     ledger: Any = None,
     spend: Any = 1,
     dataset: str | None = None,
+    dataset_scope: str | None = None,
 ) -> Release:
     """Release the mean of ``value`` (clamped to [lo, hi]) under each row's privacy level.
 
@@ -276,7 +277,7 @@ def release_mean(
     if ledger is not None:
         led = ledger if isinstance(ledger, PrivacyLedger) else _open_ledger(ledger)
     if dataset is not None:
-        name_identity(dataset)  # validated before anything is read
+        name_identity(dataset, dataset_scope)  # validated before anything is read
         if led is None:
             raise ReleaseError(
                 "a dataset name is only used with a ledger (ledger=...): without one nothing "
@@ -294,7 +295,8 @@ def release_mean(
         if led is not None:
             # refuses bad input (and a spend too small for the levels): nothing charged
             fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor)
-            ticket = led.charge(dataset_identities(fp, dataset), frac)  # or BudgetExceeded
+            ids = dataset_identities(fp, dataset, dataset_scope)
+            ticket = led.charge(ids, frac)  # or BudgetExceeded
             factor = ticket.factor
         src.level_factor = factor
         rel = _release(src, vcol, ecol, lo_f, hi_f, sd_norm, data_sd, c, engine, target, factor)
