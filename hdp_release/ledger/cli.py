@@ -39,9 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         led = PrivacyLedger(a.path, read_only=True)
         ident = name_identity(a.dataset) if a.dataset is not None else a.identity
-        rows = led.history(ident, limit=None if a.all else PAGE)
-        total = led.release_count(ident)
-        left = led.remaining(ident) if ident is not None else None
+        rows, total, left = led.overview(ident, limit=None if a.all else PAGE)
     except ReleaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

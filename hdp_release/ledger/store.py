@@ -96,6 +96,7 @@ from hdp_release.ledger.files import (
     pause_step,
     thread_lock,
 )
+from hdp_release.ledger.history import history_page, spent_of
 from hdp_release.ledger.identity import (
     NAME_PREFIX,
     ChargeTicket,
@@ -373,7 +374,7 @@ class PrivacyLedger:
                 "it was written before running totals: open it once for writing (e.g. "
                 "PrivacyLedger(path)) to add them",
             )
-        verify_tables(con, meta, _VERSION, self._unusable)
+        verify_tables(con, meta, _VERSION, self._unusable, write)
         self._id = meta.get("ledger_id", self._id)
 
     def secret_key(self) -> bytes:
@@ -404,7 +405,7 @@ class PrivacyLedger:
         with self._open(write=True) as con:
             con.execute("BEGIN TRANSACTION")
             try:
-                spent = _spent(con, ids)
+                spent = spent_of(con, ids)
                 worst = max(ids, key=lambda i: (spent.get(i, Fraction(0)), i))
                 used = spent.get(worst, Fraction(0))
                 if used + s > 1:
@@ -439,6 +440,11 @@ class PrivacyLedger:
                     [[i, str(spent.get(i, Fraction(0)) + s)] for i in ids],
                 )
                 con.execute("UPDATE meta SET value = ? WHERE key = 'releases'", [str(rid)])
+                # this release is valid by construction: keep the verified mark current
+                con.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'verified' AND value = ?",
+                    [str(rid), str(rid - 1)],
+                )
                 con.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
@@ -503,7 +509,7 @@ class PrivacyLedger:
         running totals: one row per identity)."""
         ids = check_identities(identity)
         with self._open(write=False) as con:
-            spent = _spent(con, ids)
+            spent = spent_of(con, ids)
         return max((spent.get(i, Fraction(0)) for i in ids), default=Fraction(0))
 
     def remaining(self, identity: Iterable[str] | str) -> Fraction:
@@ -513,16 +519,7 @@ class PrivacyLedger:
 
     def release_count(self, identity: Iterable[str] | str | None = None) -> int:
         """How many releases were charged to any of the identities (None: all releases)."""
-        with self._open(write=False) as con:
-            if identity is None:
-                return int(con.execute("SELECT count(*) FROM releases").fetchone()[0])
-            ids = check_identities(identity)
-            (n,) = con.execute(
-                "SELECT count(DISTINCT release_id) FROM charges WHERE identity IN "
-                f"({', '.join('?' for _ in ids)})",
-                list(ids),
-            ).fetchone()
-        return int(n)
+        return self.overview(identity, limit=1)[1]
 
     def history(
         self,
@@ -534,65 +531,25 @@ class PrivacyLedger:
         """The releases charged to any of the identities (None: all), oldest first. Paged:
         with ``limit``, only the ``limit`` newest releases whose id is below ``before`` (None:
         the newest), still oldest first; the next page is ``before=page[0].release_id``."""
+        return self.overview(identity, limit=limit, before=before)[0]
+
+    def overview(
+        self,
+        identity: Iterable[str] | str | None = None,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+    ) -> tuple[list[LedgerEntry], int, Fraction | None]:
+        """In one open: :meth:`history`'s page, the number of releases charged to the
+        identities (None: all) and what remains of their budget (None without identities)."""
         ids = None if identity is None else check_identities(identity)
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ReleaseError("a history page holds at least one release")
-        where, args = ["TRUE"], []
-        if ids is not None:
-            where.append(
-                "release_id IN (SELECT release_id FROM charges WHERE identity IN "
-                f"({', '.join('?' for _ in ids)}))"
-            )
-            args += list(ids)
-        if before is not None:
-            where.append("release_id < ?")
-            args.append(int(before))
-        tail = "" if limit is None else f" ORDER BY release_id DESC LIMIT {int(limit)}"
         with self._open(write=False) as con:
-            rows = con.execute(
-                "SELECT * FROM (SELECT release_id, charged_at, spend, status, recorded_at, "
-                "engine, target, estimate, ci_low, ci_high, receipt, summary, failure FROM "
-                f"releases WHERE {' AND '.join(where)}{tail}) ORDER BY release_id",
-                args,
-            ).fetchall()
-            charged: dict[int, list[str]] = {}
-            if rows:
-                for rid, ident in con.execute(
-                    "SELECT release_id, identity FROM charges WHERE release_id BETWEEN ? AND ? "
-                    "ORDER BY identity",
-                    [int(rows[0][0]), int(rows[-1][0])],
-                ).fetchall():
-                    charged.setdefault(int(rid), []).append(ident)
-        return [
-            LedgerEntry(
-                int(r[0]),
-                r[1],
-                tuple(charged.get(int(r[0]), [])),
-                Fraction(r[2]),
-                r[3],
-                r[4],
-                r[5],
-                r[6],
-                r[7],
-                None if r[8] is None else (float(r[8]), float(r[9])),
-                None if r[10] is None else json.loads(r[10]),
-                None if r[11] is None else json.loads(r[11]),
-                r[12],
-            )
-            for r in rows
-        ]
+            return history_page(con, ids, limit, before)
 
 
 # ------------------------------------------------------------------------------ helpers
-def _spent(con: Any, ids: tuple[str, ...]) -> dict[str, Fraction]:
-    """Exact cumulative spend per identity, from the running totals (one row each)."""
-    rows = con.execute(
-        f"SELECT identity, spent FROM totals WHERE identity IN ({', '.join('?' for _ in ids)})",
-        list(ids),
-    ).fetchall()
-    return {ident: Fraction(spent) for ident, spent in rows}
-
-
 def pct(x: Fraction) -> str:
     """A fraction of every user's level as a percent with 4 significant digits."""
     return f"{float(x) * 100:.4g}%"
