@@ -29,6 +29,7 @@ from hdp_release.engines.base import (
     bad_values,
     check_column_names,
     check_path,
+    csv_header_check,
     fetch_rows,
     histogram_from_rows,
     lit,
@@ -58,6 +59,12 @@ def _sql_str(text: str) -> str:
 
 
 _PUBLIC_SQL = "(" + ", ".join(_sql_str(w) for w in sorted(PUBLIC_WORDS)) + ")"
+
+
+def _number_sql(x: str) -> str:
+    """A text cell as DuckDB reads a number, except that '1_0' is not one (DuckDB's cast
+    takes underscores as digit separators; the app's reader, pandas, refuses them)."""
+    return f"CASE WHEN strpos({x}, '_') > 0 THEN NULL ELSE TRY_CAST(trim({x}) AS DOUBLE) END"
 
 
 def _q(name: str) -> str:
@@ -98,6 +105,8 @@ def header_names(con: Any, path: str, kind: str) -> list[str]:
     first: list[str] | None = None
     first_file = ""
     for f in _files_of(path):
+        if kind != "parquet":
+            csv_header_check(f)
         try:
             if kind == "parquet":
                 rows = con.execute(
@@ -257,10 +266,10 @@ class DuckSource:
         if t.startswith("DECIMAL") or t in _NUMERIC_DUCK:
             return f"CAST({c} AS DOUBLE)"
         if t in ("VARCHAR", "STRING", "TEXT"):
-            num = f"TRY_CAST(trim({c}) AS DOUBLE)"
+            num = _number_sql(c)
             if not eps:  # text that is not a number ('1e400' is inf: a bad value, below)
                 row, cell = self._first_row(
-                    "TRY_CAST(trim(v) AS DOUBLE) IS NULL AND v IS NOT NULL AND trim(v) <> ''",
+                    f"{_number_sql('v')} IS NULL AND v IS NOT NULL AND trim(v) <> ''",
                     col,
                 )
                 if row:
