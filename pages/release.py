@@ -305,9 +305,9 @@ def _budget_section(digest: str, df, s: dict, menu: Menu | None) -> tuple:
         scope = LT.name_scope(led.secret_key(), signed_in_user())
         lid = levels_identity(digest, df, s["eps"], menu, led)
         remaining = led.remaining(dataset_identities(lid, name or None, scope))
-        named = name_identity(name, scope) if name else None
-        history = led.history(named, limit=LT.HISTORY_ROWS) if named else []
-        count = led.release_count(named) if named else 0
+        history, count = [], 0
+        if name:
+            history, count, _ = led.overview(name_identity(name, scope), limit=LT.HISTORY_ROWS)
     except LedgerError as e:
         st.error(V.ledger_problem(e))
         raise _Stop from None

@@ -183,6 +183,7 @@ class PrivacyLedger:
             with contextlib.suppress(OSError):
                 os.makedirs(parent, mode=0o700, exist_ok=True)
         self._id: str | None = None
+        self._secret: bytes | None = None
         self._seen = False
         with self._open(write=not self.read_only):
             pass  # creates a missing ledger, checks an existing one
@@ -376,20 +377,25 @@ class PrivacyLedger:
             )
         verify_tables(con, meta, _VERSION, self._unusable, write)
         self._id = meta.get("ledger_id", self._id)
+        if "secret" in meta:
+            self._secret = bytes.fromhex(meta["secret"])
 
     def secret_key(self) -> bytes:
         """The ledger's own secret (32 random bytes made with the ledger, never printed or
         listed): the key of every keyed hash derived from data or ids that the ledger
-        stores."""
-        with self._open(write=not self.read_only) as con:
-            (value,) = con.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
-        return bytes.fromhex(value)
+        stores. Read with the ledger's id on every open (the object refuses another file)."""
+        if self._secret is None:  # an older ledger opened read-only: none yet
+            with self._open(write=not self.read_only):
+                pass
+        if self._secret is None:
+            raise self._unusable("upgrade", "it has no secret yet: open it once for writing")
+        return self._secret
 
     def ledger_id(self) -> str:
         """The ledger's random identity (32 hex digits, made with the ledger)."""
-        with self._open(write=not self.read_only) as con:
-            (value,) = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
-        return str(value)
+        if self._id is None:
+            raise self._unusable("upgrade", "it has no identity yet: open it once for writing")
+        return self._id
 
     # ---------------------------------------------------------------- operations
     def charge(self, identities: Iterable[str] | str, spend: Any = 1) -> ChargeTicket:
