@@ -152,6 +152,7 @@ def page(app):
 def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkeypatch):
     monkeypatch.setattr(PrivacyLedger, "record", _busy)
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    at.text_input(key="rel_dataset").set_value("Sales").run()  # the history is a name's
     at.slider(key="rel_spend").set_value(40).run()
     _release(_answer(at, "No"))
     rel = at.session_state["rel_last"]["rel"]
