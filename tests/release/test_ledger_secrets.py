@@ -175,19 +175,23 @@ def test_read_only_never_creates_and_never_charges(tmp_path):
 
 
 # ------------------------------------------------------------------------------ refusals
-def _nan_parquet(path: pathlib.Path) -> str:
+def _nan_parquet(path: pathlib.Path, column: str = "salary", x: float = np.nan) -> str:
     df = salaries()
-    v = df["salary"].to_numpy().copy()
-    v[5] = np.nan  # a true NaN (pyarrow keeps it; pandas would write a null)
-    pq.write_table(pa.table({"salary": pa.array(v), "eps": pa.array(df["eps"])}), path)
+    cols = {c: df[c].to_numpy().copy() for c in ("salary", "eps")}
+    cols[column][5] = x  # a true NaN (pyarrow keeps it; pandas would write a null)
+    pq.write_table(pa.table({c: pa.array(v) for c, v in cols.items()}), path)
     return str(path)
 
 
-def test_a_nan_in_a_float_parquet_column_is_refused_before_any_charge(tmp_path):
+@pytest.mark.parametrize(
+    "column, x", [("salary", np.nan), ("eps", np.nan), ("salary", np.inf), ("salary", -np.inf)]
+)
+def test_a_non_finite_float_parquet_cell_is_refused_before_any_charge(tmp_path, column, x):
+    """Parquet column statistics omit NaN: the check must not be answered from them."""
     led = PrivacyLedger(tmp_path / "l.duckdb")
     with pytest.raises(ReleaseError) as info:
-        _release(_nan_parquet(tmp_path / "nan.parquet"), led)
-    assert info.value.column == "salary" and info.value.row == 6
+        _release(_nan_parquet(tmp_path / "nan.parquet", column, x), led)
+    assert info.value.column == column and info.value.row == 6
     assert led.history() == []
 
 
