@@ -109,45 +109,52 @@ def race(path: str, ident: str, k: int = 4) -> list[tuple[str, float]]:
     return out
 
 
+def measure(path: str) -> list[tuple[str, float]]:
+    """Best-of-three times of each operation on the ledger at ``path`` (built by build)."""
+    led = PrivacyLedger(path)
+    name = name_identity("dataset 7")
+    lv = "lv1:" + hashlib.md5(b"7").hexdigest()[:32]
+    fresh = iter(range(10**6))
+
+    def charge() -> None:
+        led.charge([f"lv1:{next(fresh):032x}", name_identity("new")], "1/1000")
+
+    def listing() -> None:
+        with redirect_stdout(io.StringIO()):
+            assert list_ledger([path]) == 0
+
+    return [
+        ("open (verify)", _best(lambda: PrivacyLedger(path))),
+        ("check (remaining)", _best(lambda: led.remaining([lv, name]))),
+        ("charge", _best(charge)),
+        ("history page (50 newest)", _best(lambda: led.history(limit=50))),
+        ("history page of a name", _best(lambda: led.history(name, limit=50))),
+        ("release count", _best(lambda: led.release_count())),
+        ("listing command (50 newest)", _best(listing)),
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--releases", type=int, default=100_000)
     n = ap.parse_args().releases
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "ledger.duckdb")
+        path, small = os.path.join(d, "ledger.duckdb"), os.path.join(d, "small.duckdb")
         t = time.perf_counter()
         build(path, n)
         t_build = time.perf_counter() - t
+        build(small, 100)
         led = PrivacyLedger(path)
-        name = name_identity("dataset 7")
-        lv = "lv1:" + hashlib.md5(b"7").hexdigest()[:32]
-        assert led.release_count() == n and led.remaining(name) == 0
-        fresh = iter(range(10**6))
-        rows = [
-            ("open (verify)", _best(lambda: PrivacyLedger(path))),
-            ("check (remaining)", _best(lambda: led.remaining([lv, name]))),
-            (
-                "charge",
-                _best(
-                    lambda: led.charge([f"lv1:{next(fresh):032x}", name_identity("new")], "1/1000")
-                ),
-            ),
-            ("history page (50 newest)", _best(lambda: led.history(limit=50))),
-            ("history page of a name", _best(lambda: led.history(name, limit=50))),
-            ("release count", _best(lambda: led.release_count())),
-        ]
-
-        def listing() -> None:
-            with redirect_stdout(io.StringIO()):
-                assert list_ledger([path]) == 0
-
-        rows.append(("listing command (50 newest)", _best(listing)))
+        assert led.release_count() == n and led.remaining(name_identity("dataset 7")) == 0
+        big, base = measure(path), measure(small)  # side by side, in one run
         size = os.path.getsize(path) / 2**20
         print(f"releases {n:,}   ledger file {size:.1f} MiB   built in {t_build:.1f} s   "
               f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-        for label, secs in rows:
-            print(f"{label:30s} {secs:8.4f} s   {'ok' if secs < GOAL else 'OVER'} (goal {GOAL} s)")
-        got = race(path, name)
+        print(f"{'':30s} {n:>9,} {'100':>9s}   ratio   goal {GOAL} s at {n:,}")
+        for (label, secs), (_, ref) in zip(big, base, strict=True):
+            verdict = "ok" if secs < GOAL else "OVER"
+            print(f"{label:30s} {secs:8.4f}s {ref:8.4f}s {secs / ref:6.2f}x   {verdict}")
+        got = race(path, name_identity("dataset 7"))
         busy = sum(w == "busy" for w, _ in got)
         slowest = max(s for _, s in got)
         print(
