@@ -305,7 +305,8 @@ def _budget_section(digest: str, df, s: dict, menu: Menu | None) -> tuple:
         scope = LT.name_scope(led.secret_key(), signed_in_user())
         lid = levels_identity(digest, df, s["eps"], menu, led)
         remaining = led.remaining(dataset_identities(lid, name or None, scope))
-        history, count = [], 0
+        history: list = []
+        count = 0
         if name:
             history, count, _ = led.overview(name_identity(name, scope), limit=LT.HISTORY_ROWS)
     except LedgerError as e:
