@@ -302,3 +302,23 @@ def test_history_pages_newest_last_and_counts(tmp_path):
     assert led.release_count() == 7 and led.release_count(name_identity("a")) == 3
     with contextlib.suppress(ReleaseError), pytest.raises(ReleaseError):
         led.history(limit=0)
+
+
+def test_a_ledger_without_running_totals_gets_them_on_its_first_write_open(tmp_path):
+    """A ledger written before issue 32 (no totals table): a listing refuses it until a
+    write-open builds the totals from its charges (exactly)."""
+    path = str(tmp_path / "l.duckdb")
+    led = PrivacyLedger(path)
+    led.charge([name_identity("a")], "1/3")
+    led.charge([name_identity("a"), name_identity("b")], "1/6")
+    con = duckdb.connect(path)
+    con.execute("DROP TABLE totals")
+    con.execute("DELETE FROM meta WHERE key = 'verified'")
+    con.close()
+    with pytest.raises(LedgerUnusable) as info:
+        PrivacyLedger(path, read_only=True)
+    assert info.value.reason == "upgrade"
+    again = PrivacyLedger(path)
+    assert again.remaining(name_identity("a")) == Fraction(1, 2)
+    assert again.remaining(name_identity("b")) == Fraction(5, 6)
+    assert PrivacyLedger(path, read_only=True).release_count(name_identity("a")) == 2
