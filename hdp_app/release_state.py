@@ -19,7 +19,7 @@ import streamlit as st
 from hdp_core.errors import ReleaseError
 from hdp_core.tables import read_upload_csv
 from hdp_release.checks import check_values
-from hdp_release.fingerprint import fingerprint_frame
+from hdp_release.fingerprint import levels_identity_frame
 from hdp_release.ledger.store import ENV_VAR, PrivacyLedger, default_ledger_path
 from hdp_release.preview import level_counts
 
@@ -33,6 +33,7 @@ TABLE = "rel_table"  # (digest, file name, DataFrame) of the uploaded table (ses
 LAST = "rel_last"  # the last release: dict(rel, menu, settings, table, file, time), or None
 PREFILLED = "rel_prefilled_for"  # key of the menu whose range and unit fill the settings
 LEVELS = "rel_levels"  # (table digest, columns, menu key) -> the checked levels and counts
+LEVELS_ID = "rel_levels_id"  # (digest, eps column, menu key, ledger id) -> keyed level profile
 
 
 def init_state() -> None:
@@ -77,12 +78,10 @@ def keep_within(key: str, lo: float, hi: float) -> None:
         st.session_state[key] = None
 
 
-def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any, str]:
+def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tuple[Any, Any]:
     """The table's distinct levels and user counts (hdp_release.release.level_counts) after
-    check_values passed, and its content fingerprint (hdp_release.fingerprint.fingerprint_frame:
-    the identity the ledger charges), computed once per file, columns and menu in this
-    session (a widget change elsewhere on the page does not read the table again). Raises
-    ReleaseError."""
+    check_values passed, computed once per file, columns and menu in this session (a widget
+    change elsewhere on the page does not read the table again). Raises ReleaseError."""
     key = (digest, value, eps, None if menu is None else menu.key)
     memo = st.session_state.get(LEVELS)
     if memo is not None and memo[0] == key:
@@ -90,9 +89,35 @@ def checked_levels(digest: str, df: Any, value: str, eps: str, menu: Any) -> tup
     st.session_state[LEVELS] = None
     lv, ct = level_counts(df, eps, menu)
     check_values(df, value)
-    fp = fingerprint_frame(df, value, eps, menu)
-    st.session_state[LEVELS] = (key, (lv, ct, fp))
-    return lv, ct, fp
+    st.session_state[LEVELS] = (key, (lv, ct))
+    return lv, ct
+
+
+def levels_identity(digest: str, df: Any, eps: str, menu: Any, led: PrivacyLedger) -> str:
+    """The table's keyed level-profile identity in the server's ledger (under its secret;
+    hdp_release.fingerprint.levels_identity_frame, as release_mean computes it in the
+    engine): no value enters it. Once per file, column, menu and ledger in this session."""
+    key = (digest, eps, None if menu is None else menu.key, led.ledger_id())
+    memo = st.session_state.get(LEVELS_ID)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    ident = levels_identity_frame(df, eps, menu, led.secret_key())
+    st.session_state[LEVELS_ID] = (key, ident)
+    return ident
+
+
+def signed_in_user() -> str | None:
+    """The signed-in user's stable id (the identity provider's 'sub', else the email) when
+    the server has Streamlit authentication configured and the user logged in; else None
+    (then dataset names are shared by every session)."""
+    try:
+        info = st.user.to_dict()
+    except Exception:  # no authentication configured, or not in a script run
+        return None
+    if not info.get("is_logged_in"):
+        return None
+    who = info.get("sub") or info.get("email")
+    return str(who) if who else None
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

@@ -28,6 +28,8 @@ def as_spend(spend: Any) -> Fraction:
                 raise ValueError
             s = Fraction(repr(float(spend)))
         elif isinstance(spend, str):
+            if "_" in spend:  # Fraction reads '1_0' as 10; the app's number reader does not
+                raise ValueError
             s = Fraction(spend.strip())
         elif isinstance(spend, (int, np.integer)):
             s = Fraction(int(spend))

@@ -54,6 +54,7 @@ __all__ = [
     "MAX_TIERS_FILE",
     "CsvRead",
     "UploadTable",
+    "check_header_line",
     "example_csv",
     "profile_from_csv",
     "profile_from_frame",
@@ -344,6 +345,47 @@ def _looks_like_a_number(cell: str) -> bool:
     return True
 
 
+def check_header_line(
+    first: str,
+    max_columns: int = MAX_COLUMNS,
+    min_columns: int = 1,
+    error: type[HdpError] = ProfileError,
+) -> tuple[str, list[str]]:
+    """The header rule of every CSV (uploads and the release's command line): the separator
+    (',' else ';' else tab) and the names of the header line ``first``, after checking that
+    it has between ``min_columns`` and ``max_columns`` columns and is not a row of numbers
+    (a file without a header). Raises ``error`` with ``reason`` set; never quotes a cell."""
+    sep = ","
+    if "," not in first:
+        if ";" in first:
+            sep = ";"
+        elif "\t" in first:
+            sep = "\t"
+    n_cols = _header_columns(first, sep)
+    if n_cols > max_columns:
+        raise error(
+            f"the header has {n_cols:,} columns; at most {max_columns} are allowed",
+            reason="too_many_columns",
+        )
+    try:
+        names = next(csv.reader([first], delimiter=sep))
+    except (csv.Error, StopIteration):
+        names = first.split(sep)
+    if n_cols < min_columns:
+        raise error(
+            f"the header has {n_cols} column{'' if n_cols == 1 else 's'}; the table needs at "
+            f"least {min_columns}",
+            reason="too_few_columns",
+        )
+    if all(_looks_like_a_number(c) for c in names):
+        raise error(
+            "the first row must name the columns (it holds only numbers); add a header line "
+            "such as value,eps",
+            reason="header_is_data",
+        )
+    return sep, names
+
+
 def read_upload_csv(
     content: bytes | str,
     *,
@@ -388,34 +430,7 @@ def read_upload_csv(
         raise error("this is not a CSV text file (it contains binary data)", reason="binary")
     decoded, encoding = _decode(raw)
     first = _first_line(decoded)
-    sep = ","
-    if "," not in first:
-        if ";" in first:
-            sep = ";"
-        elif "\t" in first:
-            sep = "\t"
-    n_cols = _header_columns(first, sep)
-    if n_cols > max_columns:
-        raise error(
-            f"the header has {n_cols:,} columns; at most {max_columns} are allowed",
-            reason="too_many_columns",
-        )
-    try:
-        names = next(csv.reader([first], delimiter=sep))
-    except (csv.Error, StopIteration):
-        names = first.split(sep)
-    if n_cols < min_columns:
-        raise error(
-            f"the header has {n_cols} column{'' if n_cols == 1 else 's'}; the table needs at "
-            f"least {min_columns}",
-            reason="too_few_columns",
-        )
-    if all(_looks_like_a_number(c) for c in names):
-        raise error(
-            "the first row must name the columns (it holds only numbers); add a header line "
-            "such as value,eps",
-            reason="header_is_data",
-        )
+    sep, names = check_header_line(first, max_columns, min_columns, error)
     seen: dict[str, str] = {}
     for c in names:
         key = c.strip().lower()

@@ -64,12 +64,17 @@ def check_sd(data_sd: Any, lo: float, hi: float) -> float | None:
     return sn
 
 
-def precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
-    """The ledger's pass (before charging): the content fingerprint, and every refusal the
-    release would make from the cells' kinds (empty table, bad level, bad value, level out of
-    range, no usable user), with the same messages. Returns the fingerprint."""
+def precheck(src: Any, vcol: str, ecol: str, engine: str, key: bytes, factor: float = 1.0) -> str:
+    """The ledger's pass (before charging): the keyed level-profile identity (under the
+    ledger's secret ``key``; no value enters it), and every refusal the release would make
+    from the cells' kinds (empty table, bad level, bad value, level out of range, no usable
+    user), with the same messages; with ``factor`` (the spend's level factor) < 1, also a
+    smallest run level below the supported range (LEVEL_MIN), so a tiny spend is refused
+    before anything is charged. Returns the identity."""
     try:
-        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub = src.precheck(vcol, ecol)
+        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub, low = src.precheck(
+            vcol, ecol, key
+        )
     except ReleaseError:
         raise
     except Exception as exc:
@@ -92,7 +97,33 @@ def precheck(src: Any, vcol: str, ecol: str, engine: str) -> str:
         raise ReleaseError(
             f"no usable user: all {n_rows:,} rows have eps = 0 (data not to be used)"
         )
+    if math.isfinite(low) and not low * factor >= LEVEL_MIN:
+        raise_small_spend(low, factor)
     return str(fp)
+
+
+def check_spend_factor(factor: float) -> None:
+    """Refuse, before anything is read, a spend whose level factor would run even the
+    largest supported level (LEVEL_MAX) below LEVEL_MIN (e.g. 1e-300: every level would
+    round to nothing)."""
+    if not factor * LEVEL_MAX >= LEVEL_MIN:
+        raise_small_spend(LEVEL_MAX, factor)
+
+
+def raise_small_spend(low: float, factor: float) -> None:
+    """Refuse a spend that runs the smallest level ``low`` (as asked) below LEVEL_MIN: the
+    release would fail after charging (issue 32). Names the least spend that works."""
+    from hdp_core.spend import spend_factor
+
+    least = float(f"{LEVEL_MIN / low:.3g}")
+    while least < 1 and not low * spend_factor(least) >= LEVEL_MIN:  # one step up
+        least = float(f"{least + 10.0 ** (math.floor(math.log10(least)) - 2):.3g}")
+    raise ReleaseError(
+        f"the spend is too small: the smallest level, {low:g}, would run at "
+        f"{low * factor:.3g}, below the smallest supported level {LEVEL_MIN:g}; spend at "
+        f"least {min(least, 1.0):.3g} of every user's level (nothing was charged)",
+        reason="spend_too_small",
+    )
 
 
 def check_public(src: Any, ecol: str) -> None:
@@ -152,6 +183,8 @@ def check_level_range(
         return
     low, high = float(h.emin[use].min()), float(h.emax[use].max())
     if low >= LEVEL_MIN * factor and high <= LEVEL_MAX * factor:
+        if not low >= LEVEL_MIN:  # the levels are in range but the spend runs them below it
+            raise_small_spend(low / factor, factor)
         return
     row, v = src.first_bad("range")
     x = float(v) / factor if v is not None else (low if low < LEVEL_MIN * factor else high)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from typing import Any, NoReturn
@@ -64,16 +65,15 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--eps", default=None, help="column of the privacy levels (required)")
     ap.add_argument(
         "--range",
-        nargs=2,
-        type=float,
+        nargs="+",
         default=None,
-        metavar=("LO", "HI"),
-        help="public data range; values outside are clamped (required unless --menu gives it)",
+        metavar="LO HI",
+        help="public data range, two numbers (or one 'LO,HI': --range=-10,10); values outside "
+        "are clamped (required unless --menu gives it); it must be finite",
     )
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
     ap.add_argument(
         "--data-sd",
-        type=float,
         default=None,
         help="declared (public) standard deviation of the data, in its units",
     )
@@ -139,6 +139,31 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def number_arg(text: str, where: str) -> float:
+    """A number given on the command line, read by the app's rule
+    (hdp_core.validate.parse_number: plain decimal text, so '1_0' and '0x10' are refused);
+    an infinity is refused with why. Raises ReleaseError."""
+    from hdp_core.errors import ReleaseError
+    from hdp_core.validate import parse_number
+
+    if text.strip().lower().lstrip("+-") in ("inf", "infinity"):
+        raise ReleaseError(
+            f"{where} must be finite: a release clamps every value to a public, finite range "
+            "(the noise is scaled to its width), so an unbounded range cannot be released"
+        )
+    return parse_number(text, where, -math.inf, math.inf, error=ReleaseError)
+
+
+def range_arg(tokens: list[str]) -> tuple[float, float]:
+    """``--range LO HI`` or ``--range=LO,HI`` as two finite numbers (:func:`number_arg`)."""
+    from hdp_core.errors import ReleaseError
+
+    parts = tokens[0].split(",") if len(tokens) == 1 else list(tokens)
+    if len(parts) != 2:
+        raise ReleaseError("--range needs two numbers: --range LO HI or --range=LO,HI")
+    return number_arg(parts[0], "--range LO"), number_arg(parts[1], "--range HI")
+
+
 def _with_tier_names(d: dict[str, Any], menu: Any) -> dict[str, Any]:
     """The JSON receipt with each row's tier names (as the Release page shows them)."""
     from hdp_release.preview import tier_names_of
@@ -175,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         return main_grouped(a)
     try:
         menu = None
-        lo_hi, sd = a.range, a.data_sd
+        lo_hi = None if a.range is None else range_arg(a.range)
+        sd = None if a.data_sd is None else number_arg(a.data_sd, "--data-sd")
         if a.menu is not None:
             from hdp_core.design_io import MAX_MENU_BYTES, menu_from_json
 

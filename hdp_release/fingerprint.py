@@ -32,11 +32,23 @@ The rows are combined by sums modulo 2^31 per lane (order-independent) with the 
 The same :data:`_MIX` schedule drives the SQL text, the Spark columns and numpy. It is a
 content hash, not a cryptographic commitment: it guards against the same data coming back
 under another name or order, not against an analyst who edits the data.
+
+**What the ledger stores (issue 32): a keyed identity of the levels only.** An unkeyed hash
+of the (value, eps) pairs is a public function of the raw values: anyone who sees it can
+test candidate tables offline, and a ledger that refuses or shows a budget by it answers
+"does this candidate equal the data released earlier?" for free. So the ledger never uses
+the content fingerprint. It charges :func:`levels_identity_sql` / ``_spark`` / ``_arrays``:
+the same mix over (0, eps) pairs, i.e. over the multiset of privacy levels alone (the level
+profile: which levels, how many users at each; public by the app's convention, as every
+receipt publishes it), with both lanes' seeds and the final hash keyed by the ledger's own
+secret (HMAC-SHA256; PrivacyLedger.secret_key). It is the same on every engine for the same
+parsed levels, never depends on a value, and means nothing without the secret.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Callable
 from typing import Any
 
@@ -44,16 +56,25 @@ import numpy as np
 
 __all__ = [
     "FINGERPRINT_PREFIX",
+    "LEVELS_PREFIX",
     "fingerprint_arrays",
     "fingerprint_duckdb",
     "fingerprint_frame",
     "fingerprint_from_sums",
     "fingerprint_spark",
     "fingerprint_sql",
+    "lane_seeds",
+    "levels_identity_arrays",
+    "levels_identity_frame",
+    "levels_identity_from_sums",
+    "levels_identity_spark",
+    "levels_identity_sql",
 ]
 
 FINGERPRINT_PREFIX = "fp1:"
 """Fingerprints are 'fp1:' and 32 hex digits (version 1 of the encoding)."""
+LEVELS_PREFIX = "lv1:"
+"""Keyed level-profile identities are 'lv1:' and 32 hex digits (HMAC-SHA256, truncated)."""
 
 MASK = (1 << 31) - 1
 # per lane: seed and the two odd multipliers of the mix (all < 2^31)
@@ -71,16 +92,19 @@ class _Ops:
         self.xor, self.shr, self.mulmask, self.lit = xor, shr, mulmask, lit
 
 
-def _mix_layers() -> list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]]:
+def _mix_layers(
+    seeds: tuple[int, ...] | None = None,
+) -> list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]]:
     """The mix as layers; each maps the previous layer's columns (w0..w4, h0, h1) to the
     next. Every layer mentions a column at most three times, so SQL text stays small."""
     words = [f"w{i}" for i in range(5)]
     layers: list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]] = []
+    lane_seed = seeds if seeds is not None else tuple(s for s, _, _ in _LANES)
 
     def start(o: _Ops, c: dict[str, Any]) -> dict[str, Any]:
         out = {w: c[w] for w in words}
-        for k, (seed, _, _) in enumerate(_LANES):
-            out[f"h{k}"] = o.lit(seed)
+        for k in range(len(_LANES)):
+            out[f"h{k}"] = o.lit(lane_seed[k])
         return out
 
     layers.append(start)
@@ -112,6 +136,28 @@ def _mix_layers() -> list[Callable[[_Ops, dict[str, Any]], dict[str, Any]]]:
 
 
 _MIX = _mix_layers()
+
+
+def lane_seeds(key: bytes) -> tuple[int, int]:
+    """The two lanes' 31-bit seeds under a ledger's secret ``key`` (HMAC-SHA256 of a label)."""
+    return tuple(  # type: ignore[return-value]
+        int.from_bytes(hmac.new(key, f"hdp-lane-{k}".encode(), hashlib.sha256).digest()[:4]) & MASK
+        for k in range(len(_LANES))
+    )
+
+
+def _check_key(key: Any) -> bytes:
+    if not isinstance(key, bytes) or len(key) < 16:
+        raise ValueError("a keyed identity needs the ledger's secret (at least 16 bytes)")
+    return key
+
+
+def levels_identity_from_sums(n_rows: int, s0: int, s1: int, key: bytes) -> str:
+    """The keyed level-profile identity ('lv1:' + 32 hex digits) from the row count and the
+    two keyed lane sums: HMAC-SHA256 under ``key`` (the ledger's secret)."""
+    text = f"hdp-levels-v1|{int(n_rows)}|{int(s0) & MASK}|{int(s1) & MASK}"
+    mac = hmac.new(_check_key(key), text.encode(), hashlib.sha256).hexdigest()
+    return LEVELS_PREFIX + mac[:32]
 
 
 def fingerprint_from_sums(n_rows: int, s0: int, s1: int) -> str:
@@ -154,6 +200,21 @@ _NP = _Ops(
 )
 
 
+def _np_sums(v: np.ndarray, e: np.ndarray, seeds: tuple[int, ...] | None) -> tuple[int, int, int]:
+    keep = ~(e == 0)  # eps = 0 rows are not used: not part of the data (NaN is kept)
+    cols: dict[str, Any] = _np_words(v[keep], e[keep])
+    for layer in _MIX if seeds is None else _mix_layers(seeds):
+        cols = layer(_NP, cols)
+    return int(keep.sum()), int(np.sum(cols["h0"])), int(np.sum(cols["h1"]))
+
+
+def levels_identity_arrays(levels: Any, key: bytes) -> str:
+    """The keyed level-profile identity of parsed privacy levels (a float array; NaN for a
+    missing cell, inf for a public user; eps = 0 rows left out). Vectorised numpy."""
+    e = np.asarray(levels, dtype=float).ravel()
+    return levels_identity_from_sums(*_np_sums(np.zeros_like(e), e, lane_seeds(key)), key)
+
+
 def fingerprint_arrays(values: Any, levels: Any) -> str:
     """The fingerprint of parsed values and privacy levels (float arrays of one length; NaN
     for a missing cell, inf for a public user). Vectorised numpy, linear time."""
@@ -161,12 +222,7 @@ def fingerprint_arrays(values: Any, levels: Any) -> str:
     e = np.asarray(levels, dtype=float).ravel()
     if v.shape != e.shape:
         raise ValueError(f"values and levels differ in length ({v.size} and {e.size})")
-    keep = ~(e == 0)  # eps = 0 rows are not used: not part of the data (NaN is kept)
-    cols: dict[str, Any] = _np_words(v[keep], e[keep])
-    for layer in _MIX:
-        cols = layer(_NP, cols)
-    n = int(keep.sum())
-    return fingerprint_from_sums(n, int(np.sum(cols["h0"])), int(np.sum(cols["h1"])))
+    return fingerprint_from_sums(*_np_sums(v, e, None))
 
 
 def fingerprint_frame(df: Any, value: str, eps: str, tiers: Any = None) -> str:
@@ -182,6 +238,16 @@ def fingerprint_frame(df: Any, value: str, eps: str, tiers: Any = None) -> str:
     return fingerprint_arrays(v, e)
 
 
+def levels_identity_frame(df: Any, eps: str, tiers: Any, key: bytes) -> str:
+    """The keyed level-profile identity of a pandas DataFrame's column ``eps``, each cell
+    read as the release reads it (``tiers`` as in release_mean); the same as the engines'
+    for the same table. Raises ReleaseError naming the row of a cell that is not a level."""
+    from hdp_release.checks import column_floats as _column_floats
+    from hdp_release.preview import tier_levels
+
+    return levels_identity_arrays(_column_floats(df, eps, "eps", tier_levels(tiers), "iufc"), key)
+
+
 # ------------------------------------------------------------------------------ DuckDB
 _SQL = _Ops(
     xor=lambda a, b: f"xor({a}, {b})",
@@ -191,7 +257,9 @@ _SQL = _Ops(
 )
 
 
-def fingerprint_sql(relation: str, value_expr: str, eps_expr: str) -> str:
+def fingerprint_sql(
+    relation: str, value_expr: str, eps_expr: str, seeds: tuple[int, ...] | None = None
+) -> str:
     """A DuckDB query returning one row (rows, lane sum 0, lane sum 1) for the rows of
     ``relation`` (a table name or a parenthesised query / table function) with
     ``value_expr`` and ``eps_expr`` as DOUBLE expressions over it; pass the row to
@@ -240,7 +308,7 @@ def fingerprint_sql(relation: str, value_expr: str, eps_expr: str) -> str:
     )
     names = ["w0", "w1", "w2", "w3", "w4"]
     cols: dict[str, Any] = {n: n for n in names}
-    for layer in _MIX:
+    for layer in _MIX if seeds is None else _mix_layers(seeds):
         out = layer(_SQL, cols)
         q = "SELECT " + ", ".join(f"{x} AS {n}" for n, x in out.items()) + f" FROM ({q})"
         cols = {n: n for n in out}
@@ -251,6 +319,13 @@ def fingerprint_duckdb(con: Any, relation: str, value_expr: str, eps_expr: str) 
     """Run :func:`fingerprint_sql` on a DuckDB connection; returns the fingerprint."""
     row = con.execute(fingerprint_sql(relation, value_expr, eps_expr)).fetchall()[0]
     return fingerprint_from_sums(int(row[0]), int(row[1]), int(row[2]))
+
+
+def levels_identity_sql(relation: str, eps_expr: str, key: bytes) -> str:
+    """A DuckDB query returning (rows, keyed lane sum 0, keyed lane sum 1) over the levels
+    ``eps_expr`` of ``relation`` alone (no value enters it); pass the row and ``key`` to
+    :func:`levels_identity_from_sums`. One scan."""
+    return fingerprint_sql(relation, "0.0", eps_expr, lane_seeds(_check_key(key)))
 
 
 # ------------------------------------------------------------------------------ Spark
@@ -265,9 +340,25 @@ def _spark_ops() -> _Ops:
     )
 
 
+def levels_identity_spark(df: Any, eps_col: Any, key: bytes) -> str:
+    """The keyed level-profile identity of a Spark DataFrame's levels ``eps_col`` (a Column or
+    a column name; no value enters it). One distributed aggregate; only three sums come to
+    the driver."""
+    from pyspark.sql import functions as F
+
+    n, s0, s1 = _spark_sums(df, F.lit(0.0), eps_col, lane_seeds(_check_key(key)))
+    return levels_identity_from_sums(n, s0, s1, key)
+
+
 def fingerprint_spark(df: Any, value_col: Any, eps_col: Any) -> str:
     """The fingerprint of a Spark DataFrame's rows, with ``value_col`` and ``eps_col`` (Spark
     Columns or column names) as doubles. One distributed aggregate, linear time."""
+    return fingerprint_from_sums(*_spark_sums(df, value_col, eps_col, None))
+
+
+def _spark_sums(
+    df: Any, value_col: Any, eps_col: Any, seeds: tuple[int, ...] | None
+) -> tuple[int, int, int]:
     from pyspark.sql import functions as F
 
     def as_col(c: Any) -> Any:
@@ -331,9 +422,9 @@ def fingerprint_spark(df: Any, value_col: Any, eps_col: Any) -> str:
     )
     ops = _spark_ops()
     cols: dict[str, Any] = {n: F.col(n) for n in t.columns}
-    for layer in _MIX:
+    for layer in _MIX if seeds is None else _mix_layers(seeds):
         out = layer(ops, cols)
         t = t.select(*[x.alias(n) for n, x in out.items()])
         cols = {n: F.col(n) for n in out}
     row = t.agg(F.count(F.lit(1)), F.sum("h0"), F.sum("h1")).collect()[0]
-    return fingerprint_from_sums(int(row[0]), int(row[1] or 0), int(row[2] or 0))
+    return int(row[0]), int(row[1] or 0), int(row[2] or 0)

@@ -9,13 +9,13 @@ API (for pages and scripts; every number in data units unless said):
   "table" (TableMean: the table's own mean over every row, eps = 0 rows included; no
   assumption). ``ledger``: None (nothing tracked), a ``PrivacyLedger`` or a path; ``spend``
   in (0, 1] (float, 'p/q' text or Fraction; the release runs at levels eps x spend);
-  ``dataset``: a name charged besides the content fingerprint (only with a ledger). Raises
+  ``dataset``: a name charged besides the keyed level profile (only with a ledger). Raises
   ReleaseError (BadCellError, ColumnNameError) for bad input, BudgetExceeded (fields
   identity, spent, remaining, requested: exact Fractions) when the budget would pass 1,
   LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything is
   computed from the values, nothing charged. With a ledger the order is: parse the spend,
   open the ledger (a corrupt one refuses here), open the source, the ledger's check (two
-  queries: the content fingerprint, and counts of rows, bad levels, bad values, levels out
+  queries: the keyed level-profile identity, and counts of rows, bad levels, bad values, levels out
   of range and usable rows, so every refusal the release would make from the cells' kinds
   comes first), charge, release, record (on failure after charging: record_failure,
   re-raise; the charge stays). If recording the result fails (e.g. LedgerBusy) the charge
@@ -33,7 +33,7 @@ API (for pages and scripts; every number in data units unless said):
   dataset, ledger_path (None: not tracked), budget_remaining (float, after this release),
   recorded (None: no ledger; True: its result is in the ledger's history; False: charged,
   but the result could not be recorded), record_failure (the error's type, or None).
-  ``to_dict()`` (JSON-ready: adds "tracked"; never the fingerprint) and ``text()``.
+  ``to_dict()`` (JSON-ready: adds "tracked"; never an identity) and ``text()``.
 * ``preview_tiers(levels, counts, lo, hi, data_sd=None, target="population", spend=1)
   -> TierPreview`` (tiers, saturation_level, noise_scale, half_width95, outputs_midrange,
   target, bias_bound): what a release of these level counts would give, before any data.
@@ -175,6 +175,7 @@ from hdp_release.checks import (
     check_public,
     check_range,
     check_sd,
+    check_spend_factor,
     precheck,
     raise_bad_eps,
     raise_bad_value,
@@ -214,6 +215,7 @@ def release_mean(
     spend: Any = 1,
     dataset: str | None = None,
     id: str | None = None,
+    dataset_scope: str | None = None,
 ) -> Release:
     """Release the mean of ``value`` (clamped to [lo, hi]) under each row's privacy level.
 
@@ -243,8 +245,9 @@ def release_mean(
     again spends every user's level again), a
     :class:`hdp_release.ledger.store.PrivacyLedger` or a path to one.
     With a ledger, each user's level is their total budget on the dataset: the release spends
-    ``spend`` (in (0, 1]) of it, is charged to the data's content fingerprint and to
-    ``dataset`` (a name, optional) before anything is computed from the values, runs at
+    ``spend`` (in (0, 1]) of it, is charged to the data's keyed level profile (which levels,
+    how many users at each: never a value; see hdp_release.ledger.store) and to ``dataset``
+    (a name, optional) before anything is computed from the values, runs at
     levels eps x spend (OpenDP checks each loss against that), and is recorded; a dataset
     whose budget would pass 1 is refused with BudgetExceeded (``remaining`` in its fields).
     Bad input (columns, cells, levels) is refused before charging. A release that fails
@@ -280,13 +283,14 @@ def release_mean(
     c = const(sd_norm)
     frac = as_spend(spend)
     factor = spend_factor(frac)
+    check_spend_factor(factor)  # a spend that no level survives: refused before anything
     led = None
     if ledger is None and os.environ.get("HDP_LEDGER"):
         ledger = os.environ["HDP_LEDGER"]  # the shared ledger of this machine or server
     if ledger is not None and ledger is not False:
         led = ledger if isinstance(ledger, PrivacyLedger) else _open_ledger(ledger)
     if dataset is not None:
-        name_identity(dataset)  # validated before anything is read
+        name_identity(dataset, dataset_scope)  # validated before anything is read
         if led is None:
             raise ReleaseError(
                 "a dataset name is only used with a ledger (ledger=...): without one nothing "
@@ -309,14 +313,17 @@ def release_mean(
                     "an id column charges each person in a privacy ledger: give ledger=..."
                 )
             icol = attach_id(src, id, vcol, ecol)
-            precheck(src, vcol, ecol, engine)  # refuses bad input: nothing charged
+            # refuses bad input (and a spend too small for the levels): nothing charged
+            precheck(src, vcol, ecol, engine, led.secret_key(), factor)
             people = charge_people(
                 led, src, vcol, ecol, icol, frac, target=target, sd_norm=sd_norm
             )  # or BudgetExceeded; src now holds the granted level per row
             ticket, factor = people.ticket, 1.0
         elif led is not None:
-            fp = precheck(src, vcol, ecol, engine)  # refuses bad input: nothing charged
-            ticket = led.charge(dataset_identities(fp, dataset), frac)  # or BudgetExceeded
+            # refuses bad input (and a spend too small for the levels): nothing charged
+            fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor)
+            ids = dataset_identities(fp, dataset, dataset_scope)
+            ticket = led.charge(ids, frac)  # or BudgetExceeded
             factor = ticket.factor
         src.level_factor = factor
         rel = _release(src, vcol, ecol, lo_f, hi_f, sd_norm, data_sd, c, engine, target, factor)
@@ -347,7 +354,7 @@ def release_mean(
             dataset=dataset.strip() if dataset is not None else None,
             ledger_path=led.path,
             budget_remaining=float(ticket.remaining),
-            plan=rel.plan + "; + 2 ledger check passes (fingerprint, cell counts)",
+            plan=rel.plan + "; + 2 ledger check passes (keyed level profile, cell counts)",
             recorded=True,
         )
     if ticket is not None and led is not None:

@@ -4,8 +4,9 @@ Upload a CSV (one row per user: a value and the privacy level eps that user aske
 the name of a tier of your Tier designer menu), choose the columns, the public range and the
 unit; before releasing the page checks the table and shows what each level gets and the
 expected ±95% (hdp_release.release.preview_tiers: the Tier designer's numbers). The server's
-privacy ledger (hdp_app.release_state.server_ledger: $HDP_LEDGER) shows the dataset's history
-and remaining budget; a spend control sets the fraction of every user's level a release uses;
+privacy ledger (hdp_app.release_state.server_ledger: $HDP_LEDGER) shows the dataset's budget
+(its name's and its privacy levels', never depending on a value) and its name's history; a
+spend control sets the fraction of every user's level a release uses;
 the page asks which mean to release (explain.TARGET_QUESTION, no answer preselected), showing
 both answers' 95% error at that spend first. The Release button calls
 hdp_release.release.release_mean (DuckDB, OpenDP noise, charged to the ledger first). The raw data
@@ -47,11 +48,14 @@ from hdp_app.release_state import (
     checked_levels,
     init_state,
     keep_within,
+    levels_identity,
     load_upload,
     prefill_from_menu,
     server_ledger,
+    signed_in_user,
 )
 from hdp_app.views import codegen, links
+from hdp_app.views import ledger_texts as LT
 from hdp_app.views import people as P
 from hdp_app.views import release as V
 from hdp_app.views.explain import TARGET_QUESTION
@@ -60,7 +64,7 @@ from hdp_core.errors import BudgetExceeded, HdpError, LedgerError, ReleaseError
 from hdp_core.menu import Menu
 from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_release import release_mean
-from hdp_release.ledger.store import PrivacyLedger, dataset_identities
+from hdp_release.ledger.store import dataset_identities, name_identity
 from hdp_release.preview import preview_tiers
 from hdp_release.result import Release
 
@@ -301,9 +305,11 @@ def _preview(lv, ct, s: dict, menu: Menu | None, spend, answer) -> None:
 
 
 # ----------------------------------------------------------------------------- budget
-def _budget_section(fp: str) -> tuple[PrivacyLedger, str | None, object]:
+def _budget_section(digest: str, df, s: dict, menu: Menu | None) -> tuple:
     """The dataset's name, its history and remaining budget in the server's ledger; returns
-    (ledger, name or None, remaining). A ledger that cannot be used stops the page."""
+    (ledger, name or None, remaining, scope). Nothing shown depends on a value (issue 32):
+    the budget is the name's and the levels' (hdp_release.ledger.store), the history the
+    name's. A ledger that cannot be used stops the page."""
     st.subheader("Privacy budget")
     name = st.text_input(
         "Dataset name (optional)",
@@ -314,9 +320,13 @@ def _budget_section(fp: str) -> tuple[PrivacyLedger, str | None, object]:
     ).strip()
     try:
         led = server_ledger()
-        ids = dataset_identities(fp, name or None)
-        remaining = led.remaining(ids)
-        history = led.history(ids)
+        scope = LT.name_scope(led.secret_key(), signed_in_user())
+        lid = levels_identity(digest, df, s["eps"], menu, led)
+        remaining = led.remaining(dataset_identities(lid, name or None, scope))
+        history: list = []
+        count = 0
+        if name:
+            history, count, _ = led.overview(name_identity(name, scope), limit=LT.HISTORY_ROWS)
     except LedgerError as e:
         st.error(V.ledger_problem(e))
         raise _Stop from None
@@ -324,12 +334,13 @@ def _budget_section(fp: str) -> tuple[PrivacyLedger, str | None, object]:
         "Budget remaining",
         V.percent(remaining),
         help="What remains of every user's privacy level on this dataset, over all "
-        "releases from this server (its privacy ledger).",
+        "releases from this server (its privacy ledger). " + LT.LEVELS_NOTICE,
     )
-    st.caption(V.budget_caption(remaining, len(history), bool(name)))
+    st.caption(V.budget_caption(remaining, count, bool(name)))
+    st.caption(LT.names_notice(scope is not None))
     if history:
         st.dataframe(V.history_frame(history), hide_index=True, key="rel_history_table")
-    return led, name or None, remaining
+    return led, name or None, remaining, scope
 
 
 def _spend_control():
@@ -378,7 +389,7 @@ def _target_section(lv, ct, s: dict, spend) -> str | None:
 def _release_section(
     df, s: dict, digest: str, name: str, menu: Menu | None, budget: tuple, spend, answer
 ) -> None:
-    led, dataset, remaining = budget
+    led, dataset, remaining, scope = budget
     st.subheader("Release")
     blocker = V.release_blocker(answer, P.budget_for(s["id"], remaining), spend)
     if blocker is not None:
@@ -400,6 +411,7 @@ def _release_section(
                 spend=spend,
                 dataset=dataset,
                 id=s["id"],
+                dataset_scope=scope,
             )
         except BudgetExceeded as e:
             st.error(P.budget_refusal(e))
@@ -531,10 +543,10 @@ def _body() -> None:
         try:
             s = _settings(df, menu)
             current = (digest, s)
-            lv, ct, fp = _check_table(
+            lv, ct = _check_table(
                 digest, df, s, menu, menu_off=menu_found is not None and menu is None
             )
-            budget = _budget_section(fp)
+            budget = _budget_section(digest, df, s, menu)
             spend = _spend_control()
             answer = _target_section(lv, ct, s, spend)
             _preview(lv, ct, s, menu, spend, answer)

@@ -527,10 +527,10 @@ SPEND_HELP = (
 )
 
 NAME_HELP = (
-    "Optional. Every release is charged to the table's content (the same values and levels "
-    "count as the same data in any row or column order, with blank lines or under another "
-    "file name) and, when you give one, to this name too: the dataset is used up when "
-    "either is."
+    "Optional. Every release is charged to the table's privacy levels (which levels, how many "
+    "users at each; never the values: the same table in any row or column order, file or "
+    "name draws on one budget) and, when you give one, to this name too: the dataset is used "
+    "up when either is."
 )
 
 LEDGER_ENV = "HDP_LEDGER"
@@ -543,16 +543,18 @@ def percent(x: Any) -> str:
 
 
 def budget_caption(remaining: Any, releases: int, named: bool) -> str:
-    """The line under the budget metric: how many releases this dataset has had and what
-    remains (an exact fraction) of every user's level."""
-    what = "this table (by its content, and by its name)" if named else "this table's content"
+    """The line under the budget metric: how many releases the name has had (``named``) and
+    what remains (an exact fraction) of every user's level."""
+    left = f"{percent(remaining)} of every user's level remains for later releases"
+    if not named:
+        return (
+            f"No dataset name given: {left} of data with these privacy levels. Give a name "
+            "to keep this dataset's history here."
+        )
     if releases == 0:
-        return f"No release of {what} yet: every user's whole level is available."
+        return f"No release under this name yet; {left}."
     times = "1 release" if releases == 1 else f"{releases:,} releases"
-    return (
-        f"{times} of {what} so far; {percent(remaining)} of every user's level remains for "
-        "later releases."
-    )
+    return f"{times} under this name so far; {left}."
 
 
 def spend_problem(remaining: Any, spend: Any) -> str | None:
@@ -563,8 +565,8 @@ def spend_problem(remaining: Any, spend: Any) -> str | None:
     if remaining <= 0:
         return (
             "This dataset's privacy budget is spent: every user's level has been used up by "
-            "earlier releases, so nothing more can be released from it (by content, "
-            "whatever its name or row order, or by its name)."
+            "earlier releases, so nothing more can be released from it (under this name, or "
+            "from a table with these privacy levels, whatever its file, name or row order)."
         )
     if as_spend(spend) > remaining:
         return (
@@ -576,14 +578,18 @@ def spend_problem(remaining: Any, spend: Any) -> str | None:
 
 def budget_refusal(err: Any) -> str:
     """The message of a release refused by the ledger (hdp_core.errors.BudgetExceeded), from
-    its fields (identity, spent, remaining, requested), never from its text."""
+    its fields (identity, spent, remaining, requested), never from its text; a keyed identity
+    is described, never shown."""
     from hdp_release.ledger.store import NAME_PREFIX
 
     ident = str(err.identity)
+    name = ident[len(NAME_PREFIX) :]
+    if name.startswith("[") and "] " in name:  # a signed-in user's scope: not shown
+        name = name.split("] ", 1)[1]
     who = (
-        f"the dataset named {ident[len(NAME_PREFIX) :]}"
+        f"the dataset named {name}"
         if ident.startswith(NAME_PREFIX)
-        else "data with this content"
+        else "data with these privacy levels (the same number of users at each level)"
     )
     return plain(
         f"Nothing was released: {who} has spent {percent(err.spent)} of every user's "
@@ -602,6 +608,10 @@ _UNUSABLE_WORDS = {
     "create-failed": "it could not be created",
     "vanished": "its file disappeared while the app was running",
     "orphan-wal": "its write-ahead log exists without the ledger file",
+    "not-a-file": "its path is not a regular file",
+    "replaced": "another file took its place while the app was running",
+    "missing": "its file does not exist",
+    "upgrade": "it was written by an older version and must be opened once for writing",
 }
 
 

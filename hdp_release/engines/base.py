@@ -371,3 +371,33 @@ def from_decimal(x: Any) -> Any:
     if isinstance(x, Decimal):
         return int(x)
     return x
+
+
+HEADER_BYTES = 1 << 20
+"""The most bytes a CSV file's header line may take (the app's limit of MAX_COLUMNS names
+fits many times over)."""
+
+
+def csv_header_check(path: str) -> None:
+    """The app's header rule (hdp_core.tables.check_header_line: at most MAX_COLUMNS columns,
+    not a row of numbers) on a CSV file's first non-blank line, read by Python (at most
+    HEADER_BYTES) before DuckDB or Spark reads the file, so a file of 200,000 columns is
+    refused at once. Raises ReleaseError; never quotes a cell."""
+    from hdp_core.tables import MAX_COLUMNS, check_header_line
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEADER_BYTES + 1)
+    except OSError:
+        return  # not a local file (a cluster's path): the engine's own reading decides
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln for ln in text.replace("\r", "\n").split("\n") if ln.strip()]
+    if not lines:
+        raise ReleaseError(f"{os.path.basename(path)!r} is empty", reason="empty_file")
+    if len(lines) == 1 and len(head) > HEADER_BYTES:
+        raise ReleaseError(
+            f"the header of {os.path.basename(path)!r} is longer than "
+            f"{HEADER_BYTES // 2**20} MB; at most {MAX_COLUMNS} columns are allowed",
+            reason="too_many_columns",
+        )
+    check_header_line(lines[0], MAX_COLUMNS, 2, ReleaseError)

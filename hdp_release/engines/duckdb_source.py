@@ -29,6 +29,7 @@ from hdp_release.engines.base import (
     bad_values,
     check_column_names,
     check_path,
+    csv_header_check,
     fetch_rows,
     histogram_from_rows,
     lit,
@@ -58,6 +59,12 @@ def _sql_str(text: str) -> str:
 
 
 _PUBLIC_SQL = "(" + ", ".join(_sql_str(w) for w in sorted(PUBLIC_WORDS)) + ")"
+
+
+def _number_sql(x: str) -> str:
+    """A text cell as DuckDB reads a number, except that '1_0' is not one (DuckDB's cast
+    takes underscores as digit separators; the app's reader, pandas, refuses them)."""
+    return f"CASE WHEN strpos({x}, '_') > 0 THEN NULL ELSE TRY_CAST(trim({x}) AS DOUBLE) END"
 
 
 def _q(name: str) -> str:
@@ -98,6 +105,8 @@ def header_names(con: Any, path: str, kind: str) -> list[str]:
     first: list[str] | None = None
     first_file = ""
     for f in _files_of(path):
+        if kind != "parquet":
+            csv_header_check(f)
         try:
             if kind == "parquet":
                 rows = con.execute(
@@ -131,12 +140,22 @@ _DUCK: Any = None
 
 def shared_cursor() -> Any:
     """A new cursor of the process's one in-memory DuckDB database (made on first use: opening
-    a database costs ~30 ms); each cursor keeps its registrations to itself."""
+    a database costs ~30 ms); each cursor keeps its registrations to itself.
+
+    Statistics propagation is off (issue 32): Parquet column statistics omit NaN, so with it
+    DuckDB answers ``isnan(v)`` as false from the statistics and a NaN cell passes every
+    check, then fails the release after the ledger charged. Measured: no slower at 10^7
+    rows."""
     global _DUCK
     if _DUCK is None:
         import duckdb
 
-        _DUCK = duckdb.connect(config={"threads": os.cpu_count() or 1})
+        _DUCK = duckdb.connect(
+            config={
+                "threads": os.cpu_count() or 1,
+                "disabled_optimizers": "statistics_propagation",
+            }
+        )
     return _DUCK.cursor()
 
 
@@ -247,10 +266,10 @@ class DuckSource:
         if t.startswith("DECIMAL") or t in _NUMERIC_DUCK:
             return f"CAST({c} AS DOUBLE)"
         if t in ("VARCHAR", "STRING", "TEXT"):
-            num = f"TRY_CAST(trim({c}) AS DOUBLE)"
+            num = _number_sql(c)
             if not eps:  # text that is not a number ('1e400' is inf: a bad value, below)
                 row, cell = self._first_row(
-                    "TRY_CAST(trim(v) AS DOUBLE) IS NULL AND v IS NOT NULL AND trim(v) <> ''",
+                    f"{_number_sql('v')} IS NULL AND v IS NOT NULL AND trim(v) <> ''",
                     col,
                 )
                 if row:
@@ -305,28 +324,35 @@ class DuckSource:
         except duckdb.Error as exc:
             raise self._failure(exc) from None
 
-    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
+    def precheck(
+        self, value: str, eps: str, key: bytes
+    ) -> tuple[str, int, int, int, int, int, int, float]:
         """Before a ledger charges (nothing computed from the values but their kind): the
-        content fingerprint of the parsed (value, eps) pairs (hdp_release.fingerprint), and the
-        counts of rows, bad levels, bad values, levels outside the supported range, rows
-        with eps > 0 (usable) and public rows (eps = +inf), at the requested levels."""
-        from hdp_release.fingerprint import fingerprint_from_sums, fingerprint_sql
+        keyed level-profile identity of the parsed levels under the ledger's secret ``key``
+        (hdp_release.fingerprint.levels_identity_sql: no value enters it), and the counts of
+        rows, bad levels, bad values (missing or not finite: ``isfinite``, which no column
+        statistics answer), levels outside the supported range, rows with eps > 0 (usable)
+        and public rows (eps = +inf), at the requested levels, and the smallest finite
+        positive level (inf if none)."""
+        from hdp_release.fingerprint import levels_identity_from_sums, levels_identity_sql
 
         self.cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
-        row = self._run(fingerprint_sql(self.rel, v, e), "one")
-        fp = fingerprint_from_sums(int(row[0]), int(row[1]), int(row[2]))
+        row = self._run(levels_identity_sql(self.rel, e, key), "one")
+        fp = levels_identity_from_sums(int(row[0]), int(row[1]), int(row[2]), key)
         c = self._run(
             f"""SELECT count(*), count_if(e IS NULL OR isnan(e) OR e < 0),
-                count_if(v IS NULL OR isnan(v) OR isinf(v)), count_if({_range_sql(1.0)}),
-                count_if(e > 0), count_if(e = CAST('inf' AS DOUBLE))
+                count_if(v IS NULL OR NOT isfinite(v)), count_if({_range_sql(1.0)}),
+                count_if(e > 0), count_if(e = CAST('inf' AS DOUBLE)),
+                min(CASE WHEN e > 0 AND isfinite(e) THEN e END)
                 FROM (SELECT {v} AS v, {e} AS e FROM {self.rel})""",
             "one",
         )
-        n = [int(x or 0) for x in c]
-        return fp, n[0], n[1], n[2], n[3], n[4], n[5]
+        n = [int(x or 0) for x in c[:6]]
+        low = math.inf if c[6] is None else float(c[6])
+        return fp, n[0], n[1], n[2], n[3], n[4], n[5], low
 
     def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
         self.cols = (value, eps)

@@ -276,18 +276,20 @@ class SparkSource:
         rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
         return histogram_from_rows(rows)
 
-    def precheck(self, value: str, eps: str) -> tuple[str, int, int, int, int, int, int]:
-        """As DuckSource.precheck, on Spark (the fingerprint by
-        hdp_release.fingerprint.fingerprint_spark: the same for the same parsed pairs)."""
+    def precheck(
+        self, value: str, eps: str, key: bytes
+    ) -> tuple[str, int, int, int, int, int, int, float]:
+        """As DuckSource.precheck, on Spark (the keyed level-profile identity by
+        hdp_release.fingerprint.levels_identity_spark: the same for the same parsed levels)."""
         from pyspark.sql import functions as F
 
-        from hdp_release.fingerprint import fingerprint_spark
+        from hdp_release.fingerprint import levels_identity_spark
 
         self._cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         self.e_expr = e  # the parsed level (hdp_release.ledger.people hashes ids beside it)
-        fp = fingerprint_spark(self.df, v, e)
+        fp = levels_identity_spark(self.df, e, key)
         t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
         ecol = F.col("e")
         b = F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None)).otherwise(F.lit(0))
@@ -304,9 +306,11 @@ class SparkSource:
             F.sum(F.coalesce(rng, F.lit(False)).cast("long")),
             F.sum(F.coalesce(ecol > 0, F.lit(False)).cast("long")),
             F.sum(F.coalesce(ecol == math.inf, F.lit(False)).cast("long")),
+            F.min(F.when((ecol > 0) & (ecol != math.inf), ecol)),
         ).collect()[0]
-        n = [int(x or 0) for x in row]
-        return fp, n[0], n[1], n[2], n[3], n[4], n[5]
+        n = [int(x or 0) for x in row[:6]]
+        low = math.inf if row[6] is None else float(row[6])
+        return fp, n[0], n[1], n[2], n[3], n[4], n[5], low
 
     def _raw_cols(self, value: str, eps: str) -> list:
         """The value and eps cells as Spark holds them, as text ("rv", "re"): what a bad

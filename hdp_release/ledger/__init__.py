@@ -12,6 +12,7 @@ from hdp_release.ledger.store import (
     dataset_identities,
     default_ledger_path,
     name_identity,
+    shown_identity,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "dataset_identities",
     "default_ledger_path",
     "name_identity",
+    "shown_identity",
 ]

@@ -9,12 +9,24 @@ import json
 import sys
 
 from hdp_core.errors import ReleaseError
-from hdp_release.ledger.store import DEFAULT_PATH, ENV_VAR, PrivacyLedger, name_identity, pct
+from hdp_release.ledger.store import (
+    DEFAULT_PATH,
+    ENV_VAR,
+    PrivacyLedger,
+    name_identity,
+    pct,
+    shown_identity,
+)
+
+PAGE = 50
+"""Releases listed by default (the newest); ``--all`` lists every one."""
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m hdp_release.ledger [PATH] [--dataset NAME | --identity ID] [--format json]``:
-    list a ledger's releases (oldest first) and, for a dataset, what remains."""
+    list a ledger's newest releases (oldest first; ``--all``: every one) and, for a dataset,
+    what remains. Opens the ledger read-only: a missing file is an error, never created.
+    Keyed identities are shown by their first digits only."""
     ap = argparse.ArgumentParser(
         prog="python -m hdp_release.ledger", description="List a privacy ledger's releases."
     )
@@ -28,14 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the per-person ledger: persons, spent and remaining by level (counts only)",
     )
     ap.add_argument("--format", choices=["text", "json"], default="text")
+    ap.add_argument("--all", action="store_true", help=f"every release, not the newest {PAGE}")
     a = ap.parse_args(argv)
     if a.people:
         return _people(a.path, a.format)
     try:
-        led = PrivacyLedger(a.path)
+        led = PrivacyLedger(a.path, read_only=True)
         ident = name_identity(a.dataset) if a.dataset is not None else a.identity
-        rows = led.history(ident)
-        left = led.remaining(ident) if ident is not None else None
+        rows, total, left = led.overview(ident, limit=None if a.all else PAGE)
     except ReleaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -43,11 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         out = {
             "ledger": led.path,
             "remaining": None if left is None else str(left),
+            "release_count": total,
             "releases": [
                 {
                     "release_id": h.release_id,
                     "charged_at": h.charged_at.isoformat() + "Z",
-                    "identities": list(h.identities),
+                    "identities": [shown_identity(i) for i in h.identities],
                     "spend": str(h.spend),
                     "status": h.status,
                     "engine": h.engine,
@@ -61,15 +74,16 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(out, indent=2))
         return 0
-    print(f"ledger: {led.path}   releases: {len(rows)}")
+    shown = "" if len(rows) == total else f" (the newest {len(rows)} shown; --all for every one)"
+    print(f"ledger: {led.path}   releases: {total}{shown}")
     for h in rows:
         est = "" if h.estimate is None else f"   estimate {h.estimate:.6g}"
         print(
             f"#{h.release_id}  {h.charged_at:%Y-%m-%d %H:%M:%S} UTC  spend {pct(h.spend)}  "
-            f"{h.status}{est}  charged to: {', '.join(h.identities)}"
+            f"{h.status}{est}  charged to: {', '.join(shown_identity(i) for i in h.identities)}"
         )
     if left is not None:
-        print(f"remaining for {ident}: {pct(left)} of every user's level")
+        print(f"remaining for {shown_identity(ident)}: {pct(left)} of every user's level")
     return 0
 
 

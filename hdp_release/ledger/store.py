@@ -1,4 +1,4 @@
-"""A privacy budget that outlives the session: the ledger of releases (issue 22).
+"""A privacy budget that outlives the session: the ledger of releases (issues 22, 32).
 
 **Semantics.** A user's requested level eps is their total budget on a dataset, over all
 releases. A release spends a fraction ``spend`` in (0, 1] of every user's level: it runs at
@@ -8,57 +8,106 @@ composition gives each user a total loss <= sum of spends x eps <= eps. The cumu
 of a dataset never exceeds 1: spends are exact fractions (a float is read as the decimal it
 prints as, so ten releases of 0.1 spend exactly 1), summed exactly.
 
-**Identities.** A release is charged to every identity of its dataset: ``name:<name>`` when a
-name is given (trimmed, case-folded) and the content fingerprint ``fp1:...``
-(hdp_release.fingerprint). A dataset is exhausted when *any* of its identities is.
+**Identities (issue 32: no oracle on values).** A release is charged to every identity of
+its dataset: ``name:<name>`` when a name is given (trimmed, NFC, case-folded; with a
+``scope``, e.g. a signed-in user of the app, ``name:[scope] <name>``, so one user's names
+are not another's) and ``lv1:...``, the *keyed level profile*
+(hdp_release.fingerprint.levels_identity_*): an HMAC under this ledger's secret of the
+multiset of privacy levels, i.e. which levels and how many users at each. A dataset is
+exhausted when *any* of its identities is. Why not the content (the values)? Any check by
+content answers "is this candidate table the data released earlier?": a refusal, a budget or
+a history shown for a candidate then reveals another person's value (the probe of issue 32
+found a salary among 6,000 candidates that way, through the page), and an unkeyed content
+hash in the file is searchable offline. So nothing the ledger decides, shows or stores
+depends on a value:
+
+* the same data always has the same level profile, so a second release of it, under any
+  name, file, order or engine, is charged to the same ``lv1`` identity and stopped when that
+  is spent: every double release the content fingerprint stopped is still stopped;
+* two tables that differ only in values get the same identities, hence the same budget,
+  history, refusal or release (identical output until a release is made);
+* the levels are public by this project's convention (every receipt publishes the levels
+  and their user counts), and the identity is keyed, so the file alone tells nothing;
+* the cost: unrelated data with exactly the same level profile shares one budget (fails
+  safe: refused, never overspent), and an edit that adds or drops a row is a new profile.
+  Per-person ids (the per-person ledger, issue 30) charge each person instead.
+
+**Names are shared.** Without a scope, a name is the server's: anyone who types it sees its
+budget and history and spends from it (the app says so and scopes names per signed-in user
+when Streamlit authentication is configured). Nothing in a listing or a message shows an
+identity in full (:func:`shown_identity`), and the secret (meta ``secret``) is never printed.
 
 **Order of use** (fail closed)::
 
-    ids = dataset_identities(fingerprint, name)      # fingerprint computed in the engine
+    ids = datasetcheck_identities(levels_id, name)         # levels_id computed in the engine
     ticket = ledger.charge(ids, spend)                # check-and-charge, one transaction
     rel = <release at spend_levels(eps, ticket.spend)>
     ledger.record(ticket, rel, target=rel.target)   # or ledger.record_failure(ticket, exc)
 
 A release that fails after charging keeps its charge (never overspend).
 
-**Storage.** An embedded DuckDB file: tables ``meta`` (format, version, release count),
-``datasets`` (identities), ``releases`` (time, spend, status, engine, target, the noisy
-estimate, its interval, the receipt and the release's public summary as JSON) and
-``charges`` (release x identity). Nothing computed from raw data is stored beyond the
-fingerprint. Path: the argument, else ``$HDP_LEDGER``, else :data:`DEFAULT_PATH`.
+**Storage.** An embedded DuckDB file: tables ``meta`` (format, version, release count,
+ledger_id, secret), ``datasets`` (identities), ``releases`` (time, spend, status, engine,
+target, the noisy estimate, its interval, the receipt and the release's public summary as
+JSON), ``charges`` (release x identity) and ``totals`` (per identity: the exact running
+total spent and the number of releases; a charge reads and updates one row per identity, so
+its cost does not grow with history). Path: the argument, else ``$HDP_LEDGER``, else
+:data:`DEFAULT_PATH`; it must be a regular file (a dangling symlink, a device or a folder is
+refused before anything is created).
 
 **Concurrency.** Every operation opens the file, works in one transaction and closes it.
-Threads of one process are serialised by a lock per file; processes by an exclusive
-``flock`` on ``<ledger>.lock`` and by DuckDB's own single-writer lock. Waiting is bounded
-(``busy_timeout``, 10 s, with backoff); then :class:`LedgerBusy`.
+Threads of one process are serialised by a lock per file (device and inode, whatever path
+names it); processes by an exclusive ``flock`` on ``<real path>.lock`` and by DuckDB's own
+single-writer lock. Waiting is bounded (``busy_timeout``, 10 s, with backoff); then
+:class:`LedgerBusy`. Every DuckDB error becomes a LedgerError.
 
 **Failure.** A file that DuckDB cannot open, that is not a ledger, or whose tables disagree
-(release count, spends over 1) refuses every operation with :class:`LedgerUnusable`; it is
-never replaced or started empty. Only a missing file is created (the documented start), and
-only when a PrivacyLedger object is made: if the file disappears later, that object refuses
-(a server's ledger never silently restarts empty).
+(release count, charges and totals, a spend outside (0, 1], an unknown status, a total over
+1) refuses every operation with :class:`LedgerUnusable`; it is never replaced or started
+empty. Verification is a handful of aggregate queries run inside DuckDB (no Python loop over
+charges). Only a missing file is created (the documented start), only by a writable
+PrivacyLedger object (``read_only=True``, used by every listing, refuses a missing file),
+and only on its first open: an object remembers its ledger's random id and refuses a file
+that disappeared or was replaced at its path (a server's ledger never silently restarts
+empty).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import fcntl
 import json
 import os
 import random
 import secrets
-import threading
+import stat
 import time
-import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from hdp_core.errors import BudgetExceeded, LedgerBusy, LedgerError, LedgerUnusable, ReleaseError
 from hdp_core.spend import as_spend, spend_factor, spend_levels
-from hdp_release.fingerprint import FINGERPRINT_PREFIX
+from hdp_release.ledger.files import (
+    as_float,
+    file_key,
+    first_line,
+    flock_within,
+    pause_step,
+    thread_lock,
+)
+from hdp_release.ledger.history import history_page, spent_of
+from hdp_release.ledger.identity import (
+    NAME_PREFIX,
+    ChargeTicket,
+    LedgerEntry,
+    check_identities,
+    dataset_identities,
+    describe,
+    name_identity,
+    shown_identity,
+)
+from hdp_release.ledger.verify import TABLES, build_totals, verify_tables
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -71,6 +120,7 @@ __all__ = [
     "dataset_identities",
     "default_ledger_path",
     "name_identity",
+    "shown_identity",
     "spend_factor",
     "spend_levels",
 ]
@@ -81,10 +131,9 @@ DEFAULT_PATH = "~/.local/share/hdp-explorer/ledger.duckdb"
 created, private to the user, on first use)."""
 BUSY_TIMEOUT = 10.0
 """Seconds an operation waits for another session or process before LedgerBusy."""
-NAME_PREFIX = "name:"
 _MAGIC = "hdp-explorer privacy ledger"
 _VERSION = "1"
-_MAX_NAME = 200
+_MAX_DIGITS = 30
 
 _SCHEMA = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
@@ -96,100 +145,14 @@ CREATE TABLE releases (release_id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT N
                        ci_high DOUBLE, receipt VARCHAR, summary VARCHAR, failure VARCHAR);
 CREATE TABLE charges (release_id BIGINT NOT NULL, identity VARCHAR NOT NULL,
                       PRIMARY KEY (release_id, identity));
+CREATE TABLE totals (identity VARCHAR PRIMARY KEY, spent VARCHAR NOT NULL,
+                     releases BIGINT NOT NULL);
 """
-
-
-# ------------------------------------------------------------------------------ semantics
-def name_identity(name: str) -> str:
-    """The identity of a dataset name: 'name:' + the name trimmed, NFC-normalised and
-    case-folded ('Sales 2026 ' and 'sales 2026' are one dataset)."""
-    if not isinstance(name, str) or not name.strip():
-        raise ReleaseError(f"a dataset name must be non-empty text, got {str(name)[:40]!r}")
-    key = unicodedata.normalize("NFC", name.strip()).casefold()
-    if len(key) > _MAX_NAME:
-        raise ReleaseError(f"a dataset name has at most {_MAX_NAME} characters")
-    return NAME_PREFIX + key
-
-
-def dataset_identities(fingerprint: str, name: str | None = None) -> tuple[str, ...]:
-    """The identities a release is charged to: the content fingerprint and, when given, the
-    dataset's name."""
-    ids = [_check_identity(fingerprint)]
-    if name is not None:
-        ids.append(name_identity(name))
-    return tuple(ids)
-
-
-def _check_identity(identity: Any) -> str:
-    if not isinstance(identity, str) or not (
-        (identity.startswith(FINGERPRINT_PREFIX) and len(identity) == len(FINGERPRINT_PREFIX) + 32)
-        or (identity.startswith(NAME_PREFIX) and len(identity) > len(NAME_PREFIX))
-    ):
-        raise ReleaseError(
-            f"a ledger identity is 'fp1:' + 32 hex digits or 'name:' + a name, got "
-            f"{str(identity)[:60]!r}"
-        )
-    return identity
-
-
-def _identities(identities: Any) -> tuple[str, ...]:
-    if isinstance(identities, str):
-        identities = [identities]
-    ids = tuple(sorted({_check_identity(i) for i in identities}))
-    if not ids:
-        raise ReleaseError("a release must be charged to at least one dataset identity")
-    return ids
 
 
 def default_ledger_path() -> str:
     """$HDP_LEDGER if set (and not empty), else DEFAULT_PATH, with ~ expanded."""
     return os.path.expanduser(os.environ.get(ENV_VAR) or DEFAULT_PATH)
-
-
-# ------------------------------------------------------------------------------ records
-@dataclass(frozen=True)
-class ChargeTicket:
-    """A charge made before a release: its id in the ledger, the identities charged, the
-    exact spend, the factor the release must run at (levels eps x factor) and what remains
-    of the tightest identity's budget after it (exact)."""
-
-    release_id: int
-    identities: tuple[str, ...]
-    spend: Fraction
-    factor: float
-    remaining: Fraction
-    path: str
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One release in the ledger (times in UTC; ``status``: 'charged' (no outcome recorded
-    yet: the charge stands), 'released' or 'failed'; ``receipt``: the release's per-level
-    receipt rows as returned, ``summary``: its public to_dict())."""
-
-    release_id: int
-    charged_at: _dt.datetime
-    identities: tuple[str, ...]
-    spend: Fraction
-    status: str
-    recorded_at: _dt.datetime | None
-    engine: str | None
-    target: str | None
-    estimate: float | None
-    ci95: tuple[float, float] | None
-    receipt: list[dict[str, Any]] | None
-    summary: dict[str, Any] | None
-    failure: str | None
-
-
-# ------------------------------------------------------------------------------ locking
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _thread_lock(path: str) -> threading.Lock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, threading.Lock())
 
 
 def _now() -> _dt.datetime:
@@ -198,24 +161,31 @@ def _now() -> _dt.datetime:
 
 class PrivacyLedger:
     """The privacy ledger in the DuckDB file at ``path`` (None: $HDP_LEDGER, else
-    DEFAULT_PATH). A missing file is created; a parent folder that does not exist is an
-    error (except for DEFAULT_PATH's own folder). Raises LedgerUnusable if the file exists
-    but is not a readable ledger."""
+    DEFAULT_PATH). A missing file is created (never with ``read_only=True``: listing and
+    inspection refuse it); a parent folder that does not exist is an error (except for
+    DEFAULT_PATH's own folder). Raises LedgerUnusable if the file exists but is not a
+    readable ledger, or the path is not a regular file."""
 
     def __init__(
-        self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = BUSY_TIMEOUT
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT,
+        read_only: bool = False,
     ):
         default = path is None and not os.environ.get(ENV_VAR)
         raw = default_ledger_path() if path is None else os.path.expanduser(os.fspath(path))
         self.path = os.path.abspath(raw)
         self.busy_timeout = float(busy_timeout)
+        self.read_only = bool(read_only)
         parent = os.path.dirname(self.path)
-        if default:
+        if default and not self.read_only:
             with contextlib.suppress(OSError):
                 os.makedirs(parent, mode=0o700, exist_ok=True)
-        self._lock = _thread_lock(self.path)
+        self._id: str | None = None
+        self._secret: bytes | None = None
         self._seen = False
-        with self._open(write=True):
+        with self._open(write=not self.read_only):
             pass  # creates a missing ledger, checks an existing one
 
     def __repr__(self) -> str:
@@ -232,12 +202,31 @@ class PrivacyLedger:
 
     # ---------------------------------------------------------------- opening
     def _check_place(self) -> None:
+        """Refuse, before anything is created, a path that is not (or cannot become) a
+        regular file: a missing folder, a folder, a dangling symlink, a device or pipe."""
         parent = os.path.dirname(self.path)
         if not os.path.isdir(parent):
             raise self._unusable("no-parent", f"its folder {parent!r} does not exist")
         if os.path.isdir(self.path):
             raise self._unusable("directory", "the path is a folder, not a ledger file")
-        if not os.access(parent, os.W_OK | os.X_OK):
+        if os.path.lexists(self.path):
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                raise self._unusable(
+                    "not-a-file", "the path is a symbolic link to nothing"
+                ) from None
+            if not stat.S_ISREG(st.st_mode):
+                raise self._unusable("not-a-file", "the path is not a regular file")
+        elif self.read_only or self._seen:
+            raise self._unusable(
+                "vanished" if self._seen else "missing",
+                "the file disappeared after it was opened; a new empty ledger would reset "
+                "every budget"
+                if self._seen
+                else "the file does not exist (listing never creates a ledger)",
+            )
+        if not self.read_only and not os.access(parent, os.W_OK | os.X_OK):
             raise self._unusable("not-writable", f"its folder {parent!r} is not writable")
 
     def _create(self) -> None:
@@ -264,6 +253,7 @@ class PrivacyLedger:
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
+            os.chmod(tmp, 0o600)  # it holds the secret
             with contextlib.suppress(FileExistsError):
                 os.link(tmp, self.path)
         except OSError as exc:
@@ -272,7 +262,7 @@ class PrivacyLedger:
             ) from None
         except duckdb.Error as exc:
             raise self._unusable(
-                "create-failed", f"it could not be created: {_first(exc)}"
+                "create-failed", f"it could not be created: {first_line(exc)}"
             ) from None
         finally:
             for f in (tmp, tmp + ".wal"):
@@ -281,9 +271,16 @@ class PrivacyLedger:
 
     @contextlib.contextmanager
     def _open(self, write: bool) -> Iterator[Any]:
-        """A checked connection, held exclusively (threads and processes) for one operation."""
+        """A checked connection, held exclusively (threads and processes) for one operation.
+        Every DuckDB error inside becomes a LedgerError."""
         import duckdb
 
+        if write and self.read_only:
+            raise LedgerError(
+                f"the privacy ledger {self.path!r} was opened read-only (a listing): "
+                "nothing can be charged through it",
+                path=self.path,
+            )
         start = time.monotonic()
         deadline = start + self.busy_timeout
 
@@ -296,86 +293,92 @@ class PrivacyLedger:
                 waited=waited,
             )
 
-        if not self._lock.acquire(timeout=max(self.busy_timeout, 0.0)):
+        self._check_place()
+        lock = thread_lock(file_key(self.path))
+        if not lock.acquire(timeout=max(self.busy_timeout, 0.0)):
             raise busy()
         try:
             self._check_place()
+            real = os.path.realpath(self.path)
             try:
-                fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+                fd = os.open(real + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
             except OSError as exc:
                 raise self._unusable("lock-file", f"its lock file: {exc.strerror}") from None
             try:
-                _flock(fd, deadline, busy)
+                flock_within(fd, deadline, busy)
+                self._check_place()
                 if not os.path.lexists(self.path):
-                    if self._seen:  # a long-lived ledger (a server's) never restarts empty
-                        raise self._unusable(
-                            "vanished",
-                            "the file disappeared after it was opened; a new empty ledger "
-                            "would reset every budget",
-                        )
                     self._create()
                 pause = 0.005
                 while True:
                     try:
-                        con = duckdb.connect(self.path, read_only=not write)
+                        con = duckdb.connect(real, read_only=not write)
                         break
                     except duckdb.IOException as exc:
                         # DuckDB's single-writer lock held by a process outside hdp (ours take
                         # the flock first): the only IO error that is worth waiting for
                         if "lock" not in str(exc).lower():
-                            raise self._unusable("corrupt", _first(exc)) from None
-                        pause = _pause(pause, deadline, busy)
+                            raise self._unusable("corrupt", first_line(exc)) from None
+                        pause = pause_step(pause, deadline, busy)
                     except duckdb.Error as exc:
-                        raise self._unusable("corrupt", _first(exc)) from None
+                        raise self._unusable("corrupt", first_line(exc)) from None
                 try:
                     try:
                         self._verify(con, write)
                     except duckdb.Error as exc:
-                        raise self._unusable("corrupt", _first(exc)) from None
+                        raise self._unusable("corrupt", first_line(exc)) from None
                     self._seen = True
-                    yield con
+                    try:
+                        yield con
+                    except duckdb.Error as exc:
+                        raise LedgerError(
+                            f"the privacy ledger {self.path!r} failed ({type(exc).__name__}); "
+                            "nothing was charged in the failed operation",
+                            path=self.path,
+                        ) from None
                 finally:
                     con.close()
             finally:
                 os.close(fd)  # releases the flock
         finally:
-            self._lock.release()
+            lock.release()
 
     def _verify(self, con: Any, write: bool) -> None:
-        """Refuse a file that is not a ledger or whose tables disagree."""
+        """Refuse a file that is not a ledger, that is not the one this object opened first,
+        or whose tables disagree (hdp_release.ledger.verify)."""
         tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        if not {"meta", "datasets", "releases", "charges"} <= tables:
+        if not TABLES - {"totals"} <= tables:
             raise self._unusable("not-a-ledger", "the file is not an hdp-explorer ledger")
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != _MAGIC:
             raise self._unusable("not-a-ledger", "the file is not an hdp-explorer ledger")
-        if meta.get("version") != _VERSION:
+        if self._id is not None and meta.get("ledger_id") != self._id:
             raise self._unusable(
-                "version", f"its format version {meta.get('version')!r} is not {_VERSION!r}"
+                "replaced",
+                "another file took its place after it was opened; its budgets are not this "
+                "ledger's",
             )
-        n = con.execute("SELECT count(*) FROM releases").fetchone()[0]
-        if str(n) != meta.get("releases"):
-            raise self._unusable(
-                "corrupt", f"it lists {n} releases but recorded {meta.get('releases')}"
-            )
-        orphans = con.execute(
-            "SELECT count(*) FROM charges c ANTI JOIN releases r USING (release_id)"
-        ).fetchone()[0]
-        if orphans:
-            raise self._unusable("corrupt", "a charge names a release that is not there")
-        for ident, total in _spent(con, None).items():
-            if total > 1:
-                raise self._unusable("corrupt", f"{ident!r} has spent more than its budget")
         missing = [k for k in ("ledger_id", "secret") if k not in meta]
-        if missing and write:  # a ledger made before ledgers had an identity and a secret
-            con.execute(
-                "INSERT INTO meta VALUES " + ", ".join("(?, ?)" for _ in missing),
-                [
-                    x
-                    for k in missing
-                    for x in (k, secrets.token_hex(16 if k == "ledger_id" else 32))
-                ],
+        if write and (missing or "totals" not in tables):
+            # a ledger made before ledgers had an identity, a secret and running totals
+            con.execute("BEGIN TRANSACTION")
+            for k in missing:
+                meta[k] = secrets.token_hex(16 if k == "ledger_id" else 32)
+                con.execute("INSERT INTO meta VALUES (?, ?)", [k, meta[k]])
+            if "totals" not in tables:
+                build_totals(con)
+            con.execute("COMMIT")
+            tables.add("totals")
+        if "totals" not in tables:
+            raise self._unusable(
+                "upgrade",
+                "it was written before running totals: open it once for writing (e.g. "
+                "PrivacyLedger(path)) to add them",
             )
+        verify_tables(con, meta, _VERSION, self._unusable, write)
+        self._id = meta.get("ledger_id", self._id)
+        if "secret" in meta:
+            self._secret = bytes.fromhex(meta["secret"])
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -388,35 +391,41 @@ class PrivacyLedger:
     def secret_key(self) -> bytes:
         """The ledger's own secret (32 random bytes made with the ledger, never printed or
         listed): the key of every keyed hash derived from data or ids that the ledger
-        stores."""
-        with self._open(write=True) as con:
-            (value,) = con.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
-        return bytes.fromhex(value)
+        stores. Read with the ledger's id on every open (the object refuses another file)."""
+        if self._secret is None:  # an older ledger opened read-only: none yet
+            with self._open(write=not self.read_only):
+                pass
+        if self._secret is None:
+            raise self._unusable("upgrade", "it has no secret yet: open it once for writing")
+        return self._secret
 
     def ledger_id(self) -> str:
         """The ledger's random identity (32 hex digits, made with the ledger)."""
-        with self._open(write=True) as con:
-            (value,) = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
-        return str(value)
+        if self._id is None:
+            raise self._unusable("upgrade", "it has no identity yet: open it once for writing")
+        return self._id
 
     # ---------------------------------------------------------------- operations
     def charge(self, identities: Iterable[str] | str, spend: Any = 1) -> ChargeTicket:
         """Check and charge ``spend`` (see :func:`as_spend`) to every identity in one
         transaction. Raises BudgetExceeded (nothing charged) if any identity's cumulative
-        spend would pass 1; LedgerBusy / LedgerUnusable if the ledger cannot be used."""
-        ids = _identities(identities)
+        spend would pass 1; LedgerBusy / LedgerUnusable if the ledger cannot be used. Reads
+        and writes one running total per identity: its cost does not grow with history."""
+        ids = check_identities(identities)
         s = as_spend(spend)
+        if max(len(str(s.numerator)), len(str(s.denominator))) > _MAX_DIGITS:
+            raise ReleaseError(f"a spend is written with at most {_MAX_DIGITS} digits")
         factor = spend_factor(s)
         with self._open(write=True) as con:
             con.execute("BEGIN TRANSACTION")
             try:
-                spent = _spent(con, ids)
+                spent = spent_of(con, ids)
                 worst = max(ids, key=lambda i: (spent.get(i, Fraction(0)), i))
                 used = spent.get(worst, Fraction(0))
                 if used + s > 1:
                     raise BudgetExceeded(
                         f"the dataset's privacy budget does not allow this release: "
-                        f"{_describe(worst)} has spent {pct(used)} of every user's level, "
+                        f"{describe(worst)} has spent {pct(used)} of every user's level, "
                         f"{pct(1 - used)} remains and this release would spend {pct(s)}; "
                         "nothing was released",
                         identity=worst,
@@ -424,11 +433,10 @@ class PrivacyLedger:
                         remaining=1 - used,
                         requested=s,
                     )
-                rid = int(
-                    con.execute("SELECT coalesce(max(release_id), 0) + 1 FROM releases").fetchone()[
-                        0
-                    ]
-                )
+                (rid,) = con.execute(
+                    "SELECT CAST(value AS BIGINT) + 1 FROM meta WHERE key = 'releases'"
+                ).fetchone()
+                rid = int(rid)
                 now = _now()
                 con.execute(
                     "INSERT INTO releases (release_id, charged_at, spend, status) "
@@ -438,11 +446,18 @@ class PrivacyLedger:
                 con.executemany("INSERT INTO charges VALUES (?, ?)", [[rid, i] for i in ids])
                 con.executemany(
                     "INSERT INTO datasets VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                    [[i, "name" if i.startswith(NAME_PREFIX) else "fingerprint", now] for i in ids],
+                    [[i, "name" if i.startswith(NAME_PREFIX) else "levels", now] for i in ids],
                 )
+                con.executemany(
+                    "INSERT INTO totals VALUES (?, ?, 1) ON CONFLICT (identity) DO UPDATE SET "
+                    "spent = excluded.spent, releases = totals.releases + 1",
+                    [[i, str(spent.get(i, Fraction(0)) + s)] for i in ids],
+                )
+                con.execute("UPDATE meta SET value = ? WHERE key = 'releases'", [str(rid)])
+                # this release is valid by construction: keep the verified mark current
                 con.execute(
-                    "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) "
-                    "WHERE key = 'releases'"
+                    "UPDATE meta SET value = ? WHERE key = 'verified' AND value = ?",
+                    [str(rid), str(rid - 1)],
                 )
                 con.execute("COMMIT")
             except BaseException:
@@ -468,9 +483,9 @@ class PrivacyLedger:
             [
                 d.get("engine"),
                 target,
-                _num(d.get("estimate")),
-                _num(ci[0]),
-                _num(ci[1]),
+                as_float(d.get("estimate")),
+                as_float(ci[0]),
+                as_float(ci[1]),
                 receipt,
                 summary,
                 None,
@@ -504,10 +519,11 @@ class PrivacyLedger:
             )
 
     def spent(self, identity: Iterable[str] | str) -> Fraction:
-        """The largest cumulative spend (exact, 0 to 1) among the given identities."""
-        ids = _identities(identity)
+        """The largest cumulative spend (exact, 0 to 1) among the given identities (from the
+        running totals: one row per identity)."""
+        ids = check_identities(identity)
         with self._open(write=False) as con:
-            spent = _spent(con, ids)
+            spent = spent_of(con, ids)
         return max((spent.get(i, Fraction(0)) for i in ids), default=Fraction(0))
 
     def remaining(self, identity: Iterable[str] | str) -> Fraction:
@@ -515,103 +531,39 @@ class PrivacyLedger:
         smallest remainder among them (exhausted when any identity is)."""
         return 1 - self.spent(identity)
 
-    def history(self, identity: Iterable[str] | str | None = None) -> list[LedgerEntry]:
-        """The releases charged to any of the identities (None: all), oldest first."""
-        ids = None if identity is None else _identities(identity)
+    def release_count(self, identity: Iterable[str] | str | None = None) -> int:
+        """How many releases were charged to any of the identities (None: all releases)."""
+        return self.overview(identity, limit=1)[1]
+
+    def history(
+        self,
+        identity: Iterable[str] | str | None = None,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+    ) -> list[LedgerEntry]:
+        """The releases charged to any of the identities (None: all), oldest first. Paged:
+        with ``limit``, only the ``limit`` newest releases whose id is below ``before`` (None:
+        the newest), still oldest first; the next page is ``before=page[0].release_id``."""
+        return self.overview(identity, limit=limit, before=before)[0]
+
+    def overview(
+        self,
+        identity: Iterable[str] | str | None = None,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+    ) -> tuple[list[LedgerEntry], int, Fraction | None]:
+        """In one open: :meth:`history`'s page, the number of releases charged to the
+        identities (None: all) and what remains of their budget (None without identities)."""
+        ids = None if identity is None else check_identities(identity)
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise ReleaseError("a history page holds at least one release")
         with self._open(write=False) as con:
-            where = ""
-            args: list[Any] = []
-            if ids is not None:
-                where = (
-                    "WHERE release_id IN (SELECT release_id FROM charges WHERE identity IN "
-                    f"({', '.join('?' for _ in ids)}))"
-                )
-                args = list(ids)
-            rows = con.execute(
-                "SELECT release_id, charged_at, spend, status, recorded_at, engine, target, "
-                f"estimate, ci_low, ci_high, receipt, summary, failure FROM releases {where} "
-                "ORDER BY release_id",
-                args,
-            ).fetchall()
-            charged: dict[int, list[str]] = {}
-            for rid, ident in con.execute(
-                "SELECT release_id, identity FROM charges ORDER BY identity"
-            ).fetchall():
-                charged.setdefault(int(rid), []).append(ident)
-        out = []
-        for r in rows:
-            out.append(
-                LedgerEntry(
-                    int(r[0]),
-                    r[1],
-                    tuple(charged.get(int(r[0]), [])),
-                    Fraction(r[2]),
-                    r[3],
-                    r[4],
-                    r[5],
-                    r[6],
-                    r[7],
-                    None if r[8] is None else (float(r[8]), float(r[9])),
-                    None if r[10] is None else json.loads(r[10]),
-                    None if r[11] is None else json.loads(r[11]),
-                    r[12],
-                )
-            )
-        return out
+            return history_page(con, ids, limit, before)
 
 
 # ------------------------------------------------------------------------------ helpers
-def _spent(con: Any, ids: tuple[str, ...] | None) -> dict[str, Fraction]:
-    """Exact cumulative spend per identity (all identities when ``ids`` is None)."""
-    sql = "SELECT c.identity, r.spend FROM charges c JOIN releases r USING (release_id)"
-    args: list[Any] = []
-    if ids is not None:
-        sql += f" WHERE c.identity IN ({', '.join('?' for _ in ids)})"
-        args = list(ids)
-    out: dict[str, Fraction] = {}
-    for ident, spend in con.execute(sql, args).fetchall():
-        out[ident] = out.get(ident, Fraction(0)) + Fraction(spend)
-    return out
-
-
-def _flock(fd: int, deadline: float, busy: Any) -> None:
-    pause = 0.005
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pause = _pause(pause, deadline, busy)
-
-
-def _pause(pause: float, deadline: float, busy: Any) -> float:
-    """Sleep a jittered backoff step (never past the deadline); raise busy() at the
-    deadline. Returns the next step (doubling, at most 0.25 s)."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise busy() from None
-    time.sleep(min(pause * (0.5 + random.random()), left))
-    return min(pause * 2, 0.25)
-
-
-def _first(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:200]
-
-
-def _num(x: Any) -> float | None:
-    try:
-        return None if x is None else float(x)
-    except (TypeError, ValueError):
-        return None
-
-
 def pct(x: Fraction) -> str:
     """A fraction of every user's level as a percent with 4 significant digits."""
     return f"{float(x) * 100:.4g}%"
-
-
-def _describe(identity: str) -> str:
-    if identity.startswith(NAME_PREFIX):
-        return f"the dataset named {identity[len(NAME_PREFIX) :]!r}"
-    return f"data with this content ({identity[:12]}...)"

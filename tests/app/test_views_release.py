@@ -280,7 +280,10 @@ def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
         release_mean(df, value="value", eps="eps", lo=0, hi=10, ledger=led, spend=0.5)
     e.value.args = ("a message the page must never read",)
     text = shown(V.budget_refusal(e.value))
-    assert "data with this content has spent 75%" in text
+    assert (
+        "data with these privacy levels (the same number of users at each level) has spent "
+        "75%" in text
+    )
     assert "75%" in text and "25% remains" in text and "spend 50%" in text
     assert "never read" not in text
     hist = led.history()
@@ -288,7 +291,7 @@ def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
     assert list(f["spend"]) == ["75%"] and list(f["status"]) == ["released"]
     assert list(f["estimated"]) == ["this table's own mean (TableMean)"]
     assert f["private mean"][0] == V.in_units(rel.estimate)
-    assert V.budget_caption(Fraction(1, 4), 1, True).startswith("1 release of this table")
+    assert V.budget_caption(Fraction(1, 4), 1, True).startswith("1 release under this name")
     # refused by its name: the name is shown as plain text (markdown escaped)
     with pytest.raises(BudgetExceeded) as e:
         other = df.assign(value=df["value"] / 2)

@@ -122,7 +122,8 @@ def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  
         wait_drawn(page, min_charts=0, runs_before=before)
         main.get_by_text("Budget remaining").wait_for()
         text = main.inner_text()
-        assert "1 release of this table's content so far" in text
+        # no name: the budget is the levels' (no history of another session is shown)
+        assert "remains for later releases of data with these privacy levels" in text
         assert "Only 40% of every user's level remains" in text
         _set_spend(page, 40)
         _click(page, page.get_by_test_id("stRadioGroup").get_by_text("No", exact=True))

@@ -32,6 +32,7 @@ from hdp_release.fingerprint import (
     fingerprint_frame,
     fingerprint_from_sums,
     fingerprint_sql,
+    levels_identity_arrays,
 )
 from hdp_release.ledger.store import (
     DEFAULT_PATH,
@@ -46,8 +47,8 @@ from hdp_release.ledger.store import (
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FP_A = "fp1:" + "a" * 32
-FP_B = "fp1:" + "b" * 32
+FP_A = "lv1:" + "a" * 32
+FP_B = "lv1:" + "b" * 32
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def _small_release():
 
 def test_the_receipt_stored_equals_the_one_returned(ledger):
     df, rel = _small_release()
-    fp = fingerprint_frame(df, "v", "e")
+    fp = levels_identity_arrays(df["e"], ledger.secret_key())
     t = ledger.charge(dataset_identities(fp, "survey"), 1)
     ledger.record(t, rel, target="v")
     [h] = ledger.history(fp)

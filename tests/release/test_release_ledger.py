@@ -24,7 +24,7 @@ import hdp_core as hdp
 from hdp_core.errors import BadCellError, BudgetExceeded, LedgerUnusable, ReleaseError
 from hdp_release import release as R
 from hdp_release.cli import main as cli
-from hdp_release.fingerprint import fingerprint_frame
+from hdp_release.fingerprint import fingerprint_frame, levels_identity_arrays
 from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean
 
@@ -68,9 +68,14 @@ def test_two_half_spends_then_refused_whatever_the_files_look_like(tmp_path, led
             release_mean(src, value="v", eps="e", lo=LO, hi=HI, ledger=str(led.path), spend=0.5)
         assert info.value.remaining == 0 and info.value.requested == Fraction(1, 2)
     assert len(led.history()) == 2  # refusals charge nothing
-    # other data is another dataset
+    # other values with the same levels: refused alike (nothing depends on a value, issue 32)
     other = df.assign(v=df["v"] + 1)
-    release_mean(other, value="v", eps="e", lo=LO, hi=HI, ledger=led, spend=1)
+    with pytest.raises(BudgetExceeded) as info:
+        release_mean(other, value="v", eps="e", lo=LO, hi=HI, ledger=led, spend=0.5)
+    assert info.value.remaining == 0 and "lv1:" not in str(info.value)
+    # another level profile (a level changed) is another dataset
+    moved = df.assign(e=np.where(df.index == 0, 0.25, df["e"]))
+    release_mean(moved, value="v", eps="e", lo=LO, hi=HI, ledger=led, spend=1)
 
 
 def test_a_name_is_a_second_identity(led):
@@ -127,7 +132,9 @@ def test_the_stored_receipt_equals_the_returned_one(led):
     assert h.status == "released" and h.estimate == rel.estimate and h.ci95 == rel.ci95
     assert h.receipt == rel.to_dict()["tiers"] and h.summary == rel.to_dict()
     assert h.spend == Fraction(3, 10)
-    assert fingerprint_frame(df, "v", "e") in h.identities  # the fingerprint stays in the ledger
+    # the keyed level profile is the identity; no unkeyed content hash is stored
+    assert levels_identity_arrays(df["e"], led.secret_key()) in h.identities
+    assert fingerprint_frame(df, "v", "e") not in h.identities
     assert led.remaining("name:s") == Fraction(7, 10)
 
 

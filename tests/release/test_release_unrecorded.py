@@ -19,7 +19,7 @@ from hdp_app.views import release as V
 from hdp_core.errors import BudgetExceeded, LedgerBusy, LedgerUnusable
 from hdp_release.cli import NOT_RECORDED
 from hdp_release.cli import main as cli_main
-from hdp_release.fingerprint import fingerprint_frame
+from hdp_release.fingerprint import levels_identity_arrays
 from hdp_release.ledger.store import PrivacyLedger, dataset_identities
 from hdp_release.release import release_mean
 from hdp_release.result import not_recorded_note
@@ -57,7 +57,8 @@ def test_a_release_the_ledger_cannot_record_is_returned_flagged_and_stays_charge
     assert d["recorded"] is False and d["record_failure"] == code and d["tracked"] is True
     assert "WARNING: the privacy ledger could not record" in rel.text()
     # the charge stays: the ledger counts it, its history lists it with no result
-    ids = dataset_identities(fingerprint_frame(float_frame(), "value", "eps"), "Sales")
+    key = led.secret_key()
+    ids = dataset_identities(levels_identity_arrays(float_frame()["eps"], key), "Sales")
     assert led.spent(ids) == Fraction(1, 2)
     (entry,) = led.history(ids)
     assert entry.status == "charged" and entry.estimate is None and entry.spend == Fraction(1, 2)
@@ -151,6 +152,7 @@ def page(app):
 def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkeypatch):
     monkeypatch.setattr(PrivacyLedger, "record", _busy)
     at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
+    at.text_input(key="rel_dataset").set_value("Sales").run()  # the history is a name's
     at.slider(key="rel_spend").set_value(40).run()
     _release(_answer(at, "No"))
     rel = at.session_state["rel_last"]["rel"]
