@@ -45,7 +45,7 @@ def release_section(
     df: Any, s: dict, name: str, menu: Any, budget: tuple, spend: Any, answer: Any, by: list
 ) -> None:
     """The button that releases a mean per segment (the same blockers as one mean)."""
-    led, dataset, remaining = budget
+    led, dataset, remaining, scope = budget
     st.subheader("Release a mean per segment")
     blocker = V.release_blocker(answer, remaining, spend)
     problem = S.by_problem(by)
@@ -73,6 +73,7 @@ def release_section(
                 ledger=led,
                 spend=spend,
                 dataset=dataset,
+                dataset_scope=scope,
             )
         except BudgetExceeded as e:
             st.error(V.budget_refusal(e))

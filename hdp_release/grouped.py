@@ -112,6 +112,7 @@ def release_means(
     target: str = "population",
     keys: Any = None,
     id: str | None = None,
+    dataset_scope: str | None = None,
     ledger: Any = None,
     spend: Any = 1,
     dataset: str | None = None,
@@ -127,8 +128,9 @@ def release_means(
     "table", TableMean), noise scale, tau* or cap and bias bound, and the receipt per segment
     and level. Each person's privacy loss is their own segment's granted r_i <= their run
     level (parallel composition: see the module docstring for the model and the proof
-    sketch). ``keys``, ``ledger``, ``spend``, ``dataset``, ``tiers``, ``engine``,
-    ``data_sd``: as in the module docstring and :func:`hdp_release.release.release_mean`.
+    sketch). ``keys``, ``ledger``, ``spend``, ``dataset``, ``dataset_scope``, ``tiers``,
+    ``engine``, ``data_sd``: as in the module docstring and
+    :func:`hdp_release.release.release_mean`.
     Raises ReleaseError (BadCellError with row, column and reason) for bad input before
     anything is computed from the values, never quoting a cell."""
     from hdp_release.ledger.store import (
@@ -164,7 +166,7 @@ def release_means(
                 f"ledger must be a PrivacyLedger or a path to one, got {type(ledger).__name__}"
             )
     if dataset is not None:
-        name_identity(dataset)
+        name_identity(dataset, dataset_scope)
         if led is None:
             raise ReleaseError(
                 "a dataset name is only used with a ledger (ledger=...): without one nothing "
@@ -178,8 +180,9 @@ def release_means(
         check_segment_limit(len(present))
         chosen, n_out, users_out = _choose(present, keys, len(bcols))
         if led is not None:
-            fp = precheck(src, vcol, ecol, engine)  # refuses bad input: nothing charged
-            ticket = led.charge(dataset_identities(fp, dataset), frac)
+            # refuses bad input (and a spend too small for the levels): nothing charged
+            fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor)
+            ticket = led.charge(dataset_identities(fp, dataset, dataset_scope), frac)
             factor = ticket.factor
         src.level_factor = factor
         rels, plan = _release_segments(
