@@ -70,6 +70,7 @@ from hdp_core.errors import BadCellError, BudgetExceeded, ReleaseError
 from hdp_core.table_mean import table_mean
 from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
 from hdp_release.engines.base import check_column_names, lit, match_column
+from hdp_release.ledger.modes import check_persons_allowed
 from hdp_release.ledger.store import ChargeTicket, PrivacyLedger
 from hdp_release.plan import run_profile, tiers_solution
 
@@ -382,6 +383,7 @@ def _charge_spark(
 def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None):
     """The check-and-charge inside the ledger's transaction (see charge_people); ``inp``:
     the relation of this release's persons (h: keyed hash, e: current level)."""
+    check_persons_allowed(con, s)  # one kind of budget per ledger (hdp_release.ledger.modes)
     con.execute(_SCHEMA)
     u = f"{UNIT!r}"
     p, q = s.numerator, s.denominator

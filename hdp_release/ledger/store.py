@@ -107,6 +107,7 @@ from hdp_release.ledger.identity import (
     name_identity,
     shown_identity,
 )
+from hdp_release.ledger.modes import check_datasets_allowed
 from hdp_release.ledger.verify import TABLES, build_totals, verify_tables
 
 __all__ = [
@@ -419,6 +420,7 @@ class PrivacyLedger:
         with self._open(write=True) as con:
             con.execute("BEGIN TRANSACTION")
             try:
+                check_datasets_allowed(con, s)  # one kind of budget per ledger
                 spent = spent_of(con, ids)
                 worst = max(ids, key=lambda i: (spent.get(i, Fraction(0)), i))
                 used = spent.get(worst, Fraction(0))

@@ -343,3 +343,28 @@ def test_public_and_zero_persons_and_a_public_person_who_turns_private(tmp_path)
     assert max(spent.values()) <= budget
     assert spent[key_hash(secret, "1")] <= budget  # the public person: held to the new level
     assert second.people.run_min.iloc[0] <= 1.0 - tau + 2.0**-42
+
+
+def test_one_ledger_keeps_one_kind_of_budget(tmp_path):
+    """A ledger that charged persons refuses a release without an id, and one that charged a
+    dataset refuses a release with an id, both before anything is charged: otherwise a
+    person's losses of one kind would go unseen by the other (hdp_release.ledger.modes)."""
+    from hdp_core.errors import BudgetExceeded
+    from hdp_release.ledger.modes import MODE_IDENTITY
+
+    df = pd.DataFrame(
+        {"uid": range(40), "v": np.linspace(0, 100, 40), "e": [0.5, 1.0, 2.0, 4.0] * 10}
+    )
+    people = PrivacyLedger(tmp_path / "people.duckdb")
+    release_mean(df, value="v", eps="e", lo=0, hi=100, ledger=people, id="uid", spend=0.5)
+    n = len(people.history())
+    with pytest.raises(BudgetExceeded) as ei:
+        release_mean(df, value="v", eps="e", lo=0, hi=100, ledger=people, spend=0.5)
+    assert ei.value.identity == MODE_IDENTITY and "per person" in str(ei.value)
+    assert len(people.history()) == n  # nothing charged
+    datasets = PrivacyLedger(tmp_path / "datasets.duckdb")
+    release_mean(df, value="v", eps="e", lo=0, hi=100, ledger=datasets, spend=0.5)
+    with pytest.raises(BudgetExceeded) as ei:
+        release_mean(df, value="v", eps="e", lo=0, hi=100, ledger=datasets, id="uid", spend=0.5)
+    assert ei.value.identity == MODE_IDENTITY and "per dataset" in str(ei.value)
+    assert len(datasets.history()) == 1

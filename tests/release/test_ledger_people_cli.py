@@ -72,14 +72,19 @@ def test_hdp_ledger_is_used_when_set_and_no_ledger_says_not_tracked(
     assert "NOT TRACKED" in capsys.readouterr().err
     assert len(PrivacyLedger(env).history()) == 2
     assert main(_args(csv, "--no-ledger", "--ledger", str(env))) == 2
-    # the library: $HDP_LEDGER when set, ledger=False to opt out
+    # the library: $HDP_LEDGER when set, ledger=False to opt out; per person in a new file
+    # (one ledger keeps one kind of budget: hdp_release.ledger.modes)
+    people = tmp_path / "people.duckdb"
+    monkeypatch.setenv("HDP_LEDGER", str(people))
     rel = release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100, id="user_id")
-    assert rel.ledger_path == str(env) and rel.people is not None
+    assert rel.ledger_path == str(people) and rel.people is not None
     free = release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100, ledger=False)
     assert free.ledger_path is None and NOT_TRACKED_NOTE.startswith("NOT TRACKED")
     with pytest.raises(BudgetExceeded):  # nobody saturates: every person spent their level
         release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100, id="user_id")
     from hdp_release.grouped import release_means
+
+    monkeypatch.setenv("HDP_LEDGER", str(env))
 
     by = pd.read_csv(csv).assign(half=lambda d: d.index % 2)
     grouped = release_means(by, value="wage", eps="eps", lo=0, hi=100, by="half", spend="1/10")
