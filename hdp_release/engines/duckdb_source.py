@@ -3,15 +3,13 @@ the embedded DuckDB; every aggregate one grouped SQL pass (see hdp_release.engin
 
 from __future__ import annotations
 
-import glob as _glob
 import math
 import os
 from typing import Any
 
 import numpy as np
 
-from hdp_core.errors import ColumnNameError, ReleaseError
-from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS
+from hdp_core.errors import ReleaseError
 from hdp_release.engines.base import (
     BINS_PER_E,
     DBL_MAX,
@@ -29,142 +27,22 @@ from hdp_release.engines.base import (
     bad_values,
     check_column_names,
     check_path,
-    csv_header_check,
     fetch_rows,
     histogram_from_rows,
     lit,
     text_levels,
 )
-
-# ------------------------------------------------------------------------------ DuckDB
-_NUMERIC_DUCK = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "FLOAT",
-    "DOUBLE",
-    "REAL",
+from hdp_release.engines.duckdb_sql import (
+    NUMERIC_DUCK,
+    PUBLIC_SQL,
+    header_names,
+    number_sql,
+    quote_name,
+    range_sql,
+    shared_cursor,
+    sql_path,
+    sql_str,
 )
-
-
-def _sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-_PUBLIC_SQL = "(" + ", ".join(_sql_str(w) for w in sorted(PUBLIC_WORDS)) + ")"
-
-
-def _number_sql(x: str) -> str:
-    """A text cell as DuckDB reads a number, except that '1_0' is not one (DuckDB's cast
-    takes underscores as digit separators; the app's reader, pandas, refuses them)."""
-    return f"CASE WHEN strpos({x}, '_') > 0 THEN NULL ELSE TRY_CAST(trim({x}) AS DOUBLE) END"
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_path(path: str) -> str:
-    return "'" + path.replace("'", "''") + "'"
-
-
-def _files_of(path: str) -> list[str]:
-    """The files a path or glob names (sorted)."""
-    return sorted(_glob.glob(path)) if any(ch in path for ch in "*?[") else [path]
-
-
-def _parquet_top_names(rows: list) -> list[str]:
-    """Top-level column names from parquet_schema rows (name, num_children), root first."""
-    names: list[str] = []
-
-    def skip(i: int) -> int:
-        n = int(rows[i][1] or 0)
-        i += 1
-        for _ in range(n):
-            i = skip(i)
-        return i
-
-    i = 1
-    for _ in range(int(rows[0][1] or 0) if rows else 0):
-        names.append(str(rows[i][0]))
-        i = skip(i)
-    return names
-
-
-def header_names(con: Any, path: str, kind: str) -> list[str]:
-    """The column names exactly as every file of ``path`` (a file or a glob) writes them
-    (CSV: the first row read as text, before any renaming; Parquet: the file's schema).
-    Raises ReleaseError when the files do not all have the same names."""
-    first: list[str] | None = None
-    first_file = ""
-    for f in _files_of(path):
-        if kind != "parquet":
-            csv_header_check(f)
-        try:
-            if kind == "parquet":
-                rows = con.execute(
-                    f"SELECT name, num_children FROM parquet_schema({_sql_path(f)})"
-                ).fetchall()
-                names = _parquet_top_names(rows)
-            else:
-                row = con.execute(
-                    f"SELECT * FROM read_csv({_sql_path(f)}, header = false, all_varchar = true) "
-                    "LIMIT 1"
-                ).fetchone()
-                names = ["" if c is None else str(c) for c in (row or ())]
-        except Exception as exc:  # duckdb's own error family; its text may quote the file
-            raise ReleaseError(
-                f"could not read {os.path.basename(f)!r} as {kind} ({type(exc).__name__})"
-            ) from None
-        if first is None:
-            first, first_file = names, f
-        elif names != first:
-            raise ColumnNameError(
-                f"the files matched by {path!r} do not all have the same columns "
-                f"({os.path.basename(first_file)!r} and {os.path.basename(f)!r} differ); "
-                "release one kind of file at a time",
-                columns=tuple(sorted(set(first) ^ set(names))) or tuple(names),
-            )
-    return first or []
-
-
-_DUCK: Any = None
-
-
-def shared_cursor() -> Any:
-    """A new cursor of the process's one in-memory DuckDB database (made on first use: opening
-    a database costs ~30 ms); each cursor keeps its registrations to itself.
-
-    Statistics propagation is off (issue 32): Parquet column statistics omit NaN, so with it
-    DuckDB answers ``isnan(v)`` as false from the statistics and a NaN cell passes every
-    check, then fails the release after the ledger charged. Measured: no slower at 10^7
-    rows."""
-    global _DUCK
-    if _DUCK is None:
-        import duckdb
-
-        _DUCK = duckdb.connect(
-            config={
-                "threads": os.cpu_count() or 1,
-                "disabled_optimizers": "statistics_propagation",
-            }
-        )
-    return _DUCK.cursor()
-
-
-def _range_sql(factor: float) -> str:
-    """Rows whose level (run at eps x factor) is outside the supported range (scaled)."""
-    return (
-        f"e > 0 AND NOT isinf(e) AND (e < {lit(LEVEL_MIN * factor)} OR e > "
-        f"{lit(LEVEL_MAX * factor)})"
-    )
 
 
 class DuckSource:
@@ -183,7 +61,7 @@ class DuckSource:
             opts = "" if kind == "parquet" else ", header = true"
             if all_varchar and kind == "csv":
                 opts += ", all_varchar = true"
-            self.rel = f"{fn}({_sql_path(path)}{opts})"
+            self.rel = f"{fn}({sql_path(path)}{opts})"
             self.kind = kind
             self.path = path
             self.raw_names = header_names(self.con, path, kind)
@@ -255,21 +133,21 @@ class DuckSource:
         """(row, cell) of the first row of ``rel`` (default: the source) where ``cond`` holds
         of its cell ``v`` in column ``col``; (0, None) if none."""
         rows = self._run(
-            f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v "
+            f"SELECT rn, v FROM (SELECT row_number() OVER () AS rn, {quote_name(col)} AS v "
             f"FROM {rel or self.rel}) WHERE {cond} ORDER BY rn LIMIT 1"
         )
         return (int(rows[0][0]), rows[0][1]) if rows else (0, None)
 
     def _as_double(self, col: str, role: str, eps: bool) -> str:
         t = self.types[col]
-        c = _q(col)
-        if t.startswith("DECIMAL") or t in _NUMERIC_DUCK:
+        c = quote_name(col)
+        if t.startswith("DECIMAL") or t in NUMERIC_DUCK:
             return f"CAST({c} AS DOUBLE)"
         if t in ("VARCHAR", "STRING", "TEXT"):
-            num = _number_sql(c)
+            num = number_sql(c)
             if not eps:  # text that is not a number ('1e400' is inf: a bad value, below)
                 row, cell = self._first_row(
-                    f"{_number_sql('v')} IS NULL AND v IS NOT NULL AND trim(v) <> ''",
+                    f"{number_sql('v')} IS NULL AND v IS NOT NULL AND trim(v) <> ''",
                     col,
                 )
                 if row:
@@ -282,12 +160,12 @@ class DuckSource:
                 for r in self._run(
                     f"SELECT DISTINCT {c} FROM {self.rel} WHERE {c} IS NOT NULL AND ({num} IS "
                     f"NULL OR ({num} = CAST('inf' AS DOUBLE) AND lower(trim({c})) NOT IN "
-                    f"{_PUBLIC_SQL})) LIMIT {MAX_TEXTS + 1}"
+                    f"{PUBLIC_SQL})) LIMIT {MAX_TEXTS + 1}"
                 )
             ]
             levels, bad = text_levels(texts[:MAX_TEXTS], self.tier_names)
             if bad:
-                inlist = ", ".join(_sql_str(b) for b in bad)
+                inlist = ", ".join(sql_str(b) for b in bad)
                 row, cell = self._first_row(f"v IN ({inlist})", col)
                 raise bad_cell(role, col, row, cell, self.tier_names)
             if len(texts) > MAX_TEXTS:
@@ -295,7 +173,7 @@ class DuckSource:
                     f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts that "
                     "are not numbers; write the levels as numbers or tier names"
                 )
-            whens = "".join(f"WHEN {_sql_str(k)} THEN {lit(x)} " for k, x in levels.items())
+            whens = "".join(f"WHEN {sql_str(k)} THEN {lit(x)} " for k, x in levels.items())
             return f"CASE {c} {whens}ELSE {num} END" if whens else num
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
@@ -344,7 +222,7 @@ class DuckSource:
         fp = levels_identity_from_sums(int(row[0]), int(row[1]), int(row[2]), key)
         c = self._run(
             f"""SELECT count(*), count_if(e IS NULL OR isnan(e) OR e < 0),
-                count_if(v IS NULL OR NOT isfinite(v)), count_if({_range_sql(1.0)}),
+                count_if(v IS NULL OR NOT isfinite(v)), count_if({range_sql(1.0)}),
                 count_if(e > 0), count_if(e = CAST('inf' AS DOUBLE)),
                 min(CASE WHEN e > 0 AND isfinite(e) THEN e END)
                 FROM (SELECT {v} AS v, {e} AS e FROM {self.rel})""",
@@ -531,7 +409,7 @@ class DuckSource:
         if t in ("VARCHAR", "STRING", "TEXT"):
             return self.rel
         if self.kind == "csv" and self.path is not None:
-            return f"read_csv({_sql_path(self.path)}, header = true, all_varchar = true)"
+            return f"read_csv({sql_path(self.path)}, header = true, all_varchar = true)"
         return None
 
     def raw_cell(self, col: str, row: int) -> str | None:
@@ -543,8 +421,8 @@ class DuckSource:
             return None
         try:
             got = self.con.execute(
-                f"SELECT v FROM (SELECT row_number() OVER () AS rn, {_q(col)} AS v FROM {rel}) "
-                f"WHERE rn = {int(row)}"
+                f"SELECT v FROM (SELECT row_number() OVER () AS rn, {quote_name(col)} AS v "
+                f"FROM {rel}) WHERE rn = {int(row)}"
             ).fetchall()
         except Exception:  # only a message's wording depends on it
             return None
@@ -562,9 +440,11 @@ class DuckSource:
         if rel is None:
             return
         num = "TRY_CAST(trim(v) AS DOUBLE)"
-        cond = f"{num} = CAST('inf' AS DOUBLE) AND lower(trim(v)) NOT IN {_PUBLIC_SQL}"
+        cond = f"{num} = CAST('inf' AS DOUBLE) AND lower(trim(v)) NOT IN {PUBLIC_SQL}"
         # one streaming scan of the column's text; the row is numbered only if one is found
-        if not self._run(f"SELECT 1 FROM (SELECT {_q(col)} AS v FROM {rel}) WHERE {cond} LIMIT 1"):
+        if not self._run(
+            f"SELECT 1 FROM (SELECT {quote_name(col)} AS v FROM {rel}) WHERE {cond} LIMIT 1"
+        ):
             return
         row, cell = self._first_row(cond, col, rel)
         raise bad_cell("eps", col, row, cell, self.tier_names)
@@ -574,7 +454,7 @@ class DuckSource:
         supported levels ("range") or whose value is bad ("value"); (0, None) if none."""
         cond = {
             "eps": "e IS NULL OR isnan(e) OR e < 0",
-            "range": _range_sql(self.level_factor),
+            "range": range_sql(self.level_factor),
             "value": "v IS NULL OR isnan(v) OR isinf(v)",
         }[what]
         row = self._run(

@@ -27,7 +27,8 @@ from hdp_release.engines.base import (
     kind_of_path,
     text_levels,
 )
-from hdp_release.engines.duckdb_source import DuckSource, header_names, shared_cursor
+from hdp_release.engines.duckdb_source import DuckSource
+from hdp_release.engines.duckdb_sql import header_names, shared_cursor
 
 # ------------------------------------------------------------------------------ Spark
 _SPARK = None

@@ -1,9 +1,9 @@
 """A release whose result the ledger cannot record afterwards (issue 22's leftover): the
 charge stays (fail-closed charging is never weakened), and the caller still gets the release
 it paid for, flagged ``recorded=False`` with ``record_failure``; the CLI prints it, warns on
-stderr and exits 3; the Release page shows it with a warning box (tests/test_page_release.py
-style AppTest below). ``ledger.record`` is made to raise by monkeypatching the ledger object
-(or its class, for the CLI and the page, which open their own)."""
+stderr and exits 3; the Release page shows it with a warning box
+(tests/app/test_page_release_unrecorded.py). ``ledger.record`` is made to raise by
+monkeypatching the ledger object (or its class, for the CLI, which opens its own)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import json
 from fractions import Fraction
 
 import pytest
-from helpers import open_page, shown
-from test_page_release import _answer, _csv, _release, _set_range, _upload
 from test_release_nonfinite import HI, LO, float_frame, install_spy, source, text_frame
 
 from hdp_app.views import release as V
@@ -139,34 +137,3 @@ def test_the_cli_prints_the_release_warns_and_exits_3(tmp_path, monkeypatch, cap
     assert cli_main([*args, "--ledger", str(ledger), "--spend", "0.5"]) == 0
     assert cli_main([*args, "--ledger", str(ledger), "--spend", "0.5"]) == 2
     assert "warning" not in capsys.readouterr().err
-
-
-# ------------------------------------------------------------------------------ the page
-@pytest.fixture
-def page(app):
-    at = open_page(app, "release")
-    assert not at.exception
-    return at
-
-
-def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkeypatch):
-    monkeypatch.setattr(PrivacyLedger, "record", _busy)
-    at = _set_range(_upload(page, "users.csv", _csv()), 0.0, 100.0)
-    at.text_input(key="rel_dataset").set_value("Sales").run()  # the history is a name's
-    at.slider(key="rel_spend").set_value(40).run()
-    _release(_answer(at, "No"))
-    rel = at.session_state["rel_last"]["rel"]
-    assert rel.recorded is False and rel.record_failure == "LedgerBusy"
-    warnings = [shown(w.value) for w in at.warning]
-    assert shown(V.not_recorded_warning(rel)) in warnings
-    # the estimate is on the page, with its receipt and downloads
-    assert "Private mean" in [m.label for m in at.metric]
-    assert [s for s in at.success if "Released" in s.value]
-    assert at.get("download_button")
-    # the charge stays: 60% left, the history lists the release as charged with no result
-    assert [m.value for m in at.metric if m.label == "Budget remaining"] == ["60%"]
-    history = [d.value for d in at.dataframe if "status" in d.value.columns]
-    assert [h["status"].tolist() for h in history] == [[V.CHARGED_STATUS]]
-    (entry,) = PrivacyLedger(ledger_path).history()
-    assert entry.status == "charged" and entry.spend == Fraction(2, 5)
-    assert not at.exception and not at.error
