@@ -15,7 +15,7 @@ from helpers import open_page, shown
 from test_page_release import _answer, _csv, _release, _set_range, _upload
 from test_release_nonfinite import HI, LO, float_frame, install_spy, source, text_frame
 
-from hdp_app.views import release as V
+from hdp_app.views import release_budget as B
 from hdp_core.errors import BudgetExceeded, LedgerBusy, LedgerUnusable
 from hdp_release.cli import NOT_RECORDED
 from hdp_release.cli import main as cli_main
@@ -62,7 +62,7 @@ def test_a_release_the_ledger_cannot_record_is_returned_flagged_and_stays_charge
     assert led.spent(ids) == Fraction(1, 2)
     (entry,) = led.history(ids)
     assert entry.status == "charged" and entry.estimate is None and entry.spend == Fraction(1, 2)
-    assert V.history_frame([entry])["status"].tolist() == [V.CHARGED_STATUS]
+    assert B.history_frame([entry])["status"].tolist() == [B.CHARGED_STATUS]
     # and the budget is enforced with it: 0.5 left, so 0.75 is refused before anything runs
     monkeypatch.undo()
     with pytest.raises(BudgetExceeded) as ei:
@@ -80,7 +80,7 @@ def test_recorded_is_true_with_a_ledger_and_none_without(tmp_path):
     free = release_mean(float_frame(), value="value", eps="eps", lo=LO, hi=HI)
     assert free.recorded is None and free.to_dict()["recorded"] is None
     assert "WARNING" not in rel.text() + free.text()
-    assert V.not_recorded_warning(rel) is None and V.not_recorded_warning(free) is None
+    assert B.not_recorded_warning(rel) is None and B.not_recorded_warning(free) is None
 
 
 def test_a_refused_release_is_still_an_error_not_a_flag(tmp_path, monkeypatch):
@@ -107,8 +107,8 @@ def test_the_words_name_the_failure_and_the_charge():
     note = not_recorded_note(busy)
     assert "(the ledger was busy)" in note and "The release was charged" in note
     assert "an error while writing it" in not_recorded_note(replace(busy, record_failure="OSError"))
-    page = V.not_recorded_warning(busy)
-    assert page.startswith("The privacy ledger could not record") and V.CHARGED_STATUS in page
+    page = B.not_recorded_warning(busy)
+    assert page.startswith("The privacy ledger could not record") and B.CHARGED_STATUS in page
 
 
 # ------------------------------------------------------------------------------ the CLI
@@ -158,7 +158,7 @@ def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkey
     rel = at.session_state["rel_last"]["rel"]
     assert rel.recorded is False and rel.record_failure == "LedgerBusy"
     warnings = [shown(w.value) for w in at.warning]
-    assert shown(V.not_recorded_warning(rel)) in warnings
+    assert shown(B.not_recorded_warning(rel)) in warnings
     # the estimate is on the page, with its receipt and downloads
     assert "Private mean" in [m.label for m in at.metric]
     assert [s for s in at.success if "Released" in s.value]
@@ -166,7 +166,7 @@ def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkey
     # the charge stays: 60% left, the history lists the release as charged with no result
     assert [m.value for m in at.metric if m.label == "Budget remaining"] == ["60%"]
     history = [d.value for d in at.dataframe if "status" in d.value.columns]
-    assert [h["status"].tolist() for h in history] == [[V.CHARGED_STATUS]]
+    assert [h["status"].tolist() for h in history] == [[B.CHARGED_STATUS]]
     (entry,) = PrivacyLedger(ledger_path).history()
     assert entry.status == "charged" and entry.spend == Fraction(2, 5)
     assert not at.exception and not at.error
