@@ -90,9 +90,7 @@ def _menu_section(menu: Menu | None, where: str) -> Menu | None:
         "Read the eps column with this menu",
         value=True,
         key=K_USE_MENU,
-        help="A cell holding a tier's name (case and spaces ignored) takes that tier's "
-        "level; numbers are read as levels. The menu's range, unit and declared spread fill "
-        "the settings below (you can still change them).",
+        help=V.MENU_TOGGLE_HELP,
     )
     st.caption(V.menu_caption(menu, where))
     if not use:
@@ -108,11 +106,7 @@ def _upload_section(menu: Menu | None) -> None:
         type=["csv"],
         key=K_UPLOAD,
         max_upload_size=MAX_UPLOAD_BYTES // 2**20,
-        help="Needs a column of values (e.g. a salary) and a column with the privacy level "
-        "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy), or the "
-        "name of their tier on your menu. The file is sent to this app's server and kept only "
-        "in your session's memory until you leave: it is never shown, written to disk or put "
-        "in a link.",
+        help=V.UPLOAD_HELP,
     )
     if up is None:
         st.session_state[TABLE] = None
@@ -135,7 +129,7 @@ def _columns(df, menu: Menu | None) -> tuple[str, str]:
         index=value_i,
         key=K_VALUE,
         placeholder="Choose the column of values",
-        help="The numbers whose mean you want to release.",
+        help=V.VALUE_COLUMN_HELP,
     )
     eps = c2.selectbox(
         "Privacy-level column (eps or tier)",
@@ -143,17 +137,13 @@ def _columns(df, menu: Menu | None) -> tuple[str, str]:
         index=eps_i,
         key=K_EPS,
         placeholder="Choose the column of privacy levels",
-        help="Each user's privacy level (smaller = more privacy), or their tier's name when "
-        "the menu is used.",
+        help=V.EPS_COLUMN_HELP,
     )
     if value is None or eps is None:
-        st.info("Choose the value column and the privacy-level column.")
+        st.info(V.CHOOSE_COLUMNS)
         raise Stop
     if value == eps:
-        st.error(
-            "The value column and the privacy-level column are the same column: choose the "
-            "column that holds each user's privacy level (or tier)."
-        )
+        st.error(V.SAME_COLUMN)
         raise Stop
     return value, eps
 
@@ -185,10 +175,7 @@ def _settings(df, menu: Menu | None) -> dict:
         step=1.0,
         key=K_LO,
         placeholder="e.g. 0",
-        help=(
-            "The public range must be fixed in advance from what you know about the data (not read "
-            "off this table). Values outside it are clamped to it (by design)."
-        ),
+        help=V.LO_HELP,
     )
     hi = c2.number_input(
         "Highest possible value",
@@ -198,8 +185,7 @@ def _settings(df, menu: Menu | None) -> dict:
         step=1.0,
         key=K_HI,
         placeholder="e.g. 500",
-        help="Together with the lowest value this sets the privacy noise: a wider range, "
-        "more noise.",
+        help=V.HI_HELP,
     )
     unit = c3.text_input(
         "Unit (for display)",
@@ -208,10 +194,7 @@ def _settings(df, menu: Menu | None) -> dict:
         help="E.g. EUR, ms, kg. Only used to label numbers.",
     )
     if lo is None or hi is None:
-        st.info(
-            "Set the lowest and highest possible values first: the public range of the "
-            "data, from what you know about it (not read off the table)."
-        )
+        st.info(V.RANGE_FIRST)
         raise Stop
     problem = V.range_problem(lo, hi)
     if problem:
@@ -224,8 +207,7 @@ def _settings(df, menu: Menu | None) -> dict:
     if st.toggle(
         "I know the data's standard deviation (a public assumption)",
         key=K_USE_SD,
-        help="Tunes ADPM to a declared spread. It must come from outside the data "
-        "(never estimated from this table); off = the worst case.",
+        help=V.SD_TOGGLE_HELP,
     ):
         sd_min, sd_max = V.sd_bounds(lo, hi)
         keep_within(K_SD, sd_min, sd_max)
@@ -236,8 +218,7 @@ def _settings(df, menu: Menu | None) -> dict:
             value=None,
             key=K_SD,
             placeholder=f"between {V.in_units(sd_min)} and {V.in_units(sd_max)}",
-            help="At most half the range: data inside the range cannot spread more. "
-            "Empty = the worst case.",
+            help=V.SD_HELP,
         )
     return {
         "value": value,
@@ -284,13 +265,10 @@ def _preview(lv, ct, s: dict, menu: Menu | None, spend, answer) -> None:
     c2.metric(
         "Privacy noise scale",
         V.in_units(pv.noise_scale, s["unit"]),
-        help="Scale of the Laplace noise added to the weighted mean.",
+        help=V.NOISE_HELP,
     )
     if pv.outputs_midrange:
-        st.warning(
-            "With these levels the noise would swamp the answer: the release will be "
-            "the middle of the range, which uses no data."
-        )
+        st.warning(V.MIDRANGE_WARNING)
 
 
 # ----------------------------------------------------------------------------- which mean
@@ -315,26 +293,16 @@ def _target_section(lv, ct, s: dict, spend) -> str | None:
         index=None,
         key=K_TARGET,
         horizontal=True,
-        help="Answer 'No' only if you are sure a person's privacy choice is unrelated to "
-        "their value; otherwise the table's own mean is the honest answer.",
+        help=V.TARGET_HELP,
     )
 
 
 # ----------------------------------------------------------------------------- page
 def main() -> None:
     init_state()
-    st.session_state[SIDEBAR_NOTE] = (
-        "This page releases your uploaded table; the profile below (its tau* and other "
-        "numbers) is what the other pages show, not this table's."
-    )
+    st.session_state[SIDEBAR_NOTE] = V.SIDEBAR_TEXT
     st.title("Release a private mean")
-    st.markdown(
-        "Go from a tier menu to a real answer: upload your table, check what each privacy "
-        "level gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. "
-        "Before each release, every user's privacy loss in it is checked against the level "
-        "they asked for, and the server's privacy ledger keeps each user's level as their "
-        "total budget on the dataset over all releases."
-    )
+    st.markdown(V.PAGE_INTRO)
     guarded(_body)  # an unexpected bad input shows a message, never a traceback
 
 

@@ -28,13 +28,29 @@ from hdp_release.preview import tier_levels, tier_names_of
 from hdp_release.result import Release
 
 __all__ = [
+    "CHOOSE_COLUMNS",
+    "EPS_COLUMN_HELP",
     "EPS_NAMES",
     "ERROR_HELP",
+    "HI_HELP",
+    "LO_HELP",
+    "MENU_TOGGLE_HELP",
+    "MIDRANGE_WARNING",
+    "NOISE_HELP",
+    "PAGE_INTRO",
     "PREVIEW_ROWS",
+    "RANGE_FIRST",
     "RANGE_MAX",
+    "SAME_COLUMN",
+    "SD_HELP",
     "SD_MIN_RELATIVE",
+    "SD_TOGGLE_HELP",
+    "SIDEBAR_TEXT",
     "TARGET_ANSWERS",
+    "TARGET_HELP",
     "TARGET_WORDS",
+    "UPLOAD_HELP",
+    "VALUE_COLUMN_HELP",
     "VALUE_NAMES",
     "Preview",
     "TargetChoice",
@@ -499,3 +515,80 @@ def target_choices(errors: Any) -> list[TargetChoice]:
 def target_answer_caption(answer: str) -> str:
     """The line under an answer's heading: which mean that answer releases."""
     return f"Releases {TARGET_WORDS[_TARGET_OF_ANSWER[answer]]}."
+
+
+# ------------------------------------------------------------------------------ the page's texts
+# The Release page's fixed sentences: widget helps, hints and warnings (pages/release.py).
+MENU_TOGGLE_HELP = (
+    "A cell holding a tier's name (case and spaces ignored) takes that tier's "
+    "level; numbers are read as levels. The menu's range, unit and declared spread fill "
+    "the settings below (you can still change them)."
+)
+
+UPLOAD_HELP = (
+    "Needs a column of values (e.g. a salary) and a column with the privacy level "
+    "each user asked for (0 = do not use my data, 'inf' or 'public' = no privacy), or the "
+    "name of their tier on your menu. The file is sent to this app's server and kept only "
+    "in your session's memory until you leave: it is never shown, written to disk or put "
+    "in a link."
+)
+
+VALUE_COLUMN_HELP = "The numbers whose mean you want to release."
+
+EPS_COLUMN_HELP = (
+    "Each user's privacy level (smaller = more privacy), or their tier's name when "
+    "the menu is used."
+)
+
+CHOOSE_COLUMNS = "Choose the value column and the privacy-level column."
+
+SAME_COLUMN = (
+    "The value column and the privacy-level column are the same column: choose the "
+    "column that holds each user's privacy level (or tier)."
+)
+
+LO_HELP = (
+    "The public range must be fixed in advance from what you know about the data (not read "
+    "off this table). Values outside it are clamped to it (by design)."
+)
+
+HI_HELP = "Together with the lowest value this sets the privacy noise: a wider range, more noise."
+
+RANGE_FIRST = (
+    "Set the lowest and highest possible values first: the public range of the "
+    "data, from what you know about it (not read off the table)."
+)
+
+SD_TOGGLE_HELP = (
+    "Tunes ADPM to a declared spread. It must come from outside the data "
+    "(never estimated from this table); off = the worst case."
+)
+
+SD_HELP = (
+    "At most half the range: data inside the range cannot spread more. Empty = the worst case."
+)
+
+NOISE_HELP = "Scale of the Laplace noise added to the weighted mean."
+
+MIDRANGE_WARNING = (
+    "With these levels the noise would swamp the answer: the release will be "
+    "the middle of the range, which uses no data."
+)
+
+TARGET_HELP = (
+    "Answer 'No' only if you are sure a person's privacy choice is unrelated to "
+    "their value; otherwise the table's own mean is the honest answer."
+)
+
+SIDEBAR_TEXT = (
+    "This page releases your uploaded table; the profile below (its tau* and other "
+    "numbers) is what the other pages show, not this table's."
+)
+
+PAGE_INTRO = (
+    "Go from a tier menu to a real answer: upload your table, check what each privacy "
+    "level gets, and release the mean with ADPM's weights and OpenDP's Laplace noise. "
+    "Before each release, every user's privacy loss in it is checked against the level "
+    "they asked for, and the server's privacy ledger keeps each user's level as their "
+    "total budget on the dataset over all releases."
+)
