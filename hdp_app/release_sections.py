@@ -11,16 +11,9 @@ from fractions import Fraction
 
 import streamlit as st
 
-import hdp_release
-from hdp_app.release_state import (
-    K_GO,
-    K_NAME,
-    K_SPEND,
-    LAST,
-    levels_identity,
-    server_ledger,
-    signed_in_user,
-)
+import hdp_release  # called as hdp_release.release_mean: looked up at each release
+from hdp_app import release_state as RS
+from hdp_app.release_state import K_GO, K_NAME, K_SPEND, LAST
 from hdp_app.views import codegen
 from hdp_app.views import ledger_texts as LT
 from hdp_app.views import people as P
@@ -53,9 +46,9 @@ def budget_section(digest: str, df, s: dict, menu: Menu | None) -> tuple:
         help=B.NAME_HELP,
     ).strip()
     try:
-        led = server_ledger()
-        scope = LT.name_scope(led.secret_key(), signed_in_user())
-        lid = levels_identity(digest, df, s["eps"], menu, led)
+        led = RS.server_ledger()
+        scope = LT.name_scope(led.secret_key(), RS.signed_in_user())
+        lid = RS.levels_identity(digest, df, s["eps"], menu, led)
         remaining = led.remaining(dataset_identities(lid, name or None, scope))
         history: list = []
         count = 0
