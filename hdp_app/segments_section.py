@@ -13,6 +13,7 @@ import streamlit as st
 
 from hdp_app.figures.segments import segments_figure
 from hdp_app.views import release as V
+from hdp_app.views import release_budget as B
 from hdp_app.views import segments as S
 from hdp_app.views.formatting import plain
 from hdp_app.widgets import metric_row
@@ -47,7 +48,7 @@ def release_section(
     """The button that releases a mean per segment (the same blockers as one mean)."""
     led, dataset, remaining, scope = budget
     st.subheader("Release a mean per segment")
-    blocker = V.release_blocker(answer, remaining, spend)
+    blocker = B.release_blocker(answer, remaining, spend)
     problem = S.by_problem(by)
     if blocker is not None:
         (st.error if blocker.kind == "error" else st.info)(blocker.text)
@@ -69,17 +70,17 @@ def release_section(
                 hi=s["hi"],
                 data_sd=s["data_sd"],
                 tiers=menu,
-                target=V.chosen_target(answer),
+                target=B.chosen_target(answer),
                 ledger=led,
                 spend=spend,
                 dataset=dataset,
                 dataset_scope=scope,
             )
         except BudgetExceeded as e:
-            st.error(V.budget_refusal(e))
+            st.error(B.budget_refusal(e))
             return
         except LedgerError as e:
-            st.error(V.ledger_problem(e))
+            st.error(B.ledger_problem(e))
             return
         except HdpError as e:
             st.error(f"Nothing was released: {plain(e)}.")

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from hdp_app.views.release import budget_refusal as dataset_refusal
+from hdp_app.views.release_budget import budget_refusal as dataset_refusal
 from hdp_release.ledger.people import PERSONS
 from hdp_release.result import DATASET_LEDGER_NOTE, Release
 
@@ -148,7 +148,7 @@ def people_table(rel: Release) -> Any:
 
 def budget_refusal(err: Any) -> str:
     """The message of a release refused by the ledger (BudgetExceeded), from its fields: no
-    person left (the per-person ledger) or the dataset's budget (hdp_app.views.release)."""
+    person left (the per-person ledger) or the dataset's budget (hdp_app.views.release_budget)."""
     if str(err.identity) == PERSONS:
         return (
             "Nothing was released: every person in this table has already spent their whole "

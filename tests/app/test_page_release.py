@@ -15,6 +15,7 @@ import pytest
 from helpers import metric, open_page, shown
 
 from hdp_app.views import release as V
+from hdp_app.views import release_budget as B
 from hdp_app.views.explain import TARGET_POPULATION_TEXT, TARGET_QUESTION, TARGET_TABLE_TEXT
 from hdp_app.views.release import in_units
 from hdp_core.intervals import release_error_95
@@ -110,7 +111,7 @@ def test_release_flow(page, ledger_path):
     assert any("Answer the question above" in i.value for i in at.info)
     _release(_answer(at, "No"))
     # the only message: the whole budget is now spent (below)
-    assert [e.value for e in at.error] == [V.spend_problem(0, 1)]
+    assert [e.value for e in at.error] == [B.spend_problem(0, 1)]
     last = at.session_state["rel_last"]["rel"]
     assert last.target == "population" and last.spend == 1.0
     assert "Private mean" in [m.label for m in at.metric]
@@ -139,7 +140,7 @@ def test_yes_or_maybe_releases_the_tables_own_mean(page, ledger_path):
     assert d["target"] == "table"  # the receipt says which target
     hist = PrivacyLedger(ledger_path).history()
     assert [h.target for h in hist] == ["table"]
-    assert "this table's own mean" in " ".join(V.history_frame(hist)["estimated"])
+    assert "this table's own mean" in " ".join(B.history_frame(hist)["estimated"])
 
 
 def test_the_spend_control_changes_the_shown_error(page):
@@ -373,7 +374,7 @@ def test_release_with_the_tier_designers_menu_from_its_link(app):
     assert any("not on your menu: 0.3 (" in w.value for w in at.warning)
     _release(_answer(at, "No"))
     assert at.session_state["rel_last"] is not None
-    assert [e.value for e in at.error] == [V.spend_problem(0, 1)]  # all spent: nothing else
+    assert [e.value for e in at.error] == [B.spend_problem(0, 1)]  # all spent: nothing else
     receipt = next(d.value for d in at.dataframe if "privacy loss" in d.value.columns)
     assert list(receipt["tier"]) == ["Strict", "not on the menu", "Balanced", "Open"]
     assert receipt["users"].sum() == 400

@@ -10,7 +10,7 @@ import pytest
 from helpers import open_page, shown
 from test_page_release import _answer, _csv, _release, _set_range, _upload
 
-from hdp_app.views import release as V
+from hdp_app.views import release_budget as B
 from hdp_core.errors import LedgerBusy
 from hdp_release.ledger.store import PrivacyLedger
 
@@ -36,7 +36,7 @@ def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkey
     rel = at.session_state["rel_last"]["rel"]
     assert rel.recorded is False and rel.record_failure == "LedgerBusy"
     warnings = [shown(w.value) for w in at.warning]
-    assert shown(V.not_recorded_warning(rel)) in warnings
+    assert shown(B.not_recorded_warning(rel)) in warnings
     # the estimate is on the page, with its receipt and downloads
     assert "Private mean" in [m.label for m in at.metric]
     assert [s for s in at.success if "Released" in s.value]
@@ -44,7 +44,7 @@ def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkey
     # the charge stays: 60% left, the history lists the release as charged with no result
     assert [m.value for m in at.metric if m.label == "Budget remaining"] == ["60%"]
     history = [d.value for d in at.dataframe if "status" in d.value.columns]
-    assert [h["status"].tolist() for h in history] == [[V.CHARGED_STATUS]]
+    assert [h["status"].tolist() for h in history] == [[B.CHARGED_STATUS]]
     (entry,) = PrivacyLedger(ledger_path).history()
     assert entry.status == "charged" and entry.spend == Fraction(2, 5)
     assert not at.exception and not at.error

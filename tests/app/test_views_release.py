@@ -22,6 +22,7 @@ from helpers import shown
 
 import hdp_core as hdp
 from hdp_app.views import release as V
+from hdp_app.views import release_budget as B
 from hdp_app.views.formatting import telling_eps
 from hdp_core.errors import ReleaseError
 from hdp_core.menu import make_menu
@@ -208,10 +209,10 @@ def test_the_answers_map_to_targets_and_none_is_preselected():
     assert V.target_of(None) is None
     with pytest.raises(ValueError):
         V.target_of("yes")
-    assert V.chosen_target("No") == "population"
+    assert B.chosen_target("No") == "population"
     with pytest.raises(ValueError):
-        V.chosen_target(None)  # a release never falls back to a default target
-    assert V.preview_target(None) == "population" and V.preview_target("Yes, or maybe") == "table"
+        B.chosen_target(None)  # a release never falls back to a default target
+    assert B.preview_target(None) == "population" and B.preview_target("Yes, or maybe") == "table"
 
 
 def test_target_choices_pair_each_answer_with_its_error_and_sentence():
@@ -237,21 +238,21 @@ def test_target_choices_pair_each_answer_with_its_error_and_sentence():
 
 # ------------------------------------------------------------------------------ issue 22
 def test_spend_of_percent_is_exact():
-    assert V.spend_of_percent(37) == Fraction(37, 100)
-    assert sum(V.spend_of_percent(10) for _ in range(10)) == 1
+    assert B.spend_of_percent(37) == Fraction(37, 100)
+    assert sum(B.spend_of_percent(10) for _ in range(10)) == 1
     for bad in (0, 101):
         with pytest.raises(ValueError):
-            V.spend_of_percent(bad)
+            B.spend_of_percent(bad)
 
 
 def test_the_blocker_refuses_a_spent_budget_before_asking_the_question():
-    spent = V.release_blocker("No", Fraction(0), Fraction(1, 2))
+    spent = B.release_blocker("No", Fraction(0), Fraction(1, 2))
     assert spent is not None and spent.kind == "error" and "budget is spent" in spent.text
-    short = V.release_blocker("No", Fraction(2, 5), Fraction(3, 5))
+    short = B.release_blocker("No", Fraction(2, 5), Fraction(3, 5))
     assert short is not None and short.kind == "error" and "at most 40%" in short.text
-    ask = V.release_blocker(None, Fraction(1), Fraction(1))
+    ask = B.release_blocker(None, Fraction(1), Fraction(1))
     assert ask is not None and ask.kind == "info"
-    assert V.release_blocker("No", Fraction(2, 5), Fraction(2, 5)) is None
+    assert B.release_blocker("No", Fraction(2, 5), Fraction(2, 5)) is None
 
 
 def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
@@ -272,14 +273,14 @@ def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
         dataset="*Q3*",
         target="table",
     )
-    assert V.released_sentence(rel) == (
+    assert B.released_sentence(rel) == (
         "This release estimates this table's own mean (TableMean), spending 75% of every "
         "user's level; 25% of this dataset's budget remains."
     )
     with pytest.raises(BudgetExceeded) as e:
         release_mean(df, value="value", eps="eps", lo=0, hi=10, ledger=led, spend=0.5)
     e.value.args = ("a message the page must never read",)
-    text = shown(V.budget_refusal(e.value))
+    text = shown(B.budget_refusal(e.value))
     assert (
         "data with these privacy levels (the same number of users at each level) has spent "
         "75%" in text
@@ -287,16 +288,16 @@ def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
     assert "75%" in text and "25% remains" in text and "spend 50%" in text
     assert "never read" not in text
     hist = led.history()
-    f = V.history_frame(hist)
+    f = B.history_frame(hist)
     assert list(f["spend"]) == ["75%"] and list(f["status"]) == ["released"]
     assert list(f["estimated"]) == ["this table's own mean (TableMean)"]
     assert f["private mean"][0] == V.in_units(rel.estimate)
-    assert V.budget_caption(Fraction(1, 4), 1, True).startswith("1 release under this name")
+    assert B.budget_caption(Fraction(1, 4), 1, True).startswith("1 release under this name")
     # refused by its name: the name is shown as plain text (markdown escaped)
     with pytest.raises(BudgetExceeded) as e:
         other = df.assign(value=df["value"] / 2)
         release_mean(other, value="value", eps="eps", lo=0, hi=10, ledger=led, dataset="*q3*")
-    text = V.budget_refusal(e.value)
+    text = B.budget_refusal(e.value)
     assert "\\*q3\\*" in text and shown(text).startswith(
         "Nothing was released: the dataset named *q3*"
     )
@@ -305,9 +306,9 @@ def test_budget_refusal_and_history_come_from_a_real_ledgers_fields(tmp_path):
 def test_ledger_problems_are_told_from_the_errors_type_and_fields():
     from hdp_core.errors import LedgerBusy, LedgerUnusable
 
-    busy = V.ledger_problem(LedgerBusy("secret text", path="/x", waited=10.0))
+    busy = B.ledger_problem(LedgerBusy("secret text", path="/x", waited=10.0))
     assert "busy" in busy and "10 s" in busy and "secret" not in busy
-    bad = V.ledger_problem(LedgerUnusable("secret text", path="/x", reason="corrupt"))
+    bad = B.ledger_problem(LedgerUnusable("secret text", path="/x", reason="corrupt"))
     assert "it is damaged" in bad and "HDP_LEDGER" in bad and "secret" not in bad
-    odd = V.ledger_problem(LedgerUnusable("secret text", path="/x", reason="new-code"))
+    odd = B.ledger_problem(LedgerUnusable("secret text", path="/x", reason="new-code"))
     assert "cannot be opened" in odd

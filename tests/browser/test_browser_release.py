@@ -78,7 +78,7 @@ def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  
         assert "Could people who chose stricter privacy have different values" in text
         go = page.get_by_role("button", name="Release the private mean")
         assert go.is_disabled()  # no answer preselected: nothing to release yet
-        radios = page.get_by_role("radio")
+        radios = page.locator(".st-key-rel_target").get_by_role("radio")  # not the segments'
         assert radios.count() == 2 and not any(
             radios.nth(i).is_checked() for i in range(radios.count())
         )

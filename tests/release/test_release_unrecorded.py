@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 from test_release_nonfinite import HI, LO, float_frame, install_spy, source, text_frame
 
-from hdp_app.views import release as V
+from hdp_app.views import release_budget as B
 from hdp_core.errors import BudgetExceeded, LedgerBusy, LedgerUnusable
 from hdp_release.cli import NOT_RECORDED
 from hdp_release.cli import main as cli_main
@@ -60,7 +60,7 @@ def test_a_release_the_ledger_cannot_record_is_returned_flagged_and_stays_charge
     assert led.spent(ids) == Fraction(1, 2)
     (entry,) = led.history(ids)
     assert entry.status == "charged" and entry.estimate is None and entry.spend == Fraction(1, 2)
-    assert V.history_frame([entry])["status"].tolist() == [V.CHARGED_STATUS]
+    assert B.history_frame([entry])["status"].tolist() == [B.CHARGED_STATUS]
     # and the budget is enforced with it: 0.5 left, so 0.75 is refused before anything runs
     monkeypatch.undo()
     with pytest.raises(BudgetExceeded) as ei:
@@ -78,7 +78,7 @@ def test_recorded_is_true_with_a_ledger_and_none_without(tmp_path):
     free = release_mean(float_frame(), value="value", eps="eps", lo=LO, hi=HI)
     assert free.recorded is None and free.to_dict()["recorded"] is None
     assert "WARNING" not in rel.text() + free.text()
-    assert V.not_recorded_warning(rel) is None and V.not_recorded_warning(free) is None
+    assert B.not_recorded_warning(rel) is None and B.not_recorded_warning(free) is None
 
 
 def test_a_refused_release_is_still_an_error_not_a_flag(tmp_path, monkeypatch):
@@ -105,8 +105,8 @@ def test_the_words_name_the_failure_and_the_charge():
     note = not_recorded_note(busy)
     assert "(the ledger was busy)" in note and "The release was charged" in note
     assert "an error while writing it" in not_recorded_note(replace(busy, record_failure="OSError"))
-    page = V.not_recorded_warning(busy)
-    assert page.startswith("The privacy ledger could not record") and V.CHARGED_STATUS in page
+    page = B.not_recorded_warning(busy)
+    assert page.startswith("The privacy ledger could not record") and B.CHARGED_STATUS in page
 
 
 # ------------------------------------------------------------------------------ the CLI
