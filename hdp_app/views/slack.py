@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from hdp_app.views.formatting import plain
 from hdp_core.intervals import release_error_95
 from hdp_core.table_mean import table_mean
 from hdp_core.validate import LEVEL_MIN
@@ -73,9 +74,13 @@ def slack_plan(
         run = np.where(run < LEVEL_MIN, 0.0, run)
         return run, _granted(run, ct, target, sd_norm)
 
+    def spend(rem: np.ndarray, g: np.ndarray) -> np.ndarray:  # public users keep inf
+        with np.errstate(invalid="ignore"):  # inf - inf where rem is inf: discarded
+            return np.where(np.isinf(rem), rem, np.maximum(rem - g, 0.0))
+
     for _ in range(k):
         run, g = step()
-        rem = np.where(np.isinf(rem), rem, np.maximum(rem - g, 0.0))
+        rem = spend(rem, g)
     kept = float(np.dot(np.where(fin, rem, 0.0), ct)) / total if total else 0.0
     extra, err = 0, None
     while extra < MAX_EXTRA:
@@ -84,7 +89,7 @@ def slack_plan(
             break
         if err is None:
             err = float(release_error_95(run, ct, lo, hi, target, data_sd))
-        rem = np.where(np.isinf(rem), rem, np.maximum(rem - g, 0.0))
+        rem = spend(rem, g)
         extra += 1
     return SlackPlan(int(k), kept, extra, err)
 
@@ -110,7 +115,7 @@ def menu_slack(menu: Any, k: int, target: str) -> SlackPlan:
 def slack_caption(plan: SlackPlan, unit: str = "") -> str:
     """One sentence under a target's card: what the per-person ledger keeps after the k
     releases and how many more releases that affords."""
-    u = f" {unit}" if unit else ""
+    u = f" {plain(unit)}" if unit else ""  # a unit is typed by the user: shown as text
     head = (
         f"With the per-person ledger (an id column), users whose weight is capped keep "
         f"{plan.kept:.0%} of all levels after these {plan.k} release{'s' if plan.k > 1 else ''}"
