@@ -57,13 +57,17 @@ def budget_section(digest: str, df, s: dict, menu: Menu | None) -> tuple:
     except LedgerError as e:
         st.error(B.ledger_problem(e))
         raise Stop from None
-    st.metric(
-        "Budget remaining",
-        B.percent(remaining),
-        help="What remains of every user's privacy level on this dataset, over all "
-        "releases from this server (its privacy ledger). " + LT.LEVELS_NOTICE,
-    )
-    st.caption(B.budget_caption(remaining, count, bool(name)))
+    if s.get("id"):  # the dataset's remainder does not apply: each person has their own
+        st.metric(P.PER_PERSON_LABEL, P.PER_PERSON_VALUE, help=P.PER_PERSON_TEXT)
+        st.caption(P.PER_PERSON_TEXT)
+    else:
+        st.metric(
+            "Budget remaining",
+            B.percent(remaining),
+            help="What remains of every user's privacy level on this dataset, over all "
+            "releases from this server (its privacy ledger). " + LT.LEVELS_NOTICE,
+        )
+        st.caption(B.budget_caption(remaining, count, bool(name)))
     st.caption(LT.names_notice(scope is not None))
     if history:
         st.dataframe(B.history_frame(history), hide_index=True, key="rel_history_table")

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 ID_LABEL = "Person id column (recommended)"
-NO_ID = "(none: one budget for this exact file)"
+NO_ID = "(none: one budget for this dataset's name and levels)"
 ID_NAMES = ("id", "user_id", "userid", "user", "person_id", "person", "customer_id", "uid")
 ID_HELP = (
     "The column naming each row's person. With it the privacy ledger charges each person what "
@@ -41,6 +41,16 @@ NO_ID_NOTE = (
     DATASET_LEDGER_NOTE
     + " A subset of these rows, an edited copy or another column of the same people would be "
     "charged as a different dataset: choose a person id column if the table has one."
+)
+
+
+PER_PERSON_LABEL = "Budget"
+PER_PERSON_VALUE = "per person"
+PER_PERSON_TEXT = (
+    "With an id column the ledger keeps each person's own budget: a release runs each person at "
+    "the smaller of the spend times their level and what they have left (a person with "
+    "nothing left takes part with weight 0), and charges them what they actually lose. The "
+    "receipt after the release says, per level, what was lost and what is kept."
 )
 
 

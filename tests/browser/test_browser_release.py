@@ -28,7 +28,7 @@ def _table(path) -> None:
     n = 2000
     tier = rng.choice(["Strict", "balanced", " OPEN", "0"], n, p=[0.4, 0.4, 0.15, 0.05])
     value = np.round(rng.uniform(0, 500, n), 2)
-    df = pd.DataFrame({"user_id": np.arange(n), "value": value, "tier": tier})
+    df = pd.DataFrame({"row_no": np.arange(n), "value": value, "tier": tier})
     df.loc[7, "value"] = float(SECRET)
     df.to_csv(path, index=False)
 
@@ -66,7 +66,8 @@ def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  
         wait_drawn(page, min_charts=0, runs_before=before)
         main.get_by_text("Before releasing: what each level gets").wait_for()
         text = main.inner_text()
-        # columns guessed by name (not the second column, user_id), range from the menu
+        # columns guessed by name (not the first column, row_no: not named like a person id,
+        # so one budget for the dataset), range from the menu
         assert "Loaded users.csv: 2,000 rows" in text
         assert page.get_by_test_id("stSelectbox").nth(1).inner_text().count("tier") >= 1
         assert (
