@@ -21,7 +21,7 @@ from hdp_app.views import release as V
 from hdp_app.views import release_budget as B
 from hdp_app.views.formatting import plain, utc_timestamp
 from hdp_app.widgets import metric_row
-from hdp_core.errors import BudgetExceeded, HdpError, LedgerError
+from hdp_core.errors import HdpError, LedgerError
 from hdp_core.menu import Menu
 from hdp_release.ledger.store import dataset_identities, name_identity
 from hdp_release.result import Release
@@ -120,14 +120,8 @@ def release_section(
                 id=s["id"],
                 dataset_scope=scope,
             )
-        except BudgetExceeded as e:
-            st.error(P.budget_refusal(e))
-            return
-        except LedgerError as e:
-            st.error(B.ledger_problem(e))
-            return
         except HdpError as e:
-            st.error(f"Nothing was released: {plain(e)}.")
+            st.error(P.refusal_text(e))
             return
         st.session_state[LAST] = {
             "rel": rel,

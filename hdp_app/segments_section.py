@@ -12,12 +12,12 @@ from typing import Any
 import streamlit as st
 
 from hdp_app.figures.segments import segments_figure
+from hdp_app.views import people as P
 from hdp_app.views import release as V
 from hdp_app.views import release_budget as B
 from hdp_app.views import segments as S
-from hdp_app.views.formatting import plain
 from hdp_app.widgets import metric_row
-from hdp_core.errors import BudgetExceeded, HdpError, LedgerError
+from hdp_core.errors import HdpError
 from hdp_release import release_means
 
 K_MODE = "rel_seg_mode"
@@ -76,14 +76,8 @@ def release_section(
                 dataset=dataset,
                 dataset_scope=scope,
             )
-        except BudgetExceeded as e:
-            st.error(B.budget_refusal(e))
-            return
-        except LedgerError as e:
-            st.error(B.ledger_problem(e))
-            return
         except HdpError as e:
-            st.error(f"Nothing was released: {plain(e)}.")
+            st.error(P.refusal_text(e))
             return
         st.session_state[LAST] = {
             "g": g,

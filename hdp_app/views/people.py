@@ -8,7 +8,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from hdp_app.views.formatting import plain
 from hdp_app.views.release_budget import budget_refusal as dataset_refusal
+from hdp_app.views.release_budget import ledger_problem
+from hdp_core.errors import BudgetExceeded, LedgerError
+from hdp_release.ledger.modes import MODE_IDENTITY
 from hdp_release.ledger.people import PERSONS
 from hdp_release.result import DATASET_LEDGER_NOTE, Release
 
@@ -159,9 +163,22 @@ def people_table(rel: Release) -> Any:
 def budget_refusal(err: Any) -> str:
     """The message of a release refused by the ledger (BudgetExceeded), from its fields: no
     person left (the per-person ledger) or the dataset's budget (hdp_app.views.release_budget)."""
+    if str(err.identity) == MODE_IDENTITY:  # the ledger keeps the other kind of budget
+        return plain(f"Nothing was released: {err}")
     if str(err.identity) == PERSONS:
         return (
             "Nothing was released: every person in this table has already spent their whole "
             "privacy level in earlier releases (of any column, subset or file of them)."
         )
     return dataset_refusal(err)
+
+
+def refusal_text(err: Exception) -> str:
+    """The page's sentence for a release (one mean or per segment) that raised ``err``: a
+    budget refusal from its fields (:func:`budget_refusal`), a ledger that cannot be used
+    (release_budget.ledger_problem), any other refusal as 'Nothing was released: ...'."""
+    if isinstance(err, BudgetExceeded):
+        return budget_refusal(err)
+    if isinstance(err, LedgerError):
+        return ledger_problem(err)
+    return f"Nothing was released: {plain(err)}."

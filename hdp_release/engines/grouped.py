@@ -33,6 +33,7 @@ from hdp_release.engines.base import (
     histogram_from_rows,
     lit,
 )
+from hdp_release.engines.spark_source import fetch_levels, refine_levels
 
 MAX_SEGMENTS = 10_000
 """More segments than this are refused before anything is computed from the values."""
@@ -287,48 +288,13 @@ class SparkSegment:
             cond = c if cond is None else cond & c
         self.u = src.rows_frame().where(cond)
 
-    def _in_range(self, emin: float, emax: float):
-        from pyspark.sql import functions as F
-
-        return self.u.where((F.col("e") >= F.lit(emin)) & (F.col("e") <= F.lit(emax)))
-
     def fetch(self, emin: float, emax: float):
-        from pyspark.sql import functions as F
-
-        rows = (
-            self._in_range(emin, emax)
-            .groupBy("q")
-            .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
-            .orderBy("q")
-            .collect()
-        )
-        return fetch_rows([tuple(r) for r in rows])
+        """As SparkSource.fetch, on this segment's rows."""
+        return fetch_levels(self.u, emin, emax)
 
     def refine(self, emin: float, emax: float, m: int) -> list:
-        from pyspark.sql import functions as F
-
-        k = F.least(
-            F.floor((F.col("e") - F.lit(emin)) * F.lit(m / (emax - emin))).cast("int"),
-            F.lit(m - 1),
-        )
-        qf = F.col("q") / F.lit(float(QE))
-        rows = (
-            self._in_range(emin, emax)
-            .select(k.alias("k"), "e", "y", "q")
-            .groupBy("k")
-            .agg(
-                F.count(F.lit(1)),
-                F.sum("y"),
-                F.sum(F.col("q").cast("decimal(20,0)")),
-                F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
-                F.sum(qf * qf),
-                F.min("e"),
-                F.max("e"),
-            )
-            .orderBy("k")
-            .collect()
-        )
-        return [tuple(from_decimal(x) for x in r) for r in rows]
+        """As SparkSource.refine, on this segment's rows."""
+        return refine_levels(self.u, emin, emax, m)
 
 
 # ------------------------------------------------------------------------------ dispatch

@@ -409,48 +409,66 @@ class SparkSource:
         too_large = isinstance(raw, str) and cell_reason(raw) == "too_large"
         return (0, raw if too_large else parsed)
 
-    def _in_range(self, emin: float, emax: float):
-        from pyspark.sql import functions as F
-
-        return self._u.where((F.col("e") >= F.lit(emin)) & (F.col("e") <= F.lit(emax)))
-
     def fetch(self, emin: float, emax: float):
-        from pyspark.sql import functions as F
-
-        rows = (
-            self._in_range(emin, emax)
-            .groupBy("q")
-            .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
-            .orderBy("q")
-            .collect()
-        )
-        return fetch_rows([tuple(r) for r in rows])
+        """The distinct quantized levels in [emin, emax] with their users and sums."""
+        return fetch_levels(self._u, emin, emax)
 
     def refine(self, emin: float, emax: float, m: int) -> list:
-        from pyspark.sql import functions as F
-
-        k = F.least(
-            F.floor((F.col("e") - F.lit(emin)) * F.lit(m / (emax - emin))).cast("int"),
-            F.lit(m - 1),
-        )
-        qf = F.col("q") / F.lit(float(QE))
-        rows = (
-            self._in_range(emin, emax)
-            .select(k.alias("k"), "e", "y", "q")
-            .groupBy("k")
-            .agg(
-                F.count(F.lit(1)),
-                F.sum("y"),
-                F.sum(F.col("q").cast("decimal(20,0)")),
-                F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
-                F.sum(qf * qf),
-                F.min("e"),
-                F.max("e"),
-            )
-            .orderBy("k")
-            .collect()
-        )
-        return [tuple(from_decimal(x) for x in r) for r in rows]
+        """[emin, emax] split into m equal sub-bins: their users, sums, smallest and largest
+        level."""
+        return refine_levels(self._u, emin, emax, m)
 
     def close(self) -> None:
         pass
+
+
+# ------------------------------------------------------------------------------ bins
+def _in_range(rows: Any, emin: float, emax: float) -> Any:
+    from pyspark.sql import functions as F
+
+    return rows.where((F.col("e") >= F.lit(emin)) & (F.col("e") <= F.lit(emax)))
+
+
+def fetch_levels(rows: Any, emin: float, emax: float) -> Any:
+    """The distinct quantized levels q of the rows (a Spark DataFrame with e, y, q) whose
+    level is in [emin, emax]: per level the users, the sum of y and the smallest and largest
+    level (base.fetch_rows' form). Shared by a whole source and one segment."""
+    from pyspark.sql import functions as F
+
+    out = (
+        _in_range(rows, emin, emax)
+        .groupBy("q")
+        .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
+        .orderBy("q")
+        .collect()
+    )
+    return fetch_rows([tuple(r) for r in out])
+
+
+def refine_levels(rows: Any, emin: float, emax: float, m: int) -> list:
+    """[emin, emax] split into m equal sub-bins of the rows' levels: per sub-bin the users,
+    the exact sums of y, q and q y, the sum of (q/QE)^2 and the smallest and largest level."""
+    from pyspark.sql import functions as F
+
+    k = F.least(
+        F.floor((F.col("e") - F.lit(emin)) * F.lit(m / (emax - emin))).cast("int"),
+        F.lit(m - 1),
+    )
+    qf = F.col("q") / F.lit(float(QE))
+    out = (
+        _in_range(rows, emin, emax)
+        .select(k.alias("k"), "e", "y", "q")
+        .groupBy("k")
+        .agg(
+            F.count(F.lit(1)),
+            F.sum("y"),
+            F.sum(F.col("q").cast("decimal(20,0)")),
+            F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
+            F.sum(qf * qf),
+            F.min("e"),
+            F.max("e"),
+        )
+        .orderBy("k")
+        .collect()
+    )
+    return [tuple(from_decimal(x) for x in r) for r in out]
