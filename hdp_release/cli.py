@@ -194,10 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     missing = [f for f, v in (("PATH", a.path), ("--value", a.value), ("--eps", a.eps)) if not v]
     if missing:
         ap.error(f"the following arguments are required: {', '.join(missing)}")
-    if a.by is not None or a.keys is not None:  # a mean per segment
-        from hdp_release.grouped_cli import main_grouped
-
-        return main_grouped(a)
     try:
         menu = None
         lo_hi = None if a.range is None else range_arg(a.range)
@@ -217,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.no_ledger and a.ledger is not None:
             raise ReleaseError("--no-ledger and --ledger contradict each other; give one")
         ledger: Any = False if a.no_ledger else a.ledger  # None: $HDP_LEDGER when it is set
+        if a.by is not None or a.keys is not None:  # a mean per segment, the same settings
+            from hdp_release.grouped_cli import main_grouped
+
+            return main_grouped(a, menu, lo_hi, sd, ledger)
         rel = release_mean(
             a.path,
             value=a.value,

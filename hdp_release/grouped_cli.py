@@ -65,35 +65,22 @@ def read_keys(path: str, by: list[str]) -> list[tuple[str, ...]]:
     return out
 
 
-def main_grouped(a: Any) -> int:
-    """``python -m hdp_release ... --by COL[,COL] [--keys FILE]``: exit status as
-    hdp_release.cli.main's (0 released, 2 refused, 3 released but not recorded)."""
+def main_grouped(
+    a: Any, menu: Any, lo_hi: tuple[float, float], sd: float | None, ledger: Any
+) -> int:
+    """``python -m hdp_release ... --by COL[,COL] [--keys FILE]``, with the menu, range,
+    spread and ledger hdp_release.cli.main read from the same arguments: exit status as its
+    (0 released, 2 refused, 3 released but not recorded)."""
     import json
     import sys
 
-    from hdp_core.errors import HdpError, MenuError
+    from hdp_core.errors import HdpError
     from hdp_release.grouped import release_means
     from hdp_release.result import not_recorded_note
 
     try:
         if a.by is None:
             raise ReleaseError("--keys needs --by (the segment columns)")
-        if not (a.path and a.value and a.eps):
-            raise ReleaseError("PATH, --value and --eps are required")
-        menu = None
-        lo_hi, sd = a.range, a.data_sd
-        if a.menu is not None:
-            from hdp_core.design_io import MAX_MENU_BYTES, menu_from_json
-
-            try:
-                with open(a.menu, "rb") as f:
-                    menu = menu_from_json(f.read(MAX_MENU_BYTES + 1))
-            except (OSError, MenuError) as exc:
-                raise ReleaseError(f"the menu file {a.menu!r} cannot be used: {exc}") from None
-            lo_hi = lo_hi or (menu.low, menu.high)
-            sd = sd if sd is not None else menu.data_sd
-        if lo_hi is None:
-            raise ReleaseError("the public range is missing: give --range LO HI (or --menu)")
         by = by_columns(a.by)
         keys = read_keys(a.keys, by) if a.keys is not None else None
         g = release_means(
@@ -105,7 +92,7 @@ def main_grouped(a: Any) -> int:
             hi=lo_hi[1],
             target=a.target,
             keys=keys,
-            ledger=a.ledger,
+            ledger=ledger,
             spend=a.spend,
             dataset=a.dataset,
             tiers=menu,
