@@ -146,6 +146,7 @@ def _release(df, led, spend, target, col="wage", **kw):
 
 # ------------------------------------------------------------------------------ the replay
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.slow
 def test_random_sequences_match_the_oracle_and_never_overspend(tmp_path, seed):
     rng = np.random.default_rng(100 + seed)
     df = table(80, seed)
@@ -185,6 +186,7 @@ def test_random_sequences_match_the_oracle_and_never_overspend(tmp_path, seed):
 
 
 # ------------------------------------------------------------------------- the issue's sequences
+@pytest.mark.slow
 def test_split_by_region_and_drop_one_row_are_refused_once_spent(tmp_path):
     led = PrivacyLedger(tmp_path / "l.duckdb")
     df = table(400, 7, levels=(0.01,))  # nobody saturates: spend 1 exhausts everyone
@@ -203,6 +205,7 @@ def test_split_by_region_and_drop_one_row_are_refused_once_spent(tmp_path):
         assert spent[key_hash(secret, pid)] == math.floor(Fraction(0.01) * G)
 
 
+@pytest.mark.slow
 def test_a_subset_after_half_spends_only_the_other_half(tmp_path):
     led = PrivacyLedger(tmp_path / "l.duckdb")
     df = table(300, 8, levels=(0.01,))
@@ -280,6 +283,7 @@ def test_csv_ids_are_text_and_the_ledger_stores_no_id(tmp_path):
 
 
 # ------------------------------------------------------------------------------ a race
+@pytest.mark.slow
 def test_a_race_of_processes_never_overspends_a_person(tmp_path):
     path = tmp_path / "l.duckdb"
     PrivacyLedger(path)
@@ -345,6 +349,7 @@ def test_public_and_zero_persons_and_a_public_person_who_turns_private(tmp_path)
     assert second.people.run_min.iloc[0] <= 1.0 - tau + 2.0**-42
 
 
+@pytest.mark.slow
 def test_one_ledger_keeps_one_kind_of_budget(tmp_path):
     """A ledger that charged persons refuses a release without an id, and one that charged a
     dataset refuses a release with an id, both before anything is charged: otherwise a

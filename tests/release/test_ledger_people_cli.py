@@ -38,6 +38,7 @@ def _args(csv, *more):
     return [str(csv), "--value", "wage", "--eps", "eps", "--range", "0", "100", *more]
 
 
+@pytest.mark.slow
 def test_cli_id_charges_persons_and_people_lists_counts_only(csv, tmp_path, capsys):
     led = tmp_path / "l.duckdb"
     assert main([*_args(csv, "--ledger", str(led), "--id", "user_id", "--format", "json")]) == 0
@@ -57,6 +58,7 @@ def test_cli_id_charges_persons_and_people_lists_counts_only(csv, tmp_path, caps
     assert "budget" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_hdp_ledger_is_used_when_set_and_no_ledger_says_not_tracked(
     csv, tmp_path, monkeypatch, capsys
 ):

@@ -16,7 +16,7 @@ from hdp_release.ledger.people import person_spent_units
 from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark")]  # Spark: one JVM per run
 
 
 def _table(n: int) -> pd.DataFrame:
