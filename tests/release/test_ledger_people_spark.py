@@ -12,9 +12,9 @@ import pytest
 from test_ledger_people import Oracle, check_against, key_hash
 
 from hdp_core.errors import BadCellError, BudgetExceeded, ReleaseError
+from hdp_release.grouped import release_means
 from hdp_release.ledger.people import person_spent_units
 from hdp_release.ledger.store import PrivacyLedger
-from hdp_release.grouped import release_means
 from hdp_release.release import release_mean
 
 pytestmark = pytest.mark.slow
