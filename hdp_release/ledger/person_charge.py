@@ -162,7 +162,9 @@ def people_charge(out: tuple, spend: Fraction, led: Any, segments: bool) -> Peop
         receipt = receipt.drop(columns=["segment"])
     n_seg = max(caps) + 1 if caps else 0
     every = tuple(caps.get(g, math.inf) for g in range(n_seg))
-    return PeopleCharge(ticket, receipt, caps.get(0, math.inf), *counts, caps=every)
+    persons, new, exhausted, saturated = counts
+    cap = caps.get(0, math.inf)
+    return PeopleCharge(ticket, receipt, cap, persons, new, exhausted, saturated, caps=every)
 
 
 def charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None):
