@@ -142,9 +142,12 @@ def release_means(
     level (parallel composition: see the module docstring for the model and the proof
     sketch). ``keys``, ``ledger``, ``spend``, ``dataset``, ``dataset_scope``, ``tiers``,
     ``engine``, ``data_sd``: as in the module docstring and
-    :func:`hdp_release.release.release_mean`.
-    Raises ReleaseError (BadCellError with row, column and reason) for bad input before
-    anything is computed from the values, never quoting a cell."""
+    :func:`hdp_release.release.release_mean`. ``id``: the person id column (needs a
+    ledger): each person is charged once, the level granted in their own segment (module
+    docstring, "Ledger"); ``GroupedRelease.people`` is then the receipt per segment and level
+    (asked, run at, lost, kept). Raises ReleaseError (BadCellError with row, column and
+    reason) for bad input before anything is computed from the values, never quoting a
+    cell; BudgetExceeded when nobody in the release has any budget left (nothing charged)."""
     from hdp_release.ledger.store import (
         PrivacyLedger,
         as_spend,
