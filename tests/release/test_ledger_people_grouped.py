@@ -36,6 +36,7 @@ def _one(df, led, spend, target, col="wage"):
     )
 
 
+@pytest.mark.slow  # 12 releases against the oracle (~2-3 s on a quiet machine)
 def test_grouped_and_single_releases_match_the_oracle_and_never_overspend(tmp_path):
     seed = 4  # 8 releases per segment, 1 of one mean, 3 refused (everyone spent)
     rng = np.random.default_rng(500 + seed)
@@ -87,6 +88,7 @@ def test_grouped_and_single_releases_match_the_oracle_and_never_overspend(tmp_pa
     assert grouped >= 3 and refused >= 1
 
 
+@pytest.mark.slow
 def test_split_by_region_with_release_means_is_refused_where_spent(tmp_path):
     led = PrivacyLedger(tmp_path / "l.duckdb")
     df = table(400, 7, levels=(0.01,))  # nobody saturates: spend 1 exhausts everyone
