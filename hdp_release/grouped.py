@@ -74,6 +74,7 @@ import contextlib
 import math
 import os
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -111,6 +112,10 @@ from hdp_release.result import Release
 
 MAX_BY = 4
 """At most this many segment columns."""
+NOBODY_TOUCHED = (
+    "None of the segments asked for is in the table: no person's value was used, so nobody "
+    "was charged (per-person ledger) and nothing was recorded."
+)
 
 
 def release_means(
@@ -252,6 +257,8 @@ def release_means(
             ledger_path=led.path,
             recorded=True,
         )
+    elif id is not None:  # no segment asked for is in the table: nobody touched
+        out = replace(out, notes=(*out.notes, NOBODY_TOUCHED))
     elif ticket is not None and led is not None:
         out = replace(
             out,
@@ -278,7 +285,18 @@ def _attach_id(src: Any, id_col: str, vcol: str, ecol: str, bcols: list[str]) ->
     return icol
 
 
-def _charge_persons(led, src, cols, bcols, chosen, frac, engine, target, sd_norm, factor):
+def _charge_persons(
+    led: Any,
+    src: Any,
+    cols: tuple[str, str, str],
+    bcols: list[str],
+    chosen: list,
+    frac: Fraction,
+    engine: str,
+    target: str,
+    sd_norm: float | None,
+    factor: float,
+) -> Any:
     """The per-person check-and-charge of a release per segment (module docstring): the
     ledger's precheck (every refusal from the cells' kinds first), then the charge; returns
     the PeopleCharge, or None when no released segment is in the table (nobody touched)."""

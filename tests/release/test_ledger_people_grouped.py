@@ -168,3 +168,10 @@ def test_refusals_before_any_charge_and_left_out_segments_not_charged(tmp_path):
     d = g.to_dict()
     assert d["id_column"] == "uid" and {r["key"][0] for r in d["people"]} == {"1", "2"}
     assert "uid" not in g.people.columns and "p0001" not in g.text()
+
+
+def test_keys_none_present_touch_nobody(tmp_path):
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    g = _means(table(30, 2), led, 1, "population", keys=[8, 9])
+    assert all(not p for p in g.present) and "nobody was charged" in g.text()
+    assert person_spent_units(led) == {} and led.history() == []
