@@ -32,9 +32,12 @@ MODE_HELP = (
 )
 
 
-def segment_columns(columns: Sequence[str], value: str, eps: str) -> list[str]:
-    """The columns a segment can be taken from: every column but the value and eps columns."""
-    return [str(c) for c in columns if str(c) not in (value, eps)]
+def segment_columns(
+    columns: Sequence[str], value: str, eps: str, ident: str | None = None
+) -> list[str]:
+    """The columns a segment can be taken from: every column but the value, eps and person
+    id columns."""
+    return [str(c) for c in columns if str(c) not in (value, eps, ident)]
 
 
 def by_problem(by: Sequence[str]) -> str | None:
@@ -132,28 +135,84 @@ def segments_json(g: GroupedRelease, settings: Mapping[str, Any], file: str) -> 
     return json.dumps(d, indent=2, allow_nan=False, default=str).encode()
 
 
-def segments_code(settings: Mapping[str, Any], file: str, by: Sequence[str], target: str) -> str:
+def segments_code(
+    settings: Mapping[str, Any], file: str, by: Sequence[str], target: str, g: Any = None
+) -> str:
     """The page's call as Python: ``hdp_release.release_means`` on the uploaded file (read from
-    the current folder) with the page's columns, range, spread, target and segment columns."""
+    the current folder) with the page's columns, range, spread, target and segment columns;
+    with the release ``g`` also what it did: spend (exact), the person id column, the ledger
+    (the server's ledger file: running it on the same machine charges the same ledger) and
+    the dataset name."""
     sd = settings.get("data_sd")
-    return "\n".join(
-        [
-            "import hdp_release",
-            "",
-            "g = hdp_release.release_means(",
-            f"    {str(file)!r},",
-            f"    value={str(settings['value'])!r},",
-            f"    eps={str(settings['eps'])!r},",
-            f"    by={[str(b) for b in by]!r},",
-            f"    lo={float(settings['lo'])!r},",
-            f"    hi={float(settings['hi'])!r},",
-            f"    target={str(target)!r},",
-            f"    data_sd={None if sd is None else float(sd)!r},",
-            ")",
-            "print(g.text())  # every segment's private mean, 95% interval and receipt",
-            "",
+    lines = [
+        "import hdp_release",
+        "",
+        "g = hdp_release.release_means(",
+        f"    {str(file)!r},",
+        f"    value={str(settings['value'])!r},",
+        f"    eps={str(settings['eps'])!r},",
+        f"    by={[str(b) for b in by]!r},",
+        f"    lo={float(settings['lo'])!r},",
+        f"    hi={float(settings['hi'])!r},",
+        f"    target={str(target)!r},",
+        f"    data_sd={None if sd is None else float(sd)!r},",
+    ]
+    if g is not None:
+        ledger = g.ledger_path
+        lines += [
+            f"    spend={float(g.spend)!r},",
+            f"    id={g.id_column!r},",
+            f"    ledger={ledger!r},  # the privacy ledger charged (False: not tracked)"
+            if ledger is not None
+            else "    ledger=False,  # NOT TRACKED, as on the page",
+            f"    dataset={g.dataset!r},",
         ]
-    )
+    lines += [
+        ")",
+        "print(g.text())  # every segment's private mean, 95% interval and receipt",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def people_sentence(g: GroupedRelease) -> str | None:
+    """With a person id column: how each person was charged (once, what they lost in their
+    own segment), how many were capped and keep the rest, and the segments refused because
+    everyone there had spent their level. None without an id."""
+    df = g.people
+    if df is None:
+        return None
+    n = int(df.persons.sum())
+    capped = int(df.saturated.sum())
+    parts = [
+        f"Each of the {n:,} people was charged once, what they lost in their own segment "
+        f"(each asked {g.spend:.3g} of their level)."
+    ]
+    if capped:
+        kept = float(df.kept_min[df.saturated > 0].min())
+        parts.append(
+            f"{capped:,} people were capped (saturated) in their segment: they keep at least "
+            f"{kept:.3g} of their level for later releases."
+        )
+    gone = int(df.exhausted.sum())
+    if gone:
+        parts.append(f"{gone:,} people had nothing left: they took part with weight 0.")
+    if g.n_spent_segments:
+        parts.append(
+            f"Refused in {g.n_spent_segments:,} segments: every person there has already spent "
+            "their level (the mid-range, from no data)."
+        )
+    return " ".join(parts)
+
+
+def people_segments_table(g: GroupedRelease, table: Any) -> Any:
+    """The per-person receipt per segment and level, as shown: Segment, then ``table``'s
+    columns (``table``: hdp_app.views.people.people_frame of the receipt's level columns)."""
+    kc = [c for c in g.people.columns[: len(g.by)]]
+    labels = [segment_label(k) for k in g.people[kc].itertuples(index=False, name=None)]
+    out = table.copy()
+    out.insert(0, "Segment", labels)
+    return out
 
 
 # ------------------------------------------------------------------ planning (Tier designer)

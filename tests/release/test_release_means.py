@@ -307,7 +307,7 @@ def test_column_checks(no_noise):
         release_means(df, value="v", eps="e", by=["seg", "seg"], lo=LO, hi=HI)
     with pytest.raises(ReleaseError, match="at most 4"):
         release_means(df, value="v", eps="e", by=["seg", "plan", "a", "b", "c"], lo=LO, hi=HI)
-    with pytest.raises(ReleaseError, match="per-person ledger"):
+    with pytest.raises(ReleaseError, match="each person in a privacy ledger"):
         release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI, id="user")
     assert NoNoise.calls == 0
 
