@@ -7,7 +7,6 @@ hdp_app.views.segments, the chart from hdp_app.figures.segments."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import streamlit as st
@@ -17,6 +16,7 @@ from hdp_app.views import people as P
 from hdp_app.views import release as V
 from hdp_app.views import release_budget as B
 from hdp_app.views import segments as S
+from hdp_app.views.formatting import utc_timestamp
 from hdp_app.widgets import metric_row
 from hdp_core.errors import HdpError
 from hdp_release import release_means
@@ -86,7 +86,8 @@ def release_section(
             "settings": dict(s),
             "file": name,
             "by": list(by),
-            "time": time.strftime("%H:%M:%S"),
+            "time": utc_timestamp(),  # ISO 8601 UTC: the download's released_at
+            "menu": menu,
         }
         st.rerun()
 
@@ -129,7 +130,7 @@ def last_section() -> None:
     )
     row.download_button(
         "⬇️ Result and receipts (JSON)",
-        S.segments_json(g, s, last["file"]),
+        S.segments_json(g, s, last["file"], last["time"]),
         file_name="private_means.json",
         mime="application/json",
         key="rel_seg_dl_json",
@@ -144,4 +145,5 @@ def last_section() -> None:
         on_click="ignore",
     )
     with st.expander("Reproduce in Python"):
-        st.code(S.segments_code(s, last["file"], last["by"], g.target, g), language="python")
+        code = S.segments_code(s, last["file"], last["by"], g.target, g, last.get("menu"))
+        st.code(code, language="python")

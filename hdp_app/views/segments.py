@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from hdp_app.views.formatting import frame_to_csv, plain
+from hdp_app.views.codegen import menu_lines
+from hdp_app.views.formatting import frame_to_csv, plain, utc_timestamp
 from hdp_release.grouped_result import PRIVACY_MODEL, GroupedRelease, key_text
 
 MODES = ("One mean", "A mean per segment")
@@ -125,9 +126,13 @@ def receipt_csv(g: GroupedRelease) -> bytes:
     return frame_to_csv(g.receipt())
 
 
-def segments_json(g: GroupedRelease, settings: Mapping[str, Any], file: str) -> bytes:
-    """The whole result (segments, receipts, model, settings) as JSON bytes."""
+def segments_json(
+    g: GroupedRelease, settings: Mapping[str, Any], file: str, when: str | None = None
+) -> bytes:
+    """The whole result (segments, receipts, model, settings) as JSON bytes; ``released_at``
+    is ``when`` (ISO 8601 UTC, e.g. '2026-11-27T08:30:12Z'), or now."""
     d = g.to_dict()
+    d["released_at"] = utc_timestamp() if when is None else str(when)
     d["file"] = str(file)
     d["value_column"] = str(settings.get("value"))
     d["eps_column"] = str(settings.get("eps"))
@@ -136,17 +141,23 @@ def segments_json(g: GroupedRelease, settings: Mapping[str, Any], file: str) -> 
 
 
 def segments_code(
-    settings: Mapping[str, Any], file: str, by: Sequence[str], target: str, g: Any = None
+    settings: Mapping[str, Any],
+    file: str,
+    by: Sequence[str],
+    target: str,
+    g: Any = None,
+    menu: Any = None,
 ) -> str:
     """The page's call as Python: ``hdp_release.release_means`` on the uploaded file (read from
     the current folder) with the page's columns, range, spread, target and segment columns;
     with the release ``g`` also what it did: spend (exact), the person id column, the ledger
     (the server's ledger file: running it on the same machine charges the same ledger) and
-    the dataset name."""
+    the dataset name; with the Tier designer ``menu`` it is rebuilt and passed as ``tiers``."""
     sd = settings.get("data_sd")
     lines = [
         "import hdp_release",
         "",
+        *menu_lines(menu),
         "g = hdp_release.release_means(",
         f"    {str(file)!r},",
         f"    value={str(settings['value'])!r},",
@@ -157,6 +168,8 @@ def segments_code(
         f"    target={str(target)!r},",
         f"    data_sd={None if sd is None else float(sd)!r},",
     ]
+    if menu is not None:
+        lines.append("    tiers=menu,")
     if g is not None:
         ledger = g.ledger_path
         lines += [
