@@ -80,7 +80,6 @@ from hdp_release.checks import (
 from hdp_release.engines.base import (
     PUBLIC_BIN,
     ZERO_BIN,
-    Histogram,
     check_column_names,
     match_column,
 )
@@ -313,35 +312,12 @@ def _sort_key(x: Any) -> tuple:
     return (1, 0.0, str(x))
 
 
-def _union(hs: list[Histogram]) -> Histogram:
-    """Every segment's bins in one Histogram (for the table-wide checks)."""
-
-    def cat(a: str, dtype: Any) -> np.ndarray:
-        return np.concatenate([getattr(h, a) for h in hs]) if hs else np.empty(0, dtype)
-
-    return Histogram(
-        cat("bin", np.int64),
-        cat("n", np.int64),
-        cat("e1", float),
-        cat("e2", float),
-        cat("emin", float),
-        cat("emax", float),
-        cat("q2", float),
-        [],
-        [],
-        [],
-        sum(h.n_rows for h in hs),
-        sum(h.n_bad_eps for h in hs),
-        sum(h.n_bad_value for h in hs),
-    )
-
-
 def _release_segments(
     src, vcol, ecol, bcols, chosen, lo, hi, sd_norm, data_sd, c, engine, target, factor
 ) -> tuple[list[Release], str]:
     try:
         hists = grouped_histogram(src, vcol, ecol, bcols, lo, hi, engine)
-        every = _union(list(hists.values()))
+        every = hists.union()
         if every.n_rows == 0:
             raise ReleaseError("the table is empty: no users, nothing to release")
         if every.n_bad_eps:

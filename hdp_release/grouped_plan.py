@@ -17,8 +17,9 @@ import numpy as np
 from hdp_core.segments import adpm_tiers_batch
 from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
 from hdp_release.engines.grouped import fetch_many, segment_view
-from hdp_release.finish import all_public, finish
-from hdp_release.plan import Row, plan_bins, plan_bins_table, plan_tiers_table
+from hdp_release.finish import all_public, finish, finish_planned
+from hdp_release.noise import Planned
+from hdp_release.plan import plan_bins, plan_bins_table, plan_tiers_table
 from hdp_release.result import Release
 
 
@@ -160,39 +161,60 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
         ct[i, : sizes[i]] = h.n[f]
     has_pub = np.array([bool(h.n[h.bin == PUBLIC_BIN].sum() > 0) for h in hs])
     taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)
-    for i, s in enumerate(batch):  # per segment: rows, OpenDP noise and receipt
+    ratio: dict[float, tuple[int, int]] = {}  # exact ratios, once per distinct grant
+    for i, s in enumerate(batch):  # per segment: its few levels' exact sums, OpenDP noise
         h, f = hs[i], fins[i]
         pub = h.bin == PUBLIC_BIN
         tau = float(taus[i])
-        levels = np.concatenate([h.emin[f], np.full(int(pub.sum()), math.inf)])
-        counts = np.concatenate([h.n[f], h.n[pub]])
+        levels = [*h.emin[f].tolist(), *([math.inf] * int(pub.sum()))]
+        counts = [*h.n[f].tolist(), *h.n[pub].tolist()]
         sy = [h.sy[j] for j in np.flatnonzero(f)] + [h.sy[j] for j in np.flatnonzero(pub)]
-        r = np.minimum(levels, tau)
-        rows = []
-        for j in range(levels.size):  # as hdp_release.plan's tiers rows (exact sums)
-            rj = float(r[j])
-            fr = Fraction(rj)
-            lvj, cj = float(levels[j]), int(counts[j])
-            rows.append(
-                Row(lvj, lvj, cj, rj, rj, fr * sy[j], fr * cj, rj * rj * float(cj), lvj >= tau)
-            )
+        r = [min(lv_j, tau) for lv_j in levels]  # as hdp_release.plan's tiers rows
+        s2 = 0.0
+        for rj, cj in zip(r, counts, strict=True):  # the rows' order: the same float sum
+            s2 += rj * rj * float(cj)
+        p = Planned(
+            levels,
+            levels,
+            counts,
+            r,
+            r,
+            [lv_j >= tau for lv_j in levels],
+            exact_sum(r, counts, ratio),
+            exact_sum(r, sy, ratio),
+            s2,
+        )
         n_ex = int(h.n[h.bin == ZERO_BIN].sum())
         n_pub = int(h.n[pub].sum())
-        out[s] = finish(
-            rows,
+        out[s] = finish_planned(
+            p,
             tau,
             lo,
             hi,
             sd_norm,
             data_sd,
             engine,
-            int(counts.sum()),
+            int(sum(counts)),
             n_ex,
             n_pub,
             "tiers (segments solved at once)",
             target="population",
             factor=factor,
         )
+
+
+def exact_sum(r: list[float], mult: list[int], ratio: dict) -> Fraction:
+    """sum_j r_j m_j exactly (floats r_j, integers m_j): one integer sum over the common
+    power-of-two denominator, equal to the sum of Fraction(r_j) * m_j (``ratio`` caches each
+    float's integer ratio)."""
+    nd = []
+    for x in r:
+        got = ratio.get(x)
+        if got is None:
+            got = ratio[x] = x.as_integer_ratio()
+        nd.append(got)
+    den = max(d for _, d in nd)  # every d is a power of two: each divides the largest
+    return Fraction(sum(n * (den // d) * m for (n, d), m in zip(nd, mult, strict=True)), den)
 
 
 class _Need(Exception):

@@ -16,8 +16,13 @@ spliced into SQL text, and never put in a message.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import uuid
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from hdp_core.errors import BadCellError, ReleaseError
 from hdp_release.engines.base import (
@@ -30,7 +35,6 @@ from hdp_release.engines.base import (
     Q,
     fetch_rows,
     from_decimal,
-    histogram_from_rows,
     lit,
 )
 from hdp_release.engines.spark_source import fetch_levels, refine_levels
@@ -96,10 +100,12 @@ def _duck_has_missing(src: Any, by: list[str]) -> bool:
 
 def duck_grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float
-) -> dict[tuple, Histogram]:
-    """ONE grouped pass: per segment key, the general plan's Histogram (its level bins and
-    exact integer sums; hdp_release.engines.base). Sets the source's expressions so that its
-    ``first_bad`` and the segment views read the same columns."""
+) -> Grouped:
+    """ONE grouped pass: per segment, the general plan's level bins and exact integer sums
+    (hdp_release.engines.base), as a :class:`Grouped`; the aggregate goes through a temporary
+    table (dropped) so that the keys come back as Python values and the sums as numpy. Sets
+    the source's expressions so that its ``first_bad`` and the segment views read the same
+    columns."""
     src.cols = (value, eps)
     v = src.value_sql(value)
     e = src.level_sql(eps)
@@ -119,29 +125,214 @@ def duck_grouped_histogram(
     keys = [f"k{i}" for i in range(len(by))]
     kcols = ", ".join(f"{_q(c)} AS {k}" for c, k in zip(by, keys, strict=True))
     klist = ", ".join(keys)
+    table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
     sql = f"""
+        CREATE TEMP TABLE {table} AS
         WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel}),
         u AS (SELECT {klist}, {b} AS b, e, v, {y} AS y, {qq} AS q,
-              (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t)
-        SELECT {klist}, b, count(*), sum(CASE WHEN isinf(e) THEN 0 ELSE e END),
-               sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END), min(e), max(e),
-               sum((q / {float(QE)!r}) * (q / {float(QE)!r})),
-               sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
-        FROM u GROUP BY {klist}, b"""
-    return _split_rows(src.run_sql(sql), len(by))
+              (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t),
+        a AS (SELECT {klist}, b, count(*) AS n,
+               sum(CASE WHEN isinf(e) THEN 0 ELSE e END) AS e1,
+               sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END) AS e2, min(e) AS emin,
+               max(e) AS emax, sum((q / {float(QE)!r}) * (q / {float(QE)!r})) AS q2,
+               sum(y) AS sy, sum(q) AS sq, sum(CAST(q AS HUGEINT) * y) AS sqy,
+               count_if(badv) AS nbad
+            FROM u GROUP BY {klist}, b)
+        SELECT dense_rank() OVER (ORDER BY {klist}) - 1 AS sid, * FROM a"""
+    try:
+        src.run_sql(sql)
+        key_rows = src.run_sql(f"SELECT DISTINCT sid, {klist} FROM {table} ORDER BY sid")
+        parts = ", ".join(
+            f"CAST((coalesce({x}, 0) >> {PART_BITS * i}) & {PART_MASK} AS BIGINT) AS {x}{i}"
+            for x in ("sy", "sq", "sqy")
+            for i in range(3)
+        )
+        cols = src.run_numpy(
+            f"""SELECT sid, coalesce(b, 0) AS b, b IS NULL AS badb, n, coalesce(e1, 0) AS e1,
+                coalesce(e2, 0) AS e2, coalesce(emin, 0) AS emin, coalesce(emax, 0) AS emax,
+                coalesce(q2, 0) AS q2, {parts}, nbad FROM {table} ORDER BY sid, b NULLS FIRST"""
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            src.run_sql(f"DROP TABLE IF EXISTS {table}")
+    return grouped_from_columns([tuple(r[1:]) for r in key_rows], cols)
 
 
-def _split_rows(rows: list, m: int) -> dict[tuple, Histogram]:
-    """Rows (key..., bin, sums...) -> per key, the Histogram of its bins (sorted by bin, a
-    bad level's NULL bin first, as the single-table pass sorts them)."""
+PART_BITS = 42
+PART_MASK = (1 << PART_BITS) - 1
+"""Exact integer sums travel as three 42-bit parts (int64 each): value = p0 + p1 2^42 + p2 2^84."""
+
+
+def _arr(x: Any, dtype: Any) -> np.ndarray:
+    return np.asarray(np.ma.filled(x, 0) if np.ma.isMaskedArray(x) else x, dtype=dtype)
+
+
+def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
+    """A Grouped from the grouped pass's columns (rows sorted by sid, then bin, a bad level's
+    row first), ``keys[sid]`` each segment's key."""
+    sid = _arr(cols["sid"], np.int64)
+    bad = _arr(cols["badb"], bool)
+    n = _arr(cols["n"], np.int64)
+    nbad = _arr(cols["nbad"], np.int64)
+    keep = ~bad
+
+    def parts(x: str) -> np.ndarray:
+        return np.stack([_arr(cols[f"{x}{i}"], np.int64)[keep] for i in range(3)], axis=1)
+
+    start = np.searchsorted(sid[keep], np.arange(len(keys) + 1), side="left")
+    return Grouped(
+        keys,
+        start,
+        _arr(cols["b"], np.int64)[keep],
+        n[keep],
+        _arr(cols["e1"], float)[keep],
+        _arr(cols["e2"], float)[keep],
+        _arr(cols["emin"], float)[keep],
+        _arr(cols["emax"], float)[keep],
+        _arr(cols["q2"], float)[keep],
+        parts("sy"),
+        parts("sq"),
+        parts("sqy"),
+        int(n.sum()),
+        int(n[bad].sum()),
+        int(nbad.sum()),
+    )
+
+
+def to_parts(xs: list[int]) -> np.ndarray:
+    """Nonnegative integers (below 2^126) as (len, 3) int64 parts (see PART_BITS)."""
+    return np.array(
+        [[x & PART_MASK, (x >> PART_BITS) & PART_MASK, x >> (2 * PART_BITS)] for x in xs],
+        dtype=np.int64,
+    ).reshape(len(xs), 3)
+
+
+def parts_int(p: np.ndarray) -> int:
+    """The exact sum of the integers whose parts are the rows of ``p`` (fewer than 2^21)."""
+    t = p.sum(axis=0).tolist() if len(p) else [0, 0, 0]
+    return int(t[0]) + (int(t[1]) << PART_BITS) + (int(t[2]) << (2 * PART_BITS))
+
+
+def parts_ints(p: np.ndarray) -> list[int]:
+    """Each row's integer."""
+    return [a + (b << PART_BITS) + (c << (2 * PART_BITS)) for a, b, c in p.tolist()]
+
+
+def parts_float(p: np.ndarray) -> np.ndarray:
+    """float(x) of each row's integer, correctly rounded (as Python's float(int))."""
+    out = p[:, 1].astype(np.float64) * float(1 << PART_BITS) + p[:, 0].astype(np.float64)
+    big = np.flatnonzero(p[:, 2] != 0)  # above 2^84: Python's exact conversion
+    for i in big.tolist():  # rare: a bin whose sum of levels passes 2^42 nats
+        out[i] = float(parts_ints(p[i : i + 1])[0])
+    return out
+
+
+@dataclass
+class Grouped:
+    """The grouped pass's per-segment level bins, flat: segment ``sid`` (key ``keys[sid]``)
+    owns rows start[sid]:start[sid + 1], sorted by bin (bad-level rows left out, counted in
+    n_bad_eps). Exact integer sums as (rows, 3) int64 parts (PART_BITS). ``self[key]``: that
+    segment's Histogram (hdp_release.engines.base), exact Python ints."""
+
+    keys: list[tuple]
+    start: np.ndarray
+    bin: np.ndarray
+    n: np.ndarray
+    e1: np.ndarray
+    e2: np.ndarray
+    emin: np.ndarray
+    emax: np.ndarray
+    q2: np.ndarray
+    sy: np.ndarray
+    sq: np.ndarray
+    sqy: np.ndarray
+    n_rows: int
+    n_bad_eps: int
+    n_bad_value: int
+
+    def __post_init__(self) -> None:
+        self.index = {k: i for i, k in enumerate(self.keys)}
+
+    def rows(self, key: tuple) -> slice:
+        """The flat rows of the segment ``key`` (empty for a key not present)."""
+        i = self.index.get(key)
+        if i is None:
+            return slice(0, 0)
+        return slice(int(self.start[i]), int(self.start[i + 1]))
+
+    def __getitem__(self, key: tuple) -> Histogram:
+        r = self.rows(key)
+        return Histogram(
+            self.bin[r],
+            self.n[r],
+            self.e1[r],
+            self.e2[r],
+            self.emin[r],
+            self.emax[r],
+            self.q2[r],
+            parts_ints(self.sy[r]),
+            parts_ints(self.sq[r]),
+            parts_ints(self.sqy[r]),
+            int(self.n[r].sum()),
+            0,
+            0,
+        )
+
+    def union(self) -> Histogram:
+        """Every segment's bins in one Histogram (for the table-wide checks; no exact sums)."""
+        return Histogram(
+            self.bin,
+            self.n,
+            self.e1,
+            self.e2,
+            self.emin,
+            self.emax,
+            self.q2,
+            [],
+            [],
+            [],
+            self.n_rows,
+            self.n_bad_eps,
+            self.n_bad_value,
+        )
+
+
+def grouped_from_rows(rows: list, m: int) -> Grouped:
+    """A Grouped from rows (key..., bin, count, e1, e2, emin, emax, q2, sy, sq, sqy, bad
+    values) in any order (Spark's collect)."""
     per: dict[tuple, list] = {}
     for r in rows:  # one row per (segment, bin): aggregates, never the table's rows
         per.setdefault(tuple(r[:m]), []).append(tuple(from_decimal(x) for x in r[m:]))
-    out = {}
-    for k, rs in per.items():
+    keys = list(per)
+    flat = []
+    for i, k in enumerate(keys):
+        rs = per[k]
         rs.sort(key=lambda t: (t[0] is not None, t[0] if t[0] is not None else 0))
-        out[k] = histogram_from_rows(rs)
-    return out
+        flat += [(i, *t) for t in rs]
+
+    def col(j: int, dtype: Any) -> np.ndarray:
+        return np.array([t[j] if t[j] is not None else 0 for t in flat], dtype=dtype)
+
+    def ints(j: int) -> list[int]:
+        return [int(t[j]) if t[j] is not None else 0 for t in flat]
+
+    cols: dict[str, Any] = {
+        "sid": col(0, np.int64),
+        "b": col(1, np.int64),
+        "badb": np.array([t[1] is None for t in flat], dtype=bool),
+        "n": col(2, np.int64),
+        "e1": col(3, float),
+        "e2": col(4, float),
+        "emin": col(5, float),
+        "emax": col(6, float),
+        "q2": col(7, float),
+        "nbad": col(11, np.int64),
+    }
+    for x, j in (("sy", 8), ("sq", 9), ("sqy", 10)):
+        p = to_parts(ints(j))
+        for i in range(3):
+            cols[f"{x}{i}"] = p[:, i]
+    return grouped_from_columns(keys, cols)
 
 
 class DuckSegment:
@@ -217,7 +408,7 @@ def spark_segment_counts(src: Any, by: list[str]) -> list[tuple[tuple, int]]:
 
 def spark_grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float
-) -> dict[tuple, Histogram]:
+) -> Grouped:
     """As :func:`duck_grouped_histogram`, computed by Spark SQL (one groupBy)."""
     from pyspark.sql import functions as F
 
@@ -273,7 +464,7 @@ def spark_grouped_histogram(
         F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
         F.sum(F.col("badv").cast("long")),
     )
-    return _split_rows([tuple(r) for r in agg.collect()], len(by))
+    return grouped_from_rows([tuple(r) for r in agg.collect()], len(by))
 
 
 class SparkSegment:
@@ -307,8 +498,8 @@ def segment_counts(src: Any, by: list[str], engine: str) -> list[tuple[tuple, in
 
 def grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float, engine: str
-) -> dict[tuple, Histogram]:
-    """Per segment key, its Histogram, from one grouped pass."""
+) -> Grouped:
+    """Per segment, its level bins (a :class:`Grouped`), from one grouped pass."""
     if engine == "spark":
         return spark_grouped_histogram(src, value, eps, by, lo, hi)
     return duck_grouped_histogram(src, value, eps, by, lo, hi)
