@@ -73,9 +73,12 @@ def finish_planned(
     target: str = "population",
     norm: Fraction | None = None,
     factor: float = 1.0,
+    receipts: list | None = None,
 ):
     """Noise, privacy check and interval for a plan's receipt columns and exact totals
-    (``p``, hdp_release.noise.Planned). ``norm``: the normaliser of
+    (``p``, hdp_release.noise.Planned). With ``receipts`` (a list) the receipt's columns are
+    appended to it and the Release's ``tiers`` is left None, for the caller to build many
+    receipts at once (hdp_release.noise.frames) and put each in place. ``norm``: the normaliser of
     the granted levels (weight of a user granted r is r / norm): ADPM's ||r||_1 (None) or,
     for the table target, 1 / eta (then the weights sum to S / norm <= 1 and the estimate is
     affine about the middle of the range)."""
@@ -105,7 +108,7 @@ def finish_planned(
                 0.0,
                 tau,
                 n_used,
-                frame(p, zeros, zeros, factor),
+                _receipt(p, zeros, zeros, factor, receipts),
                 engine,
                 lo,
                 hi,
@@ -162,7 +165,7 @@ def finish_planned(
         scale,
         tau,
         n_used,
-        frame(p, loss, loss_max, factor),
+        _receipt(p, loss, loss_max, factor, receipts),
         engine,
         lo,
         hi,
@@ -178,6 +181,13 @@ def finish_planned(
         target=target,
         bias_bound=bias * wf,
     )
+
+
+def _receipt(p: Planned, loss, loss_max, factor: float, receipts: list | None):
+    if receipts is None:
+        return frame(p, loss, loss_max, factor)
+    receipts.append((p, loss, loss_max, factor))
+    return None
 
 
 def all_public(

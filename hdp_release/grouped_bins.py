@@ -14,7 +14,7 @@ integer sum, and each rounding the same IEEE operation on the same operands."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -39,7 +39,7 @@ from hdp_release.engines.grouped import (
     to_parts,
 )
 from hdp_release.finish import finish_planned
-from hdp_release.noise import Planned
+from hdp_release.noise import Planned, frames
 from hdp_release.plan import MAX_PASSES
 from hdp_release.result import SATURATED_AT
 
@@ -230,6 +230,7 @@ def bins_segments(
             for (s, j, _, _), res in zip(needs, got, strict=True):
                 ents[s] = ents[s].splice(j, fetched_entries(res))
                 extra[s] += 1
+    receipts: list = []  # the receipts' columns: their DataFrames built at once at the end
     for s in segs:
         p, tau = planned_bins(g, ents[s], pub_rows[s], *done[s], c)
         r = g.rows(chosen[s][0])
@@ -251,7 +252,10 @@ def bins_segments(
             kind,
             target="population",
             factor=factor,
+            receipts=receipts,
         )
+    for s, df in zip(segs, frames(receipts), strict=True):
+        out[s] = replace(out[s], tiers=df)
 
 
 def _group_keys(eps: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from hdp_core.segments import adpm_tiers_batch
 from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
 from hdp_release.finish import all_public, finish, finish_planned
 from hdp_release.grouped_bins import bins_segments
-from hdp_release.noise import Planned
+from hdp_release.noise import Planned, frames
 from hdp_release.plan import plan_bins_table, plan_tiers_table
 from hdp_release.result import Release
 
@@ -164,6 +164,7 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
     has_pub = np.array([bool(h.n[h.bin == PUBLIC_BIN].sum() > 0) for h in hs])
     taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)
     ratio: dict[float, tuple[int, int]] = {}  # exact ratios, once per distinct grant
+    receipts: list = []  # the receipts' columns: their DataFrames built at once at the end
     for i, s in enumerate(batch):  # per segment: its few levels' exact sums, OpenDP noise
         h, f = hs[i], fins[i]
         pub = h.bin == PUBLIC_BIN
@@ -202,7 +203,10 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
             "tiers (segments solved at once)",
             target="population",
             factor=factor,
+            receipts=receipts,
         )
+    for s, df in zip(batch, frames(receipts), strict=True):
+        out[s] = replace(out[s], tiers=df)
 
 
 def exact_sum(r: list[float], mult: list[int], ratio: dict) -> Fraction:

@@ -27,9 +27,12 @@ import numpy as np
 from hdp_core.errors import BadCellError, ReleaseError
 from hdp_release.engines.base import (
     BINS_PER_E,
+    DBL_MAX,
+    MAX_TIERS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
+    SAMPLE_MAX,
     ZERO_BIN,
     Histogram,
     Q,
@@ -125,6 +128,15 @@ def duck_grouped_histogram(
     keys = [f"k{i}" for i in range(len(by))]
     kcols = ", ".join(f"{_q(c)} AS {k}" for c, k in zip(by, keys, strict=True))
     klist = ", ".join(keys)
+    mx = lit(DBL_MAX)
+    yc = (  # DuckSource's fast-plan y (the general y on good values; NULL on a bad value)
+        f"CASE WHEN v >= {lit(lo)} AND v <= {lit(hi)} THEN CAST((v - {lit(lo)}) / {lit(R)} * "
+        f"{Q} AS BIGINT) WHEN v < {lit(lo)} AND v >= -{mx} THEN 0 WHEN v > {lit(hi)} AND "
+        f"v <= {mx} THEN {Q} END"
+    )
+    fast = _duck_tiers(src, kcols, klist, len(by), v, e, yc)
+    if fast is not None:
+        return fast
     table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
     sql = f"""
         CREATE TEMP TABLE {table} AS
@@ -157,6 +169,63 @@ def duck_grouped_histogram(
             src.run_sql(f"DROP TABLE IF EXISTS {table}")
     return grouped_from_columns([tuple(r[1:]) for r in key_rows], cols)
 
+
+def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str):
+    """The grouped pass for a few levels (tiers): when the first SAMPLE_MAX rows hold at
+    most MAX_TIERS distinct levels, each positive one in a level bin of its own (the bins of
+    the general pass, DuckDB's own ln), ONE scan grouped by segment and which of those levels
+    a row has (a small integer key: no ln, no q products per row; y as the fast plan's, the
+    general y on good values and NULL on a missing, NaN or infinite value, counted). Returns
+    the general pass's Grouped (one bin per level, emin = emax = the level; users, sum of y
+    and bad values counted exactly as there; the q sums follow from the one level, the float
+    sums e1, e2, q2 are n times the level's, which the tiers plans never read), or None when
+    a row has a level outside the sample or the levels are not tiers (the general pass then
+    runs)."""
+    got = src.run_numpy(f"SELECT {e} AS e FROM {src.rel} LIMIT {SAMPLE_MAX}")["e"]
+    if np.ma.isMaskedArray(got) and bool(np.ma.getmaskarray(got).any()):
+        return None
+    sample = np.asarray(got, dtype=float)
+    if sample.size == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
+        return None
+    lv = sorted(set(sample.tolist()))
+    if len(lv) > MAX_TIERS:
+        return None
+    pos = [x for x in lv if 0 < x < math.inf]
+    bin_of: dict[float, int] = {}
+    if pos:
+        vals = ", ".join(f"({i}, {lit(x)})" for i, x in enumerate(pos))
+        got_bins = src.run_sql(
+            f"SELECT i, CAST(floor(ln(x) * {BINS_PER_E}) AS BIGINT) FROM (VALUES {vals}) AS l(i, x)"
+        )
+        bin_of = {pos[int(i)]: int(b) for i, b in got_bins}
+        if len(set(bin_of.values())) != len(pos):  # two levels in one bin: level bins
+            return None
+    whens = " ".join(
+        f"WHEN e = {lit(x) if math.isfinite(x) else CAST_INF} THEN {i}" for i, x in enumerate(lv)
+    )
+    rows = src.run_sql(
+        f"""WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel})
+        SELECT {klist}, k, count(*), sum(y), count(*) - count(y) FROM (SELECT {klist},
+            CAST(CASE {whens} ELSE {len(lv)} END AS INTEGER) AS k, {y} AS y FROM t)
+        GROUP BY {klist}, k"""
+    )
+    if any(r[m] >= len(lv) for r in rows):
+        return None
+    out = []
+    for r in rows:  # one row per (segment, level): aggregates, never the table's rows
+        x, n, sy = lv[r[m]], int(r[m + 1]), int(from_decimal(r[m + 2]) or 0)
+        if x == 0 or math.isinf(x):
+            b = ZERO_BIN if x == 0 else PUBLIC_BIN
+            out.append((*r[:m], b, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, int(r[m + 3])))
+        else:
+            q = math.floor(min(x, Q_CAP) * QE)
+            b = bin_of[x]
+            sums = (x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy)
+            out.append((*r[:m], b, n, *sums, int(r[m + 3])))
+    return grouped_from_rows(out, m)
+
+
+CAST_INF = "CAST('inf' AS DOUBLE)"
 
 PART_BITS = 42
 PART_MASK = (1 << PART_BITS) - 1
