@@ -114,9 +114,14 @@ def duck_grouped_histogram(
     e = src.level_sql(eps)
     src.v_expr, src.e_expr = v, e
     R = hi - lo
+    mx = lit(DBL_MAX)
+    # y as DuckSource's fast plan forms it: the general plan's y (round half away from zero
+    # of the clamped value on the grid) on every good value, NULL on a missing, NaN or
+    # infinite one (counted as bad input: count(*) - count(y)); cheaper than least/greatest
     y = (
-        f"least(greatest(CAST(round((least(greatest(v, {lit(lo)}), {lit(hi)}) - "
-        f"{lit(lo)}) / {lit(R)} * {Q}) AS BIGINT), 0), {Q})"
+        f"CASE WHEN v >= {lit(lo)} AND v <= {lit(hi)} THEN CAST((v - {lit(lo)}) / {lit(R)} * "
+        f"{Q} AS BIGINT) WHEN v < {lit(lo)} AND v >= -{mx} THEN 0 WHEN v > {lit(hi)} AND "
+        f"v <= {mx} THEN {Q} END"
     )
     qq = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
     b = (
@@ -128,27 +133,17 @@ def duck_grouped_histogram(
     keys = [f"k{i}" for i in range(len(by))]
     kcols = ", ".join(f"{_q(c)} AS {k}" for c, k in zip(by, keys, strict=True))
     klist = ", ".join(keys)
-    mx = lit(DBL_MAX)
-    yc = (  # DuckSource's fast-plan y (the general y on good values; NULL on a bad value)
-        f"CASE WHEN v >= {lit(lo)} AND v <= {lit(hi)} THEN CAST((v - {lit(lo)}) / {lit(R)} * "
-        f"{Q} AS BIGINT) WHEN v < {lit(lo)} AND v >= -{mx} THEN 0 WHEN v > {lit(hi)} AND "
-        f"v <= {mx} THEN {Q} END"
-    )
-    fast = _duck_tiers(src, kcols, klist, len(by), v, e, yc)
+    fast = _duck_tiers(src, kcols, klist, len(by), v, e, y)
     if fast is not None:
         return fast
     table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
     sql = f"""
         CREATE TEMP TABLE {table} AS
         WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel}),
-        u AS (SELECT {klist}, {b} AS b, e, v, {y} AS y, {qq} AS q,
-              (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t),
-        a AS (SELECT {klist}, b, count(*) AS n,
-               sum(CASE WHEN isinf(e) THEN 0 ELSE e END) AS e1,
-               sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END) AS e2, min(e) AS emin,
-               max(e) AS emax, sum((q / {float(QE)!r}) * (q / {float(QE)!r})) AS q2,
-               sum(y) AS sy, sum(q) AS sq, sum(CAST(q AS HUGEINT) * y) AS sqy,
-               count_if(badv) AS nbad
+        u AS (SELECT {klist}, {b} AS b, e, {y} AS y, {qq} AS q FROM t),
+        a AS (SELECT {klist}, b, count(*) AS n, min(e) AS emin, max(e) AS emax,
+               sum((q / {float(QE)!r}) * (q / {float(QE)!r})) AS q2, sum(y) AS sy,
+               sum(q) AS sq, sum(CAST(q AS HUGEINT) * y) AS sqy, count(*) - count(y) AS nbad
             FROM u GROUP BY {klist}, b)
         SELECT dense_rank() OVER (ORDER BY {klist}) - 1 AS sid, * FROM a"""
     try:
@@ -160,9 +155,9 @@ def duck_grouped_histogram(
             for i in range(3)
         )
         cols = src.run_numpy(
-            f"""SELECT sid, coalesce(b, 0) AS b, b IS NULL AS badb, n, coalesce(e1, 0) AS e1,
-                coalesce(e2, 0) AS e2, coalesce(emin, 0) AS emin, coalesce(emax, 0) AS emax,
-                coalesce(q2, 0) AS q2, {parts}, nbad FROM {table} ORDER BY sid, b NULLS FIRST"""
+            f"""SELECT sid, coalesce(b, 0) AS b, b IS NULL AS badb, n,
+                coalesce(emin, 0) AS emin, coalesce(emax, 0) AS emax, coalesce(q2, 0) AS q2,
+                {parts}, nbad FROM {table}"""
         )
     finally:
         with contextlib.suppress(Exception):
@@ -237,13 +232,18 @@ def _arr(x: Any, dtype: Any) -> np.ndarray:
 
 
 def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
-    """A Grouped from the grouped pass's columns (rows sorted by sid, then bin, a bad level's
-    row first), ``keys[sid]`` each segment's key."""
-    sid = _arr(cols["sid"], np.int64)
-    bad = _arr(cols["badb"], bool)
+    """A Grouped from the grouped pass's columns (rows in any order: sorted here by sid, then
+    bin), ``keys[sid]`` each segment's key. Without columns e1, e2 (DuckDB's pass does not
+    sum them: no plan reads them) they are NaN."""
+    sid0 = _arr(cols["sid"], np.int64)
+    bad0 = _arr(cols["badb"], bool)
+    order = np.lexsort((_arr(cols["b"], np.int64), ~bad0, sid0))
+    cols = {k: _arr(x, None)[order] for k, x in cols.items()}
+    sid, bad = sid0[order], bad0[order]
     n = _arr(cols["n"], np.int64)
     nbad = _arr(cols["nbad"], np.int64)
     keep = ~bad
+    nan = np.full(int(keep.sum()), math.nan)
 
     def parts(x: str) -> np.ndarray:
         return np.stack([_arr(cols[f"{x}{i}"], np.int64)[keep] for i in range(3)], axis=1)
@@ -254,8 +254,8 @@ def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
         start,
         _arr(cols["b"], np.int64)[keep],
         n[keep],
-        _arr(cols["e1"], float)[keep],
-        _arr(cols["e2"], float)[keep],
+        _arr(cols["e1"], float)[keep] if "e1" in cols else nan,
+        _arr(cols["e2"], float)[keep] if "e2" in cols else nan,
         _arr(cols["emin"], float)[keep],
         _arr(cols["emax"], float)[keep],
         _arr(cols["q2"], float)[keep],
@@ -270,10 +270,11 @@ def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
 
 def to_parts(xs: list[int]) -> np.ndarray:
     """Nonnegative integers (below 2^126) as (len, 3) int64 parts (see PART_BITS)."""
-    return np.array(
-        [[x & PART_MASK, (x >> PART_BITS) & PART_MASK, x >> (2 * PART_BITS)] for x in xs],
-        dtype=np.int64,
-    ).reshape(len(xs), 3)
+    out = np.empty((len(xs), 3), dtype=np.int64)
+    out[:, 0] = [x & PART_MASK for x in xs]
+    out[:, 1] = [(x >> PART_BITS) & PART_MASK for x in xs]
+    out[:, 2] = [x >> (2 * PART_BITS) for x in xs]
+    return out
 
 
 def parts_int(p: np.ndarray) -> int:
@@ -305,7 +306,7 @@ class Grouped:
 
     keys: list[tuple]
     start: np.ndarray
-    bin: np.ndarray
+    bin: np.ndarray  # e1, e2 below: NaN from DuckDB's general pass (no plan reads them)
     n: np.ndarray
     e1: np.ndarray
     e2: np.ndarray
