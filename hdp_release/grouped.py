@@ -46,14 +46,17 @@ would charge each person their own segment's granted loss once (the receipt rows
 level and segment); until it is wired in, ``id=`` is refused (see :func:`charge_people`).
 
 Engine. One pass over the segment columns (segments present, missing keys, the limit), then
-ONE grouped aggregate pass (GROUP BY segment, level bin; hdp_release.engines.grouped). Per
-segment planning: the tiers plan of the population target is solved for every segment at once
-(hdp_core.segments.adpm_tiers_batch, vectorised, bit for bit hdp.adpm's tau*); the table
-target and per-user levels use release_mean's plans per segment; the second pass (the fetch
-of the bin in which tau* falls) is made only for the segments that need one, for all of
-them in ONE batched query on DuckDB (hdp_release.grouped_plan; Spark: one query per such
-segment; a bin of more than 65,536 users is refined on its segment's rows first). Noise,
-the privacy check and the interval: hdp_release.finish per segment.
+ONE grouped aggregate pass (GROUP BY segment, level bin; hdp_release.engines.grouped; on
+DuckDB, when the levels are a few tiers, grouped by segment and level instead, the same bins).
+Per segment planning: the tiers plan of the population target is solved for every segment at
+once (hdp_core.segments.adpm_tiers_batch, vectorised, bit for bit hdp.adpm's tau*); per-user
+levels on the population target walk to tau* on each segment's bins as arrays
+(hdp_release.grouped_bins, bit for bit release_mean's general plan); the second pass (the
+fetch of the bin in which tau* falls) is made only for the segments that need one, for all of
+them in ONE batched query on either engine (a bin of more than 65,536 users is refined on its
+segment's rows first); the table target uses release_mean's plans per segment. Noise, the
+privacy check and the interval: hdp_release.finish per segment (OpenDP's measurement, map and
+noise per segment; the receipts' DataFrames built at once).
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 arrays (issue 28's speed): each segment's walk to tau* (hdp_release.plan.plan_bins, the
 saturation lemma) on numpy arrays of its bins instead of Python rows, its second passes
 batched (ONE fetch query per round for every segment whose tau* falls inside a bin,
-hdp_release.engines.grouped.fetch_many; a bin of more than FETCH_USERS users refined on its
-segment's rows first), and its receipt rows (1/8 decade, hdp_release.plan's merge) and exact
-totals formed from the bins' integer sums (42-bit parts) without a Fraction per bin.
+hdp_release.engines.grouped.fetch_many, on DuckDB and Spark; a bin of more than FETCH_USERS
+users refined on its segment's rows first), and its receipt rows (1/8 decade,
+hdp_release.plan's merge) and exact totals formed from the bins' integer sums (42-bit parts)
+without a Fraction per bin.
 
 Equal, bit for bit, to hdp_release.plan.plan_bins + hdp_release.noise.planned on each
 segment's histogram (tests/release/test_release_means.py compares with release_mean): every
@@ -226,7 +227,7 @@ def bins_segments(
         pending = [s for s, _, _, _ in needs]
         if needs:
             got = fetch_many(src, bcols, [(chosen[s][0], a, b) for s, _, a, b in needs], engine)
-            passes[0] += 1 if engine != "spark" else len(needs)
+            passes[0] += 1
             for (s, j, _, _), res in zip(needs, got, strict=True):
                 ents[s] = ents[s].splice(j, fetched_entries(res))
                 extra[s] += 1

@@ -585,11 +585,11 @@ def segment_view(src: Any, by: list[str], key: tuple, engine: str) -> Any:
 def fetch_many(src: Any, by: list[str], reqs: list[tuple[tuple, float, float]], engine: str):
     """The per-user-levels plan's fetch for many segments at once: for each request (segment
     key, emin, emax), what ``segment_view(...).fetch(emin, emax)`` returns (the distinct
-    quantized levels of that segment's users with levels in [emin, emax]). DuckDB: ONE pass
-    (the requests joined to the rows, keys as typed query parameters); Spark: one query per
-    request."""
+    quantized levels of that segment's users with levels in [emin, emax]). ONE pass on either
+    engine: the requests joined to the rows (DuckDB: keys as typed query parameters; Spark: a
+    small broadcast frame of the requests, keys in the columns' own types)."""
     if engine == "spark":
-        return [SparkSegment(src, by, k).fetch(a, b) for k, a, b in reqs]
+        return _spark_fetch_many(src, len(by), reqs)
     keys = [f"k{i}" for i in range(len(by))]
     vals, params = [], []
     for i, (k, a, b) in enumerate(reqs):
@@ -608,6 +608,40 @@ def fetch_many(src: Any, by: list[str], reqs: list[tuple[tuple, float, float]], 
         GROUP BY r.rid, u.q ORDER BY r.rid, u.q"""
     per: list[list] = [[] for _ in reqs]
     for row in src.run_sql(sql, params):
+        per[int(row[0])].append(tuple(from_decimal(x) for x in row[1:]))
+    return [fetch_rows(rows) for rows in per]
+
+
+def _spark_fetch_many(src: Any, m: int, reqs: list[tuple[tuple, float, float]]) -> list:
+    """fetch_many on Spark: ONE query (the requests, a small broadcast frame, joined to the
+    rows on the segment keys and the level range)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+    u = src.rows_frame()
+    keys = [f"k{i}" for i in range(m)]
+    schema = StructType(
+        [
+            StructField("rid", LongType(), False),
+            *[StructField(f"r{k}", u.schema[k].dataType, False) for k in keys],
+            StructField("emin", DoubleType(), False),
+            StructField("emax", DoubleType(), False),
+        ]
+    )
+    data = [(i, *k, float(a), float(b)) for i, (k, a, b) in enumerate(reqs)]
+    r = u.sparkSession.createDataFrame(data, schema)
+    cond = (F.col("e") >= F.col("emin")) & (F.col("e") <= F.col("emax"))
+    for k in keys:
+        cond = cond & (F.col(k) == F.col(f"r{k}"))
+    out = (
+        u.join(F.broadcast(r), cond)
+        .groupBy("rid", "q")
+        .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
+        .orderBy("rid", "q")
+        .collect()
+    )
+    per: list[list] = [[] for _ in reqs]
+    for row in out:
         per[int(row[0])].append(tuple(from_decimal(x) for x in row[1:]))
     return [fetch_rows(rows) for rows in per]
 
