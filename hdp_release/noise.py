@@ -73,13 +73,17 @@ def receipt(p: Planned, meas, width: Fraction, s1: Fraction, delta: float):
     the row's requested eps. Returns the receipt columns; raises ReleaseError naming the row."""
     loss, loss_max = [], []
     seen: dict[float, float] = {}  # one map call per distinct grant (saturated rows share tau*)
+    ratio = width / s1
+    num, den = ratio.numerator, ratio.denominator
     for eps, eps_max, users, r_lo, r_hi in zip(
         p.eps, p.eps_max, p.users, p.r_min, p.r_max, strict=True
     ):
         out = []
         for r in (r_lo, r_hi):
             if r not in seen:
-                d_in = up(up(float(Fraction(r) * width / s1)) + 2.0 * delta)
+                rn, rd = float(r).as_integer_ratio()
+                # float(Fraction(r) * width / s1): one correctly rounded int division
+                d_in = up(up((rn * num) / (rd * den)) + 2.0 * delta)
                 seen[r] = float(meas.map(d_in))
             out.append(seen[r])
         if not (out[0] <= eps and out[1] <= eps_max):
