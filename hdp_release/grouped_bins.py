@@ -31,14 +31,8 @@ from hdp_release.engines.base import (
     SUB_BINS,
     ZERO_BIN,
 )
-from hdp_release.engines.grouped import (
-    Grouped,
-    fetch_many,
-    parts_float,
-    parts_int,
-    segment_view,
-    to_parts,
-)
+from hdp_release.engines.grouped import fetch_many, segment_view
+from hdp_release.engines.segment_bins import Grouped, parts_float, parts_int, to_parts
 from hdp_release.finish import finish_planned
 from hdp_release.noise import Planned, frames
 from hdp_release.plan import MAX_PASSES

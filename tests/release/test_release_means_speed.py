@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import hdp_release.engines.grouped as eg
+import hdp_release.engines.segment_bins as sb
 import hdp_release.finish
 import hdp_release.grouped_bins
 import hdp_release.plan
@@ -127,7 +128,7 @@ def test_integer_parts_are_exact():
     rng = np.random.default_rng(0)
     xs = [0, 1, (1 << 42) - 1, 1 << 42, (1 << 84) + 7, (1 << 125) + 12345]
     xs += [int(a) * int(b) for a, b in zip(rng.integers(0, 2**62, 40), rng.integers(0, 2**31, 40))]
-    p = eg.to_parts(xs)
-    assert eg.parts_ints(p) == xs
-    assert eg.parts_int(p) == sum(xs)
-    assert eg.parts_float(p).tolist() == [float(x) for x in xs]
+    p = sb.to_parts(xs)
+    assert sb.parts_ints(p) == xs
+    assert sb.parts_int(p) == sum(xs)
+    assert sb.parts_float(p).tolist() == [float(x) for x in xs]
