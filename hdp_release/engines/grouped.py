@@ -4,14 +4,19 @@
   present and their rows, at most MAX_SEGMENTS + 1 of them; a missing key (NULL, or NaN in a
   float column) is located (row, column) and refused.
 * ``grouped_histogram``: ONE grouped pass (GROUP BY segment, level bin) with exactly the
-  per-bin sums of the general plan (hdp_release.engines.base): per segment a Histogram.
-* ``segment_view``: a handle whose ``fetch`` / ``refine`` (the per-user-levels plan's second
-  passes) read one segment's rows only; used only for segments whose tau* falls inside a bin
-  of several levels.
+  per-bin sums of the general plan (hdp_release.engines.base), every segment's bins in one
+  :class:`hdp_release.engines.segment_bins.Grouped` (flat numpy arrays). On DuckDB, when the
+  levels are a few tiers (each in a bin of its own), the pass groups by segment and level
+  instead (the same bins, no logarithm or 128-bit product per row); otherwise the aggregate
+  goes through a temporary table so that the keys come back as Python values and the sums as
+  numpy columns.
+* ``fetch_many``: the per-user-levels plan's second pass for every segment that needs one, in
+  ONE query on either engine; ``segment_view``: a handle whose ``refine`` (and ``fetch``) read
+  one segment's rows only (a bin of more than FETCH_USERS users).
 
 Segment keys are public attributes (like eps): they choose the segment, never enter a sum.
-They are passed to the engine as query parameters (DuckDB) or literals (Spark), never
-spliced into SQL text, and never put in a message.
+They are passed to the engine as query parameters (DuckDB), literals or a small DataFrame
+(Spark), never spliced into SQL text, and never put in a message.
 """
 
 from __future__ import annotations
