@@ -18,7 +18,7 @@ from hdp_core.intervals import (
 )
 from hdp_core.rounding import release_half_width
 from hdp_release.engines.base import Histogram, Q
-from hdp_release.noise import frame, measurement, noise_scale, receipt, up
+from hdp_release.noise import Planned, frame, measurement, noise_scale, planned, receipt, up
 from hdp_release.result import UNIT_ROUNDOFF, Release
 
 
@@ -38,7 +38,47 @@ def finish(
     norm: Fraction | None = None,
     factor: float = 1.0,
 ):
-    """Noise, privacy check and interval for the planned rows. ``norm``: the normaliser of
+    """Noise, privacy check and interval for the planned rows (hdp_release.plan.Row): see
+    :func:`finish_planned`."""
+    return finish_planned(
+        planned(rows),
+        tau,
+        lo,
+        hi,
+        sd_norm,
+        data_sd,
+        engine,
+        n_used,
+        n_excluded,
+        n_public,
+        plan,
+        target=target,
+        norm=norm,
+        factor=factor,
+    )
+
+
+def finish_planned(
+    p: Planned,
+    tau,
+    lo,
+    hi,
+    sd_norm,
+    data_sd,
+    engine,
+    n_used,
+    n_excluded,
+    n_public,
+    plan,
+    target: str = "population",
+    norm: Fraction | None = None,
+    factor: float = 1.0,
+    receipts: list | None = None,
+):
+    """Noise, privacy check and interval for a plan's receipt columns and exact totals
+    (``p``, hdp_release.noise.Planned). With ``receipts`` (a list) the receipt's columns are
+    appended to it and the Release's ``tiers`` is left None, for the caller to build many
+    receipts at once (hdp_release.noise.frames) and put each in place. ``norm``: the normaliser of
     the granted levels (weight of a user granted r is r / norm): ADPM's ||r||_1 (None) or,
     for the table target, 1 / eta (then the weights sum to S / norm <= 1 and the estimate is
     affine about the middle of the range)."""
@@ -48,8 +88,8 @@ def finish(
     # a float is at most 2^-53 R (2^-52 R below, with room), whatever lo is
     delta = max(UNIT_ROUNDOFF * wf, 2.0**-1074)
     notes = []
-    s1 = sum((r.s1 for r in rows), Fraction(0))
-    s2 = float(sum(r.s2 for r in rows))
+    s1 = p.s1
+    s2 = p.s2
     if target == "population":
         norm = s1
         fs1 = float(s1)
@@ -61,14 +101,14 @@ def finish(
                 "ADPM's worst case passes 1/4 of the squared range: the answer is the "
                 "mid-range, which uses no data."
             )
-            zeros = [0.0] * len(rows)
+            zeros = [0.0] * len(p.users)
             return Release(
                 mid,
                 (lo, hi),
                 0.0,
                 tau,
                 n_used,
-                frame(rows, zeros, zeros, factor),
+                _receipt(p, zeros, zeros, factor, receipts),
                 engine,
                 lo,
                 hi,
@@ -85,15 +125,15 @@ def finish(
             )
     assert norm is not None
     fnorm = float(norm)
-    r_min = min(r.r_min for r in rows if r.users > 0)
+    r_min = min(r for r, u in zip(p.r_min, p.users, strict=True) if u > 0)
     c_r = 2.0 * delta * fnorm / wf
     kappa = 2.0 * c_r / r_min + 2.0**-40
     scale = noise_scale(width, norm, kappa)
     if not (math.isfinite(scale) and scale > 0):  # fail closed, before OpenDP is asked
         raise ReleaseError("the noise scale is not a finite positive number; nothing was released")
     meas = measurement(scale)
-    loss, loss_max = receipt(rows, meas, width, norm, delta)  # raises: nothing released
-    w_num = sum((r.w_num for r in rows), Fraction(0))
+    loss, loss_max = receipt(p, meas, width, norm, delta)  # raises: nothing released
+    w_num = p.w_num
     spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
     # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
     relative = width * (w_num / (norm * Q) + spare / 2)
@@ -108,7 +148,7 @@ def finish(
     eta = scale / wf  # the noise's Laplace scale on the unit scale (as drawn)
     bias = 0.0
     if target == "population":
-        r_max = max(r.r_max for r in rows if r.users > 0)
+        r_max = max(r for r, u in zip(p.r_max, p.users, strict=True) if u > 0)
         # s2 is a float sum: a relative 1e-12 more is an upper bound (valid in the bound)
         h_unit = population_half_width_moments(
             s2 / (fnorm * fnorm) * (1 + 1e-12), up(r_max / fnorm), eta, data_sd=sd_norm
@@ -125,7 +165,7 @@ def finish(
         scale,
         tau,
         n_used,
-        frame(rows, loss, loss_max, factor),
+        _receipt(p, loss, loss_max, factor, receipts),
         engine,
         lo,
         hi,
@@ -141,6 +181,13 @@ def finish(
         target=target,
         bias_bound=bias * wf,
     )
+
+
+def _receipt(p: Planned, loss, loss_max, factor: float, receipts: list | None):
+    if receipts is None:
+        return frame(p, loss, loss_max, factor)
+    receipts.append((p, loss, loss_max, factor))
+    return None
 
 
 def all_public(

@@ -58,14 +58,17 @@ which nobody has anything left is refused (BudgetExceeded). The receipt per segm
 then has asked / run / lost / kept (``GroupedRelease.people``).
 
 Engine. One pass over the segment columns (segments present, missing keys, the limit), then
-ONE grouped aggregate pass (GROUP BY segment, level bin; hdp_release.engines.grouped). Per
-segment planning: the tiers plan of the population target is solved for every segment at once
-(hdp_core.segments.adpm_tiers_batch, vectorised, bit for bit hdp.adpm's tau*); the table
-target and per-user levels use release_mean's plans per segment; the second pass (the fetch
-of the bin in which tau* falls) is made only for the segments that need one, for all of
-them in ONE batched query on DuckDB (hdp_release.grouped_plan; Spark: one query per such
-segment; a bin of more than 65,536 users is refined on its segment's rows first). Noise,
-the privacy check and the interval: hdp_release.finish per segment.
+ONE grouped aggregate pass (GROUP BY segment, level bin; hdp_release.engines.grouped; on
+DuckDB, when the levels are a few tiers, grouped by segment and level instead, the same bins).
+Per segment planning: the tiers plan of the population target is solved for every segment at
+once (hdp_core.segments.adpm_tiers_batch, vectorised, bit for bit hdp.adpm's tau*); per-user
+levels on the population target walk to tau* on each segment's bins as arrays
+(hdp_release.grouped_bins, bit for bit release_mean's general plan); the second pass (the
+fetch of the bin in which tau* falls) is made only for the segments that need one, for all of
+them in ONE batched query on either engine (a bin of more than 65,536 users is refined on its
+segment's rows first); the table target uses release_mean's plans per segment. Noise, the
+privacy check and the interval: hdp_release.finish per segment (OpenDP's measurement, map and
+noise per segment; the receipts' DataFrames built at once).
 """
 
 from __future__ import annotations
@@ -93,7 +96,6 @@ from hdp_release.checks import (
 from hdp_release.engines.base import (
     PUBLIC_BIN,
     ZERO_BIN,
-    Histogram,
     check_column_names,
     match_column,
 )
@@ -378,35 +380,12 @@ def _sort_key(x: Any) -> tuple:
     return (1, 0.0, str(x))
 
 
-def _union(hs: list[Histogram]) -> Histogram:
-    """Every segment's bins in one Histogram (for the table-wide checks)."""
-
-    def cat(a: str, dtype: Any) -> np.ndarray:
-        return np.concatenate([getattr(h, a) for h in hs]) if hs else np.empty(0, dtype)
-
-    return Histogram(
-        cat("bin", np.int64),
-        cat("n", np.int64),
-        cat("e1", float),
-        cat("e2", float),
-        cat("emin", float),
-        cat("emax", float),
-        cat("q2", float),
-        [],
-        [],
-        [],
-        sum(h.n_rows for h in hs),
-        sum(h.n_bad_eps for h in hs),
-        sum(h.n_bad_value for h in hs),
-    )
-
-
 def _release_segments(
     src, vcol, ecol, bcols, chosen, lo, hi, sd_norm, data_sd, c, engine, target, factor
 ) -> tuple[list[Release], str]:
     try:
         hists = grouped_histogram(src, vcol, ecol, bcols, lo, hi, engine)
-        every = _union(list(hists.values()))
+        every = hists.union()
         if every.n_rows == 0:
             raise ReleaseError("the table is empty: no users, nothing to release")
         if every.n_bad_eps:

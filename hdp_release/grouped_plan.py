@@ -10,15 +10,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from hdp_core.segments import adpm_tiers_batch
 from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
-from hdp_release.engines.grouped import fetch_many, segment_view
-from hdp_release.finish import all_public, finish
-from hdp_release.plan import Row, plan_bins, plan_bins_table, plan_tiers_table
+from hdp_release.finish import all_public, finish, finish_planned
+from hdp_release.grouped_bins import bins_segments
+from hdp_release.noise import Planned, frames
+from hdp_release.plan import plan_bins_table, plan_tiers_table
 from hdp_release.result import Release
 
 
@@ -86,11 +86,12 @@ def plan_segments(
                 "This segment is not in the table: the mid-range, from no data.",
             )
             continue
-        h = hists[key]
-        zero, pub = h.bin == ZERO_BIN, h.bin == PUBLIC_BIN
+        r = hists.rows(key)  # the segment's bins (flat arrays; exact sums only when used)
+        b, n = hists.bin[r], hists.n[r]
+        zero, pub = b == ZERO_BIN, b == PUBLIC_BIN
         fin = ~zero & ~pub
-        n_ex, n_pub = int(h.n[zero].sum()), int(h.n[pub].sum())
-        n_used = int(h.n[fin].sum()) + n_pub
+        n_ex, n_pub = int(n[zero].sum()), int(n[pub].sum())
+        n_used = int(n[fin].sum()) + n_pub
         if n_used == 0:
             out[s] = _no_data(
                 lo,
@@ -102,14 +103,16 @@ def plan_segments(
                 "Every user of this segment has eps = 0: the mid-range, from no data.",
             )
         elif n_pub == n_used:
-            out[s] = all_public(h, pub, lo, hi, engine, n_ex, target, sd_norm, data_sd, factor)
-        elif target == "population" and bool((h.emin[fin] == h.emax[fin]).all()):
+            out[s] = all_public(
+                hists[key], pub, lo, hi, engine, n_ex, target, sd_norm, data_sd, factor
+            )
+        elif target == "population" and bool((hists.emin[r][fin] == hists.emax[r][fin]).all()):
             batch.append(s)
         elif target == "population":
             bins.append(s)
         else:
             out[s] = _one_segment(
-                h,
+                hists[key],
                 fin,
                 pub,
                 n_used,
@@ -124,7 +127,7 @@ def plan_segments(
                 factor,
             )
     if bins:
-        _bins_batched(
+        bins_segments(
             src,
             bcols,
             chosen,
@@ -160,117 +163,64 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
         ct[i, : sizes[i]] = h.n[f]
     has_pub = np.array([bool(h.n[h.bin == PUBLIC_BIN].sum() > 0) for h in hs])
     taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)
-    for i, s in enumerate(batch):  # per segment: rows, OpenDP noise and receipt
+    ratio: dict[float, tuple[int, int]] = {}  # exact ratios, once per distinct grant
+    receipts: list = []  # the receipts' columns: their DataFrames built at once at the end
+    for i, s in enumerate(batch):  # per segment: its few levels' exact sums, OpenDP noise
         h, f = hs[i], fins[i]
         pub = h.bin == PUBLIC_BIN
         tau = float(taus[i])
-        levels = np.concatenate([h.emin[f], np.full(int(pub.sum()), math.inf)])
-        counts = np.concatenate([h.n[f], h.n[pub]])
+        levels = [*h.emin[f].tolist(), *([math.inf] * int(pub.sum()))]
+        counts = [*h.n[f].tolist(), *h.n[pub].tolist()]
         sy = [h.sy[j] for j in np.flatnonzero(f)] + [h.sy[j] for j in np.flatnonzero(pub)]
-        r = np.minimum(levels, tau)
-        rows = []
-        for j in range(levels.size):  # as hdp_release.plan's tiers rows (exact sums)
-            rj = float(r[j])
-            fr = Fraction(rj)
-            lvj, cj = float(levels[j]), int(counts[j])
-            rows.append(
-                Row(lvj, lvj, cj, rj, rj, fr * sy[j], fr * cj, rj * rj * float(cj), lvj >= tau)
-            )
+        r = [min(lv_j, tau) for lv_j in levels]  # as hdp_release.plan's tiers rows
+        s2 = 0.0
+        for rj, cj in zip(r, counts, strict=True):  # the rows' order: the same float sum
+            s2 += rj * rj * float(cj)
+        p = Planned(
+            levels,
+            levels,
+            counts,
+            r,
+            r,
+            [lv_j >= tau for lv_j in levels],
+            exact_sum(r, counts, ratio),
+            exact_sum(r, sy, ratio),
+            s2,
+        )
         n_ex = int(h.n[h.bin == ZERO_BIN].sum())
         n_pub = int(h.n[pub].sum())
-        out[s] = finish(
-            rows,
+        out[s] = finish_planned(
+            p,
             tau,
             lo,
             hi,
             sd_norm,
             data_sd,
             engine,
-            int(counts.sum()),
+            int(sum(counts)),
             n_ex,
             n_pub,
             "tiers (segments solved at once)",
             target="population",
             factor=factor,
+            receipts=receipts,
         )
+    for s, df in zip(batch, frames(receipts), strict=True):
+        out[s] = replace(out[s], tiers=df)
 
 
-class _Need(Exception):
-    """A segment's plan needs a fetch that the batch has not made yet."""
-
-    def __init__(self, emin: float, emax: float):
-        super().__init__()
-        self.emin, self.emax = emin, emax
-
-
-class _Prefetched:
-    """A segment's handle for hdp_release.plan.plan_bins: its fetches are served from a batch
-    (a fetch not yet made raises _Need); a refine (a bin of more than 65,536 users) runs on
-    the segment's rows at once, once."""
-
-    def __init__(self, real: Any):
-        self.real = real
-        self.fetched: dict[tuple[float, float], Any] = {}
-        self.refined: dict[tuple[float, float, int], Any] = {}
-
-    def fetch(self, emin: float, emax: float):
-        got = self.fetched.get((emin, emax))
+def exact_sum(r: list[float], mult: list[int], ratio: dict) -> Fraction:
+    """sum_j r_j m_j exactly (floats r_j, integers m_j): one integer sum over the common
+    power-of-two denominator, equal to the sum of Fraction(r_j) * m_j (``ratio`` caches each
+    float's integer ratio)."""
+    nd = []
+    for x in r:
+        got = ratio.get(x)
         if got is None:
-            raise _Need(emin, emax)
-        return got
-
-    def refine(self, emin: float, emax: float, m: int) -> list:
-        k = (emin, emax, m)
-        if k not in self.refined:
-            self.refined[k] = self.real.refine(emin, emax, m)
-        return self.refined[k]
-
-
-def _bins_batched(
-    src, bcols, chosen, hists, bins, out, lo, hi, sd_norm, data_sd, c, engine, factor, passes
-) -> None:
-    """The population target's level-bins plan (hdp_release.plan.plan_bins) for many
-    segments: each round runs every pending segment's plan until it needs a fetch, then ONE
-    query makes all those fetches (fetch_many); a segment whose plan completes is finished."""
-    views = {s: _Prefetched(segment_view(src, bcols, chosen[s][0], engine)) for s in bins}
-    pending = list(bins)
-    while pending:
-        needs: list[tuple[int, float, float]] = []
-        for s in pending:  # per segment: its walk (a loop over its bins, as release_mean's)
-            h = hists[chosen[s][0]]
-            zero, pub = h.bin == ZERO_BIN, h.bin == PUBLIC_BIN
-            fin = ~zero & ~pub
-            try:
-                rows, tau, _ = plan_bins(h, views[s], fin, pub, c)
-            except _Need as nd:
-                needs.append((s, nd.emin, nd.emax))
-                continue
-            n_ex, n_pub = int(h.n[zero].sum()), int(h.n[pub].sum())
-            n_used = int(h.n[fin].sum()) + n_pub
-            extra = len(views[s].fetched) + len(views[s].refined)
-            kind = "level bins" + (f" (+{extra} fetch or refine)" if extra else "")
-            out[s] = finish(
-                rows,
-                tau,
-                lo,
-                hi,
-                sd_norm,
-                data_sd,
-                engine,
-                n_used,
-                n_ex,
-                n_pub,
-                kind,
-                target="population",
-                factor=factor,
-            )
-        pending = [s for s, _, _ in needs]
-        if needs:
-            got = fetch_many(src, bcols, [(chosen[s][0], a, b) for s, a, b in needs], engine)
-            passes[0] += 1 if engine != "spark" else len(needs)
-            for (s, a, b), res in zip(needs, got, strict=True):
-                views[s].fetched[(a, b)] = res
-    passes[0] += sum(len(v.refined) for v in views.values())  # one pass per refine
+            got = ratio[x] = x.as_integer_ratio()
+        nd.append(got)
+    den = max(d for _, d in nd)  # every d is a power of two: each divides the largest
+    return Fraction(sum(n * (den // d) * m for (n, d), m in zip(nd, mult, strict=True)), den)
 
 
 def _one_segment(

@@ -5,10 +5,15 @@ map, fail closed)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from hdp_core.errors import ReleaseError
 from hdp_release.plan import Row
+
+_DOMAIN_METRIC: list = []  # OpenDP's float atom domain and absolute distance, built once
 
 
 # ------------------------------------------------------------------------------ noise
@@ -16,10 +21,10 @@ def measurement(scale: float):
     """OpenDP's Laplace measurement on one float (absolute distance) at ``scale``."""
     import opendp.prelude as dp
 
-    dp.enable_features("contrib")
-    return dp.m.make_laplace(
-        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale
-    )
+    if not _DOMAIN_METRIC:  # the domain and metric are the same for every scale: built once
+        dp.enable_features("contrib")
+        _DOMAIN_METRIC[:] = [dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)]
+    return dp.m.make_laplace(_DOMAIN_METRIC[0], _DOMAIN_METRIC[1], scale=scale)
 
 
 def noise_scale(width: Fraction, s1: Fraction, kappa: float) -> float:
@@ -31,22 +36,60 @@ def up(x: float) -> float:
     return math.nextafter(x, math.inf)
 
 
-def receipt(rows: list[Row], meas, width: Fraction, s1: Fraction, delta: float):
+@dataclass(frozen=True)
+class Planned:
+    """A plan's receipt rows as columns (run levels eps, eps_max; users; granted r_min,
+    r_max; saturated) and its exact totals: s1 = ||r||_1 and w_num = sum_i r_i y_i (exact
+    fractions), s2 = ||r||_2^2 (the float sum of the rows' s2 in row order)."""
+
+    eps: Sequence[float]
+    eps_max: Sequence[float]
+    users: Sequence[int]
+    r_min: Sequence[float]
+    r_max: Sequence[float]
+    saturated: Sequence[bool]
+    s1: Fraction
+    w_num: Fraction
+    s2: float
+
+
+def planned(rows: list[Row]) -> Planned:
+    """The columns and exact totals of a plan's rows (hdp_release.plan.Row)."""
+    return Planned(
+        [r.eps for r in rows],
+        [r.eps_max for r in rows],
+        [r.users for r in rows],
+        [r.r_min for r in rows],
+        [r.r_max for r in rows],
+        [r.saturated for r in rows],
+        sum((r.s1 for r in rows), Fraction(0)),
+        sum((r.w_num for r in rows), Fraction(0)),
+        float(sum(r.s2 for r in rows)),
+    )
+
+
+def receipt(p: Planned, meas, width: Fraction, s1: Fraction, delta: float):
     """Privacy check, failing closed: OpenDP's map at each row's sensitivity must not exceed
     the row's requested eps. Returns the receipt columns; raises ReleaseError naming the row."""
     loss, loss_max = [], []
     seen: dict[float, float] = {}  # one map call per distinct grant (saturated rows share tau*)
-    for row in rows:
+    ratio = width / s1
+    num, den = ratio.numerator, ratio.denominator
+    for eps, eps_max, users, r_lo, r_hi in zip(
+        p.eps, p.eps_max, p.users, p.r_min, p.r_max, strict=True
+    ):
         out = []
-        for r in (row.r_min, row.r_max):
+        for r in (r_lo, r_hi):
             if r not in seen:
-                d_in = up(up(float(Fraction(r) * width / s1)) + 2.0 * delta)
+                rn, rd = float(r).as_integer_ratio()
+                # float(Fraction(r) * width / s1): one correctly rounded int division
+                d_in = up(up((rn * num) / (rd * den)) + 2.0 * delta)
                 seen[r] = float(meas.map(d_in))
             out.append(seen[r])
-        if not (out[0] <= row.eps and out[1] <= row.eps_max):
-            lvl = "public (inf)" if math.isinf(row.eps) else f"{row.eps:.6g}"
+        if not (out[0] <= eps and out[1] <= eps_max):
+            lvl = "public (inf)" if math.isinf(eps) else f"{eps:.6g}"
             raise ReleaseError(
-                f"privacy check failed for the level eps = {lvl} ({row.users:,} users): "
+                f"privacy check failed for the level eps = {lvl} ({users:,} users): "
                 f"OpenDP's privacy map gives a loss of {out[0]:.6g} > {lvl}; nothing was "
                 "released"
             )
@@ -55,29 +98,64 @@ def receipt(rows: list[Row], meas, width: Fraction, s1: Fraction, delta: float):
     return loss, loss_max
 
 
-def _requested(run: float, factor: float) -> float:
-    """The requested level behind a run level (run = fl(eps x factor)): run / factor, the
-    level itself when factor is 1."""
-    return run if factor == 1.0 else run / factor
-
-
-def frame(rows: list[Row], loss, loss_max, factor: float = 1.0):
+def frame(p: Planned, loss, loss_max, factor: float = 1.0):
     """The receipt: per row the requested levels (eps, eps_max), the levels the release ran
     at (run_eps = eps x factor, what OpenDP's check bounds), users, granted levels and
     OpenDP's privacy loss."""
+    import numpy as np
     import pandas as pd
 
+    run = np.asarray(p.eps, dtype=np.float64)
+    run_max = np.asarray(p.eps_max, dtype=np.float64)
     return pd.DataFrame(
         {
-            "eps": [_requested(r.eps, factor) for r in rows],
-            "eps_max": [_requested(r.eps_max, factor) for r in rows],
-            "run_eps": [r.eps for r in rows],
-            "run_eps_max": [r.eps_max for r in rows],
-            "users": [r.users for r in rows],
-            "granted_eps": [r.r_min for r in rows],
-            "granted_eps_max": [r.r_max for r in rows],
-            "privacy_loss": loss,
-            "privacy_loss_max": loss_max,
-            "saturated": [r.saturated for r in rows],
-        }
+            "eps": run if factor == 1.0 else run / factor,
+            "eps_max": run_max if factor == 1.0 else run_max / factor,
+            "run_eps": run,
+            "run_eps_max": run_max,
+            "users": np.asarray(p.users, dtype=np.int64),
+            "granted_eps": np.asarray(p.r_min, dtype=np.float64),
+            "granted_eps_max": np.asarray(p.r_max, dtype=np.float64),
+            "privacy_loss": np.asarray(loss, dtype=np.float64),
+            "privacy_loss_max": np.asarray(loss_max, dtype=np.float64),
+            "saturated": np.asarray(p.saturated, dtype=bool),
+        },
+        copy=False,
     )
+
+
+def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
+    """:func:`frame` of many receipts (plan, loss, loss_max, factor) at once: one DataFrame
+    of all their rows, each receipt a slice of it with its own index 0..k-1 (equal to
+    :func:`frame`'s; pandas' copy-on-write keeps them independent)."""
+    import numpy as np
+    import pandas as pd
+
+    if not items:
+        return []
+    sizes = [len(p.users) for p, _, _, _ in items]
+
+    def cat(get: Any, dtype: Any) -> np.ndarray:
+        return np.concatenate([np.asarray(get(it), dtype=dtype) for it in items])
+
+    run = cat(lambda it: it[0].eps, np.float64)
+    run_max = cat(lambda it: it[0].eps_max, np.float64)
+    fac = np.repeat(np.array([f for _, _, _, f in items], dtype=np.float64), sizes)
+    ones = fac == 1.0
+    big = pd.DataFrame(
+        {
+            "eps": np.where(ones, run, run / fac),
+            "eps_max": np.where(ones, run_max, run_max / fac),
+            "run_eps": run,
+            "run_eps_max": run_max,
+            "users": cat(lambda it: it[0].users, np.int64),
+            "granted_eps": cat(lambda it: it[0].r_min, np.float64),
+            "granted_eps_max": cat(lambda it: it[0].r_max, np.float64),
+            "privacy_loss": cat(lambda it: it[1], np.float64),
+            "privacy_loss_max": cat(lambda it: it[2], np.float64),
+            "saturated": cat(lambda it: it[0].saturated, bool),
+        },
+        copy=False,
+    )
+    ends = np.cumsum(sizes).tolist()
+    return [big.iloc[e - k : e].reset_index(drop=True) for e, k in zip(ends, sizes, strict=True)]

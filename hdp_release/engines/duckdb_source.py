@@ -190,6 +190,10 @@ class DuckSource:
         tier names and public words decided, bad text refused)."""
         return self._scaled(self._as_double(col, "eps", True))
 
+    def run_numpy(self, sql: str) -> dict:
+        """Run ``sql`` and fetch its columns as numpy arrays (errors as :meth:`run_sql`)."""
+        return self._run(sql, "numpy")
+
     def run_sql(self, sql: str, params: list | None = None) -> list:
         """Run ``sql`` (with ``params``) and fetch every row; DuckDB's errors become a
         ReleaseError that quotes nothing of the table."""

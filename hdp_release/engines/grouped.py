@@ -4,34 +4,51 @@
   present and their rows, at most MAX_SEGMENTS + 1 of them; a missing key (NULL, or NaN in a
   float column) is located (row, column) and refused.
 * ``grouped_histogram``: ONE grouped pass (GROUP BY segment, level bin) with exactly the
-  per-bin sums of the general plan (hdp_release.engines.base): per segment a Histogram.
-* ``segment_view``: a handle whose ``fetch`` / ``refine`` (the per-user-levels plan's second
-  passes) read one segment's rows only; used only for segments whose tau* falls inside a bin
-  of several levels.
+  per-bin sums of the general plan (hdp_release.engines.base), every segment's bins in one
+  :class:`hdp_release.engines.segment_bins.Grouped` (flat numpy arrays). On DuckDB, when the
+  levels are a few tiers (each in a bin of its own), the pass groups by segment and level
+  instead (the same bins, no logarithm or 128-bit product per row); otherwise the aggregate
+  goes through a temporary table so that the keys come back as Python values and the sums as
+  numpy columns.
+* ``fetch_many``: the per-user-levels plan's second pass for every segment that needs one, in
+  ONE query on either engine; ``segment_view``: a handle whose ``refine`` (and ``fetch``) read
+  one segment's rows only (a bin of more than FETCH_USERS users).
 
 Segment keys are public attributes (like eps): they choose the segment, never enter a sum.
-They are passed to the engine as query parameters (DuckDB) or literals (Spark), never
-spliced into SQL text, and never put in a message.
+They are passed to the engine as query parameters (DuckDB), literals or a small DataFrame
+(Spark), never spliced into SQL text, and never put in a message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import uuid
 from typing import Any
+
+import numpy as np
 
 from hdp_core.errors import BadCellError, ReleaseError
 from hdp_release.engines.base import (
     BINS_PER_E,
+    DBL_MAX,
+    MAX_TIERS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
+    SAMPLE_MAX,
     ZERO_BIN,
-    Histogram,
     Q,
     fetch_rows,
     from_decimal,
-    histogram_from_rows,
     lit,
+)
+from hdp_release.engines.segment_bins import (
+    PART_BITS,
+    PART_MASK,
+    Grouped,
+    grouped_from_columns,
+    grouped_from_rows,
 )
 from hdp_release.engines.spark_source import fetch_levels, refine_levels
 
@@ -96,18 +113,25 @@ def _duck_has_missing(src: Any, by: list[str]) -> bool:
 
 def duck_grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float
-) -> dict[tuple, Histogram]:
-    """ONE grouped pass: per segment key, the general plan's Histogram (its level bins and
-    exact integer sums; hdp_release.engines.base). Sets the source's expressions so that its
-    ``first_bad`` and the segment views read the same columns."""
+) -> Grouped:
+    """ONE grouped pass: per segment, the general plan's level bins and exact integer sums
+    (hdp_release.engines.base), as a :class:`Grouped`; the aggregate goes through a temporary
+    table (dropped) so that the keys come back as Python values and the sums as numpy. Sets
+    the source's expressions so that its ``first_bad`` and the segment views read the same
+    columns."""
     src.cols = (value, eps)
     v = src.value_sql(value)
     e = src.level_sql(eps)
     src.v_expr, src.e_expr = v, e
     R = hi - lo
+    mx = lit(DBL_MAX)
+    # y as DuckSource's fast plan forms it: the general plan's y (round half away from zero
+    # of the clamped value on the grid) on every good value, NULL on a missing, NaN or
+    # infinite one (counted as bad input: count(*) - count(y)); cheaper than least/greatest
     y = (
-        f"least(greatest(CAST(round((least(greatest(v, {lit(lo)}), {lit(hi)}) - "
-        f"{lit(lo)}) / {lit(R)} * {Q}) AS BIGINT), 0), {Q})"
+        f"CASE WHEN v >= {lit(lo)} AND v <= {lit(hi)} THEN CAST((v - {lit(lo)}) / {lit(R)} * "
+        f"{Q} AS BIGINT) WHEN v < {lit(lo)} AND v >= -{mx} THEN 0 WHEN v > {lit(hi)} AND "
+        f"v <= {mx} THEN {Q} END"
     )
     qq = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
     b = (
@@ -119,29 +143,94 @@ def duck_grouped_histogram(
     keys = [f"k{i}" for i in range(len(by))]
     kcols = ", ".join(f"{_q(c)} AS {k}" for c, k in zip(by, keys, strict=True))
     klist = ", ".join(keys)
+    fast = _duck_tiers(src, kcols, klist, len(by), v, e, y)
+    if fast is not None:
+        return fast
+    table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
     sql = f"""
+        CREATE TEMP TABLE {table} AS
         WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel}),
-        u AS (SELECT {klist}, {b} AS b, e, v, {y} AS y, {qq} AS q,
-              (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t)
-        SELECT {klist}, b, count(*), sum(CASE WHEN isinf(e) THEN 0 ELSE e END),
-               sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END), min(e), max(e),
-               sum((q / {float(QE)!r}) * (q / {float(QE)!r})),
-               sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
-        FROM u GROUP BY {klist}, b"""
-    return _split_rows(src.run_sql(sql), len(by))
+        u AS (SELECT {klist}, {b} AS b, e, {y} AS y, {qq} AS q FROM t),
+        a AS (SELECT {klist}, b, count(*) AS n, min(e) AS emin, max(e) AS emax,
+               sum((q / {float(QE)!r}) * (q / {float(QE)!r})) AS q2, sum(y) AS sy,
+               sum(q) AS sq, sum(CAST(q AS HUGEINT) * y) AS sqy, count(*) - count(y) AS nbad
+            FROM u GROUP BY {klist}, b)
+        SELECT dense_rank() OVER (ORDER BY {klist}) - 1 AS sid, * FROM a"""
+    try:
+        src.run_sql(sql)
+        key_rows = src.run_sql(f"SELECT DISTINCT sid, {klist} FROM {table} ORDER BY sid")
+        parts = ", ".join(
+            f"CAST((coalesce({x}, 0) >> {PART_BITS * i}) & {PART_MASK} AS BIGINT) AS {x}{i}"
+            for x in ("sy", "sq", "sqy")
+            for i in range(3)
+        )
+        cols = src.run_numpy(
+            f"""SELECT sid, coalesce(b, 0) AS b, b IS NULL AS badb, n,
+                coalesce(emin, 0) AS emin, coalesce(emax, 0) AS emax, coalesce(q2, 0) AS q2,
+                {parts}, nbad FROM {table}"""
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            src.run_sql(f"DROP TABLE IF EXISTS {table}")
+    return grouped_from_columns([tuple(r[1:]) for r in key_rows], cols)
 
 
-def _split_rows(rows: list, m: int) -> dict[tuple, Histogram]:
-    """Rows (key..., bin, sums...) -> per key, the Histogram of its bins (sorted by bin, a
-    bad level's NULL bin first, as the single-table pass sorts them)."""
-    per: dict[tuple, list] = {}
-    for r in rows:  # one row per (segment, bin): aggregates, never the table's rows
-        per.setdefault(tuple(r[:m]), []).append(tuple(from_decimal(x) for x in r[m:]))
-    out = {}
-    for k, rs in per.items():
-        rs.sort(key=lambda t: (t[0] is not None, t[0] if t[0] is not None else 0))
-        out[k] = histogram_from_rows(rs)
-    return out
+def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str):
+    """The grouped pass for a few levels (tiers): when the first SAMPLE_MAX rows hold at
+    most MAX_TIERS distinct levels, each positive one in a level bin of its own (the bins of
+    the general pass, DuckDB's own ln), ONE scan grouped by segment and which of those levels
+    a row has (a small integer key: no ln, no q products per row; y as the fast plan's, the
+    general y on good values and NULL on a missing, NaN or infinite value, counted). Returns
+    the general pass's Grouped (one bin per level, emin = emax = the level; users, sum of y
+    and bad values counted exactly as there; the q sums follow from the one level, the float
+    sums e1, e2, q2 are n times the level's, which the tiers plans never read), or None when
+    a row has a level outside the sample or the levels are not tiers (the general pass then
+    runs)."""
+    got = src.run_numpy(f"SELECT {e} AS e FROM {src.rel} LIMIT {SAMPLE_MAX}")["e"]
+    if np.ma.isMaskedArray(got) and bool(np.ma.getmaskarray(got).any()):
+        return None
+    sample = np.asarray(got, dtype=float)
+    if sample.size == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
+        return None
+    lv = sorted(set(sample.tolist()))
+    if len(lv) > MAX_TIERS:
+        return None
+    pos = [x for x in lv if 0 < x < math.inf]
+    bin_of: dict[float, int] = {}
+    if pos:
+        vals = ", ".join(f"({i}, {lit(x)})" for i, x in enumerate(pos))
+        got_bins = src.run_sql(
+            f"SELECT i, CAST(floor(ln(x) * {BINS_PER_E}) AS BIGINT) FROM (VALUES {vals}) AS l(i, x)"
+        )
+        bin_of = {pos[int(i)]: int(b) for i, b in got_bins}
+        if len(set(bin_of.values())) != len(pos):  # two levels in one bin: level bins
+            return None
+    whens = " ".join(
+        f"WHEN e = {lit(x) if math.isfinite(x) else CAST_INF} THEN {i}" for i, x in enumerate(lv)
+    )
+    rows = src.run_sql(
+        f"""WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel})
+        SELECT {klist}, k, count(*), sum(y), count(*) - count(y) FROM (SELECT {klist},
+            CAST(CASE {whens} ELSE {len(lv)} END AS INTEGER) AS k, {y} AS y FROM t)
+        GROUP BY {klist}, k"""
+    )
+    if any(r[m] >= len(lv) for r in rows):
+        return None
+    out = []
+    for r in rows:  # one row per (segment, level): aggregates, never the table's rows
+        x, n, sy = lv[r[m]], int(r[m + 1]), int(from_decimal(r[m + 2]) or 0)
+        if x == 0 or math.isinf(x):
+            b = ZERO_BIN if x == 0 else PUBLIC_BIN
+            out.append((*r[:m], b, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, int(r[m + 3])))
+        else:
+            q = math.floor(min(x, Q_CAP) * QE)
+            b = bin_of[x]
+            sums = (x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy)
+            out.append((*r[:m], b, n, *sums, int(r[m + 3])))
+    return grouped_from_rows(out, m)
+
+
+CAST_INF = "CAST('inf' AS DOUBLE)"
 
 
 class DuckSegment:
@@ -217,7 +306,7 @@ def spark_segment_counts(src: Any, by: list[str]) -> list[tuple[tuple, int]]:
 
 def spark_grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float
-) -> dict[tuple, Histogram]:
+) -> Grouped:
     """As :func:`duck_grouped_histogram`, computed by Spark SQL (one groupBy)."""
     from pyspark.sql import functions as F
 
@@ -273,7 +362,7 @@ def spark_grouped_histogram(
         F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
         F.sum(F.col("badv").cast("long")),
     )
-    return _split_rows([tuple(r) for r in agg.collect()], len(by))
+    return grouped_from_rows([tuple(r) for r in agg.collect()], len(by))
 
 
 class SparkSegment:
@@ -307,8 +396,8 @@ def segment_counts(src: Any, by: list[str], engine: str) -> list[tuple[tuple, in
 
 def grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float, engine: str
-) -> dict[tuple, Histogram]:
-    """Per segment key, its Histogram, from one grouped pass."""
+) -> Grouped:
+    """Per segment, its level bins (a :class:`Grouped`), from one grouped pass."""
     if engine == "spark":
         return spark_grouped_histogram(src, value, eps, by, lo, hi)
     return duck_grouped_histogram(src, value, eps, by, lo, hi)
@@ -324,11 +413,11 @@ def segment_view(src: Any, by: list[str], key: tuple, engine: str) -> Any:
 def fetch_many(src: Any, by: list[str], reqs: list[tuple[tuple, float, float]], engine: str):
     """The per-user-levels plan's fetch for many segments at once: for each request (segment
     key, emin, emax), what ``segment_view(...).fetch(emin, emax)`` returns (the distinct
-    quantized levels of that segment's users with levels in [emin, emax]). DuckDB: ONE pass
-    (the requests joined to the rows, keys as typed query parameters); Spark: one query per
-    request."""
+    quantized levels of that segment's users with levels in [emin, emax]). ONE pass on either
+    engine: the requests joined to the rows (DuckDB: keys as typed query parameters; Spark: a
+    small broadcast frame of the requests, keys in the columns' own types)."""
     if engine == "spark":
-        return [SparkSegment(src, by, k).fetch(a, b) for k, a, b in reqs]
+        return _spark_fetch_many(src, len(by), reqs)
     keys = [f"k{i}" for i in range(len(by))]
     vals, params = [], []
     for i, (k, a, b) in enumerate(reqs):
@@ -347,6 +436,40 @@ def fetch_many(src: Any, by: list[str], reqs: list[tuple[tuple, float, float]], 
         GROUP BY r.rid, u.q ORDER BY r.rid, u.q"""
     per: list[list] = [[] for _ in reqs]
     for row in src.run_sql(sql, params):
+        per[int(row[0])].append(tuple(from_decimal(x) for x in row[1:]))
+    return [fetch_rows(rows) for rows in per]
+
+
+def _spark_fetch_many(src: Any, m: int, reqs: list[tuple[tuple, float, float]]) -> list:
+    """fetch_many on Spark: ONE query (the requests, a small broadcast frame, joined to the
+    rows on the segment keys and the level range)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+    u = src.rows_frame()
+    keys = [f"k{i}" for i in range(m)]
+    schema = StructType(
+        [
+            StructField("rid", LongType(), False),
+            *[StructField(f"r{k}", u.schema[k].dataType, False) for k in keys],
+            StructField("emin", DoubleType(), False),
+            StructField("emax", DoubleType(), False),
+        ]
+    )
+    data = [(i, *k, float(a), float(b)) for i, (k, a, b) in enumerate(reqs)]
+    r = u.sparkSession.createDataFrame(data, schema)
+    cond = (F.col("e") >= F.col("emin")) & (F.col("e") <= F.col("emax"))
+    for k in keys:
+        cond = cond & (F.col(k) == F.col(f"r{k}"))
+    out = (
+        u.join(F.broadcast(r), cond)
+        .groupBy("rid", "q")
+        .agg(F.count(F.lit(1)), F.sum("y"), F.min("e"), F.max("e"))
+        .orderBy("rid", "q")
+        .collect()
+    )
+    per: list[list] = [[] for _ in reqs]
+    for row in out:
         per[int(row[0])].append(tuple(from_decimal(x) for x in row[1:]))
     return [fetch_rows(rows) for rows in per]
 

@@ -1,0 +1,196 @@
+"""The grouped pass's result for a release per segment (hdp_release.engines.grouped): every
+segment's level bins in flat numpy arrays (:class:`Grouped`), the exact integer sums carried as
+three 42-bit int64 parts each, so that they are summed exactly in numpy and turned into Python
+integers only where a plan needs them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hdp_release.engines.base import Histogram, from_decimal
+
+PART_BITS = 42
+PART_MASK = (1 << PART_BITS) - 1
+"""Exact integer sums travel as three 42-bit parts (int64 each): value = p0 + p1 2^42 + p2 2^84."""
+
+
+def _arr(x: Any, dtype: Any) -> np.ndarray:
+    return np.asarray(np.ma.filled(x, 0) if np.ma.isMaskedArray(x) else x, dtype=dtype)
+
+
+def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
+    """A Grouped from the grouped pass's columns (rows in any order: sorted here by sid, then
+    bin), ``keys[sid]`` each segment's key. Without columns e1, e2 (DuckDB's pass does not
+    sum them: no plan reads them) they are NaN."""
+    sid0 = _arr(cols["sid"], np.int64)
+    bad0 = _arr(cols["badb"], bool)
+    order = np.lexsort((_arr(cols["b"], np.int64), ~bad0, sid0))
+    cols = {k: _arr(x, None)[order] for k, x in cols.items()}
+    sid, bad = sid0[order], bad0[order]
+    n = _arr(cols["n"], np.int64)
+    nbad = _arr(cols["nbad"], np.int64)
+    keep = ~bad
+    nan = np.full(int(keep.sum()), math.nan)
+
+    def parts(x: str) -> np.ndarray:
+        return np.stack([_arr(cols[f"{x}{i}"], np.int64)[keep] for i in range(3)], axis=1)
+
+    start = np.searchsorted(sid[keep], np.arange(len(keys) + 1), side="left")
+    return Grouped(
+        keys,
+        start,
+        _arr(cols["b"], np.int64)[keep],
+        n[keep],
+        _arr(cols["e1"], float)[keep] if "e1" in cols else nan,
+        _arr(cols["e2"], float)[keep] if "e2" in cols else nan,
+        _arr(cols["emin"], float)[keep],
+        _arr(cols["emax"], float)[keep],
+        _arr(cols["q2"], float)[keep],
+        parts("sy"),
+        parts("sq"),
+        parts("sqy"),
+        int(n.sum()),
+        int(n[bad].sum()),
+        int(nbad.sum()),
+    )
+
+
+def to_parts(xs: list[int]) -> np.ndarray:
+    """Nonnegative integers (below 2^126) as (len, 3) int64 parts (see PART_BITS)."""
+    out = np.empty((len(xs), 3), dtype=np.int64)
+    out[:, 0] = [x & PART_MASK for x in xs]
+    out[:, 1] = [(x >> PART_BITS) & PART_MASK for x in xs]
+    out[:, 2] = [x >> (2 * PART_BITS) for x in xs]
+    return out
+
+
+def parts_int(p: np.ndarray) -> int:
+    """The exact sum of the integers whose parts are the rows of ``p`` (fewer than 2^21)."""
+    t = p.sum(axis=0).tolist() if len(p) else [0, 0, 0]
+    return int(t[0]) + (int(t[1]) << PART_BITS) + (int(t[2]) << (2 * PART_BITS))
+
+
+def parts_ints(p: np.ndarray) -> list[int]:
+    """Each row's integer."""
+    return [a + (b << PART_BITS) + (c << (2 * PART_BITS)) for a, b, c in p.tolist()]
+
+
+def parts_float(p: np.ndarray) -> np.ndarray:
+    """float(x) of each row's integer, correctly rounded (as Python's float(int))."""
+    out = p[:, 1].astype(np.float64) * float(1 << PART_BITS) + p[:, 0].astype(np.float64)
+    big = np.flatnonzero(p[:, 2] != 0)  # above 2^84: Python's exact conversion
+    for i in big.tolist():  # rare: a bin whose sum of levels passes 2^42 nats
+        out[i] = float(parts_ints(p[i : i + 1])[0])
+    return out
+
+
+@dataclass
+class Grouped:
+    """The grouped pass's per-segment level bins, flat: segment ``sid`` (key ``keys[sid]``)
+    owns rows start[sid]:start[sid + 1], sorted by bin (bad-level rows left out, counted in
+    n_bad_eps). Exact integer sums as (rows, 3) int64 parts (PART_BITS). ``self[key]``: that
+    segment's Histogram (hdp_release.engines.base), exact Python ints."""
+
+    keys: list[tuple]
+    start: np.ndarray
+    bin: np.ndarray  # e1, e2 below: NaN from DuckDB's general pass (no plan reads them)
+    n: np.ndarray
+    e1: np.ndarray
+    e2: np.ndarray
+    emin: np.ndarray
+    emax: np.ndarray
+    q2: np.ndarray
+    sy: np.ndarray
+    sq: np.ndarray
+    sqy: np.ndarray
+    n_rows: int
+    n_bad_eps: int
+    n_bad_value: int
+
+    def __post_init__(self) -> None:
+        self.index = {k: i for i, k in enumerate(self.keys)}
+
+    def rows(self, key: tuple) -> slice:
+        """The flat rows of the segment ``key`` (empty for a key not present)."""
+        i = self.index.get(key)
+        if i is None:
+            return slice(0, 0)
+        return slice(int(self.start[i]), int(self.start[i + 1]))
+
+    def __getitem__(self, key: tuple) -> Histogram:
+        r = self.rows(key)
+        return Histogram(
+            self.bin[r],
+            self.n[r],
+            self.e1[r],
+            self.e2[r],
+            self.emin[r],
+            self.emax[r],
+            self.q2[r],
+            parts_ints(self.sy[r]),
+            parts_ints(self.sq[r]),
+            parts_ints(self.sqy[r]),
+            int(self.n[r].sum()),
+            0,
+            0,
+        )
+
+    def union(self) -> Histogram:
+        """Every segment's bins in one Histogram (for the table-wide checks; no exact sums)."""
+        return Histogram(
+            self.bin,
+            self.n,
+            self.e1,
+            self.e2,
+            self.emin,
+            self.emax,
+            self.q2,
+            [],
+            [],
+            [],
+            self.n_rows,
+            self.n_bad_eps,
+            self.n_bad_value,
+        )
+
+
+def grouped_from_rows(rows: list, m: int) -> Grouped:
+    """A Grouped from rows (key..., bin, count, e1, e2, emin, emax, q2, sy, sq, sqy, bad
+    values) in any order (Spark's collect)."""
+    per: dict[tuple, list] = {}
+    for r in rows:  # one row per (segment, bin): aggregates, never the table's rows
+        per.setdefault(tuple(r[:m]), []).append(tuple(from_decimal(x) for x in r[m:]))
+    keys = list(per)
+    flat = []
+    for i, k in enumerate(keys):
+        rs = per[k]
+        rs.sort(key=lambda t: (t[0] is not None, t[0] if t[0] is not None else 0))
+        flat += [(i, *t) for t in rs]
+
+    def col(j: int, dtype: Any) -> np.ndarray:
+        return np.array([t[j] if t[j] is not None else 0 for t in flat], dtype=dtype)
+
+    def ints(j: int) -> list[int]:
+        return [int(t[j]) if t[j] is not None else 0 for t in flat]
+
+    cols: dict[str, Any] = {
+        "sid": col(0, np.int64),
+        "b": col(1, np.int64),
+        "badb": np.array([t[1] is None for t in flat], dtype=bool),
+        "n": col(2, np.int64),
+        "e1": col(3, float),
+        "e2": col(4, float),
+        "emin": col(5, float),
+        "emax": col(6, float),
+        "q2": col(7, float),
+        "nbad": col(11, np.int64),
+    }
+    for x, j in (("sy", 8), ("sq", 9), ("sqy", 10)):
+        p = to_parts(ints(j))
+        for i in range(3):
+            cols[f"{x}{i}"] = p[:, i]
+    return grouped_from_columns(keys, cols)

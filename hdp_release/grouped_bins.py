@@ -1,0 +1,321 @@
+"""The population target's level-bins plan (per-user levels) for many segments at once, as
+arrays (issue 28's speed): each segment's walk to tau* (hdp_release.plan.plan_bins, the
+saturation lemma) on numpy arrays of its bins instead of Python rows, its second passes
+batched (ONE fetch query per round for every segment whose tau* falls inside a bin,
+hdp_release.engines.grouped.fetch_many, on DuckDB and Spark; a bin of more than FETCH_USERS
+users refined on its segment's rows first), and its receipt rows (1/8 decade,
+hdp_release.plan's merge) and exact totals formed from the bins' integer sums (42-bit parts)
+without a Fraction per bin.
+
+Equal, bit for bit, to hdp_release.plan.plan_bins + hdp_release.noise.planned on each
+segment's histogram (tests/release/test_release_means.py compares with release_mean): every
+float sum is sequential in the same order (np.cumsum is a sequential loop), every exact sum an
+integer sum, and each rounding the same IEEE operation on the same operands."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from hdp_core.errors import ReleaseError
+from hdp_release.engines.base import (
+    FETCH_USERS,
+    PUBLIC_BIN,
+    Q_CAP,
+    QE,
+    RECEIPT_ROWS_PER_DECADE,
+    SUB_BINS,
+    ZERO_BIN,
+)
+from hdp_release.engines.grouped import fetch_many, segment_view
+from hdp_release.engines.segment_bins import Grouped, parts_float, parts_int, to_parts
+from hdp_release.finish import finish_planned
+from hdp_release.noise import Planned, frames
+from hdp_release.plan import MAX_PASSES
+from hdp_release.result import SATURATED_AT
+
+QEF = float(QE)
+
+
+@dataclass
+class Entries:
+    """A segment's walk entries, ascending: users with levels in [emin, emax], their grid
+    levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), q2 = sum (q / 2^42)^2, and the
+    exact sums of q, q y and y as (k, 3) int64 parts."""
+
+    emin: np.ndarray
+    emax: np.ndarray
+    users: np.ndarray
+    qmin: np.ndarray
+    qmax: np.ndarray
+    s1: np.ndarray
+    q2: np.ndarray
+    sq: np.ndarray
+    sqy: np.ndarray
+    sy: np.ndarray
+
+    def splice(self, j: int, new: Entries) -> Entries:
+        """Entry j replaced by ``new`` (its fetched levels or its sub-bins)."""
+
+        def cat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return np.concatenate([a[:j], b, a[j + 1 :]])
+
+        return Entries(*(cat(getattr(self, f), getattr(new, f)) for f in _FIELDS))
+
+
+_FIELDS = ("emin", "emax", "users", "qmin", "qmax", "s1", "q2", "sq", "sqy", "sy")
+
+
+def qlevel(e: np.ndarray) -> np.ndarray:
+    """Levels floored to the 2^-42 grid, capped at Q_CAP (hdp_release.plan's _qlevel)."""
+    return np.floor(np.minimum(e, Q_CAP) * QEF) / QEF
+
+
+def bin_entries(g: Grouped, r: slice, fin: np.ndarray) -> Entries:
+    """The walk's entries of one segment's finite bins (its flat rows ``r`` of ``g``)."""
+    emin, emax = g.emin[r][fin], g.emax[r][fin]
+    sq = g.sq[r][fin]
+    return Entries(
+        emin,
+        emax,
+        g.n[r][fin],
+        qlevel(emin),
+        qlevel(emax),
+        parts_float(sq) / QEF,
+        g.q2[r][fin],
+        sq,
+        g.sqy[r][fin],
+        g.sy[r][fin],
+    )
+
+
+def fetched_entries(got: Any) -> Entries:
+    """Entries of a fetch's distinct grid levels (hdp_release.engines.base.fetch_rows)."""
+    q, n, sy, emn, emx = got
+    qi, ni = [int(x) for x in q.tolist()], [int(x) for x in n.tolist()]
+    qf = np.array([x / QE for x in qi], dtype=float)
+    sq = [a * b for a, b in zip(qi, ni, strict=True)]
+    return Entries(
+        np.asarray(emn, dtype=float),
+        np.asarray(emx, dtype=float),
+        np.asarray(ni, dtype=np.int64),
+        qf,
+        qf,
+        np.array([x / QE for x in sq], dtype=float),
+        qf * qf * np.asarray(ni, dtype=float),
+        to_parts(sq),
+        to_parts([a * int(b) for a, b in zip(qi, sy, strict=True)]),
+        to_parts([int(b) for b in sy]),
+    )
+
+
+def refined_entries(rows: list) -> Entries:
+    """Entries of a refine's sub-bins (rows k, users, sum y, sum q, sum q y, q2, emin, emax)."""
+    emin = np.array([float(r[6]) for r in rows], dtype=float)
+    emax = np.array([float(r[7]) for r in rows], dtype=float)
+    sq = [int(r[3]) for r in rows]
+    return Entries(
+        emin,
+        emax,
+        np.array([int(r[1]) for r in rows], dtype=np.int64),
+        qlevel(emin),
+        qlevel(emax),
+        np.array([x / QE for x in sq], dtype=float),
+        np.array([float(r[5]) for r in rows], dtype=float),
+        to_parts(sq),
+        to_parts([int(r[4]) for r in rows]),
+        to_parts([int(r[2] or 0) for r in rows]),
+    )
+
+
+def walk(e: Entries, c: float) -> tuple[int, str, float, float]:
+    """hdp_release.plan's _walk on arrays: (j, kind, P1, P2), the first saturated entry, its
+    kind ('at', 'inside', 'none') and the sums of s1 and q2 over the entries before it. G is
+    the same sequential float sum of the same increments: a_j = (lo_j - prev) P1_j, then, for
+    an entry spanning several levels, (hi_j - lo_j) P1_j and max(hi_j s1_j - s2_j, 0)."""
+    lo, hi, s1, s2 = e.qmin, e.qmax, e.s1, e.q2
+    k = lo.size
+    thr = c * SATURATED_AT
+    if k == 0:
+        return 0, "none", 0.0, 0.0
+    c1 = np.cumsum(s1)
+    p1 = np.concatenate([[0.0], c1[:-1]])  # P1 before entry j (sequential, as the walk's)
+    rng = hi > lo
+    prev = np.where(rng, hi, lo)
+    a = np.zeros(k)
+    a[1:] = (lo[1:] - prev[:-1]) * p1[1:]
+    t = np.zeros((k, 3))
+    t[:, 0] = a
+    t[:, 1] = np.where(rng, (hi - lo) * p1, 0.0)
+    t[:, 2] = np.where(rng, np.maximum(hi * s1 - s2, 0.0), 0.0)
+    g = np.cumsum(t.ravel()).reshape(k, 3)  # adding 0.0 leaves a sum as it is
+    hit = np.zeros((k, 3), dtype=bool)
+    hit[:, 0] = g[:, 0] >= thr
+    hit[:, 2] = rng & (g[:, 2] >= thr)
+    flat = hit.ravel()
+    c2 = np.cumsum(s2)
+    if not flat.any():
+        return k, "none", float(c1[-1]), float(c2[-1])
+    first = int(np.argmax(flat))
+    j = first // 3
+    p2 = float(c2[j - 1]) if j > 0 else 0.0
+    return j, ("at" if first % 3 == 0 else "inside"), float(p1[j]), p2
+
+
+def bins_segments(
+    src: Any,
+    bcols: list[str],
+    chosen: list,
+    g: Grouped,
+    segs: list[int],
+    out: list,
+    lo: float,
+    hi: float,
+    sd_norm: float | None,
+    data_sd: float | None,
+    c: float,
+    engine: str,
+    factor: float,
+    passes: list[int],
+) -> None:
+    """The population target's level-bins plan for the segments ``segs`` (indices into
+    ``chosen``), each finished into ``out[s]``; ``passes[0]`` counts the passes made."""
+    ents: dict[int, Entries] = {}
+    pub_rows: dict[int, np.ndarray] = {}
+    extra = dict.fromkeys(segs, 0)
+    for s in segs:
+        r = g.rows(chosen[s][0])
+        b = g.bin[r]
+        fin = (b != ZERO_BIN) & (b != PUBLIC_BIN)
+        ents[s] = bin_entries(g, r, fin)
+        pub_rows[s] = np.flatnonzero(b == PUBLIC_BIN) + r.start
+    done: dict[int, tuple[int, str, float, float]] = {}
+    pending = list(segs)
+    while pending:
+        needs: list[tuple[int, int, float, float]] = []
+        for s in pending:  # per segment: its walk on arrays
+            e = ents[s]
+            while True:
+                j, kind, p1, p2 = walk(e, c)
+                if kind != "inside":
+                    done[s] = (j, kind, p1, p2)
+                    break
+                if 1 + extra[s] >= MAX_PASSES:
+                    raise ReleaseError(
+                        f"tau* could not be isolated in {MAX_PASSES} passes over the table "
+                        "(levels too close together); round the eps column"
+                    )
+                if int(e.users[j]) > FETCH_USERS:  # too many users to fetch: refine the bin
+                    view = segment_view(src, bcols, chosen[s][0], engine)
+                    sub = view.refine(float(e.emin[j]), float(e.emax[j]), SUB_BINS)
+                    e = ents[s] = e.splice(j, refined_entries(sub))
+                    extra[s] += 1
+                    passes[0] += 1
+                    continue
+                needs.append((s, j, float(e.emin[j]), float(e.emax[j])))
+                break
+        pending = [s for s, _, _, _ in needs]
+        if needs:
+            got = fetch_many(src, bcols, [(chosen[s][0], a, b) for s, _, a, b in needs], engine)
+            passes[0] += 1
+            for (s, j, _, _), res in zip(needs, got, strict=True):
+                ents[s] = ents[s].splice(j, fetched_entries(res))
+                extra[s] += 1
+    receipts: list = []  # the receipts' columns: their DataFrames built at once at the end
+    for s in segs:
+        p, tau = planned_bins(g, ents[s], pub_rows[s], *done[s], c)
+        r = g.rows(chosen[s][0])
+        b, n = g.bin[r], g.n[r]
+        n_ex, n_pub = int(n[b == ZERO_BIN].sum()), int(n[b == PUBLIC_BIN].sum())
+        n_used = int(n[(b != ZERO_BIN) & (b != PUBLIC_BIN)].sum()) + n_pub
+        kind = "level bins" + (f" (+{extra[s]} fetch or refine)" if extra[s] else "")
+        out[s] = finish_planned(
+            p,
+            tau,
+            lo,
+            hi,
+            sd_norm,
+            data_sd,
+            engine,
+            n_used,
+            n_ex,
+            n_pub,
+            kind,
+            target="population",
+            factor=factor,
+            receipts=receipts,
+        )
+    for s, df in zip(segs, frames(receipts), strict=True):
+        out[s] = replace(out[s], tiers=df)
+
+
+def _group_keys(eps: np.ndarray) -> np.ndarray:
+    """floor(log10(eps) * RECEIPT_ROWS_PER_DECADE) as math.log10 gives it (numpy's log10,
+    checked against math's where it lies near an integer)."""
+    x = np.log10(eps) * RECEIPT_ROWS_PER_DECADE
+    k = np.floor(x)
+    near = np.flatnonzero(np.abs(x - np.round(x)) < 1e-6)
+    for i in near.tolist():  # rare: a level within 1e-6 of a 1/8-decade boundary
+        k[i] = math.floor(math.log10(float(eps[i])) * RECEIPT_ROWS_PER_DECADE)
+    return k
+
+
+def _seq_group_sums(vals: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each group's sequential float sum (groups are runs starting at ``starts``)."""
+    lens = np.diff(np.append(starts, vals.size))
+    pad = np.zeros((starts.size, int(lens.max())))
+    col = np.arange(vals.size) - np.repeat(starts, lens)
+    pad[np.repeat(np.arange(starts.size), lens), col] = vals
+    return np.cumsum(pad, axis=1)[:, -1]  # trailing zeros leave each sum as it is
+
+
+def planned_bins(
+    g: Grouped, e: Entries, pub: np.ndarray, j: int, kind: str, p1: float, p2: float, c: float
+) -> tuple[Planned, float]:
+    """tau* and the merged receipt rows with exact totals (hdp_release.plan.plan_bins and
+    _merge_rows): entries before j unsaturated (granted their grid levels), from j on
+    saturated (granted tau*), the public users granted tau*."""
+    has_public = pub.size > 0
+    tau = (p2 + c) / p1 if (kind == "at" or has_public) else math.inf
+    if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
+        tau = min(tau, float(e.qmin[j]))
+    k = e.emin.size
+    n_pub = g.n[pub]
+    eps = np.concatenate([e.emin, np.full(pub.size, math.inf)])
+    eps_max = np.concatenate([e.emax, np.full(pub.size, math.inf)])
+    users = np.concatenate([e.users, n_pub])
+    sat = np.arange(k + pub.size) >= j
+    r_lo = np.concatenate([e.qmin[:j], np.full(k - j + pub.size, tau)])
+    r_hi = np.concatenate([e.qmax[:j], np.full(k - j + pub.size, tau)])
+    s2 = np.concatenate([e.q2[:j], tau * tau * users[j:].astype(float)])
+    # groups: the unsaturated rows by 1/8 decade, the saturated finite rows, the public rows
+    key = np.empty(k + pub.size)
+    key[:j] = _group_keys(e.emin[:j])
+    key[j:k] = -math.inf
+    key[k:] = math.inf
+    starts = np.flatnonzero(np.append(True, key[1:] != key[:-1]))
+    merged_s2 = _seq_group_sums(s2, starts)
+    total_s2 = float(np.cumsum(merged_s2)[-1]) if merged_s2.size else 0.0
+    n_sat = int(e.users[j:].sum()) + int(n_pub.sum())
+    sy_sat = parts_int(e.sy[j:]) + parts_int(g.sy[pub])
+    ftau = Fraction(tau) if math.isfinite(tau) else Fraction(0)
+    if n_sat and not math.isfinite(tau):
+        raise ReleaseError("saturated users without a saturation level; nothing was released")
+    s1 = Fraction(parts_int(e.sq[:j]), QE) + ftau * n_sat
+    w_num = Fraction(parts_int(e.sqy[:j]), QE) + ftau * sy_sat
+    p = Planned(
+        np.minimum.reduceat(eps, starts).tolist(),
+        np.maximum.reduceat(eps_max, starts).tolist(),
+        np.add.reduceat(users, starts).tolist(),
+        np.minimum.reduceat(r_lo, starts).tolist(),
+        np.maximum.reduceat(r_hi, starts).tolist(),
+        sat[starts].tolist(),
+        s1,
+        w_num,
+        total_s2,
+    )
+    return p, tau

@@ -1,0 +1,134 @@
+"""release_means' fast paths (issue 28 Performance) give exactly the general paths' answers.
+
+Oracles: the general grouped pass (forced by allowing no tiers) and release_mean's general
+plan on each segment's rows (same weights, noise scale and receipt, exactly, with the noise
+switched off); Python's own integers and float(int) for the 42-bit parts of exact sums."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hdp_release.engines.grouped as eg
+import hdp_release.engines.segment_bins as sb
+import hdp_release.finish
+import hdp_release.grouped_bins
+import hdp_release.plan
+import hdp_release.release
+from hdp_core.errors import BadCellError
+from hdp_release import release_mean, release_means
+
+LO, HI = 0.0, 100.0
+REAL = hdp_release.finish.measurement
+
+
+class NoNoise:
+    """OpenDP's real measurement (its privacy map kept), returning its input."""
+
+    def __init__(self, scale):
+        self.real = REAL(scale)
+
+    def map(self, d):
+        return self.real.map(d)
+
+    def __call__(self, x):
+        return x
+
+
+@pytest.fixture
+def no_noise(monkeypatch):
+    monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
+    monkeypatch.setattr(hdp_release.release, "fast_histogram", lambda *a, **k: (None, 0, ""))
+
+
+def _same(a, b):
+    assert (a.estimate, a.ci95, a.noise_scale) == (b.estimate, b.ci95, b.noise_scale)
+    assert (a.saturation_level, a.bias_bound) == (b.saturation_level, b.bias_bound)
+    assert (a.n_users, a.n_excluded, a.n_public) == (b.n_users, b.n_excluded, b.n_public)
+    pd.testing.assert_frame_equal(a.tiers, b.tiers)
+
+
+def _each_equals_release_mean(g, df, by, target="population"):
+    for k, r in zip(g.keys, g.releases, strict=True):
+        part = df[df[by] == k[0]].reset_index(drop=True)
+        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, target=target))
+
+
+def _tiers(n: int, seed: int, levels=(0.05, 0.2, 1.0, 3.0, math.inf, 0.0)) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "v": rng.uniform(-20, 120, n),
+            "e": rng.choice(list(levels), n),
+            "seg": rng.choice(["a", "b", "c", "Zürich"], n),
+        }
+    )
+
+
+@pytest.mark.parametrize("target", ["population", "table"])
+def test_tiers_pass_equals_the_general_pass(no_noise, monkeypatch, target):
+    df = _tiers(2000, 1)
+    fast = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI, target=target)
+    monkeypatch.setattr(eg, "MAX_TIERS", 0)  # no tiers pass: the general grouped pass
+    slow = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI, target=target)
+    assert fast.keys == slow.keys
+    for a, b in zip(fast.releases, slow.releases, strict=True):
+        _same(a, b)
+
+
+def test_tiers_pass_falls_back_on_levels_outside_the_sample(no_noise, monkeypatch):
+    """A level that the sample did not see (here after its first 50 rows), and two levels in
+    one level bin (1.0 and 1.005: the level-bins plan's case): the general pass runs, and
+    every segment is release_mean's general plan on its rows."""
+    monkeypatch.setattr(eg, "SAMPLE_MAX", 50)
+    df = _tiers(1500, 2)
+    df.loc[df.index[1000:], "e"] = 0.7  # not among the first 50 rows' levels
+    g = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    _each_equals_release_mean(g, df, "seg")
+    close = _tiers(1500, 3, levels=(0.1, 1.0, 1.005, math.inf))
+    g = release_means(close, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert all("level bins" in r.plan for r in g.releases)
+    _each_equals_release_mean(g, close, "seg")
+
+
+def test_refined_bins_equal_release_mean(no_noise, monkeypatch):
+    """A bin with more users than a fetch takes is refined on its segment's rows first (made
+    rare here by a limit of 3 users per fetch, on both sides)."""
+    monkeypatch.setattr(hdp_release.grouped_bins, "FETCH_USERS", 3)
+    monkeypatch.setattr(hdp_release.plan, "FETCH_USERS", 3)
+    rng = np.random.default_rng(5)
+    n = 6000
+    df = pd.DataFrame(
+        {
+            "v": rng.uniform(0, 100, n),
+            "e": np.round(rng.exponential(1, n), 4),
+            "seg": rng.choice(["x", "y", "z"], n),
+        }
+    )
+    g = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert any("fetch or refine" in r.plan for r in g.releases)
+    _each_equals_release_mean(g, df, "seg")
+
+
+@pytest.mark.parametrize("kind", ["tiers", "per-user"])
+def test_a_bad_value_is_refused_with_its_row_on_either_pass(no_noise, kind):
+    df = _tiers(300, 4)
+    if kind == "per-user":
+        df["e"] = np.round(np.random.default_rng(4).exponential(1, 300), 4) + 0.01
+    df.loc[41, "v"] = math.nan
+    with pytest.raises(BadCellError) as ei:
+        release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert ei.value.row == 42 and ei.value.column == "v"
+
+
+def test_integer_parts_are_exact():
+    rng = np.random.default_rng(0)
+    xs = [0, 1, (1 << 42) - 1, 1 << 42, (1 << 84) + 7, (1 << 125) + 12345]
+    xs += [int(a) * int(b) for a, b in zip(rng.integers(0, 2**62, 40), rng.integers(0, 2**31, 40))]
+    p = sb.to_parts(xs)
+    assert sb.parts_ints(p) == xs
+    assert sb.parts_int(p) == sum(xs)
+    assert sb.parts_float(p).tolist() == [float(x) for x in xs]
