@@ -103,8 +103,9 @@ class DuckSource:
             cur = self.con.execute(sql)
             if how == "all":
                 return cur.fetchall()
-            if how == "one":
-                return cur.fetchone()
+            if how == "one":  # fetched to the end: no unfinished result stays on the connection
+                rows = cur.fetchall()
+                return rows[0] if rows else None
             return cur.fetchnumpy()
         except duckdb.Error as exc:
             raise self._failure(exc) from None

@@ -98,7 +98,7 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS hdp_people (h BLOB NOT NULL, level DOUBL
     spent HUGEINT NOT NULL, releases INTEGER NOT NULL, last_release BIGINT NOT NULL)"""
 _INT_TYPES: tuple[str, ...] = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
 _INT_TYPES += ("UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
-_H, _E = "hdp_h__", "hdp_e__"
+_H, _E, _V = "hdp_h__", "hdp_e__", "hdp_v__"
 
 
 def _q(name: str) -> str:
@@ -254,27 +254,34 @@ def charge_people(
 
     s = _spend_fraction(spend)
     key = led.secret_key().hex() + "|"
-    if vcol in (_H, _E):
+    if vcol in (_H, _E, _V):
         raise ReleaseError(f"the value column may not be named {vcol!r} with an id")
     if _is_spark(src):
         return _charge_spark(led, src, vcol, ecol, icol, spend, s, key, target, sd_norm)
-    src.con.execute(
-        f"CREATE OR REPLACE TEMP TABLE hdp_pp AS SELECT unhex(substr(sha256(? || "
-        f"{_id_text(src, icol)}), 1, 32)) AS {_H}, {_q(vcol)}, {src.e_expr} AS {_E} "
-        f"FROM {src.rel}",
-        [key],
-    )
-    n_null, n_dup = src.con.execute(
-        f"SELECT count_if({_H} IS NULL), count({_H}) - count(DISTINCT {_H}) FROM hdp_pp"
-    ).fetchall()[0]
-    _refuse_ids(icol, int(n_null), int(n_dup), lambda: _null_row(src, icol))
+    # the keyed hashes, in parallel in the engine, handed to the ledger's connection as one
+    # Arrow table (no copy into a second temporary table, no join back by hash afterwards:
+    # the value rides along and the granted level comes back beside it)
+    inp = src.con.sql(
+        f"SELECT unhex(substr(sha256($k || {_id_text(src, icol)}), 1, 32)) AS {_H}, "
+        f"{_q(vcol)} AS {_V}, {src.e_expr} AS {_E} FROM {src.rel}",
+        params={"k": key},
+    ).to_arrow_table()
     with led.transaction() as con:
         con.execute("BEGIN TRANSACTION")
         try:
-            reader = src.con.sql(f"SELECT {_H} AS h, {_E} AS e FROM hdp_pp").to_arrow_reader()
-            con.register("hdp_in", reader)
-            out = _charge_in(con, "hdp_in", s, target, sd_norm)
-            con.unregister("hdp_in")
+            con.register("hdp_in", inp)
+            n_null, n_dup = con.execute(
+                f"SELECT count_if({_H} IS NULL), count({_H}) - count(DISTINCT {_H}) FROM hdp_in"
+            ).fetchall()[0]
+            _refuse_ids(icol, int(n_null), int(n_dup), lambda: _null_row(src, icol))
+            out = _charge_in(
+                con,
+                f"(SELECT {_H} AS h, {_E} AS e, {_V} FROM hdp_in)",
+                s,
+                target,
+                sd_norm,
+                carry=_V,
+            )
             con.execute("COMMIT")
         except BaseException:
             try:
@@ -282,16 +289,10 @@ def charge_people(
             except duckdb.Error:
                 pass
             raise
-        reader = con.sql("SELECT h AS hdp_h__, c FROM hdp_chg").to_arrow_reader()
-        src.con.register("hdp_cr", reader)
-        src.con.execute("CREATE OR REPLACE TEMP TABLE hdp_runs AS SELECT * FROM hdp_cr")
-        src.con.unregister("hdp_cr")
-    src.con.execute(
-        f"CREATE OR REPLACE TEMP TABLE hdp_rel AS SELECT p.{_q(vcol)}, r.c AS {_q(ecol)} "
-        f"FROM hdp_pp p JOIN hdp_runs r USING ({_H})"
-    )
-    src.con.execute("DROP TABLE hdp_pp")
-    src.con.execute("DROP TABLE hdp_runs")
+        granted = con.sql(
+            f"SELECT {_V} AS {_q(vcol)}, c AS {_q(ecol)} FROM hdp_chg"
+        ).to_arrow_table()
+    src.con.register("hdp_rel", granted)
     src.rel = "hdp_rel"
     src.types = {**src.types, ecol: "DOUBLE"}
     rid, receipt, cap, counts = out
@@ -380,18 +381,25 @@ def _charge_spark(
     return PeopleCharge(ticket, receipt, cap, *counts)
 
 
-def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None):
+def _charge_in(
+    con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None, carry: str | None = None
+):
     """The check-and-charge inside the ledger's transaction (see charge_people); ``inp``:
-    the relation of this release's persons (h: keyed hash, e: current level)."""
+    the relation of this release's persons (h: keyed hash, e: current level, and the column
+    ``carry`` when given, kept beside each person). Leaves the view ``hdp_chg`` (h, e, r, c:
+    the granted level, cu: the charge in grid units, ...) for the caller. Passes: one
+    materialised join with the people table; the level histogram, the receipt and counts,
+    the update and the insert read it."""
     check_persons_allowed(con, s)  # one kind of budget per ledger (hdp_release.ledger.modes)
     con.execute(_SCHEMA)
     u = f"{UNIT!r}"
     p, q = s.numerator, s.denominator
     run_f = "CAST(run_u AS DOUBLE)"
+    extra = f", {carry}" if carry else ""
     con.execute(
         f"""CREATE TEMP TABLE hdp_run AS
         WITH a AS (
-            SELECT i.h, i.e, coalesce(p.spent, CAST(0 AS HUGEINT)) AS spent0,
+            SELECT i.h, i.e{extra}, coalesce(p.spent, CAST(0 AS HUGEINT)) AS spent0,
                    p.h IS NOT NULL AS known,
                    CASE WHEN isinf(i.e) THEN NULL
                         ELSE CAST(floor(i.e * {u}) AS HUGEINT) END AS budget
@@ -402,7 +410,7 @@ def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | No
         c AS (SELECT *, CASE WHEN run_u IS NULL THEN CAST('inf' AS DOUBLE)
                   WHEN CAST({run_f} AS HUGEINT) > run_u THEN nextafter({run_f}, 0.0) / {u}
                   ELSE {run_f} / {u} END AS r0 FROM b)
-        SELECT h, e, spent0, known, budget, run_u,
+        SELECT h, e{extra}, spent0, known, budget, run_u,
                CASE WHEN r0 < {lit(LEVEL_MIN)} THEN 0.0 ELSE r0 END AS r FROM c"""
     )
     got = con.execute("SELECT r, count(*) FROM hdp_run GROUP BY r ORDER BY r").fetchnumpy()
@@ -423,19 +431,19 @@ def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | No
         c_sql = f"least(r, {lit(tau)})"
         cu_sql = f"least(run_u, CAST({tau_u} AS HUGEINT))"
         pub_u = min(tau_u, PUBLIC_CHARGE)
+        granted = np.where(lv == 0, 0.0, np.minimum(lv, tau))
     else:
         c_sql, cu_sql, pub_u = "r", "run_u", PUBLIC_CHARGE
+        granted = np.where(lv == 0, 0.0, lv)
     con.execute(
-        f"""CREATE TEMP TABLE hdp_chg AS SELECT h, e, r, run_u, spent0, budget, known,
+        f"""CREATE TEMP VIEW hdp_chg AS SELECT h, e{extra}, r, run_u, spent0, budget, known,
             CASE WHEN r = 0 THEN 0.0 ELSE {c_sql} END AS c,
             CASE WHEN r = 0 THEN CAST(0 AS HUGEINT) WHEN run_u IS NULL
                  THEN CAST({pub_u} AS HUGEINT) ELSE {cu_sql} END AS cu
             FROM hdp_run"""
     )
-    low = con.execute(f"SELECT count_if(c > 0 AND c < {lit(LEVEL_MIN)}) FROM hdp_chg").fetchall()[
-        0
-    ][0]
-    if low:
+    # c is a function of r alone: the granted levels below the minimum, from the histogram
+    if ((granted > 0) & (granted < LEVEL_MIN) & (ct > 0)).any():
         raise ReleaseError(
             "this release would grant some persons a level below the supported minimum "
             f"({LEVEL_MIN:g}); spend more of the budget; nothing was charged"
@@ -449,26 +457,29 @@ def _charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | No
     con.execute(
         "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) WHERE key = 'releases'"
     )
-    con.execute(
-        f"UPDATE hdp_people SET spent = hdp_people.spent + c.cu, level = c.e, "
-        f"releases = hdp_people.releases + 1, last_release = {rid} "
-        "FROM hdp_chg c WHERE hdp_people.h = c.h"
-    )
-    con.execute(f"INSERT INTO hdp_people SELECT h, e, cu, 1, {rid} FROM hdp_chg WHERE NOT known")
-    receipt = _receipt(con, s)
-    persons, new, exhausted, saturated = con.execute(
-        "SELECT count(*), count_if(NOT known), count_if(r = 0 AND e > 0), "
-        "count_if(r > 0 AND c < r) FROM hdp_chg"
-    ).fetchall()[0]
-    return rid, receipt, tau, (int(persons), int(new), int(exhausted), int(saturated))
+    receipt, counts = _receipt(con, s)
+    if counts[0] > counts[1]:  # persons seen before: one update of their rows
+        con.execute(
+            f"UPDATE hdp_people SET spent = hdp_people.spent + c.cu, level = c.e, "
+            f"releases = hdp_people.releases + 1, last_release = {rid} "
+            "FROM hdp_chg c WHERE c.known AND hdp_people.h = c.h"
+        )
+    if counts[1]:
+        con.execute(
+            f"INSERT INTO hdp_people SELECT h, e, cu, 1, {rid} FROM hdp_chg WHERE NOT known"
+        )
+    return rid, receipt, tau, counts
 
 
-def _receipt(con: Any, s: Fraction) -> Any:
+def _receipt(con: Any, s: Fraction) -> tuple[Any, tuple[int, int, int, int]]:
     """Per level (or 1/8 decade when there are many levels): persons, what they asked, the
-    levels run at, lost (charged) and kept (what remains after), in nats."""
+    levels run at, lost (charged) and kept (what remains after), in nats; and, from the same
+    aggregate, the counts of persons, new persons, exhausted and saturated persons."""
     import pandas as pd
 
-    n_levels = con.execute("SELECT count(DISTINCT e) FROM hdp_chg").fetchall()[0][0]
+    n_levels = con.execute(
+        f"SELECT count(*) FROM (SELECT DISTINCT e FROM hdp_run LIMIT {MAX_RECEIPT_LEVELS + 1})"
+    ).fetchall()[0][0]
     key = (
         "e"
         if n_levels <= MAX_RECEIPT_LEVELS
@@ -477,7 +488,7 @@ def _receipt(con: Any, s: Fraction) -> Any:
     rows = con.execute(
         f"""SELECT min(e), max(e), count(*), min(r), max(r), min(cu), max(cu),
                 min(budget - spent0 - cu), max(budget - spent0 - cu),
-                count_if(r > 0 AND c < r), count_if(r = 0 AND e > 0)
+                count_if(r > 0 AND c < r), count_if(r = 0 AND e > 0), count_if(NOT known)
             FROM hdp_chg GROUP BY {key} ORDER BY min(e)"""
     ).fetchall()
     cols = ["eps", "eps_max", "persons", "run_min", "run_max", "lost_min", "lost_max"]
@@ -493,7 +504,9 @@ def _receipt(con: Any, s: Fraction) -> Any:
         )
     df = pd.DataFrame(out, columns=cols)
     df.insert(2, "asked", df["eps"] * float(s))
-    return df
+    persons, new = sum(int(r[2]) for r in rows), sum(int(r[11]) for r in rows)
+    exhausted, saturated = sum(int(r[10]) for r in rows), sum(int(r[9]) for r in rows)
+    return df, (persons, new, exhausted, saturated)
 
 
 # ------------------------------------------------------------------------------ inspection
