@@ -58,18 +58,19 @@ def _once(variant: str, path: str, ledger: str) -> None:
 
 def _peak_mb(variant: str, path: str, ledger: str) -> float:
     """Peak resident memory (MB) of a fresh process making one release of ``variant``."""
-    # VmHWM of the new program (ru_maxrss would carry the parent's peak across fork and exec)
+    # VmHWM of the new program (ru_maxrss would carry the parent's peak across fork and exec);
+    # this file is loaded by its path, hdp_release from the same sys.path as this process
     code = (
-        "import sys; sys.path.insert(0, sys.argv[4]); "
-        "from benchmarks.bench_ledger_people import _once; _once(*sys.argv[1:4]); "
+        "import importlib.util as u, sys; s = u.spec_from_file_location('b', sys.argv[4]); "
+        "m = u.module_from_spec(s); s.loader.exec_module(m); m._once(*sys.argv[1:4]); "
         "print([x.split()[1] for x in open('/proc/self/status') if x.startswith('VmHWM')][0])"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run(
-        [sys.executable, "-c", code, variant, path, ledger, root],
+        [sys.executable, "-c", code, variant, path, ledger, os.path.abspath(__file__)],
         check=True,
         capture_output=True,
         text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     return int(out.stdout.split()[-1]) / 1024  # kB
 

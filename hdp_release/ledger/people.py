@@ -404,21 +404,23 @@ def _charge_in(
     p, q = s.numerator, s.denominator
     run_f = "CAST(run_u AS DOUBLE)"
     extra = f", {carry}" if carry else ""
+    # a budget (grid units, rounded down; NULL for a public person) is a function of the
+    # level alone: recomputed where needed rather than stored per person
+    budget = f"CASE WHEN isinf(e) THEN NULL ELSE CAST(floor(e * {u}) AS HUGEINT) END"
     con.execute(
         f"""CREATE TEMP TABLE hdp_run AS
-        WITH a AS (
+        WITH a0 AS (
             SELECT i.h, i.e{extra}, coalesce(p.spent, CAST(0 AS HUGEINT)) AS spent0,
-                   p.h IS NOT NULL AS known,
-                   CASE WHEN isinf(i.e) THEN NULL
-                        ELSE CAST(floor(i.e * {u}) AS HUGEINT) END AS budget
+                   p.h IS NOT NULL AS known
             FROM {inp} i LEFT JOIN hdp_people p USING (h)),
+        a AS (SELECT *, {budget} AS budget FROM a0),
         b AS (SELECT *, CASE WHEN budget IS NULL THEN NULL ELSE greatest(least(
                   budget * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT), budget - spent0),
                   CAST(0 AS HUGEINT)) END AS run_u FROM a),
         c AS (SELECT *, CASE WHEN run_u IS NULL THEN CAST('inf' AS DOUBLE)
                   WHEN CAST({run_f} AS HUGEINT) > run_u THEN nextafter({run_f}, 0.0) / {u}
                   ELSE {run_f} / {u} END AS r0 FROM b)
-        SELECT h, e{extra}, spent0, known, budget, run_u,
+        SELECT h, e{extra}, spent0, known, run_u,
                CASE WHEN r0 < {lit(LEVEL_MIN)} THEN 0.0 ELSE r0 END AS r FROM c"""
     )
     got = con.execute("SELECT r, count(*) FROM hdp_run GROUP BY r ORDER BY r").fetchnumpy()
@@ -444,7 +446,8 @@ def _charge_in(
         c_sql, cu_sql, pub_u = "r", "run_u", PUBLIC_CHARGE
         granted = np.where(lv == 0, 0.0, lv)
     con.execute(
-        f"""CREATE TEMP VIEW hdp_chg AS SELECT h, e{extra}, r, run_u, spent0, budget, known,
+        f"""CREATE TEMP VIEW hdp_chg AS SELECT h, e{extra}, r, run_u, spent0, known,
+            {budget} AS budget,
             CASE WHEN r = 0 THEN 0.0 ELSE {c_sql} END AS c,
             CASE WHEN r = 0 THEN CAST(0 AS HUGEINT) WHEN run_u IS NULL
                  THEN CAST({pub_u} AS HUGEINT) ELSE {cu_sql} END AS cu
