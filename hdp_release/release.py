@@ -354,7 +354,7 @@ def release_mean(
             dataset=dataset.strip() if dataset is not None else None,
             ledger_path=led.path,
             budget_remaining=float(ticket.remaining),
-            plan=rel.plan + "; + 2 ledger check passes (keyed level profile, cell counts)",
+            plan=rel.plan + _check_note(src),
             recorded=True,
         )
     if ticket is not None and led is not None:
@@ -366,6 +366,16 @@ def release_mean(
             # charging, which came first)
             rel = replace(rel, recorded=False, record_failure=type(exc).__name__)
     return rel
+
+
+def _check_note(src: Any) -> str:
+    """The dataset ledger's check passes, for the plan (DuckDB's light check: one pass)."""
+    if getattr(src, "check_passes", 2) == 1:
+        return (
+            "; + 1 ledger check pass (rows per level and whether every value is finite; the "
+            "keyed level profile from the level counts)"
+        )
+    return "; + 2 ledger check passes (keyed level profile, cell counts)"
 
 
 def _open_ledger(path: Any) -> Any:

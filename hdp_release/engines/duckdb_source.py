@@ -53,6 +53,7 @@ class DuckSource:
         self.level_factor = 1.0
         self.all_varchar = all_varchar
         self.cols: tuple[str, str] | None = None
+        self.check_passes = 0  # the dataset ledger's check scans (precheck): 1 or 2
         self.con = shared_cursor()  # its own connection: registrations stay local to it
         self.path: str | None = None
         if isinstance(source, (str, os.PathLike)):
@@ -245,7 +246,9 @@ class DuckSource:
                 n_rows == 0 or (math.isfinite(float(lo_v)) and math.isfinite(float(hi_v)))
             )
             if sum(cnt) == n_rows and finite:
+                self.check_passes = 1
                 return self._counts_from_levels(lv, cnt, key)
+        self.check_passes = 2
         row = self._run(levels_identity_sql(self.rel, e, key), "one")
         fp = levels_identity_from_sums(int(row[0]), int(row[1]), int(row[2]), key)
         c = self._run(

@@ -94,3 +94,16 @@ def test_identity_from_level_counts_equals_the_per_row_identity():
         ct = rng.integers(1, 5000, lv.size)
         rows = np.repeat(lv, ct)
         assert levels_identity_counts(lv, ct, KEY) == levels_identity_arrays(rows, KEY)
+
+
+def test_a_release_on_few_levels_says_its_one_check_pass(tmp_path):
+    from hdp_release.ledger.store import PrivacyLedger
+    from hdp_release.release import release_mean
+
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    df = pd.DataFrame({"v": np.linspace(0, 10, 200), "e": np.tile([0.5, 1.0, 2.0, INF], 50)})
+    rel = release_mean(df, value="v", eps="e", lo=0, hi=10, ledger=led, spend="1/4")
+    assert "+ 1 ledger check pass (" in rel.plan
+    many = pd.DataFrame({"v": np.linspace(0, 10, 200), "e": np.linspace(0.1, 2, 200)})
+    rel = release_mean(many, value="v", eps="e", lo=0, hi=10, ledger=led, spend="1/4")
+    assert "+ 2 ledger check passes (" in rel.plan
