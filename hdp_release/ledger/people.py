@@ -214,6 +214,17 @@ def _spend_fraction(s: Fraction) -> Fraction:
     return down
 
 
+def _spend_units(budget: str, p: int, q: int) -> str:
+    """SQL of floor(budget x p / q) (a HUGEINT) for a budget in [0, 2^62) (a level of at most
+    LEVEL_MAX = 10^6 nats on the 2^-42 grid) and a spend p/q <= 1: in 64-bit integers as
+    (b // q) p + ((b % q) p) // q when p q < 2^62 (every term then fits; the same integer,
+    and far cheaper per row than a 128-bit division), else in HUGEINT."""
+    if p * q < 1 << 62:
+        b = f"CAST({budget} AS BIGINT)"
+        return f"CAST(({b} // {q}) * {p} + (({b} % {q}) * {p}) // {q} AS HUGEINT)"
+    return f"{budget} * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT)"
+
+
 def _cap(lv: np.ndarray, ct: np.ndarray, target: str, sd_norm: float | None) -> float:
     """tau (population: ADPM's tau* on the run levels; table: TableMean's cap 1/(n eta))
     from the distinct run levels and their person counts only."""
@@ -415,7 +426,7 @@ def _charge_in(
             FROM {inp} i LEFT JOIN hdp_people p USING (h)),
         a AS (SELECT *, {budget} AS budget FROM a0),
         b AS (SELECT *, CASE WHEN budget IS NULL THEN NULL ELSE greatest(least(
-                  budget * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT), budget - spent0),
+                  {_spend_units("budget", p, q)}, budget - spent0),
                   CAST(0 AS HUGEINT)) END AS run_u FROM a),
         c AS (SELECT *, CASE WHEN run_u IS NULL THEN CAST('inf' AS DOUBLE)
                   WHEN CAST({run_f} AS HUGEINT) > run_u THEN nextafter({run_f}, 0.0) / {u}
