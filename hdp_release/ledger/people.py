@@ -272,15 +272,22 @@ def charge_people(
     # the keyed hashes, in parallel in the engine, handed to the ledger's connection as one
     # Arrow table (no copy into a second temporary table, no join back by hash afterwards:
     # the value rides along and the granted level comes back beside it)
-    inp = src.con.sql(
-        f"SELECT unhex(substr(sha256($k || {_id_text(src, icol)}), 1, 32)) AS {_H}, "
-        f"{_q(vcol)} AS {_V}, {src.e_expr} AS {_E} FROM {src.rel}",
-        params={"k": key},
-    ).to_arrow_table()
+    held = [  # held here only until the ledger's working table holds the persons
+        src.con.sql(
+            f"SELECT unhex(substr(sha256($k || {_id_text(src, icol)}), 1, 32)) AS {_H}, "
+            f"{_q(vcol)} AS {_V}, {src.e_expr} AS {_E} FROM {src.rel}",
+            params={"k": key},
+        ).to_arrow_table()
+    ]
+
+    def free_input() -> None:
+        con.unregister("hdp_in")
+        held.clear()
+
     with led.transaction() as con:
         con.execute("BEGIN TRANSACTION")
         try:
-            con.register("hdp_in", inp)
+            con.register("hdp_in", held[0])
             # repeated ids: distinct 64-bit hashes of the keyed hashes first (cheaper than
             # distinct BLOBs); equal ids give equal hashes, so as many hashes as rows proves
             # there is none; fewer (a repeat, or a rare collision) is counted exactly
@@ -300,6 +307,7 @@ def charge_people(
                 target,
                 sd_norm,
                 carry=_V,
+                joined=free_input,
             )
             con.execute("COMMIT")
         except BaseException:
@@ -401,12 +409,19 @@ def _charge_spark(
 
 
 def _charge_in(
-    con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None, carry: str | None = None
+    con: Any,
+    inp: str,
+    s: Fraction,
+    target: str,
+    sd_norm: float | None,
+    carry: str | None = None,
+    joined: Any = None,
 ):
     """The check-and-charge inside the ledger's transaction (see charge_people); ``inp``:
     the relation of this release's persons (h: keyed hash, e: current level, and the column
-    ``carry`` when given, kept beside each person). Leaves the view ``hdp_chg`` (h, e, r, c:
-    the granted level, cu: the charge in grid units, ...) for the caller. Passes: one
+    ``carry`` when given, kept beside each person; ``joined``, when given, is called once the
+    working table holds them, so the caller can free ``inp``). Leaves the view ``hdp_chg``
+    (h, e, r, c: the granted level, cu: the charge in grid units, ...) for the caller. Passes: one
     materialised join with the people table; the level histogram, the receipt and counts,
     the update and the insert read it."""
     check_persons_allowed(con, s)  # one kind of budget per ledger (hdp_release.ledger.modes)
@@ -434,6 +449,8 @@ def _charge_in(
         SELECT h, e{extra}, spent0, known, run_u,
                CASE WHEN r0 < {lit(LEVEL_MIN)} THEN 0.0 ELSE r0 END AS r FROM c"""
     )
+    if joined is not None:
+        joined()
     got = con.execute("SELECT r, count(*) FROM hdp_run GROUP BY r ORDER BY r").fetchnumpy()
     lv = np.asarray(got["r"], dtype=float)
     ct = np.asarray(got["count_star()"], dtype=np.int64)
