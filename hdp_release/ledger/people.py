@@ -269,10 +269,9 @@ def charge_people(
         raise ReleaseError(f"the value column may not be named {vcol!r} with an id")
     if _is_spark(src):
         return _charge_spark(led, src, vcol, ecol, icol, spend, s, key, target, sd_norm)
-    # the keyed hashes, in parallel in the engine, handed to the ledger's connection as one
-    # Arrow table (no copy into a second temporary table, no join back by hash afterwards:
-    # the value rides along and the granted level comes back beside it)
-    held = [  # held here only until the ledger's working table holds the persons
+    # the keyed hashes (in parallel in the engine) go to the ledger as one Arrow table, the
+    # value beside them, and come back with the granted level: no copy, no join by hash
+    held = [  # held only until the ledger's working table holds the persons
         src.con.sql(
             f"SELECT unhex(substr(sha256($k || {_id_text(src, icol)}), 1, 32)) AS {_H}, "
             f"{_q(vcol)} AS {_V}, {src.e_expr} AS {_E} FROM {src.rel}",
@@ -288,9 +287,8 @@ def charge_people(
         con.execute("BEGIN TRANSACTION")
         try:
             con.register("hdp_in", held[0])
-            # repeated ids: distinct 64-bit hashes of the keyed hashes first (cheaper than
-            # distinct BLOBs); equal ids give equal hashes, so as many hashes as rows proves
-            # there is none; fewer (a repeat, or a rare collision) is counted exactly
+            # repeated ids: as many distinct 64-bit hashes as rows proves there is none (equal
+            # ids, equal hashes); fewer (a repeat, or a rare collision) is counted exactly
             n_null, n_dup = con.execute(
                 f"SELECT count_if({_H} IS NULL), count({_H}) - count(DISTINCT hash({_H})) "
                 f"FILTER (WHERE {_H} IS NOT NULL) FROM hdp_in"
@@ -430,8 +428,7 @@ def _charge_in(
     p, q = s.numerator, s.denominator
     run_f = "CAST(run_u AS DOUBLE)"
     extra = f", {carry}" if carry else ""
-    # a budget (grid units, rounded down; NULL for a public person) is a function of the
-    # level alone: recomputed where needed rather than stored per person
+    # a budget (grid units, rounded down; NULL: public) is recomputed from the level
     budget = f"CASE WHEN isinf(e) THEN NULL ELSE CAST(floor(e * {u}) AS HUGEINT) END"
     con.execute(
         f"""CREATE TEMP TABLE hdp_run AS
@@ -481,7 +478,7 @@ def _charge_in(
                  THEN CAST({pub_u} AS HUGEINT) ELSE {cu_sql} END AS cu
             FROM hdp_run"""
     )
-    # c is a function of r alone: the granted levels below the minimum, from the histogram
+    # c is a function of r alone: grants below the minimum, from the histogram
     if ((granted > 0) & (granted < LEVEL_MIN) & (ct > 0)).any():
         raise ReleaseError(
             "this release would grant some persons a level below the supported minimum "
