@@ -1,11 +1,12 @@
 """Benchmark (issue 30): the cost of the ledgers beside the release, side by side in one run.
 
 Writes a Parquet file of N rows (1e7 by default; --rows) with an integer person id and four
-tiers, then prints, best of --repeat runs each: release_mean without a ledger, with the
-dataset ledger (check scan, charge, record), with the per-person ledger on a new ledger
-(first release: keyed hashes, every person inserted) and on a ledger holding the first
-release's spends (second release: every person read and updated), with the ratios to the
-release without a ledger. Goals of the issue: dataset ledger <= 1.5x, per-person <= 3x.
+tiers, then prints, best of --repeat runs each (taken in turns, one of each per round):
+release_mean without a ledger, with the dataset ledger (check scan, charge, record), with the
+per-person ledger on a new ledger (first release: keyed hashes, every person inserted) and on
+a ledger holding the first release's spends (second release: every person read and
+updated), with the ratios to the release without a ledger. Goals of the issue: dataset
+ledger <= 1.5x, per-person <= 3x.
 
 With --memory, each of the four also runs once more in a fresh process and its peak
 resident memory is printed (MB, the whole process: Python, DuckDB and the Parquet reader), to
@@ -36,14 +37,17 @@ KW = dict(value="v", eps="e", lo=0, hi=500)
 VARIANTS = ("none", "dataset", "first", "second")
 
 
-def _best(run, prepare=None, k: int = 3) -> float:
-    out = []
+def _best_interleaved(runs: dict, k: int) -> dict[str, float]:
+    """Best of ``k`` timings of each ``runs[name] = (run, prepare)``, taken in turns (one of
+    each per round), so a change in the machine's load falls on every variant alike."""
+    out: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(k):
-        arg = prepare() if prepare is not None else None
-        t = time.perf_counter()
-        run(arg)
-        out.append(time.perf_counter() - t)
-    return min(out)
+        for name, (run, prepare) in runs.items():
+            arg = prepare() if prepare is not None else None
+            t = time.perf_counter()
+            run(arg)
+            out[name].append(time.perf_counter() - t)
+    return {name: min(x) for name, x in out.items()}
 
 
 def _once(variant: str, path: str, ledger: str) -> None:
@@ -106,14 +110,22 @@ def main() -> None:
         first = os.path.join(d, "first.duckdb")
         release_mean(path, **KW, ledger=PrivacyLedger(first), id="uid", spend="1/2")
         dataset_led = fresh()
-        t0 = _best(lambda _: release_mean(path, **KW, ledger=False), k=k)
-        t1 = _best(lambda _: release_mean(path, **KW, ledger=dataset_led, spend="1/1000"), k=k)
-        t2 = _best(lambda led: release_mean(path, **KW, ledger=led, id="uid"), fresh, k=k)
-        t3 = _best(
-            lambda led: release_mean(path, **KW, ledger=led, id="uid", spend="1/2"),
-            lambda: fresh(first),
-            k=k,
+        t = _best_interleaved(
+            {
+                "none": (lambda _: release_mean(path, **KW, ledger=False), None),
+                "dataset": (
+                    lambda _: release_mean(path, **KW, ledger=dataset_led, spend="1/1000"),
+                    None,
+                ),
+                "first": (lambda led: release_mean(path, **KW, ledger=led, id="uid"), fresh),
+                "second": (
+                    lambda led: release_mean(path, **KW, ledger=led, id="uid", spend="1/2"),
+                    lambda: fresh(first),
+                ),
+            },
+            k,
         )
+        t0, t1, t2, t3 = t["none"], t["dataset"], t["first"], t["second"]
         mem = dict.fromkeys(VARIANTS, "")
         if a.memory:
             for v in VARIANTS:
@@ -121,7 +133,7 @@ def main() -> None:
                 if v == "second":
                     shutil.copy(first, led)
                 mem[v] = f"   peak {_peak_mb(v, path, led):7.0f} MB"
-        print(f"rows {n:,}   best of {k}   load average {os.getloadavg()[0]:.1f}")
+        print(f"rows {n:,}   best of {k}, in turns   load average {os.getloadavg()[0]:.1f}")
         print(f"release, no ledger                   {t0:8.3f} s   1.00x{mem['none']}")
         print(
             f"release, dataset ledger              {t1:8.3f} s   {t1 / t0:5.2f}x  (goal 1.5x)"
