@@ -14,10 +14,11 @@ API (for pages and scripts; every number in data units unless said):
   identity, spent, remaining, requested: exact Fractions) when the budget would pass 1,
   LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything is
   computed from the values, nothing charged. With a ledger the order is: parse the spend,
-  open the ledger (a corrupt one refuses here), open the source, the ledger's check (two
-  queries: the keyed level-profile identity, and counts of rows, bad levels, bad values, levels out
-  of range and usable rows, so every refusal the release would make from the cells' kinds
-  comes first), charge, release, record (on failure after charging: record_failure,
+  open the ledger (a corrupt one refuses here), open the source, the ledger's check (the
+  keyed level-profile identity, and counts of rows, bad levels, bad values, levels out of
+  range and usable rows, so every refusal the release would make from the cells' kinds
+  comes first: on DuckDB with few levels one scan, the identity from the level counts;
+  else two queries), charge, release, record (on failure after charging: record_failure,
   re-raise; the charge stays). If recording the result fails (e.g. LedgerBusy) the charge
   stays and the release, which was paid for, is still returned, with ``recorded=False``
   and ``record_failure`` (the error's type); :func:`not_recorded_note` says so in words.
