@@ -1,12 +1,12 @@
 """The Release page's "a mean per segment" section (issue 28): the choice one mean / a mean
 per segment, the segment columns, the release (hdp_release.release_means, charged once to
-the server's ledger) and its result (table, chart, receipt per segment, downloads, the exact
+the server's ledger; with the page's person id column, each person charged once, what they
+lost in their own segment) and its result (table, chart, receipt per segment, downloads, the exact
 "Reproduce in Python"). Widgets and layout only: numbers, sentences and decisions come from
 hdp_app.views.segments, the chart from hdp_app.figures.segments."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import streamlit as st
@@ -16,6 +16,7 @@ from hdp_app.views import people as P
 from hdp_app.views import release as V
 from hdp_app.views import release_budget as B
 from hdp_app.views import segments as S
+from hdp_app.views.formatting import utc_timestamp
 from hdp_app.widgets import metric_row
 from hdp_core.errors import HdpError
 from hdp_release import release_means
@@ -35,7 +36,7 @@ def choose_mode(df: Any, s: dict) -> list[str] | None:
     return list(
         st.multiselect(
             f"Segment columns (at most {S.MAX_PAGE_BY})",
-            S.segment_columns(list(df.columns), s["value"], s["eps"]),
+            S.segment_columns(list(df.columns), s["value"], s["eps"], s.get("id")),
             key=K_BY,
             max_selections=S.MAX_PAGE_BY,
         )
@@ -48,7 +49,7 @@ def release_section(
     """The button that releases a mean per segment (the same blockers as one mean)."""
     led, dataset, remaining, scope = budget
     st.subheader("Release a mean per segment")
-    blocker = B.release_blocker(answer, remaining, spend)
+    blocker = B.release_blocker(answer, P.budget_for(s.get("id"), remaining), spend)
     problem = S.by_problem(by)
     if blocker is not None:
         (st.error if blocker.kind == "error" else st.info)(blocker.text)
@@ -74,6 +75,7 @@ def release_section(
                 ledger=led,
                 spend=spend,
                 dataset=dataset,
+                id=s.get("id"),
                 dataset_scope=scope,
             )
         except HdpError as e:
@@ -84,7 +86,8 @@ def release_section(
             "settings": dict(s),
             "file": name,
             "by": list(by),
-            "time": time.strftime("%H:%M:%S"),
+            "time": utc_timestamp(),  # ISO 8601 UTC: the download's released_at
+            "menu": menu,
         }
         st.rerun()
 
@@ -106,6 +109,14 @@ def last_section() -> None:
         key="rel_seg_chart",
         config={"displayModeBar": False},
     )
+    said = S.people_sentence(g)
+    if said is not None:
+        st.markdown(said)
+        st.dataframe(
+            S.people_segments_table(g, P.people_frame(g.people)),
+            hide_index=True,
+            key="rel_seg_people",
+        )
     with st.expander("Privacy receipt per segment and level"):
         st.dataframe(g.receipt(), hide_index=True, key="rel_seg_receipt")
     row = metric_row()
@@ -119,7 +130,7 @@ def last_section() -> None:
     )
     row.download_button(
         "⬇️ Result and receipts (JSON)",
-        S.segments_json(g, s, last["file"]),
+        S.segments_json(g, s, last["file"], last["time"]),
         file_name="private_means.json",
         mime="application/json",
         key="rel_seg_dl_json",
@@ -134,4 +145,5 @@ def last_section() -> None:
         on_click="ignore",
     )
     with st.expander("Reproduce in Python"):
-        st.code(S.segments_code(s, last["file"], last["by"], g.target), language="python")
+        code = S.segments_code(s, last["file"], last["by"], g.target, g, last.get("menu"))
+        st.code(code, language="python")

@@ -41,9 +41,21 @@ segment pass reads the segment columns only) and, with a ledger, before the char
 
 Ledger. The dataset ledger charges the dataset once for the whole grouped release (its
 content fingerprint and name, as release_mean), ``spend`` of every person's level: each
-person's value is used once. PER-PERSON HOOK (issue 30): with ``id=`` the per-person ledger
-would charge each person their own segment's granted loss once (the receipt rows give r per
-level and segment); until it is wired in, ``id=`` is refused (see :func:`charge_people`).
+person's value is used once. With ``id=`` (the per-person ledger, hdp_release.ledger.people;
+DuckDB and Spark) each person is charged once, in one check-and-charge transaction before any
+value is read: their run level is r_i = min(spend x eps_i, remaining_i) from the ledger, each
+segment plans ADPM or TableMean on its own persons' run levels (its tau* or cap from those
+alone), and person i is charged the level granted in THEIR segment, min(r_i, tau_{s(i)}).
+Why this is a valid individual filter (Feldman and Zrnic 2021, as for release_mean): the run
+levels, the segments' caps and so every charge are functions of the levels, the segments and
+past charges only, never of the values; by parallel composition (above) person i's loss in
+this release is at most their own segment's grant, so the filter's per-step bound is that
+grant, and the ledger stops each person's sum at their level. Duplicated ids are refused
+(their count, never an id) before anything is charged; persons of segments left out by
+``keys=`` are not charged (their values are not used); a segment whose persons have all spent
+their level gets the mid-range from no data and says so (refused there), and a release in
+which nobody has anything left is refused (BudgetExceeded). The receipt per segment and level
+then has asked / run / lost / kept (``GroupedRelease.people``).
 
 Engine. One pass over the segment columns (segments present, missing keys, the limit), then
 ONE grouped aggregate pass (GROUP BY segment, level bin; hdp_release.engines.grouped). Per
@@ -62,6 +74,7 @@ import contextlib
 import math
 import os
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -92,13 +105,17 @@ from hdp_release.engines.grouped import (
 )
 from hdp_release.engines.open import open_source
 from hdp_release.grouped_plan import plan_segments
-from hdp_release.grouped_result import GroupedRelease, key_text
+from hdp_release.grouped_result import GroupedRelease, key_text, with_people
 from hdp_release.plan import const
 from hdp_release.preview import tier_levels
 from hdp_release.result import Release
 
 MAX_BY = 4
 """At most this many segment columns."""
+NOBODY_TOUCHED = (
+    "None of the segments asked for is in the table: no person's value was used, so nobody "
+    "was charged (per-person ledger) and nothing was recorded."
+)
 
 
 def release_means(
@@ -130,9 +147,12 @@ def release_means(
     level (parallel composition: see the module docstring for the model and the proof
     sketch). ``keys``, ``ledger``, ``spend``, ``dataset``, ``dataset_scope``, ``tiers``,
     ``engine``, ``data_sd``: as in the module docstring and
-    :func:`hdp_release.release.release_mean`.
-    Raises ReleaseError (BadCellError with row, column and reason) for bad input before
-    anything is computed from the values, never quoting a cell."""
+    :func:`hdp_release.release.release_mean`. ``id``: the person id column (needs a
+    ledger): each person is charged once, the level granted in their own segment (module
+    docstring, "Ledger"); ``GroupedRelease.people`` is then the receipt per segment and level
+    (asked, run at, lost, kept). Raises ReleaseError (BadCellError with row, column and
+    reason) for bad input before anything is computed from the values, never quoting a
+    cell; BudgetExceeded when nobody in the release has any budget left (nothing charged)."""
     from hdp_release.ledger.store import (
         PrivacyLedger,
         as_spend,
@@ -146,8 +166,6 @@ def release_means(
             f"target must be one of {', '.join(repr(t) for t in TARGETS)}, got {str(target)[:40]!r}"
         )
     by_cols = _by_list(by)
-    if id is not None:
-        charge_people(id)
     lo_f, hi_f = check_range(lo, hi)
     sd_norm = check_sd(data_sd, lo_f, hi_f)
     c = const(sd_norm)
@@ -172,14 +190,23 @@ def release_means(
                 "a dataset name is only used with a ledger (ledger=...): without one nothing "
                 "is tracked"
             )
+    if id is not None and led is None:
+        raise ReleaseError("an id column charges each person in a privacy ledger: give ledger=...")
     src, vcol, ecol = open_source(source, value, eps, engine, tier_levels(tiers))
-    ticket = None
+    ticket = people = None
     try:
         bcols = _match_by(src, vcol, ecol, by_cols)
+        icol = None if id is None else _attach_id(src, id, vcol, ecol, bcols)
         present = segment_counts(src, bcols, engine)  # segment columns only; refuses missing
         check_segment_limit(len(present))
         chosen, n_out, users_out = _choose(present, keys, len(bcols))
-        if led is not None:
+        if led is not None and icol is not None:
+            people = _charge_persons(
+                led, src, (vcol, ecol, icol), bcols, chosen, frac, engine, target, sd_norm, factor
+            )
+            if people is not None:
+                ticket, factor = people.ticket, 1.0
+        elif led is not None:
             # refuses bad input (and a spend too small for the levels): nothing charged
             fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor)
             ticket = led.charge(dataset_identities(fp, dataset, dataset_scope), frac)
@@ -222,7 +249,17 @@ def release_means(
         spend=float(frac),
         level_factor=factor,
     )
-    if ticket is not None and led is not None:
+    if people is not None and led is not None:
+        out = with_people(out, people, chosen, id or "")
+        out = replace(
+            out,
+            dataset=dataset.strip() if dataset is not None else None,
+            ledger_path=led.path,
+            recorded=True,
+        )
+    elif id is not None:  # no segment asked for is in the table: nobody touched
+        out = replace(out, notes=(*out.notes, NOBODY_TOUCHED))
+    elif ticket is not None and led is not None:
         out = replace(
             out,
             dataset=dataset.strip() if dataset is not None else None,
@@ -237,15 +274,43 @@ def release_means(
     return out
 
 
-def charge_people(id_col: str) -> None:
-    """THE PER-PERSON LEDGER HOOK (issue 30). With ``id=`` each person would be charged once
-    for the whole grouped release: the loss of their own segment's receipt row (granted r at
-    their level), never once per segment. Until the per-person ledger is wired in here,
-    ``id=`` is refused (nothing read, nothing charged)."""
-    raise ReleaseError(
-        "id= (the per-person ledger) is not available for a release per segment yet; use "
-        "the dataset ledger (ledger=..., dataset=...), which charges the dataset once"
-    )
+def _attach_id(src: Any, id_col: str, vcol: str, ecol: str, bcols: list[str]) -> str:
+    from hdp_release.ledger.people import attach_id
+
+    icol = attach_id(src, id_col, vcol, ecol)
+    if icol in bcols:
+        raise ReleaseError(
+            f"the id column {icol!r} is also a segment column; a segment must group persons"
+        )
+    return icol
+
+
+def _charge_persons(
+    led: Any,
+    src: Any,
+    cols: tuple[str, str, str],
+    bcols: list[str],
+    chosen: list,
+    frac: Fraction,
+    engine: str,
+    target: str,
+    sd_norm: float | None,
+    factor: float,
+) -> Any:
+    """The per-person check-and-charge of a release per segment (module docstring): the
+    ledger's precheck (every refusal from the cells' kinds first), then the charge; returns
+    the PeopleCharge, or None when no released segment is in the table (nobody touched)."""
+    from hdp_release.ledger.people import charge_people
+
+    vcol, ecol, icol = cols
+    # refuses bad input (and a spend too small for the levels): nothing charged
+    precheck(src, vcol, ecol, engine, led.secret_key(), factor)
+    keys = [(i, k) for i, (k, here, _) in enumerate(chosen) if here]
+    if not keys:
+        return None
+    return charge_people(
+        led, src, vcol, ecol, icol, frac, target=target, sd_norm=sd_norm, by=bcols, keys=keys
+    )  # or BudgetExceeded; src now holds the granted level per row
 
 
 def _by_list(by: Any) -> list[str]:

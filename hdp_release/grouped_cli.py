@@ -1,9 +1,9 @@
 """The command line of a release per segment: ``python -m hdp_release PATH --value C --eps C
---range LO HI --by COL[,COL] [--keys FILE] ...`` (the other options as for one mean; see
-hdp_release.cli). ``--keys FILE``: a CSV whose header names the ``--by`` columns (exactly)
-and whose rows are the segments wanted, in that order; read as text (matched as text, see
-hdp_release.grouped). Output: GroupedRelease.text() or, with ``--format json``, its
-to_dict()."""
+--range LO HI --by COL[,COL] [--keys FILE] ...`` (the other options as for one mean, ``--id
+COL`` included: each person charged once, in their own segment; see hdp_release.cli).
+``--keys FILE``: a CSV whose header names the ``--by`` columns (exactly) and whose rows are
+the segments wanted, in that order; read as text (matched as text, see hdp_release.grouped).
+Output: GroupedRelease.text() or, with ``--format json``, its to_dict()."""
 
 from __future__ import annotations
 
@@ -92,6 +92,7 @@ def main_grouped(
             hi=lo_hi[1],
             target=a.target,
             keys=keys,
+            id=a.id,
             ledger=ledger,
             spend=a.spend,
             dataset=a.dataset,

@@ -5,7 +5,7 @@ and level; the ledger's answer). Numbers in data units unless said."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -62,7 +62,12 @@ class GroupedRelease:
     receipt ``tiers``). ``present[s]``: False for a key given in ``keys=`` that the table does
     not hold (the mid-range from no data, the interval the whole range). ``n_left_out``
     segments present in the table but not in ``keys=`` were left out (``users_left_out``
-    rows). The ledger fields as :class:`Release`'s (one charge for the whole release)."""
+    rows). The ledger fields as :class:`Release`'s (one charge for the whole release). With
+    the per-person ledger (``id_column``): ``people`` is the receipt per segment and level
+    (the key columns, then eps, eps_max, asked, persons, run_min, run_max, lost_min,
+    lost_max, kept_min, kept_max, saturated, exhausted; nats): what each person asked, ran at,
+    lost (was charged, in their own segment, once) and keeps; ``n_spent_segments`` segments
+    were refused because every person there had spent their level."""
 
     by: tuple[str, ...]
     keys: tuple[tuple, ...]
@@ -83,6 +88,9 @@ class GroupedRelease:
     budget_remaining: float | None = None
     recorded: bool | None = None
     record_failure: str | None = None
+    id_column: str | None = None
+    people: Any = None
+    n_spent_segments: int = 0
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -182,6 +190,9 @@ class GroupedRelease:
             "budget_remaining": self.budget_remaining,
             "recorded": self.recorded,
             "record_failure": self.record_failure,
+            "id_column": self.id_column,
+            "n_spent_segments": self.n_spent_segments,
+            "people": None if self.people is None else _people_rows(self, num),
         }
 
     def text(self) -> str:
@@ -200,6 +211,17 @@ class GroupedRelease:
             )
         if self.ledger_path is None:
             lines.append("privacy budget: not tracked (no ledger)")
+        elif self.people is not None:
+            lines.append(
+                f"privacy budget: per person (id column {self.id_column!r}): each asked "
+                f"{self.spend:.4g} of their level and was charged once, what they lost in their "
+                "own segment (saturated persons keep the rest)"
+            )
+            if self.n_spent_segments:
+                lines.append(
+                    f"refused in {self.n_spent_segments:,} segments: every person there has "
+                    "spent their level (the mid-range, from no data)"
+                )
         else:
             left = "" if self.budget_remaining is None else f"; {self.budget_remaining:.4g} left"
             name = f" of dataset {self.dataset!r}" if self.dataset else ""
@@ -217,4 +239,50 @@ class GroupedRelease:
             lines.append(f.to_string(index=False))
             lines.append("privacy receipt per segment and level (loss = OpenDP's privacy map):")
             lines.append(self.receipt().to_string(index=False))
+            if self.people is not None:
+                lines.append(
+                    "per-person budget per segment and level (nats): asked, run at, lost "
+                    "(charged), kept for later releases:"
+                )
+                lines.append(self.people.to_string(index=False))
         return "\n".join(lines)
+
+
+SPENT_NOTE = (
+    "Every person of this segment has spent their level (per-person ledger): refused here; "
+    "nothing of theirs was used or charged; the mid-range, from no data."
+)
+
+
+def _people_rows(g: GroupedRelease, num: Any) -> list[dict[str, Any]]:
+    kc = key_columns(g.by)
+    out = []
+    for r in g.people.to_dict("records"):
+        key = [key_text(r.pop(c)) for c in kc]
+        out.append({"key": key, **{k: num(v) for k, v in r.items()}})
+    return out
+
+
+def with_people(out: GroupedRelease, people: Any, chosen: list, id_col: str) -> GroupedRelease:
+    """``out`` with the per-person charge ``people`` (hdp_release.ledger.people.PeopleCharge
+    of a release per segment; ``chosen``: (key, present, rows) per segment index): the
+    receipt per segment and level under ``people`` (key columns first), each segment's tau*
+    or cap that the charge used, and a segment whose persons had all spent their level marked
+    refused (its note)."""
+    pr = people.receipt.copy()
+    seg = pr.pop("segment").to_numpy(dtype=np.int64)
+    for i, c in reversed(list(enumerate(key_columns(out.by)))):
+        pr.insert(0, c, [chosen[g][0][i] for g in seg])
+    n = len(out.releases)
+    tired = np.bincount(seg, weights=pr["exhausted"].to_numpy(float), minlength=n) > 0
+    rels = list(out.releases)
+    spent = 0
+    for s, r in enumerate(rels):  # per segment: two fields of a frozen dataclass
+        if r.n_users == 0 and bool(tired[s]):
+            rels[s] = replace(r, notes=(SPENT_NOTE,))
+            spent += 1
+        elif r.n_users > 0 and s < len(people.caps):
+            # the cap of the run levels, which the charge used; the segment ran on the levels
+            # capped at it (the same tau*, up to the last bits of a float)
+            rels[s] = replace(r, saturation_level=people.caps[s])
+    return replace(out, releases=tuple(rels), people=pr, id_column=id_col, n_spent_segments=spent)

@@ -259,7 +259,7 @@ def release_mean(
     the budget), ``dataset`` must be None and ``recorded`` is None.
 
     ``id``: the column naming each row's person (the per-person ledger,
-    hdp_release.ledger.people; needs a ledger; DuckDB): one row per person, ids never
+    hdp_release.ledger.people; needs a ledger; DuckDB or Spark): one row per person, ids never
     stored (keyed hashes only); each person is charged what they lose, against their own
     level, across every release of any column, subset or file; ``dataset`` is then a label
     in the history, not a budget.

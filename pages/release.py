@@ -58,7 +58,6 @@ from hdp_app.views.explain import TARGET_QUESTION
 from hdp_app.views.formatting import plain
 from hdp_core.errors import HdpError, ReleaseError
 from hdp_core.menu import Menu
-from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_release.preview import preview_tiers
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -102,10 +101,10 @@ def _menu_section(menu: Menu | None, where: str) -> Menu | None:
 # ----------------------------------------------------------------------------- the table
 def _upload_section(menu: Menu | None) -> None:
     up = st.file_uploader(
-        f"Your table (CSV, one row per user, at most {MAX_UPLOAD_BYTES // 2**20} MB)",
+        V.UPLOAD_LABEL,
         type=["csv"],
         key=K_UPLOAD,
-        max_upload_size=MAX_UPLOAD_BYTES // 2**20,
+        max_upload_size=V.UPLOAD_MB,
         help=V.UPLOAD_HELP,
     )
     if up is None:

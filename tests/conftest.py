@@ -76,6 +76,10 @@ def pytest_collection_modifyitems(config, items):
             or spark_param  # an engine parametrised as "spark" starts Spark
         ):
             item.add_marker(pytest.mark.slow)
+        if spark_param or "spark" in item.fixturenames:
+            # every Spark test on one xdist worker (`--dist loadgroup` in pyproject.toml): one
+            # JVM started and warmed per run instead of one per worker
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")

@@ -6,16 +6,25 @@ these run in milliseconds."""
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
+import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+@functools.cache
+def _tree(path: pathlib.Path) -> ast.Module:
+    """The parsed module (parsed once per run: the checks below walk the same files)."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
 def _imports(path: pathlib.Path) -> list[str]:
     """Every module ``path`` imports, relative imports resolved against its package."""
     pkg = path.relative_to(ROOT).with_suffix("").parts[:-1]
     out = []
-    for n in ast.walk(ast.parse(path.read_text())):
+    for n in ast.walk(_tree(path)):
         if isinstance(n, ast.Import):
             out += [a.name for a in n.names]
         elif isinstance(n, ast.ImportFrom):
@@ -141,7 +150,7 @@ def test_no_private_name_of_another_module():
     modules = _project_modules()
     bad = {}
     for f in _project_files():
-        tree = ast.parse(f.read_text())
+        tree = _tree(f)
         aliases = {}
         hits = []
         for n in ast.walk(tree):
@@ -231,11 +240,13 @@ def test_no_streamlit_internals_anywhere():
     private classes or attributes (the list: tests/streamlit_private_names.txt)."""
     mods, texts = _private_names()
     assert mods and texts  # the list was read
+    any_text = re.compile("|".join(map(re.escape, texts)))
     bad = {}
     for f in [*_py("hdp_app"), *_py("pages"), *_py("tests"), ROOT / "app.py"]:
         text = f.read_text()
         hits = [m for m in _imports(f) if m.startswith(mods)]
-        hits += [w for w in texts if w in text]
+        if any_text.search(text):  # one scan; the names themselves only on a hit
+            hits += [w for w in texts if w in text]
         if hits:
             bad[f.relative_to(ROOT).as_posix()] = hits
     assert not bad, bad
@@ -261,7 +272,7 @@ def test_no_streamlit_class_or_function_is_patched():
         for f in _py(folder):
             if f.name == "test_architecture.py":
                 continue
-            tree = ast.parse(f.read_text())
+            tree = _tree(f)
             st_names = _streamlit_names(tree)
             for n in ast.walk(tree):
                 if not (isinstance(n, ast.Call) and n.args):
@@ -300,7 +311,7 @@ def test_url_bound_numbers_take_their_bounds_from_limits():
     do the spread inputs (hdp_app.views.limits.SPREAD)."""
     typed = []
     for f in _py("pages"):
-        for n in ast.walk(ast.parse(f.read_text())):
+        for n in ast.walk(_tree(f)):
             if not isinstance(n, ast.Call):
                 continue
             kws = {k.arg for k in n.keywords}

@@ -206,6 +206,24 @@ print(bounds.method_errors_real(prof, lo={_num(lo)}, hi={_num(hi)})["ADPM"])  # 
 """
 
 
+def menu_lines(menu: Any) -> list[str]:
+    """The lines that rebuild the Tier designer menu ``menu`` as ``menu`` with ``make_menu``
+    (none without a menu): the snippets' ``tiers=menu`` reads tier names as the page did."""
+    if menu is None:
+        return []
+    eps = ", ".join(
+        "'public'" if math.isinf(float(t.eps)) else repr(float(t.eps)) for t in menu.tiers
+    )
+    shares = ", ".join(repr(float(t.share_percent)) for t in menu.tiers)
+    sd = None if menu.data_sd is None else float(menu.data_sd)
+    return [
+        "from hdp_core.design import make_menu",
+        "",
+        f"menu = make_menu({list(menu.names)!r}, [{eps}], [{shares}], {int(menu.n_users)},",
+        f"                 {float(menu.low)!r}, {float(menu.high)!r}, {menu.unit!r}, {sd!r})",
+    ]
+
+
 def release_code(settings: Mapping[str, Any], file: str, menu: Any = None, rel: Any = None) -> str:
     """The Release page's call, for its settings (columns, range, declared spread) and the
     uploaded file's name (read from the current folder), with the Tier designer menu rebuilt
@@ -214,21 +232,8 @@ def release_code(settings: Mapping[str, Any], file: str, menu: Any = None, rel: 
     ledger (the server's ledger file: running the snippet on the same machine charges the
     same ledger) and the dataset name. Running it prints the release and its receipt (the
     noise differs from run to run; everything else is the page's)."""
-    lines = ["import hdp_release", ""]
-    tiers = ""
-    if menu is not None:
-        eps = ", ".join(
-            "'public'" if math.isinf(float(t.eps)) else repr(float(t.eps)) for t in menu.tiers
-        )
-        shares = ", ".join(repr(float(t.share_percent)) for t in menu.tiers)
-        sd = None if menu.data_sd is None else float(menu.data_sd)
-        lines += [
-            "from hdp_core.design import make_menu",
-            "",
-            f"menu = make_menu({list(menu.names)!r}, [{eps}], [{shares}], {int(menu.n_users)},",
-            f"                 {float(menu.low)!r}, {float(menu.high)!r}, {menu.unit!r}, {sd!r})",
-        ]
-        tiers = ", tiers=menu"
+    lines = ["import hdp_release", "", *menu_lines(menu)]
+    tiers = "" if menu is None else ", tiers=menu"
     sd = settings.get("data_sd")
     lines += [
         "rel = hdp_release.release_mean(",

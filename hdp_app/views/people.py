@@ -29,6 +29,7 @@ __all__ = [
     "id_options",
     "id_problem",
     "kept_sentences",
+    "people_frame",
     "people_table",
 ]
 
@@ -139,9 +140,13 @@ def kept_sentences(rel: Release) -> list[str]:
 def people_table(rel: Release) -> Any:
     """The per-level receipt of a release with an id, as shown (levels in nats): level,
     people, asked, ran at, lost, kept, capped (saturated), with nothing left."""
-    import pandas as pd
+    return people_frame(rel.people)
 
-    df = rel.people
+
+def people_frame(df: Any) -> Any:
+    """:func:`people_table` of a per-person receipt frame (hdp_release.ledger.people; one
+    row per level, or per segment and level for a release per segment)."""
+    import pandas as pd
 
     def span(lo: float, hi: float) -> str:
         return _num(lo) if lo == hi else f"{_num(lo)} to {_num(hi)}"

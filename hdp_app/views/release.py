@@ -23,6 +23,7 @@ import numpy as np
 from hdp_app.views.formatting import count_noun, frame_to_csv, plain, short_eps, telling_eps
 from hdp_app.views.limits import REAL_MAX
 from hdp_core.errors import HdpError
+from hdp_core.profile import MAX_UPLOAD_BYTES
 from hdp_core.validate import tier_key
 from hdp_release.preview import tier_levels, tier_names_of
 from hdp_release.result import Release
@@ -524,6 +525,10 @@ MENU_TOGGLE_HELP = (
     "level; numbers are read as levels. The menu's range, unit and declared spread fill "
     "the settings below (you can still change them)."
 )
+
+UPLOAD_MB = MAX_UPLOAD_BYTES // 2**20
+"""The largest table the page takes, in MiB (the server's maxUploadSize says the same)."""
+UPLOAD_LABEL = f"Your table (CSV, one row per user, at most {UPLOAD_MB} MB)"
 
 UPLOAD_HELP = (
     "Needs a column of values (e.g. a salary) and a column with the privacy level "

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from hdp_app.views.formatting import frame_to_csv, plain
+from hdp_app.views.codegen import menu_lines
+from hdp_app.views.formatting import frame_to_csv, plain, utc_timestamp
 from hdp_release.grouped_result import PRIVACY_MODEL, GroupedRelease, key_text
 
 MODES = ("One mean", "A mean per segment")
@@ -32,9 +33,12 @@ MODE_HELP = (
 )
 
 
-def segment_columns(columns: Sequence[str], value: str, eps: str) -> list[str]:
-    """The columns a segment can be taken from: every column but the value and eps columns."""
-    return [str(c) for c in columns if str(c) not in (value, eps)]
+def segment_columns(
+    columns: Sequence[str], value: str, eps: str, ident: str | None = None
+) -> list[str]:
+    """The columns a segment can be taken from: every column but the value, eps and person
+    id columns."""
+    return [str(c) for c in columns if str(c) not in (value, eps, ident)]
 
 
 def by_problem(by: Sequence[str]) -> str | None:
@@ -122,9 +126,13 @@ def receipt_csv(g: GroupedRelease) -> bytes:
     return frame_to_csv(g.receipt())
 
 
-def segments_json(g: GroupedRelease, settings: Mapping[str, Any], file: str) -> bytes:
-    """The whole result (segments, receipts, model, settings) as JSON bytes."""
+def segments_json(
+    g: GroupedRelease, settings: Mapping[str, Any], file: str, when: str | None = None
+) -> bytes:
+    """The whole result (segments, receipts, model, settings) as JSON bytes; ``released_at``
+    is ``when`` (ISO 8601 UTC, e.g. '2026-11-27T08:30:12Z'), or now."""
     d = g.to_dict()
+    d["released_at"] = utc_timestamp() if when is None else str(when)
     d["file"] = str(file)
     d["value_column"] = str(settings.get("value"))
     d["eps_column"] = str(settings.get("eps"))
@@ -132,28 +140,92 @@ def segments_json(g: GroupedRelease, settings: Mapping[str, Any], file: str) -> 
     return json.dumps(d, indent=2, allow_nan=False, default=str).encode()
 
 
-def segments_code(settings: Mapping[str, Any], file: str, by: Sequence[str], target: str) -> str:
+def segments_code(
+    settings: Mapping[str, Any],
+    file: str,
+    by: Sequence[str],
+    target: str,
+    g: Any = None,
+    menu: Any = None,
+) -> str:
     """The page's call as Python: ``hdp_release.release_means`` on the uploaded file (read from
-    the current folder) with the page's columns, range, spread, target and segment columns."""
+    the current folder) with the page's columns, range, spread, target and segment columns;
+    with the release ``g`` also what it did: spend (exact), the person id column, the ledger
+    (the server's ledger file: running it on the same machine charges the same ledger) and
+    the dataset name; with the Tier designer ``menu`` it is rebuilt and passed as ``tiers``."""
     sd = settings.get("data_sd")
-    return "\n".join(
-        [
-            "import hdp_release",
-            "",
-            "g = hdp_release.release_means(",
-            f"    {str(file)!r},",
-            f"    value={str(settings['value'])!r},",
-            f"    eps={str(settings['eps'])!r},",
-            f"    by={[str(b) for b in by]!r},",
-            f"    lo={float(settings['lo'])!r},",
-            f"    hi={float(settings['hi'])!r},",
-            f"    target={str(target)!r},",
-            f"    data_sd={None if sd is None else float(sd)!r},",
-            ")",
-            "print(g.text())  # every segment's private mean, 95% interval and receipt",
-            "",
+    lines = [
+        "import hdp_release",
+        "",
+        *menu_lines(menu),
+        "g = hdp_release.release_means(",
+        f"    {str(file)!r},",
+        f"    value={str(settings['value'])!r},",
+        f"    eps={str(settings['eps'])!r},",
+        f"    by={[str(b) for b in by]!r},",
+        f"    lo={float(settings['lo'])!r},",
+        f"    hi={float(settings['hi'])!r},",
+        f"    target={str(target)!r},",
+        f"    data_sd={None if sd is None else float(sd)!r},",
+    ]
+    if menu is not None:
+        lines.append("    tiers=menu,")
+    if g is not None:
+        ledger = g.ledger_path
+        lines += [
+            f"    spend={float(g.spend)!r},",
+            f"    id={g.id_column!r},",
+            f"    ledger={ledger!r},  # the privacy ledger charged (False: not tracked)"
+            if ledger is not None
+            else "    ledger=False,  # NOT TRACKED, as on the page",
+            f"    dataset={g.dataset!r},",
         ]
-    )
+    lines += [
+        ")",
+        "print(g.text())  # every segment's private mean, 95% interval and receipt",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def people_sentence(g: GroupedRelease) -> str | None:
+    """With a person id column: how each person was charged (once, what they lost in their
+    own segment), how many were capped and keep the rest, and the segments refused because
+    everyone there had spent their level. None without an id."""
+    df = g.people
+    if df is None:
+        return None
+    n = int(df.persons.sum())
+    capped = int(df.saturated.sum())
+    parts = [
+        f"Each of the {n:,} people was charged once, what they lost in their own segment "
+        f"(each asked {g.spend:.3g} of their level)."
+    ]
+    if capped:
+        kept = float(df.kept_min[df.saturated > 0].min())
+        parts.append(
+            f"{capped:,} people were capped (saturated) in their segment: they keep at least "
+            f"{kept:.3g} of their level for later releases."
+        )
+    gone = int(df.exhausted.sum())
+    if gone:
+        parts.append(f"{gone:,} people had nothing left: they took part with weight 0.")
+    if g.n_spent_segments:
+        parts.append(
+            f"Refused in {g.n_spent_segments:,} segments: every person there has already spent "
+            "their level (the mid-range, from no data)."
+        )
+    return " ".join(parts)
+
+
+def people_segments_table(g: GroupedRelease, table: Any) -> Any:
+    """The per-person receipt per segment and level, as shown: Segment, then ``table``'s
+    columns (``table``: hdp_app.views.people.people_frame of the receipt's level columns)."""
+    kc = [c for c in g.people.columns[: len(g.by)]]
+    labels = [segment_label(k) for k in g.people[kc].itertuples(index=False, name=None)]
+    out = table.copy()
+    out.insert(0, "Segment", labels)
+    return out
 
 
 # ------------------------------------------------------------------ planning (Tier designer)

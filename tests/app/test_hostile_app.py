@@ -413,6 +413,7 @@ def test_many_tiers_charts_aggregate(app, page):
     assert elapsed < 60, elapsed
 
 
+@pytest.mark.slow
 def test_profile_figure_groups_many_tiers():
     from hdp_app.figures.profile import MAX_TIER_BARS, profile_figure
 

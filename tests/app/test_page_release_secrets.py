@@ -58,6 +58,7 @@ def _everything_shown(at) -> list:
 
 
 @pytest.mark.parametrize("dataset", [None, "payroll"])
+@pytest.mark.slow
 def test_the_candidate_file_attack_through_the_page_finds_nothing(dataset):
     a = _answer_and_release(_session(_salaries(73412.0), dataset="payroll"))
     assert a.session_state["rel_last"]["rel"].spend == 1.0  # A's release is made
@@ -79,6 +80,7 @@ def test_the_candidate_file_attack_through_the_page_finds_nothing(dataset):
     assert LT.names_notice(False) in shown  # names are shared: the page says so
 
 
+@pytest.mark.slow
 def test_names_are_scoped_per_signed_in_user(monkeypatch):
     user = {"who": "alice@example.org"}
     monkeypatch.setattr(RS, "signed_in_user", lambda: user["who"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -64,6 +65,8 @@ def test_sentence_downloads_and_code(grouped):
     assert rc["users"].sum() == sum(r.n_users for r in g.releases)
     d = json.loads(S.segments_json(g, {"value": "v", "eps": "e", "unit": "USD"}, "t.csv"))
     assert d["value_column"] == "v" and len(d["segments"]) == 4
+    # released_at: date, time and zone (ISO 8601 UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["released_at"])
     code = S.segments_code(
         {"value": "v", "eps": "e", "lo": 0, "hi": 100}, "t.csv", ["region"], "table"
     )
@@ -71,8 +74,11 @@ def test_sentence_downloads_and_code(grouped):
     compile(code, "<code>", "exec")
 
 
-def test_code_reproduces_the_page_call(tmp_path, monkeypatch):
-    """Running the generated code gives the same segments and (noise off) the same numbers."""
+@pytest.mark.parametrize("with_menu", [False, True])
+def test_code_reproduces_the_page_call(with_menu, tmp_path, monkeypatch):
+    """Running the generated code gives the same segments and (noise off) the same numbers;
+    with a Tier designer menu the snippet rebuilds it and reads the tier names through it."""
+    from hdp_core.menu import make_menu
 
     class NoNoise:
         def __init__(self, scale):
@@ -85,14 +91,22 @@ def test_code_reproduces_the_page_call(tmp_path, monkeypatch):
             return x
 
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
-    df = pd.DataFrame({"v": [1.0, 50, 70, 90], "e": [1.0, 2, 1, 2], "r": ["a", "a", "b", "b"]})
+    menu = None
+    e: list = [1.0, 2, 1, 2]
+    if with_menu:
+        menu = make_menu(["Strict", "Open"], [0.2, "public"], [50, 50], 100, 0, 100, "USD")
+        e = ["strict", "Open", "OPEN", "0.5"]
+    df = pd.DataFrame({"v": [1.0, 50, 70, 90], "e": e, "r": ["a", "a", "b", "b"]})
     df.to_csv(tmp_path / "t.csv", index=False)
     monkeypatch.chdir(tmp_path)
     s = {"value": "v", "eps": "e", "lo": 0.0, "hi": 100.0, "data_sd": None}
     ns: dict = {}
-    exec(S.segments_code(s, "t.csv", ["r"], "population").replace("print(g.text())", ""), ns)
-    want = release_means(df, value="v", eps="e", by=["r"], lo=0, hi=100)
+    code = S.segments_code(s, "t.csv", ["r"], "population", menu=menu)
+    assert ("tiers=menu" in code) == with_menu
+    exec(code.replace("print(g.text())", ""), ns)
+    want = release_means("t.csv", value="v", eps="e", by=["r"], lo=0, hi=100, tiers=menu)
     assert [r.estimate for r in ns["g"].releases] == [r.estimate for r in want.releases]
+    assert [r.noise_scale for r in ns["g"].releases] == [r.noise_scale for r in want.releases]
 
 
 def test_figure_colours_and_bias_bars(grouped):

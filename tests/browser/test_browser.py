@@ -89,52 +89,55 @@ def _users_n(page) -> str:
     return sidebar.get_by_test_id("stMetric").filter(has_text="Users n").text_content() or ""
 
 
-def _first_loads(browser, path: str, tmp_path) -> list[str]:
-    """Open ``path`` once on each of FIRST_LOADS fresh servers, every load in flight at once
-    (each server is asked by one browser window, as soon as it answers its health check, so
-    start-ups and loads overlap); returns the problems seen, one line each."""
+def _first_loads(browser, paths: tuple[str, ...], tmp_path) -> list[str]:
+    """Open every one of ``paths`` on each of FIRST_LOADS fresh servers, every load in flight
+    at once (each server is asked by one browser window per path, as soon as it answers its
+    health check, so start-ups and first runs overlap); returns the problems seen, one line
+    each."""
     servers = [Server(log_dir=tmp_path) for _ in range(FIRST_LOADS)]
     problems = []
     opened = []
     try:
         for srv in servers:
             base = srv.ready()
-            ctx, page = new_page(browser)
-            opened.append((ctx, page, RequestLog(page, base)))
-            page.goto(base + path, wait_until="commit")  # the navigation is recorded from here
-        for i, (_, page, log) in enumerate(opened):
+            for path in paths:
+                ctx, page = new_page(browser)
+                opened.append((ctx, page, RequestLog(page, base), path))
+                page.goto(base + path, wait_until="commit")  # recorded from here
+        for i, (_, page, log, path) in enumerate(opened):
             wait_drawn(page)
             seen, now = nav_seen(page), nav_now(page)
+            where = f"load {i} ({path})"
             if set(seen) - set(TITLES) or now != TITLES:
-                problems.append(f"load {i}: navigation showed {seen}, now {now}")
+                problems.append(f"{where}: navigation showed {seen}, now {now}")
             if page.get_by_test_id("stException").count():
-                problems.append(f"load {i}: an exception is shown")
+                problems.append(f"{where}: an exception is shown")
             if not any("Users n" in t for t in _summary_labels(page)):
-                problems.append(f"load {i}: no sidebar summary (app.py did not run)")
+                problems.append(f"{where}: no sidebar summary (app.py did not run)")
             if "profile" not in _query(page):
-                problems.append(f"load {i}: the URL does not carry the profile: {page.url}")
+                problems.append(f"{where}: the URL does not carry the profile: {page.url}")
             if path.startswith("/saturation"):
                 if urlparse(page.url).path != "/saturation":
-                    problems.append(f"load {i}: the URL left the page: {page.url}")
+                    problems.append(f"{where}: the URL left the page: {page.url}")
                 if not page.get_by_text("Saturation: privacy for free").count():
-                    problems.append(f"load {i}: the Saturation page is not shown")
+                    problems.append(f"{where}: the Saturation page is not shown")
                 if "15" not in _users_n(page):
-                    problems.append(f"load {i}: the link's profile is not current")
+                    problems.append(f"{where}: the link's profile is not current")
             if foreign := log.foreign():
-                problems.append(f"load {i}: requests left the machine: {foreign}")
+                problems.append(f"{where}: requests left the machine: {foreign}")
             if problems:
                 page.screenshot(path=str(tmp_path / f"load{i}.png"))
     finally:
-        for ctx, _, _ in opened:
+        for ctx, _, _, _ in opened:
             ctx.close()
         for srv in servers:
             srv.stop()
     return problems
 
 
-@pytest.mark.parametrize("path", ["/", DEEP_LINK], ids=["root", "deep_link"])
-def test_first_load_shows_only_the_apps_pages(browser, path, tmp_path):
-    problems = _first_loads(browser, path, tmp_path)
+def test_first_load_shows_only_the_apps_pages(browser, tmp_path):
+    """The root and a deep link, each as the first sessions of FIRST_LOADS fresh servers."""
+    problems = _first_loads(browser, ("/", DEEP_LINK), tmp_path)
     assert not problems, f"(screenshots and server logs in {tmp_path})\n" + "\n".join(problems)
 
 

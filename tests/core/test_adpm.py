@@ -181,6 +181,7 @@ def tau_from_trace(tr: hdp.AlgorithmTrace) -> float:
 
 
 @given(profiles(max_n=60, min_exp=-12, max_exp=12))
+@pytest.mark.slow
 def test_trace_agrees_with_adpm(eps):
     sol = hdp.adpm(eps)
     tr = hdp.adpm_trace(eps)
@@ -270,6 +271,7 @@ def test_tier_privacy_and_weights_sum_to_one(lc):
 # 4. permutation invariance, tiers = expansion, saturation is absorbing
 # --------------------------------------------------------------------------------------------
 @given(profiles(min_exp=-12, max_exp=12), st.randoms(use_true_random=False))
+@pytest.mark.slow
 def test_permutation_invariance(eps, rnd):
     perm = np.arange(eps.size)
     rnd.shuffle(perm)
@@ -298,6 +300,7 @@ def test_tiers_equal_their_expansion(lc):
 
 
 @given(profiles(min_exp=-12, max_exp=12))
+@pytest.mark.slow
 def test_saturation_is_absorbing_and_r_nondecreasing(eps):
     sol = hdp.adpm(eps)
     order = np.argsort(eps, kind="stable")
@@ -448,6 +451,7 @@ def test_large_two_level_profile_saturates():
 # 5. the paper's worked numbers
 # --------------------------------------------------------------------------------------------
 @given(st.lists(st.one_of(st.just(INF), st.floats(0.5, 1e6)), min_size=1, max_size=300))
+@pytest.mark.slow
 def test_1000_strict_users_give_looser_users_018(loose):
     eps = np.concatenate([np.full(1000, 0.1), loose])
     sol = hdp.adpm(eps)

@@ -189,6 +189,7 @@ def test_bennett_z_on_the_grid_of_splits(level, c):
     st.floats(-9, math.log10(0.5)),  # log10 s
     st.sampled_from([0.5, 0.9, 0.95, 0.99]),
 )
+@pytest.mark.slow
 def test_bennett_z_random_inputs(ls2w, frac, lsd, level):
     s2w = 10.0**ls2w
     m = 10.0 ** (ls2w * (1 - frac / 2))  # s2w <= m <= sqrt(s2w): weights summing to 1

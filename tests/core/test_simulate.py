@@ -197,6 +197,7 @@ def _sm_conditional_mean(p, x) -> float:
 
 
 @est_profiles
+@pytest.mark.slow
 def test_estimate_expectation_given_data(eps):
     """For fixed heterogeneous x: affine methods and LDPE have E = <w, x> (unbiased for the
     population mean when x is i.i.d.; equal to mean(x) only for uniform weights), SM's

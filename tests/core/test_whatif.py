@@ -42,6 +42,7 @@ def test_shifted_distribution_moments():
 
 
 @pytest.mark.parametrize("shift", [-0.25, 0.15])
+@pytest.mark.slow
 def test_against_simulation(shift):
     """Mean error and mean squared error of 4,000 estimates from each method's own
     ``estimate`` (fresh table per estimate) agree with the exact numbers within 4.5 standard

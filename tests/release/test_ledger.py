@@ -216,6 +216,7 @@ def _refuses_everything(path, reason=None):
     return info.value
 
 
+@pytest.mark.slow
 def test_every_truncation_refuses_or_keeps_every_charge(tmp_path):
     p = str(tmp_path / "l.duckdb")
     _used_ledger(p)
@@ -236,6 +237,7 @@ def test_every_truncation_refuses_or_keeps_every_charge(tmp_path):
     assert refused >= 3
 
 
+@pytest.mark.slow
 def test_a_corrupt_or_foreign_file_refuses_every_operation(tmp_path):
     p = tmp_path / "l.duckdb"
     led = _used_ledger(p)
@@ -282,6 +284,7 @@ def test_a_ledger_that_disappears_is_not_restarted_empty(tmp_path):
     assert info.value.reason == "vanished" and not p.exists()
 
 
+@pytest.mark.slow
 def test_tampered_tables_refuse(tmp_path):
     p = str(tmp_path / "l.duckdb")
     _used_ledger(p)
@@ -483,6 +486,7 @@ def _tricky_pairs():
     return np.repeat(x, x.size), np.tile(x, x.size)  # every pair of tricky doubles
 
 
+@pytest.mark.slow
 def test_numpy_and_duckdb_match_the_bitwise_oracle():
     v, e = _tricky_pairs()
     for i in range(v.size):  # numpy row by row: every pair of tricky doubles

@@ -38,6 +38,7 @@ def _args(csv, *more):
     return [str(csv), "--value", "wage", "--eps", "eps", "--range", "0", "100", *more]
 
 
+@pytest.mark.slow
 def test_cli_id_charges_persons_and_people_lists_counts_only(csv, tmp_path, capsys):
     led = tmp_path / "l.duckdb"
     assert main([*_args(csv, "--ledger", str(led), "--id", "user_id", "--format", "json")]) == 0
@@ -57,6 +58,7 @@ def test_cli_id_charges_persons_and_people_lists_counts_only(csv, tmp_path, caps
     assert "budget" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_hdp_ledger_is_used_when_set_and_no_ledger_says_not_tracked(
     csv, tmp_path, monkeypatch, capsys
 ):
@@ -91,3 +93,23 @@ def test_hdp_ledger_is_used_when_set_and_no_ledger_says_not_tracked(
     assert grouped.ledger_path == str(env)  # the grouped release reads $HDP_LEDGER too
     monkeypatch.delenv("HDP_LEDGER")
     assert release_mean(str(csv), value="wage", eps="eps", lo=0, hi=100).ledger_path is None
+
+
+def test_cli_by_with_id_charges_each_person_once_in_their_segment(csv, tmp_path, capsys):
+    df = pd.read_csv(csv).assign(half=lambda d: d.index % 2)
+    path = tmp_path / "halves.csv"
+    df.to_csv(path, index=False)
+    led = tmp_path / "l.duckdb"
+    args = _args(path, "--ledger", str(led), "--id", "user_id", "--by", "half")
+    assert main([*args, "--spend", "1/2"]) == 0
+    out = capsys.readouterr().out
+    assert "per person (id column 'user_id')" in out and "kept for later releases" in out
+    assert "id-0" not in out
+    assert main([*args, "--spend", "1/2", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["id_column"] == "user_id" and {r["key"][0] for r in d["people"]} == {"0", "1"}
+    assert sum(r["persons"] for r in d["people"]) == 300
+    # two halves of every level spent (nobody saturates): the whole table is refused now
+    assert main(_args(csv, "--ledger", str(led), "--id", "user_id")) == 2
+    assert "budget" in capsys.readouterr().err
+    assert len(PrivacyLedger(led).history()) == 2

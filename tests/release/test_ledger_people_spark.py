@@ -12,11 +12,12 @@ import pytest
 from test_ledger_people import Oracle, check_against, key_hash
 
 from hdp_core.errors import BadCellError, BudgetExceeded, ReleaseError
+from hdp_release.grouped import release_means
 from hdp_release.ledger.people import person_spent_units
 from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark")]  # Spark: one JVM per run
 
 
 def _table(n: int) -> pd.DataFrame:
@@ -87,3 +88,59 @@ def test_one_ledger_across_engines_and_refusals_on_spark(tmp_path):
     secret = led.secret_key()
     assert set(spent) == {key_hash(secret, u) for u in df.uid}
     assert len(led.history()) == 2
+
+
+def test_grouped_on_spark_matches_the_oracle_and_duckdb(tmp_path):
+    """A short sequence of releases per segment on Spark (both targets, keys given with one
+    left out and one absent): the same exact spends as the oracle, and the same receipts as
+    DuckDB's."""
+    df = _table(300).assign(region=lambda d: d.index % 3)
+    steps = [
+        (df, Fraction(1, 2), "population", None),
+        (df.iloc[50:], Fraction(1), "table", [0, 2, 9]),
+    ]
+    people = {}
+    for engine in ("duckdb", "spark"):
+        led = PrivacyLedger(tmp_path / f"{engine}.duckdb")
+        orc = Oracle()
+        people[engine] = []
+        for part, spend, target, keys in steps:
+            use = part if keys in (None, "one") else part[part.region.isin(keys)]
+            segs = None if keys == "one" else list(use.region)
+            assert orc.release(list(use.uid), list(use.eps), spend, target, segs)
+            kw = dict(value="x", eps="eps", lo=0, hi=1, ledger=led, id="uid", engine=engine)
+            if keys == "one":
+                out = release_mean(part, spend=spend, target=target, **kw)
+            else:
+                out = release_means(part, by="region", keys=keys, spend=spend, target=target, **kw)
+            people[engine].append(out.people)
+            check_against(led, orc)
+    for a, b in zip(people["duckdb"], people["spark"], strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_the_secret_is_in_no_spark_plan(tmp_path):
+    """The keyed hash's frame (the one release_mean and release_means use on Spark): neither
+    the ledger's secret in hex nor its raw bytes appear in any plan Spark prints, before or
+    after running it."""
+    from pyspark.sql import functions as F
+
+    from hdp_release.engines.spark_source import SparkSource
+    from hdp_release.ledger.people_spark import keyed_hash_frame
+
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    secret = led.secret_key()
+    src = SparkSource(_table(20))
+    t = keyed_hash_frame(src, "uid", secret.hex() + "|", [F.col("x")])
+    plans = [t._jdf.queryExecution().toString()]
+    got = {bytes(r[0]) for r in t.select("hdp_h__").collect()}
+    plans.append(t._jdf.queryExecution().toString())
+    plans.append(t._jdf.queryExecution().executedPlan().toString())
+    for p in plans:
+        assert "hdp_h__" in p or "sha2" in p  # the real plan, not an empty string
+        assert secret.hex() not in p and secret.hex().upper() not in p
+        assert secret.decode("latin-1") not in p
+    assert got == {key_hash(secret, u) for u in _table(20).uid}  # the documented hash
+    # the way it was before (a literal) would have shown it: the check can fail
+    lit = src.df.select(F.sha2(F.concat(F.lit(secret.hex() + "|"), F.col("uid")), 256))
+    assert secret.hex() in lit._jdf.queryExecution().toString()

@@ -48,6 +48,7 @@ def _release(df, led, **kw):
 
 # ------------------------------------------------------------------------------ no oracle
 @pytest.mark.parametrize("spent", ["1", "1/2"])
+@pytest.mark.slow
 def test_the_candidate_file_attack_through_the_library_finds_nothing(tmp_path, spent):
     """Session A releases the salaries; session B tries candidates that differ only in user
     0's value. Every public answer (refusal text and fields, remaining budget, history,
@@ -76,6 +77,7 @@ def test_the_candidate_file_attack_through_the_library_finds_nothing(tmp_path, s
         assert answers[1] == answers[2]
 
 
+@pytest.mark.slow
 def test_the_ledger_file_holds_no_unkeyed_data_derived_value(tmp_path, capsys):
     path = tmp_path / "l.duckdb"
     led = PrivacyLedger(path)
@@ -257,6 +259,7 @@ def test_non_regular_paths_are_refused_before_anything_is_created(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["dangling.duckdb", "elsewhere"]
 
 
+@pytest.mark.slow
 def test_two_paths_to_one_ledger_under_threads_raise_only_ledger_errors(tmp_path):
     real = tmp_path / "d" / "l.duckdb"
     real.parent.mkdir()

@@ -54,6 +54,7 @@ def led(tmp_path):
 
 
 # ------------------------------------------------------------------------------ the budget
+@pytest.mark.slow
 def test_two_half_spends_then_refused_whatever_the_files_look_like(tmp_path, led):
     df = table()
     a = write_csv(df, tmp_path / "a.csv")

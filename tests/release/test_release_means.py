@@ -97,6 +97,7 @@ def test_two_segment_columns_equal_release_mean(no_noise):
 
 
 @pytest.mark.parametrize("target", ["population", "table"])
+@pytest.mark.slow
 def test_per_user_levels_equal_release_mean(no_noise, general_plan, target):
     """Per-user continuous levels (the level-bins plan, second passes for some segments):
     exactly release_mean's general plan on each segment's rows."""
@@ -118,6 +119,7 @@ def test_per_user_levels_equal_release_mean(no_noise, general_plan, target):
         _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, target=target))
 
 
+@pytest.mark.slow
 def test_no_person_loses_more_than_their_run_level(no_noise):
     """Change one person's value from lo to hi: only their segment's pre-noise value moves,
     and by at most (run level) x (noise scale); every other segment's is unchanged."""
@@ -305,7 +307,7 @@ def test_column_checks(no_noise):
         release_means(df, value="v", eps="e", by=["seg", "seg"], lo=LO, hi=HI)
     with pytest.raises(ReleaseError, match="at most 4"):
         release_means(df, value="v", eps="e", by=["seg", "plan", "a", "b", "c"], lo=LO, hi=HI)
-    with pytest.raises(ReleaseError, match="per-person ledger"):
+    with pytest.raises(ReleaseError, match="each person in a privacy ledger"):
         release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI, id="user")
     assert NoNoise.calls == 0
 
@@ -318,6 +320,7 @@ def test_segment_of_only_excluded_users(no_noise):
         assert a.ci95 == (LO, HI) and a.n_users == 0 and a.n_excluded == 2
 
 
+@pytest.mark.slow
 def test_dataset_ledger_charges_once(tmp_path, no_noise):
     from hdp_release import PrivacyLedger
 

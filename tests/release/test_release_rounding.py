@@ -114,6 +114,7 @@ def test_release_half_width_adds_the_allowance_and_is_proven_for_the_float_steps
 # ------------------------------------------------------------------------- all public: 100%
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("target", ["table", "population"])
+@pytest.mark.slow
 def test_all_public_cent_tables_cover_the_tables_mean_every_time(engine, target, request):
     """No noise: the interval must contain the exact decimal mean in 100% of releases (the
     table target: it is a deterministic statement; the population target's interval also
@@ -203,6 +204,7 @@ def test_tiny_noise_population_target_point_mass(engine, no_noise, request):
     assert laplace_cover(d, rel.half_width95, rel.noise_scale) >= 0.95
 
 
+@pytest.mark.slow
 def test_tiny_noise_real_noise_covers():
     """OpenDP's real noise, 200 releases of one tiny-noise table: the misses are what a
     coverage of at least 95% allows (at most 24 of 200: P(>= 25) < 1e-5 at 95%; main

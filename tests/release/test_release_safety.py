@@ -183,6 +183,7 @@ def test_messages_never_quote_a_cell(tmp_path, column, secret, reason):
         assert "row 14" in str(e) and reason_words(reason) in str(e)
 
 
+@pytest.mark.slow
 def test_a_late_bad_cell_names_row_and_column_without_quoting_it(tmp_path):
     """After DuckDB's first 20,480 rows a text cell raised ConversionException with
     'Original Line: ...' (the old code let it out as a traceback)."""
@@ -435,6 +436,7 @@ def test_module_cli_prints_no_runtime_warning(tmp_path):
     assert "RuntimeWarning" not in rc.stderr and rc.stderr == ""
 
 
+@pytest.mark.slow
 def test_cli_json_receipt_names_the_tiers(tmp_path):
     from hdp_core.design_io import menu_to_json
     from hdp_core.menu import make_menu

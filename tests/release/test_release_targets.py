@@ -162,6 +162,7 @@ def test_table_coverage_is_tight_at_the_worst_table(no_noise):
 
 
 @pytest.mark.parametrize("target", ["population", "table"])
+@pytest.mark.slow
 def test_coverage_with_opendps_real_noise(target):
     """800 releases with OpenDP's real (unseedable) noise on a fixed 12-user table whose
     every level group has half its values at each end (so ADPM's weighted mean is the

@@ -36,6 +36,7 @@ def _release_with(led, **kw):
 
 
 @pytest.mark.parametrize("failure, code", [(_busy, "LedgerBusy"), (_broken, "RuntimeError")])
+@pytest.mark.slow
 def test_a_release_the_ledger_cannot_record_is_returned_flagged_and_stays_charged(
     tmp_path, monkeypatch, failure, code
 ):

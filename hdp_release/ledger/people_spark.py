@@ -1,0 +1,154 @@
+"""The per-person ledger's Spark side (hdp_release.ledger.people): the id column read as
+text, the keyed hashes computed by Spark SQL and handed to the ledger through a Parquet
+folder (never row by row to the driver), the granted levels joined back in Spark.
+
+The ledger's secret never appears in a query plan: it is the one row of a DataFrame built
+from an RDD (the plan shows ``LogicalRDD [hdp_k__]``, never its data), broadcast and
+cross-joined, and the hash is sha2(concat(that column, id)): the same keyed hash as
+DuckDB's."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from fractions import Fraction
+from typing import Any
+
+from hdp_core.errors import ReleaseError
+from hdp_release.ledger.person_charge import SEG, E, H, refuse_ids, run_charge
+
+KEY_COL = "hdp_k__"
+"""The column holding the ledger's secret in the broadcast one-row DataFrame."""
+
+
+def is_spark(src: Any) -> bool:
+    """Whether ``src`` is an open Spark source (hdp_release.engines.spark_source)."""
+    return hasattr(src, "spark") and hasattr(src, "df")
+
+
+def _col(name: str) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def attach_spark(src: Any, icol: str) -> str:
+    """attach_id on Spark: a CSV is read again with the id column as text (the other
+    columns keep the types Spark inferred)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if src.kind == "csv" and src.path is not None:
+        fields = [
+            StructField(f.name, StringType(), True) if f.name == icol else f
+            for f in src.df.schema.fields
+        ]
+        src.df = (
+            src.spark.read.option("header", True)
+            .option("enforceSchema", False)
+            .schema(StructType(fields))
+            .csv(src.path)
+        )
+        src.types = {f.name: f.dataType.simpleString().upper() for f in src.df.schema.fields}
+    t = src.types.get(icol, "")
+    if not (t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "STRING") or t.endswith(",0)")):
+        raise ReleaseError(
+            f"id column {icol!r} has type {t}; ids must be integers or text (a float id can "
+            "print differently in another engine)"
+        )
+    return icol
+
+
+def _id_text(src: Any, icol: str) -> Any:
+    from pyspark.sql import functions as F
+
+    c = _col(icol)
+    if src.types.get(icol) == "STRING":
+        t = F.trim(c)
+        return F.when(t == F.lit(""), F.lit(None)).otherwise(t)
+    return c.cast("string")
+
+
+def key_frame(spark: Any, key: str) -> Any:
+    """A one-row DataFrame holding ``key`` in column KEY_COL, built from an RDD so that no
+    plan prints it (a local relation or a literal would)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    rdd = spark.sparkContext.parallelize([(key,)], 1)
+    return spark.createDataFrame(rdd, StructType([StructField(KEY_COL, StringType(), False)]))
+
+
+def keyed_hash_frame(src: Any, icol: str, key: str, cols: list[Any]) -> Any:
+    """``src.df`` with the keyed hash of its id column (column H: the first 16 bytes of
+    SHA-256(key || id as text)) beside ``cols``; the key joins in as a broadcast column."""
+    from pyspark.sql import functions as F
+
+    k = F.broadcast(key_frame(src.spark, key))
+    h = F.unhex(F.substring(F.sha2(F.concat(F.col(KEY_COL), _id_text(src, icol)), 256), 1, 32))
+    return src.df.crossJoin(k).select(h.alias(H), *cols)
+
+
+def charge_spark(
+    led: Any,
+    src: Any,
+    vcol: str,
+    ecol: str,
+    icol: str,
+    s: Fraction,
+    key: str,
+    target: str,
+    sd_norm: float | None,
+    by: list[str],
+    keys: list[tuple[int, tuple]] | None,
+) -> tuple:
+    """charge_people on Spark (see the module docstring); ``by`` and ``keys`` as there.
+    Returns person_charge.run_charge's result; ``src.df`` then holds the value column, the
+    granted level (under ``ecol``) and the ``by`` columns."""
+    from pyspark.sql import functions as F
+
+    cols = [_col(vcol).alias(vcol), src.e_expr.alias(E), *[_col(c).alias(c) for c in by]]
+    t = keyed_hash_frame(src, icol, key, cols)
+    if by:
+        t = t.join(F.broadcast(_keys_frame(src, by, keys or [])), on=by, how="left")
+    else:
+        t = t.withColumn(SEG, F.lit(0).cast("long"))
+    n_null, n_dup = t.agg(
+        F.sum(F.col(H).isNull().cast("long")),
+        F.count(H) - F.countDistinct(H),
+    ).collect()[0]
+    refuse_ids(icol, int(n_null or 0), int(n_dup or 0), lambda: 0)
+    tmp = tempfile.mkdtemp(prefix="hdp-people-")
+    try:
+        (
+            t.where(F.col(SEG).isNotNull())
+            .select(F.col(H).alias("h"), F.col(E).alias("e"), F.col(SEG).alias("g"))
+            .write.parquet(tmp + "/in")
+        )
+        out_path = f"{tmp}/runs.parquet"
+
+        def after(con: Any) -> None:
+            con.execute(f"COPY (SELECT h AS {H}, c FROM hdp_chg) TO '{out_path}' (FORMAT parquet)")
+
+        inp = f"read_parquet('{tmp}/in/*.parquet')"
+        out = run_charge(led, inp, s, target, sd_norm, after=after)
+        runs = src.spark.read.parquet(out_path)
+        src.df = (
+            t.join(runs, on=H, how="inner")
+            .select(_col(vcol), F.col("c").alias(ecol), *[_col(c) for c in by])
+            .localCheckpoint(eager=True)
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    src.types = {**src.types, ecol: "DOUBLE"}
+    src.read_names = [vcol, ecol, *by]
+    return out
+
+
+def _keys_frame(src: Any, by: list[str], keys: list[tuple[int, tuple]]) -> Any:
+    """A small DataFrame (the by columns, SEG): each released segment's key and index."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    fields = {f.name: f for f in src.df.schema.fields}
+    schema = StructType(
+        [StructField(c, fields[c].dataType, True) for c in by] + [StructField(SEG, LongType())]
+    )
+    return src.spark.createDataFrame([(*k, int(g)) for g, k in keys], schema)
