@@ -107,3 +107,16 @@ def test_a_release_on_few_levels_says_its_one_check_pass(tmp_path):
     many = pd.DataFrame({"v": np.linspace(0, 10, 200), "e": np.linspace(0.1, 2, 200)})
     rel = release_mean(many, value="v", eps="e", lo=0, hi=10, ledger=led, spend="1/4")
     assert "+ 2 ledger check passes (" in rel.plan
+
+
+def test_a_nan_value_in_parquet_is_seen_by_the_light_check(tmp_path):
+    # Parquet statistics omit NaN: the values' max must come from the cells, not the footer
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "t.parquet"
+    v = np.arange(3000, dtype=float)
+    v[2500] = NAN
+    pq.write_table(pa.table({"v": v, "e": np.tile([0.5, 1.0, 2.0], 1000)}), p, row_group_size=500)
+    got = _check(str(p))
+    assert got[3] == 1 and got[1] == 3000  # one bad value, found as the general check finds it
