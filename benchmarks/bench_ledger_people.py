@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +34,7 @@ import pyarrow.parquet as pq
 from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean
 
-KW = dict(value="v", eps="e", lo=0, hi=500)
+KW: dict[str, Any] = {"value": "v", "eps": "e", "lo": 0, "hi": 500}
 VARIANTS = ("none", "dataset", "first", "second")
 
 
