@@ -1,22 +1,31 @@
 """Benchmark (issue 30): the cost of the ledgers beside the release, side by side in one run.
 
 Writes a Parquet file of N rows (1e7 by default; --rows) with an integer person id and four
-tiers, then prints, best of --repeat runs each: release_mean without a ledger, with the
-dataset ledger (fingerprint, check, charge, record), with the per-person ledger on a new
-ledger (first release: keyed hashes, every person inserted) and on a ledger holding the
-first release's spends (second release: every person read and updated), with the ratios to
-the release without a ledger. Goals of the issue: dataset ledger <= 1.5x, per-person <= 3x.
+tiers, then prints, best of --repeat runs each (taken in turns, one of each per round):
+release_mean without a ledger, with the dataset ledger (check scan, charge, record), with the
+per-person ledger on a new ledger (first release: keyed hashes, every person inserted) and on
+a ledger holding the first release's spends (second release: every person read and
+updated), with the ratios to the release without a ledger. Goals of the issue: dataset
+ledger <= 1.5x, per-person <= 3x.
 
-    python benchmarks/bench_ledger_people.py [--rows N] [--repeat K]
+With --memory, each of the four also runs once more in a fresh process and its peak
+resident memory is printed (MB, the whole process: Python, DuckDB and the Parquet reader), to
+compare across --rows.
+
+    python benchmarks/bench_ledger_people.py [--rows N] [--repeat K] [--memory]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,21 +34,57 @@ import pyarrow.parquet as pq
 from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean
 
+KW: dict[str, Any] = {"value": "v", "eps": "e", "lo": 0, "hi": 500}
+VARIANTS = ("none", "dataset", "first", "second")
 
-def _best(run, prepare=None, k: int = 3) -> float:
-    out = []
+
+def _best_interleaved(runs: dict, k: int) -> dict[str, float]:
+    """Best of ``k`` timings of each ``runs[name] = (run, prepare)``, taken in turns (one of
+    each per round), so a change in the machine's load falls on every variant alike."""
+    out: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(k):
-        arg = prepare() if prepare is not None else None
-        t = time.perf_counter()
-        run(arg)
-        out.append(time.perf_counter() - t)
-    return min(out)
+        for name, (run, prepare) in runs.items():
+            arg = prepare() if prepare is not None else None
+            t = time.perf_counter()
+            run(arg)
+            out[name].append(time.perf_counter() - t)
+    return {name: min(x) for name, x in out.items()}
+
+
+def _once(variant: str, path: str, ledger: str) -> None:
+    """One release of ``variant`` (a child process of --memory)."""
+    if variant == "none":
+        release_mean(path, **KW, ledger=False)
+    elif variant == "dataset":
+        release_mean(path, **KW, ledger=PrivacyLedger(ledger), spend="1/1000")
+    else:
+        release_mean(path, **KW, ledger=PrivacyLedger(ledger), id="uid", spend="1/2")
+
+
+def _peak_mb(variant: str, path: str, ledger: str) -> float:
+    """Peak resident memory (MB) of a fresh process making one release of ``variant``."""
+    # VmHWM of the new program (ru_maxrss would carry the parent's peak across fork and exec);
+    # this file is loaded by its path, hdp_release from the same sys.path as this process
+    code = (
+        "import importlib.util as u, sys; s = u.spec_from_file_location('b', sys.argv[4]); "
+        "m = u.module_from_spec(s); s.loader.exec_module(m); m._once(*sys.argv[1:4]); "
+        "print([x.split()[1] for x in open('/proc/self/status') if x.startswith('VmHWM')][0])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, variant, path, ledger, os.path.abspath(__file__)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    return int(out.stdout.split()[-1]) / 1024  # kB
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--memory", action="store_true")
     a = ap.parse_args()
     n, k = a.rows, a.repeat
     rng = np.random.default_rng(0)
@@ -55,7 +100,6 @@ def main() -> None:
             ),
             path,
         )
-        kw = dict(value="v", eps="e", lo=0, hi=500)
         seq = iter(range(10**6))
 
         def fresh(copy_of: str | None = None) -> PrivacyLedger:
@@ -65,21 +109,47 @@ def main() -> None:
             return PrivacyLedger(p)
 
         first = os.path.join(d, "first.duckdb")
-        release_mean(path, **kw, ledger=PrivacyLedger(first), id="uid", spend="1/2")
+        release_mean(path, **KW, ledger=PrivacyLedger(first), id="uid", spend="1/2")
         dataset_led = fresh()
-        t0 = _best(lambda _: release_mean(path, **kw, ledger=False), k=k)
-        t1 = _best(lambda _: release_mean(path, **kw, ledger=dataset_led, spend="1/1000"), k=k)
-        t2 = _best(lambda led: release_mean(path, **kw, ledger=led, id="uid"), fresh, k=k)
-        t3 = _best(
-            lambda led: release_mean(path, **kw, ledger=led, id="uid", spend="1/2"),
-            lambda: fresh(first),
-            k=k,
+        t = _best_interleaved(
+            {
+                "none": (lambda _: release_mean(path, **KW, ledger=False), None),
+                "dataset": (
+                    lambda _: release_mean(path, **KW, ledger=dataset_led, spend="1/1000"),
+                    None,
+                ),
+                "first": (lambda led: release_mean(path, **KW, ledger=led, id="uid"), fresh),
+                "second": (
+                    lambda led: release_mean(path, **KW, ledger=led, id="uid", spend="1/2"),
+                    lambda: fresh(first),
+                ),
+            },
+            k,
         )
-        print(f"rows {n:,}   best of {k}   load average {os.getloadavg()[0]:.1f}")
-        print(f"release, no ledger                   {t0:8.3f} s   1.00x")
-        print(f"release, dataset ledger              {t1:8.3f} s   {t1 / t0:5.2f}x  (goal 1.5x)")
-        print(f"release, per-person, first release   {t2:8.3f} s   {t2 / t0:5.2f}x  (goal 3x)")
-        print(f"release, per-person, second release  {t3:8.3f} s   {t3 / t0:5.2f}x  (goal 3x)")
+        t0, t1, t2, t3 = t["none"], t["dataset"], t["first"], t["second"]
+        mem = dict.fromkeys(VARIANTS, "")
+        if a.memory:
+            for v in VARIANTS:
+                led = os.path.join(d, f"m{v}.duckdb")
+                if v == "second":
+                    shutil.copy(first, led)
+                mem[v] = f"   peak {_peak_mb(v, path, led):7.0f} MB"
+        print(f"rows {n:,}   best of {k}, in turns   load average {os.getloadavg()[0]:.1f}")
+        print(f"release, no ledger                   {t0:8.3f} s   1.00x{mem['none']}")
+        print(
+            f"release, dataset ledger              {t1:8.3f} s   {t1 / t0:5.2f}x  (goal 1.5x)"
+            f"{mem['dataset']}"
+        )
+        print(
+            f"release, per-person, first release   {t2:8.3f} s   {t2 / t0:5.2f}x  (goal 3x)"
+            f"{mem['first']}"
+        )
+        print(
+            f"release, per-person, second release  {t3:8.3f} s   {t3 / t0:5.2f}x  (goal 3x)"
+            f"{mem['second']}"
+        )
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"(this process, which wrote the table: peak {own:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,11 @@ API (for pages and scripts; every number in data units unless said):
   identity, spent, remaining, requested: exact Fractions) when the budget would pass 1,
   LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything is
   computed from the values, nothing charged. With a ledger the order is: parse the spend,
-  open the ledger (a corrupt one refuses here), open the source, the ledger's check (two
-  queries: the keyed level-profile identity, and counts of rows, bad levels, bad values, levels out
-  of range and usable rows, so every refusal the release would make from the cells' kinds
-  comes first), charge, release, record (on failure after charging: record_failure,
+  open the ledger (a corrupt one refuses here), open the source, the ledger's check (the
+  keyed level-profile identity, and counts of rows, bad levels, bad values, levels out of
+  range and usable rows, so every refusal the release would make from the cells' kinds
+  comes first: on DuckDB with few levels one scan, the identity from the level counts;
+  else two queries), charge, release, record (on failure after charging: record_failure,
   re-raise; the charge stays). If recording the result fails (e.g. LedgerBusy) the charge
   stays and the release, which was paid for, is still returned, with ``recorded=False``
   and ``record_failure`` (the error's type); :func:`not_recorded_note` says so in words.
@@ -354,7 +355,7 @@ def release_mean(
             dataset=dataset.strip() if dataset is not None else None,
             ledger_path=led.path,
             budget_remaining=float(ticket.remaining),
-            plan=rel.plan + "; + 2 ledger check passes (keyed level profile, cell counts)",
+            plan=rel.plan + _check_note(src),
             recorded=True,
         )
     if ticket is not None and led is not None:
@@ -366,6 +367,16 @@ def release_mean(
             # charging, which came first)
             rel = replace(rel, recorded=False, record_failure=type(exc).__name__)
     return rel
+
+
+def _check_note(src: Any) -> str:
+    """The dataset ledger's check passes, for the plan (DuckDB's light check: one pass)."""
+    if getattr(src, "check_passes", 2) == 1:
+        return (
+            "; + 1 ledger check pass (rows per level and whether every value is finite; the "
+            "keyed level profile from the level counts)"
+        )
+    return "; + 2 ledger check passes (keyed level profile, cell counts)"
 
 
 def _open_ledger(path: Any) -> Any:

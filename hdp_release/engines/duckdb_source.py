@@ -15,6 +15,7 @@ from hdp_release.engines.base import (
     DBL_MAX,
     DECADE_KEYS,
     MAX_TEXTS,
+    MAX_TIERS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
@@ -52,6 +53,7 @@ class DuckSource:
         self.level_factor = 1.0
         self.all_varchar = all_varchar
         self.cols: tuple[str, str] | None = None
+        self.check_passes = 0  # the dataset ledger's check scans (precheck): 1 or 2
         self.con = shared_cursor()  # its own connection: registrations stay local to it
         self.path: str | None = None
         if isinstance(source, (str, os.PathLike)):
@@ -102,8 +104,9 @@ class DuckSource:
             cur = self.con.execute(sql)
             if how == "all":
                 return cur.fetchall()
-            if how == "one":
-                return cur.fetchone()
+            if how == "one":  # fetched to the end: no unfinished result stays on the connection
+                rows = cur.fetchall()
+                return rows[0] if rows else None
             return cur.fetchnumpy()
         except duckdb.Error as exc:
             raise self._failure(exc) from None
@@ -211,7 +214,9 @@ class DuckSource:
     ) -> tuple[str, int, int, int, int, int, int, float]:
         """Before a ledger charges (nothing computed from the values but their kind): the
         keyed level-profile identity of the parsed levels under the ledger's secret ``key``
-        (hdp_release.fingerprint.levels_identity_sql: no value enters it), and the counts of
+        (no value enters it: from each level's row count, levels_identity_counts, when the
+        first rows' few distinct levels are all there is; else levels_identity_sql's own
+        pass), and the counts of
         rows, bad levels, bad values (missing or not finite: ``isfinite``, which no column
         statistics answer), levels outside the supported range, rows with eps > 0 (usable)
         and public rows (eps = +inf), at the requested levels, and the smallest finite
@@ -222,6 +227,32 @@ class DuckSource:
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
+        # one light scan (issue 30): how many rows hold each of the first rows' few distinct
+        # levels, and the values' count, min and max (max is NaN when a NaN is there: DuckDB
+        # orders NaN above +inf); the identity and the level counts then follow from the
+        # levels. A row with another level (many levels), a missing level or a bad value
+        # costs the general counts and the identity's own pass, as before.
+        first = self._run(
+            f"SELECT DISTINCT e FROM (SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}) "
+            f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
+        )
+        if 0 < len(first) <= MAX_TIERS:
+            lv = sorted(float(r[0]) for r in first)
+            each = ", ".join(f"count_if(e = {lit(x)})" for x in lv)
+            got = self._run(
+                f"SELECT count(*), count(v), min(v), max(v), {each} FROM (SELECT {v} AS v, "
+                f"{e} AS e FROM {self.rel})",
+                "one",
+            )
+            n_rows, cnt = int(got[0]), [int(x) for x in got[4:]]
+            lo_v, hi_v = got[2], got[3]
+            finite = int(got[1]) == n_rows and (
+                n_rows == 0 or (math.isfinite(float(lo_v)) and math.isfinite(float(hi_v)))
+            )
+            if sum(cnt) == n_rows and finite:
+                self.check_passes = 1
+                return self._counts_from_levels(lv, cnt, key)
+        self.check_passes = 2
         row = self._run(levels_identity_sql(self.rel, e, key), "one")
         fp = levels_identity_from_sums(int(row[0]), int(row[1]), int(row[2]), key)
         c = self._run(
@@ -235,6 +266,31 @@ class DuckSource:
         n = [int(x or 0) for x in c[:6]]
         low = math.inf if c[6] is None else float(c[6])
         return fp, n[0], n[1], n[2], n[3], n[4], n[5], low
+
+    @staticmethod
+    def _counts_from_levels(
+        lv: list[float], cnt: list[int], key: bytes
+    ) -> tuple[str, int, int, int, int, int, int, float]:
+        """precheck's answer when every row holds one of the levels ``lv`` (``cnt`` rows
+        each) and every value is finite: the same counts as its general query, as sums
+        over the levels (the same comparisons as range_sql, in floats)."""
+        from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
+        from hdp_release.fingerprint import levels_identity_counts
+
+        def rows(ok: Any) -> int:
+            return sum(c for x, c in zip(lv, cnt, strict=True) if ok(x))
+
+        fin = [x for x, c in zip(lv, cnt, strict=True) if c and 0 < x < math.inf]
+        return (
+            levels_identity_counts(lv, cnt, key),
+            sum(cnt),
+            rows(lambda x: x < 0),
+            0,
+            rows(lambda x: 0 < x < math.inf and (x < LEVEL_MIN or x > LEVEL_MAX)),
+            rows(lambda x: x > 0),
+            rows(lambda x: x == math.inf),
+            min(fin, default=math.inf),
+        )
 
     def histogram(self, value: str, eps: str, lo: float, hi: float) -> Histogram:
         self.cols = (value, eps)

@@ -91,6 +91,7 @@ from hdp_release.ledger.person_charge import (
     E,
     H,
     PeopleCharge,
+    V,
     check_reserved,
     people_charge,
     refuse_ids,
@@ -197,39 +198,50 @@ def charge_people(
         _keys_table(src, extra, keys or [])
         on = " AND ".join(f"t.{_q(c)} = k.hdp_k{i}__" for i, c in enumerate(extra))
         join, gsel = f" LEFT JOIN hdp_keys k ON {on}", f"k.{SEG}"
-    bsel = "".join(f", t.{_q(c)}" for c in extra)
-    src.con.execute(
-        f"CREATE OR REPLACE TEMP TABLE hdp_pp AS SELECT unhex(substr(sha256(? || "
-        f"{_id_text(src, icol)}), 1, 32)) AS {H}, t.{_q(vcol)}, {src.e_expr} AS {E}{bsel}, "
-        f"{gsel} AS {SEG} FROM {src.rel} t{join}",
-        [key],
-    )
-    n_null, n_dup = src.con.execute(
-        f"SELECT count_if({H} IS NULL), count({H}) - count(DISTINCT {H}) FROM hdp_pp"
-    ).fetchall()[0]
-    refuse_ids(icol, int(n_null), int(n_dup), lambda: _null_row(src, icol))
+    carry = [V] + [f"hdp_b{i}__" for i in range(len(extra))]  # ride beside each person
+    bsel = "".join(f", t.{_q(c)} AS hdp_b{i}__" for i, c in enumerate(extra))
+    # the keyed hashes (in parallel in the engine) go to the ledger as one Arrow table, the
+    # value beside them, and come back with the granted level: no copy, no join by hash
+    held = [  # held only until the ledger's working table holds the persons
+        src.con.sql(
+            f"SELECT unhex(substr(sha256($k || {_id_text(src, icol)}), 1, 32)) AS {H}, "
+            f"t.{_q(vcol)} AS {V}, {src.e_expr} AS {E}{bsel}, {gsel} AS {SEG} "
+            f"FROM {src.rel} t{join}",
+            params={"k": key},
+        ).to_arrow_table()
+    ]
+    granted: list[Any] = []
 
     def before(con: Any) -> None:
-        reader = src.con.sql(
-            f"SELECT {H} AS h, {E} AS e, {SEG} AS g FROM hdp_pp WHERE {SEG} IS NOT NULL"
-        ).to_arrow_reader()
-        con.register("hdp_in", reader)
+        con.register("hdp_in", held[0])
+        # repeated ids: as many distinct 64-bit hashes as rows proves there is none (equal
+        # ids, equal hashes); fewer (a repeat, or a rare collision) is counted exactly
+        n_null, n_dup = con.execute(
+            f"SELECT count_if({H} IS NULL), count({H}) - count(DISTINCT hash({H})) "
+            f"FILTER (WHERE {H} IS NOT NULL) FROM hdp_in"
+        ).fetchall()[0]
+        if n_dup and not n_null:
+            n_dup = con.execute(f"SELECT count({H}) - count(DISTINCT {H}) FROM hdp_in").fetchall()
+            n_dup = n_dup[0][0]
+        refuse_ids(icol, int(n_null), int(n_dup), lambda: _null_row(src, icol))
+
+    def joined(con: Any) -> None:
+        con.unregister("hdp_in")
+        held.clear()
 
     def after(con: Any) -> None:
-        con.unregister("hdp_in")
-        reader = con.sql(f"SELECT h AS {H}, c FROM hdp_chg").to_arrow_reader()
-        src.con.register("hdp_cr", reader)
-        src.con.execute("CREATE OR REPLACE TEMP TABLE hdp_runs AS SELECT * FROM hdp_cr")
-        src.con.unregister("hdp_cr")
+        cols = "".join(f", hdp_b{i}__ AS {_q(c)}" for i, c in enumerate(extra))
+        sql = f"SELECT {V} AS {_q(vcol)}, c AS {_q(ecol)}{cols} FROM hdp_chg"
+        granted.append(con.sql(sql).to_arrow_table())
 
-    out = run_charge(led, "hdp_in", s, target, sd_norm, before=before, after=after)
-    src.con.execute(
-        f"CREATE OR REPLACE TEMP TABLE hdp_rel AS SELECT p.{_q(vcol)}, r.c AS {_q(ecol)}"
-        + "".join(f", p.{_q(c)}" for c in extra)
-        + f" FROM hdp_pp p JOIN hdp_runs r USING ({H})"
+    inp = f"(SELECT {H} AS h, {E} AS e, {SEG} AS g, {', '.join(carry)} FROM hdp_in "
+    inp += f"WHERE {SEG} IS NOT NULL)"
+    out = run_charge(
+        led, inp, s, target, sd_norm, before=before, after=after, carry=carry, joined=joined
     )
-    for t in ("hdp_pp", "hdp_runs") + (("hdp_keys",) if by is not None else ()):
-        src.con.execute(f"DROP TABLE {t}")
+    if by is not None:
+        src.con.execute("DROP TABLE hdp_keys")
+    src.con.register("hdp_rel", granted[0])
     src.rel = "hdp_rel"
     src.types = {**src.types, ecol: "DOUBLE"}
     return people_charge(out, spend, led, by is not None)

@@ -39,8 +39,9 @@ PERSONS = "persons"
 MAX_RECEIPT_LEVELS = 64
 """At most this many distinct levels (per segment) get a receipt row each; more are grouped
 by 1/8 decade."""
-H, E, SEG = "hdp_h__", "hdp_e__", "hdp_g__"
-"""Reserved column names of the per-person relation (hash, parsed level, segment index)."""
+H, E, SEG, V = "hdp_h__", "hdp_e__", "hdp_g__", "hdp_v__"
+"""Reserved column names of the per-person relation (hash, parsed level, segment index,
+value)."""
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS hdp_people (h BLOB NOT NULL, level DOUBLE NOT NULL,
     spent HUGEINT NOT NULL, releases INTEGER NOT NULL, last_release BIGINT NOT NULL)"""
@@ -84,7 +85,7 @@ def spend_fraction(s: Fraction) -> Fraction:
 def check_reserved(names: list[str]) -> None:
     """Refuse a value or segment column named like the per-person relation's own columns."""
     for n in names:
-        if n in (H, E, SEG):
+        if n in (H, E, SEG, V):
             raise ReleaseError(f"a column may not be named {n!r} with an id")
 
 
@@ -128,11 +129,14 @@ def run_charge(
     *,
     before: Any = None,
     after: Any = None,
+    carry: list[str] | tuple[str, ...] = (),
+    joined: Any = None,
 ) -> tuple:
     """:func:`charge_in` in ONE transaction of the ledger ``led``, under its exclusive lock
     (rolled back on any error: nothing charged). ``before(con)`` first makes ``inp``
     readable on the ledger's connection; ``after(con)`` then reads ``hdp_chg`` (the granted
-    level per person) back to the engine. Returns charge_in's result."""
+    level per person) back to the engine. ``carry`` and ``joined``: see charge_in. Returns
+    charge_in's result."""
     import duckdb
 
     with led.transaction() as con:
@@ -140,7 +144,7 @@ def run_charge(
         try:
             if before is not None:
                 before(con)
-            out = charge_in(con, inp, s, target, sd_norm)
+            out = charge_in(con, inp, s, target, sd_norm, carry, joined)
             con.execute("COMMIT")
         except BaseException:
             try:
@@ -167,32 +171,60 @@ def people_charge(out: tuple, spend: Fraction, led: Any, segments: bool) -> Peop
     return PeopleCharge(ticket, receipt, cap, persons, new, exhausted, saturated, caps=every)
 
 
-def charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | None):
+def spend_units(budget: str, p: int, q: int) -> str:
+    """SQL of floor(budget x p / q) (a HUGEINT) for a budget in [0, 2^62) (a level of at most
+    LEVEL_MAX = 10^6 nats on the 2^-42 grid) and a spend p/q <= 1: in 64-bit integers as
+    (b // q) p + ((b % q) p) // q when p q < 2^62 (every term then fits; the same integer,
+    and far cheaper per row than a 128-bit division), else in HUGEINT."""
+    if p * q < 1 << 62:
+        b = f"CAST({budget} AS BIGINT)"
+        return f"CAST(({b} // {q}) * {p} + (({b} % {q}) * {p}) // {q} AS HUGEINT)"
+    return f"{budget} * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT)"
+
+
+def charge_in(
+    con: Any,
+    inp: str,
+    s: Fraction,
+    target: str,
+    sd_norm: float | None,
+    carry: list[str] | tuple[str, ...] = (),
+    joined: Any = None,
+):
     """The check-and-charge inside the ledger's transaction; ``inp``: the relation of this
-    release's persons (h, e, g). Leaves table ``hdp_chg`` (h, g, c: the granted level, ...)
-    on ``con``. Returns (release id, receipt, caps per segment index, counts)."""
+    release's persons (h, e, g, and the columns ``carry``, kept beside each person).
+    ``joined(con)``, when given, is called once the working table holds them (the caller may
+    then free ``inp``). Leaves the view ``hdp_chg`` (h, g, c: the granted level, cu: the
+    charge in grid units, the carried columns, ...) on ``con``. Passes: one materialised
+    join with the people table; the histogram, the receipt and counts (one aggregate), the
+    update and the insert read it. Returns (release id, receipt, caps per segment index,
+    counts)."""
     check_persons_allowed(con, s)  # one kind of budget per ledger (hdp_release.ledger.modes)
     con.execute(SCHEMA)
     u = f"{UNIT!r}"
     p, q = s.numerator, s.denominator
     run_f = "CAST(run_u AS DOUBLE)"
+    extra = "".join(f", {c}" for c in carry)
+    # a budget (grid units, rounded down; NULL: public) is recomputed from the level
+    budget = f"CASE WHEN isinf(e) THEN NULL ELSE CAST(floor(e * {u}) AS HUGEINT) END"
     con.execute(
         f"""CREATE TEMP TABLE hdp_run AS
-        WITH a AS (
-            SELECT i.h, i.e, i.g, coalesce(p.spent, CAST(0 AS HUGEINT)) AS spent0,
-                   p.h IS NOT NULL AS known,
-                   CASE WHEN isinf(i.e) THEN NULL
-                        ELSE CAST(floor(i.e * {u}) AS HUGEINT) END AS budget
+        WITH a0 AS (
+            SELECT i.h, i.e, i.g{extra}, coalesce(p.spent, CAST(0 AS HUGEINT)) AS spent0,
+                   p.h IS NOT NULL AS known
             FROM {inp} i LEFT JOIN hdp_people p USING (h)),
+        a AS (SELECT *, {budget} AS budget FROM a0),
         b AS (SELECT *, CASE WHEN budget IS NULL THEN NULL ELSE greatest(least(
-                  budget * CAST({p} AS HUGEINT) // CAST({q} AS HUGEINT), budget - spent0),
+                  {spend_units("budget", p, q)}, budget - spent0),
                   CAST(0 AS HUGEINT)) END AS run_u FROM a),
         c AS (SELECT *, CASE WHEN run_u IS NULL THEN CAST('inf' AS DOUBLE)
                   WHEN CAST({run_f} AS HUGEINT) > run_u THEN nextafter({run_f}, 0.0) / {u}
                   ELSE {run_f} / {u} END AS r0 FROM b)
-        SELECT h, e, g, spent0, known, budget, run_u,
+        SELECT h, e, g{extra}, spent0, known, run_u,
                CASE WHEN r0 < {lit(LEVEL_MIN)} THEN 0.0 ELSE r0 END AS r FROM c"""
     )
+    if joined is not None:
+        joined(con)
     got = con.execute(
         "SELECT g, r, count(*) AS n FROM hdp_run GROUP BY g, r ORDER BY g, r"
     ).fetchnumpy()
@@ -210,14 +242,16 @@ def charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | Non
         )
     caps = _segment_caps(con, gs, lv, ct, target, sd_norm)
     con.execute(
-        """CREATE TEMP TABLE hdp_chg AS SELECT h, e, g, r, run_u, spent0, budget, known,
-            CASE WHEN r = 0 THEN 0.0 ELSE least(r, t.tau) END AS c,
+        f"""CREATE TEMP VIEW hdp_chg AS SELECT h, e, g{extra}, r, run_u, spent0, known,
+            {budget} AS budget, CASE WHEN r = 0 THEN 0.0 ELSE least(r, t.tau) END AS c,
             CASE WHEN r = 0 THEN CAST(0 AS HUGEINT) WHEN run_u IS NULL THEN t.pub_u
                  WHEN t.fin THEN least(run_u, t.tau_u) ELSE run_u END AS cu
             FROM hdp_run JOIN hdp_tau t USING (g)"""
     )
-    low = con.execute(f"SELECT count_if(c > 0 AND c < {lit(LEVEL_MIN)}) FROM hdp_chg").fetchall()
-    if low[0][0]:
+    # c is a function of (g, r) alone: grants below the minimum, from the histogram
+    tau_g = np.array([caps[int(g)] for g in gs], dtype=float)
+    granted = np.where(lv == 0, 0.0, np.minimum(lv, tau_g))
+    if ((granted > 0) & (granted < LEVEL_MIN) & (ct > 0)).any():
         raise ReleaseError(
             "this release would grant some persons a level below the supported minimum "
             f"({LEVEL_MIN:g}); spend more of the budget; nothing was charged"
@@ -231,18 +265,18 @@ def charge_in(con: Any, inp: str, s: Fraction, target: str, sd_norm: float | Non
     con.execute(
         "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) WHERE key = 'releases'"
     )
-    con.execute(
-        f"UPDATE hdp_people SET spent = hdp_people.spent + c.cu, level = c.e, "
-        f"releases = hdp_people.releases + 1, last_release = {rid} "
-        "FROM hdp_chg c WHERE hdp_people.h = c.h"
-    )
-    con.execute(f"INSERT INTO hdp_people SELECT h, e, cu, 1, {rid} FROM hdp_chg WHERE NOT known")
-    receipt = _receipt(con, s)
-    persons, new, exhausted, saturated = con.execute(
-        "SELECT count(*), count_if(NOT known), count_if(r = 0 AND e > 0), "
-        "count_if(r > 0 AND c < r) FROM hdp_chg"
-    ).fetchall()[0]
-    return rid, receipt, caps, (int(persons), int(new), int(exhausted), int(saturated))
+    receipt, counts = _receipt(con, s)
+    if counts[0] > counts[1]:  # persons seen before: one update of their rows
+        con.execute(
+            f"UPDATE hdp_people SET spent = hdp_people.spent + c.cu, level = c.e, "
+            f"releases = hdp_people.releases + 1, last_release = {rid} "
+            "FROM hdp_chg c WHERE c.known AND hdp_people.h = c.h"
+        )
+    if counts[1]:
+        con.execute(
+            f"INSERT INTO hdp_people SELECT h, e, cu, 1, {rid} FROM hdp_chg WHERE NOT known"
+        )
+    return rid, receipt, caps, counts
 
 
 def _segment_caps(
@@ -278,13 +312,14 @@ def _segment_caps(
     return caps
 
 
-def _receipt(con: Any, s: Fraction) -> Any:
+def _receipt(con: Any, s: Fraction) -> tuple[Any, tuple[int, int, int, int]]:
     """Per segment and level (or 1/8 decade when a segment has many levels): persons, what
-    they asked, the levels run at, lost (charged) and kept (what remains after), in nats."""
+    they asked, the levels run at, lost (charged) and kept (what remains after), in nats;
+    and, from the same aggregate, the counts of persons, new, exhausted and saturated."""
     import pandas as pd
 
     n_levels = con.execute(
-        "SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT e) AS n FROM hdp_chg GROUP BY g)"
+        "SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT e) AS n FROM hdp_run GROUP BY g)"
     ).fetchall()[0][0]
     key = (
         "e"
@@ -294,7 +329,7 @@ def _receipt(con: Any, s: Fraction) -> Any:
     rows = con.execute(
         f"""SELECT g, min(e), max(e), count(*), min(r), max(r), min(cu), max(cu),
                 min(budget - spent0 - cu), max(budget - spent0 - cu),
-                count_if(r > 0 AND c < r), count_if(r = 0 AND e > 0)
+                count_if(r > 0 AND c < r), count_if(r = 0 AND e > 0), count_if(NOT known)
             FROM hdp_chg GROUP BY g, {key} ORDER BY g, min(e)"""
     ).fetchall()
     cols = ["segment", "eps", "eps_max", "persons", "run_min", "run_max", "lost_min", "lost_max"]
@@ -311,4 +346,6 @@ def _receipt(con: Any, s: Fraction) -> Any:
         )
     df = pd.DataFrame(out, columns=cols)
     df.insert(3, "asked", df["eps"] * float(s))
-    return df
+    persons, new = sum(int(r[3]) for r in rows), sum(int(r[12]) for r in rows)
+    exhausted, saturated = sum(int(r[11]) for r in rows), sum(int(r[10]) for r in rows)
+    return df, (persons, new, exhausted, saturated)

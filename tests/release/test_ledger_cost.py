@@ -1,0 +1,122 @@
+"""The ledgers' cost (issue 30): the dataset ledger's light check scan must answer exactly what
+the general check answers (every count, the smallest level, the keyed level identity), on
+tables that take the light path and on tables that must fall back to the general one.
+
+Oracles: the general path itself (forced), and levels_identity_arrays (the per-row numpy
+identity, which tests/release/test_ledger.py checks against a pure-Python encoding).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hdp_release.engines.duckdb_source as duck
+import hdp_release.fingerprint as fp
+from hdp_core.errors import ReleaseError
+from hdp_release.engines.open import open_source
+from hdp_release.fingerprint import levels_identity_arrays, levels_identity_counts
+from hdp_release.preview import tier_levels
+
+KEY = bytes(range(32))
+INF, NAN = math.inf, math.nan
+
+
+def _check(source, tiers=None):
+    src, v, e = open_source(source, "v", "e", "duckdb", tier_levels(tiers))
+    try:
+        return src.precheck(v, e, KEY)
+    finally:
+        src.close()
+
+
+TABLES = {
+    # name: (values, levels, light path expected)
+    "tiers, zeros, public": ([1.0, 2, 3, 4, 5, 6], [0.5, 0.0, -0.0, INF, 0.5, 2.0], True),
+    "negative level": ([1.0, 2, 3], [0.5, -1.0, 0.5], True),
+    "levels out of range": ([1.0, 2, 3, 4], [1e-9, 1e7, 0.5, 1e-6], True),
+    "-inf level": ([1.0, 2, 3], [0.5, -INF, 0.5], True),
+    "all zero": ([1.0, 2], [0.0, 0.0], True),
+    "NaN value": ([1.0, NAN, 3], [0.5, 0.5, 1.0], False),
+    "inf value": ([1.0, INF, 3], [0.5, 0.5, 1.0], False),
+    "-inf value": ([-INF, 2.0, 3], [0.5, 0.5, 1.0], False),
+    "NaN level": ([1.0, 2, 3], [0.5, NAN, 1.0], False),
+    "many levels": (list(range(60)), list(np.linspace(0.1, 3, 60)), False),
+}
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_light_check_equals_the_general_check(name, monkeypatch):
+    values, levels, light = TABLES[name]
+    df = pd.DataFrame({"v": np.asarray(values, float), "e": np.asarray(levels, float)})
+    calls = []
+    real = fp.levels_identity_sql
+    monkeypatch.setattr(fp, "levels_identity_sql", lambda *a: calls.append(1) or real(*a))
+    got = _check(df)
+    assert (not calls) is light  # the light path hashes no row
+    monkeypatch.setattr(duck, "MAX_TIERS", 0)  # the general path: counts and identity pass
+    want = _check(df)
+    assert calls
+    assert got == want
+    assert got[0] == levels_identity_arrays(df["e"], KEY)
+
+
+def test_a_level_after_the_first_rows_falls_back(monkeypatch):
+    monkeypatch.setattr(duck, "SAMPLE_MAX", 10)
+    e = np.full(40, 0.5)
+    e[35] = 0.7  # not among the first rows' levels
+    df = pd.DataFrame({"v": np.arange(40.0), "e": e})
+    got = _check(df)
+    assert got[0] == levels_identity_arrays(e, KEY) and got[1:] == (40, 0, 0, 0, 40, 0, 0.5)
+
+
+def test_text_levels_and_tier_names_take_the_light_path(tmp_path, monkeypatch):
+    p = tmp_path / "t.csv"
+    p.write_text("v,e\n1,Strict\n2, public \n3,0.5\n4,strict\n5,0\n6,inf\n")
+    calls = []
+    real = fp.levels_identity_sql
+    monkeypatch.setattr(fp, "levels_identity_sql", lambda *a: calls.append(1) or real(*a))
+    got = _check(str(p), {"Strict": 0.2})
+    assert not calls
+    parsed = [0.2, INF, 0.5, 0.2, 0.0, INF]
+    assert got == (levels_identity_arrays(parsed, KEY), 6, 0, 0, 0, 5, 2, 0.2)
+    with pytest.raises(ReleaseError):  # a bad text level is refused as before, with its row
+        _check(str(p))
+
+
+def test_identity_from_level_counts_equals_the_per_row_identity():
+    rng = np.random.default_rng(7)
+    for _ in range(25):
+        lv = rng.choice([0.0, -0.0, 0.1, 1 / 3, 2.0, INF, NAN, 5e-7, 1e300, -2.0], 5)
+        ct = rng.integers(1, 5000, lv.size)
+        rows = np.repeat(lv, ct)
+        assert levels_identity_counts(lv, ct, KEY) == levels_identity_arrays(rows, KEY)
+
+
+def test_a_release_on_few_levels_says_its_one_check_pass(tmp_path):
+    from hdp_release.ledger.store import PrivacyLedger
+    from hdp_release.release import release_mean
+
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    df = pd.DataFrame({"v": np.linspace(0, 10, 200), "e": np.tile([0.5, 1.0, 2.0, INF], 50)})
+    rel = release_mean(df, value="v", eps="e", lo=0, hi=10, ledger=led, spend="1/4")
+    assert "+ 1 ledger check pass (" in rel.plan
+    many = pd.DataFrame({"v": np.linspace(0, 10, 200), "e": np.linspace(0.1, 2, 200)})
+    rel = release_mean(many, value="v", eps="e", lo=0, hi=10, ledger=led, spend="1/4")
+    assert "+ 2 ledger check passes (" in rel.plan
+
+
+def test_a_nan_value_in_parquet_is_seen_by_the_light_check(tmp_path):
+    # Parquet statistics omit NaN: the values' max must come from the cells, not the footer
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "t.parquet"
+    v = np.arange(3000, dtype=float)
+    v[2500] = NAN
+    pq.write_table(pa.table({"v": v, "e": np.tile([0.5, 1.0, 2.0], 1000)}), p, row_group_size=500)
+    got = _check(str(p))
+    assert got[3] == 1 and got[1] == 3000  # one bad value, found as the general check finds it
