@@ -100,8 +100,9 @@ def keep_menu(menu: M.Menu) -> None:
 
 
 # sections 3 to 6 (drawn only when open) -------------------------------------------------------
-LAZY_TITLES = {"chart": V.CHART_TITLE, **V.SECTIONS}
-"""The parts of the page drawn only when opened: section 2's chart and sections 3 to 6."""
+LAZY_TITLES = dict(V.SECTIONS)
+"""The parts of the page drawn only when opened: sections 3 to 6 (section 2's chart is drawn
+on arrival, issue 31)."""
 OPEN = {name: f"td_open_{name}" for name in LAZY_TITLES}
 """Session-state key (and link parameter, 'td_open_<name>=true') of each lazy part's
 expander: open or closed."""

@@ -213,13 +213,10 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
         st.caption(V.half_width_note(menu, report))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
-    # on request (its state is in the link): the table and cards above hold its numbers,
-    # and redrawing it took most of a slider step's time in the browser (issue 23)
-    if (box := lazy_section("chart")) is not None:
-        with box:
-            st.plotly_chart(
-                cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
-            )
+    # drawn on arrival, like every page's picture (issue 31)
+    st.plotly_chart(
+        cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
+    )
 
     return metric_view
 
@@ -403,7 +400,7 @@ def main() -> None:
 
 
 def lazy_section(name: str) -> Any:
-    """Section 2's chart and sections 3 to 6, drawn only when open (widgets.lazy_expander)."""
+    """Sections 3 to 6, drawn only when open (widgets.lazy_expander)."""
     return lazy_expander(f"**{S.LAZY_TITLES[name]}**", S.OPEN[name])
 
 

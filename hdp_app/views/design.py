@@ -342,10 +342,6 @@ SECTIONS: dict[str, str] = {
 """The titles of the page's sections 3 to 6 (each opens on a click; a closed section is not
 computed, so a slider step redraws only sections 1 and 2)."""
 
-CHART_TITLE = "Chart: privacy offered and granted per tier, and each design's error"
-"""The title of section 2's chart, drawn on request: the table and the cards above hold the
-same numbers, and a chart redrawn on every slider step took most of a step's time."""
-
 SECTIONS_INTRO = (
     "Open a section below to go further: a target error, users moving between tiers, "
     "repeated releases, or saving and sharing the menu. Several may be open at once; the "

@@ -501,18 +501,18 @@ def _labels(at) -> list[str]:
 
 
 def test_sections_3_to_6_start_closed_and_draw_nothing(app):
-    """A first visit draws sections 1 and 2 only, without section 2's chart: the chart and
-    the four later sections are closed expanders (titled as before), and none of their
-    controls, charts or downloads exists (a slider step redraws no chart). The link still
-    carries the menu and the goal."""
+    """A first visit draws sections 1 and 2, with section 2's chart drawn on arrival (issue
+    31: every page shows its picture at once): the four later sections are closed expanders
+    (titled as before), and none of their controls, charts or downloads exists. The link
+    still carries the menu and the goal."""
     from hdp_app.design_state import OPEN
     from hdp_app.views import design as V
 
     at = ok(open_page(app, "tier_designer"))
-    for title in [V.CHART_TITLE, *V.SECTIONS.values()]:
+    for title in V.SECTIONS.values():
         assert f"**{title}**" in _labels(at)
     assert all(not at.session_state[k] for k in OPEN.values() if k in at.session_state)
-    assert not at.get("plotly_chart")  # section 2's chart is drawn on request too
+    assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]  # section 2's, only
     kinds = ("number_input", "radio", "slider", "selectbox")
     keys = {w.key for kind in kinds for w in at.get(kind)}
     assert not keys & {"td_target", "td_metric", "td_question", "td_wi_share", "td_releases"}
@@ -553,7 +553,7 @@ def test_a_closed_section_keeps_its_values(app):
     assert at.slider(key="td_wi_share").value == moved
 
 
-@pytest.mark.parametrize("name", ["chart", "target", "whatif", "releases", "save"])
+@pytest.mark.parametrize("name", ["target", "whatif", "releases", "save"])
 def test_a_link_opens_its_section(app, name):
     from hdp_app.design_state import OPEN
 
@@ -561,7 +561,6 @@ def test_a_link_opens_its_section(app, name):
     at = ok(open_page(app, "tier_designer"))
     assert at.session_state[OPEN[name]] is True
     drawn = {
-        "chart": lambda: next(c for c in at.get("plotly_chart") if c.key == "td_fig_menu"),
         "target": lambda: at.number_input(key="td_target"),
         "whatif": lambda: at.slider(key="td_wi_share"),
         "releases": lambda: at.number_input(key="td_releases"),
@@ -575,9 +574,9 @@ def test_a_link_opens_its_section(app, name):
 @pytest.mark.parametrize("bad", ["garbage", "1e400", ""])
 def test_a_bad_section_value_in_the_link_leaves_it_closed(app, bad):
     app.query_params["td_open_whatif"] = bad
-    app.query_params["td_open_chart"] = bad
     at = ok(open_page(app, "tier_designer"))
-    assert not at.get("plotly_chart") and not at.get("slider")
+    assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]  # no what-if chart
+    assert not at.get("slider")
 
 
 def test_tier_names_in_the_table_are_plain_text(app):
