@@ -158,9 +158,7 @@ def bench_sliders(browser, floor: pathlib.Path, moves: int) -> None:
         for label, xs in rows:
             r = statistics.median(xs) / fmed
             print(f"  {label:<23} {fmt(xs)}  ratio {r:.2f}")
-        print(
-            "  (goal: every page except a fresh simulation within 1.5x the floor)"
-        )
+        print("  (goal: every page except a fresh simulation within 1.5x the floor)")
         ctx.close()
     finally:
         fsrv.stop()

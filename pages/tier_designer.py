@@ -214,9 +214,7 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
     # drawn on arrival, like every page's picture (issue 31)
-    st.plotly_chart(
-        cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
-    )
+    st.plotly_chart(cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch")
 
     return metric_view
 
