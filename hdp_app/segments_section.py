@@ -134,4 +134,5 @@ def last_section() -> None:
         on_click="ignore",
     )
     with st.expander("Reproduce in Python"):
-        st.code(S.segments_code(s, last["file"], last["by"], g.target), language="python")
+        code = S.segments_code(s, last["file"], last["by"], g.target)
+        st.code(code, language="python", wrap_lines=True)

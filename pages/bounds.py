@@ -180,7 +180,7 @@ def _units_section(prof: EpsilonProfile) -> None:
 def _reproduce(prof: EpsilonProfile, mode: str) -> None:
     with st.expander("Reproduce in Python"):
         snippet = snippets.bounds(prof, get_spec(), mode)
-        st.code(snippet.code, language="python")
+        st.code(snippet.code, language="python", wrap_lines=True)
         if snippet.needs_profile_csv:
             st.caption(snippets.PROFILE_CSV_NOTE)
 

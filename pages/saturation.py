@@ -22,7 +22,14 @@ from hdp_app.views import saturation_page as P
 from hdp_app.views import tour as teach
 from hdp_app.views import tuned as tview
 from hdp_app.views.formatting import plain
-from hdp_app.widgets import limit_bounds, metric_row, number, number_columns, show_metric
+from hdp_app.widgets import (
+    limit_bounds,
+    metric_row,
+    number,
+    number_columns,
+    show_metric,
+    wide_dataframe,
+)
 from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
 
@@ -69,8 +76,7 @@ def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePriv
     capped = P.capped_text(fp)
     if capped:
         st.markdown(capped)
-    fmt = number_columns(df.columns, P.TABLE_FORMATS)
-    st.dataframe(df, hide_index=True, column_config=fmt, key="sat_table")
+    wide_dataframe(df, "sat_table", P.TABLE_FORMATS)
     st.download_button(
         "Download this table (CSV)",
         csv,
@@ -257,7 +263,7 @@ def _trace_section(prof: EpsilonProfile) -> None:
 def _reproduce(prof: EpsilonProfile) -> None:
     with st.expander("Reproduce in Python"):
         snippet = snippets.saturation(prof, get_spec())
-        st.code(snippet.code, language="python")
+        st.code(snippet.code, language="python", wrap_lines=True)
         if snippet.needs_profile_csv:
             st.caption(snippets.PROFILE_CSV_NOTE)
 

@@ -369,9 +369,9 @@ def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
     link = V.shareable_link(
         st.context.url, PAGE_PATH, [(S.LINK_KEY, token), (design_link.GOAL_KEY, goal)]
     )
-    st.code(link, language=None)
+    st.code(link, language=None, wrap_lines=True)
     with st.expander("Preview the JSON"):
-        st.code(json_text, language="json")
+        st.code(json_text, language="json", wrap_lines=True)
 
     st.file_uploader(
         T.import_label(menu_io.MAX_MENU_BYTES),

@@ -256,3 +256,29 @@ def decade_ticks(lo: float, hi: float) -> dict:
     if math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1 < 3:
         return {}
     return {"dtick": 1}
+
+
+PROJECTOR_FONT_PX = 14
+"""The smallest chart text (ticks, legend, titles) of a chart shown on a projector (the Tour and
+the Algorithm 1 walk-through): readable from the back of a room at 1024 px wide."""
+
+
+def projector(fig: go.Figure, height: int | None = None) -> go.Figure:
+    """``fig`` with every text at least PROJECTOR_FONT_PX (the base font, tick labels, axis and
+    legend text) and, given ``height`` (px), that height: short enough that a step's controls
+    and its chart share one 768 px screen. Returns the same figure, changed in place."""
+    px = PROJECTOR_FONT_PX
+    fig.update_layout(font_size=px, legend_font_size=px)
+    fig.update_xaxes(tickfont_size=px, title_font_size=px)
+    fig.update_yaxes(tickfont_size=px, title_font_size=px)
+    for a in fig.layout.annotations or ():
+        if a.font is None or a.font.size is None or a.font.size < px:
+            a.font = {**(a.font.to_plotly_json() if a.font else {}), "size": px}
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+PROJECTOR_CHART_PX = 400
+"""The height (px) of a projector step's chart: with its controls above it (two rows of
+sliders), within one 768 px screen (tests/browser/test_browser_tour.py measures it)."""
