@@ -14,7 +14,7 @@ import streamlit as st
 
 from hdp_app.caches import saturation as cache
 from hdp_app.common import drop_bad_query_params, get_profile, get_spec, guarded, run_through_app
-from hdp_app.figures.saturation import phase_figure, tau_spread_figure, trace_figure
+from hdp_app.figures.saturation import phase_figure, tau_spread_figure, walkthrough_figure
 from hdp_app.perf import live
 from hdp_app.views import explain, snippets
 from hdp_app.views import saturation as sat
@@ -235,6 +235,8 @@ def _trace_section(prof: EpsilonProfile) -> None:
         )
     else:
         step = 1
+    # the chart right under its controls: both on one 768 px screen (a projector)
+    st.plotly_chart(walkthrough_figure(trace, int(step)), key="sat_trace_chart")
     st.info(cache.step_text(src, prof, int(step)))
     try:
         weights = teach.step_weights(trace, int(step))
@@ -247,7 +249,6 @@ def _trace_section(prof: EpsilonProfile) -> None:
             st.markdown(explain.why_eight_numbers(weights))
     if trace.n_excluded:
         st.caption(P.trace_excluded(trace.n_excluded))
-    st.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
     table = pd.DataFrame(P.trace_columns(trace, int(step), weights is not None))
     st.caption("Latest step first: the top row is the user just processed.")
     numbers = {c: "%.4g" for c in table.columns if c not in P.TRACE_TEXT_COLUMNS}

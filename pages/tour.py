@@ -28,7 +28,7 @@ from hdp_app.views import saturation as sat
 from hdp_app.views import simulation as simview
 from hdp_app.views import tour as teach
 from hdp_app.views.formatting import plain
-from hdp_app.widgets import metric_row, show_metric
+from hdp_app.widgets import metric_row, show_metric, wide_dataframe
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -88,7 +88,7 @@ def _values() -> tuple[tuple[str, float], ...]:
 
 # ----------------------------------------------------------------------------- the step
 def _numbers(step: teach.TourStep) -> None:
-    row = metric_row()
+    row = metric_row(gap="small")  # step 2's four cards on one row at 1024 px
     for m in teach.step_cards(step):
         show_metric(row, m, width="content")
 
@@ -101,7 +101,7 @@ def _chart(step: teach.TourStep, values: tuple[tuple[str, float], ...]) -> None:
     elif step.chart == "free_privacy":  # its cards are the step's (_numbers), in one row
         _numbers(step)
         table = sat.free_privacy_table(prof)
-        st.dataframe(pd.DataFrame(table.columns), hide_index=True, key="tour_free_table")
+        wide_dataframe(pd.DataFrame(table.columns), "tour_free_table")
     elif step.chart == "bounds":
         n = step.numbers
         fig = bounds_glance_figure(

@@ -157,8 +157,8 @@ def utc_timestamp(now: Any = None) -> str:
 TABLE_WIDTH_PX = 600
 """The width a dataframe may take without hiding columns off its right edge: the main column at
 1024 x 768 with the sidebar open is 624 px (tests/browser/test_browser_truncation.py)."""
-_CHAR_PX = 7.6  # a character of the grid's 14 px font, rounded up (digits and lower case)
-_CELL_PAD_PX = 22  # a cell's padding and border
+_CHAR_PX = 7.0  # a character of the grid's 14 px font, rounded up (measured: about 6.2)
+_CELL_PAD_PX = 20  # a cell's padding and border (measured: about 16)
 
 
 def _cell_text(v: Any, fmt: str | None) -> str:

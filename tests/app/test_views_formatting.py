@@ -68,7 +68,7 @@ def test_column_groups_fit_the_width_and_repeat_the_label_column():
             <= TABLE_WIDTH_PX
         )
     # the estimate: the longest of header and cells ("column number 0" is 15 characters,
-    # "1.235e-04" 9), times 7.6 px, plus 22 px
-    assert column_width_px(df, "column number 0", "%.3e") == 15 * 7.6 + 22
-    assert column_width_px(df, "Method") == len("FME (reconstructed)") * 7.6 + 22
+    # "1.235e-04" 9), times 7 px, plus 20 px
+    assert column_width_px(df, "column number 0", "%.3e") == 15 * 7.0 + 20
+    assert column_width_px(df, "Method") == len("FME (reconstructed)") * 7.0 + 20
     assert column_groups(df[["Method", "column number 0"]], fmts) == [["Method", "column number 0"]]
