@@ -361,7 +361,7 @@ ui = S.init_page_state()
 st.title("Privacy profile")
 st.markdown(pc.INTRO)
 
-left, right = st.columns([5, 7], gap="medium")  # room for the uploader line at 1024 px
+left, right = st.columns([11, 13], gap="medium")  # at 1024 px: room for the tiers editor
 with left:
     ui["prof_mode"] = st.radio(
         "Build the profile from",

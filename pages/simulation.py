@@ -85,20 +85,20 @@ def distribution_controls() -> tuple:
 
 def sim_controls() -> tuple[sc.SimSettings, Any]:
     """The simulation's controls; returns their settings and a slot for the true-mean metrics."""
+    methods = st.multiselect(  # the whole width: at 1024 px a column cut "FME (reconstructed)"
+        "Methods",
+        simview.method_options(),
+        default=list(hdp.METHODS),
+        format_func=short_label,
+        key="sim_methods",
+        bind="query-params",
+        wrap=True,
+        help=sc.SIM_HELP["sim_methods"],
+    )
     c1, c2, c3 = st.columns([1.3, 1.2, 1])
     with c1:
         spec = distribution_controls()
     with c2:
-        methods = st.multiselect(
-            "Methods",
-            simview.method_options(),
-            default=list(hdp.METHODS),
-            format_func=short_label,
-            key="sim_methods",
-            bind="query-params",
-            wrap=True,  # the chips wrap in the narrow column: none is cut
-            help=sc.SIM_HELP["sim_methods"],
-        )
         t1, t2 = st.columns(2)
         trials = number(t1, sc.TRIALS_FIELD, **URL)
         seed = number(t2, sc.SEED_FIELD, **URL)
