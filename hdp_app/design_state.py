@@ -30,6 +30,7 @@ EPS_OPTS = "td_eps_opts"  # options of the eps sliders (a log grid plus the menu
 USED = "td_used"  # set by "Use this menu as the current profile", shown once
 FROM_PROFILE = "td_from_profile"  # set by the Profile page's "open in the Tier designer"
 LINK_KEY = MENU_LINK_KEY  # query-string parameter holding the encoded menu
+TARGET_WIDTH = "td_target_width"  # the range width (data units) the target was set for
 
 
 def load_menu(menu: M.Menu, note: str | None = None, kind: str | None = None) -> None:
@@ -251,8 +252,12 @@ def goal(report: D.MenuReport) -> tuple[str, float]:
     ss = st.session_state
     if ss.get("td_metric") not in V.METRIC_LABELS:
         put("td_metric", next(iter(V.METRIC_LABELS)))
+    width = float(report.menu.width)
     if "td_target" not in ss:
         put("td_target", V.default_target(report))
+    elif ss.get(TARGET_WIDTH, width) != width:  # the range changed: the target follows it
+        put("td_target", V.rescaled_target(float(ss["td_target"]), ss[TARGET_WIDTH], width))
+    ss[TARGET_WIDTH] = width
     return ss["td_metric"], float(ss["td_target"])
 
 

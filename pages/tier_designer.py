@@ -257,15 +257,22 @@ def target_section(menu: M.Menu, report: D.MenuReport) -> None:
             answer = cache.cached_solve(menu, question, float(target), metric, int(a), int(b))
         except (ProfileError, ValueError) as e:
             st.error(plain(e), icon=":material/block:")
+    # both targets side by side: the answer (population mean), the table's own mean's error
+    pop, tab = (c.container(border=True) for c in st.columns(2))
+    pop.markdown(f"**{wv.TARGET_LABELS['population']}**")
+    tab.markdown(f"**{wv.TARGET_LABELS['table']}**")
+    table_err = cache.cached_release_errors(menu, 1).table
+    show_metric(tab, V.table_target_card(table_err, target, metric, menu.unit), arrow=False)
     if answer is not None:
-        _BOX[V.answer_box(answer, menu)](plain(answer.message))
+        getattr(pop, V.answer_box(answer, menu))(plain(answer.message))
         cards = V.answer_metrics(answer, menu)
         if cards:
-            for col, m in zip(st.columns(2), cards):
-                show_metric(col, m)
+            row = pop.container(horizontal=True, wrap=True)
+            for m in cards:
+                show_metric(row, m, width="content")
             applied = answer.apply(menu)
             if applied is not None:
-                st.button(
+                pop.button(
                     "Apply this to the menu",
                     key="td_apply",
                     on_click=S.cb_apply,

@@ -606,3 +606,19 @@ def test_section_values_survive_a_visit_to_another_page(app):
     assert at.number_input(key="td_target").value == 0.8
     assert at.number_input(key="td_releases").value == 10
     assert at.query_params["goal"] == "rmse~0.8"
+
+
+def test_the_target_follows_the_range(app):
+    """Issue 31: a target set for one data range keeps its fraction of the range when the
+    range changes (a template's 0.34 on 0-1 does not become a demand of 0.34 USD on 0-500):
+    10 USD on 0-500 is 20 USD on 0-1000, and the link follows."""
+    at = ok(open_sections(open_page(app, "tier_designer"), "target"))
+    at.radio(key="td_metric").set_value("half_width").run()
+    at.number_input(key="td_target").set_value(10.0).run()
+    assert (at.number_input(key="td_lo").value, at.number_input(key="td_hi").value) == (0, 500)
+    at.number_input(key="td_hi").set_value(1000.0).run()
+    ok(at)
+    assert at.number_input(key="td_target").value == 20.0
+    assert at.query_params["goal"] == "half_width~20"
+    at.number_input(key="td_lo").set_value(500.0).run()  # width 500 again
+    assert at.number_input(key="td_target").value == 10.0
