@@ -622,3 +622,28 @@ def test_the_target_follows_the_range(app):
     assert at.query_params["goal"] == "half_width~20"
     at.number_input(key="td_lo").set_value(500.0).run()  # width 500 again
     assert at.number_input(key="td_target").value == 10.0
+
+
+def test_accuracy_first_shows_both_targets_side_by_side(app):
+    """Issue 31: beside the accuracy-first answer (the population mean) section 3 shows the
+    table's own mean's 95% error with the menu as it is (hdp_core.intervals.release_error_95,
+    target 'table', one release), with its verdict against a 95%-error target; an RMSE
+    target gets no verdict (another measure)."""
+    from hdp_core.intervals import release_error_95
+
+    at = ok(open_sections(open_page(app, "tier_designer"), "target"))
+    at.radio(key="td_metric").set_value("half_width").run()
+    menu = menu_of(at)
+    prof = menu.to_profile()
+    table = release_error_95(prof.levels, prof.counts, menu.low, menu.high, "table")
+    for target, verdict in ((table * 1.01, "within the target"), (table / 2, "above the target")):
+        at.number_input(key="td_target").set_value(float(f"{target:.4g}")).run()
+        ok(at)
+        card = next(m for m in at.main.metric if m.label == "95% error now")
+        assert card.value == f"± {table:.3g} {menu.unit}"
+        assert verdict in str(card.proto.delta)
+    labels = [m.value for m in at.markdown]
+    assert "**Population mean (ADPM)**" in labels and "**Table's own mean (TableMean)**" in labels
+    at.radio(key="td_metric").set_value("rmse").run()
+    card = next(m for m in at.main.metric if m.label == "95% error now")
+    assert not card.proto.delta
