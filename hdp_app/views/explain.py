@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hdp_app.views.formatting import count_noun, plain, short_eps
+from hdp_app.views.formatting import count_noun, plain
 from hdp_core import presets
 from hdp_core.adpm import adpm
 from hdp_core.presets import two_groups
@@ -398,36 +398,6 @@ def tour_simulation_text(nums: dict[str, float]) -> tuple[str, ...]:
         f"({approx_percent(p, a)} vs ADPM) and {u:.3e} for UNI ({approx_percent(u, a)}).",
         "The Simulation page draws thousands of such estimates and checks these numbers "
         "with 95% intervals.",
-    )
-
-
-def tour_menu_text(nums: dict[str, float], menu) -> tuple[str, ...]:
-    """Tour step 5: the two groups as a tier menu (``menu``: tour.tour_menu, values 0 to 500
-    USD): the tiers introduced by name, level and share, then who is capped, then the RMSEs
-    with the range they are for."""
-    from hdp_app.views.tour import RMSE_LABELS
-
-    strict, loose = menu.tiers
-    lo, hi, unit = menu.low, menu.high, plain(menu.unit)
-    intro = (
-        f"The same two groups as a product's menu of two tiers: **{plain(strict.name)}** "
-        f"(eps {short_eps(strict.eps)}, {strict.share_percent:.3g}% of the users) and "
-        f"**{plain(loose.name)}** (eps {short_eps(loose.eps)}, {loose.share_percent:.3g}%), "
-        f"for values between {lo:g} and {hi:g} {unit}."
-    )
-    if nums["users granted tau*"]:
-        cap = (
-            f"{count_noun(int(nums['users granted tau*']), 'user')} of {plain(loose.name)} "
-            f"get τ* = {nums['tau*']:.4g}: offering a looser tier adds no accuracy."
-        )
-    else:
-        cap = "No tier is capped: every tier gets the privacy it promises."
-    return (
-        intro,
-        cap,
-        f"For values between {lo:g} and {hi:g} {unit}, the RMSE of the mean is "
-        f"{nums[RMSE_LABELS['ADPM']]:.4g} {unit} with ADPM and "
-        f"{nums[RMSE_LABELS['UNI']]:.4g} {unit} if everyone got the strictest level (UNI).",
     )
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from hdp_app.views.cards import Metric
 from hdp_app.views.explain import approx_percent, two_group_verdict
+from hdp_app.views.formatting import count_noun, plain, short_eps
 from hdp_app.views.saturation import TwoLevelPoint, free_privacy, phase_boundary, two_level_point
 from hdp_core.adpm import AlgorithmTrace, adpm
 from hdp_core.bounds import lower_bound, lower_bound_H, optimality_ratio, upper_bound
@@ -531,7 +532,7 @@ def tour_step(index: int, values: dict[str, float] | None = None) -> TourStep:
             RMSE_LABELS["ADPM"]: rep.errors["ADPM"].rmse,
             RMSE_LABELS["UNI"]: rep.errors["UNI"].rmse,
         }
-        text = explain.tour_menu_text(nums, menu)
+        text = _menu_text(nums, menu)
     return TourStep(index, key, title, text, controls, nums, chart, prof, cards)
 
 
@@ -539,6 +540,32 @@ MENU_RANGE = (0.0, 500.0, "USD")
 """Step 5's data: values between 0 and 500 USD."""
 RMSE_LABELS = {m: f"{m} RMSE (USD, data 0 to 500)" for m in ("ADPM", "UNI")}
 """Step 5's error cards: each real-unit figure with the range it is for."""
+
+
+def _menu_text(nums: dict[str, float], menu) -> tuple[str, ...]:
+    """Tour step 5's sentences (``menu``: tour_menu): its tiers by name, level and share, who
+    is capped, the RMSEs with the range they are for."""
+    (strict, loose), lo, hi, unit = menu.tiers, menu.low, menu.high, plain(menu.unit)
+    intro = (
+        f"The same two groups as a product's menu of two tiers: **{plain(strict.name)}** "
+        f"(eps {short_eps(strict.eps)}, {strict.share_percent:.3g}% of the users) and "
+        f"**{plain(loose.name)}** (eps {short_eps(loose.eps)}, {loose.share_percent:.3g}%), "
+        f"for values between {lo:g} and {hi:g} {unit}."
+    )
+    if nums["users granted tau*"]:
+        cap = (
+            f"{count_noun(int(nums['users granted tau*']), 'user')} of {plain(loose.name)} "
+            f"get τ* = {nums['tau*']:.4g}: offering a looser tier adds no accuracy."
+        )
+    else:
+        cap = "No tier is capped: every tier gets the privacy it promises."
+    return (
+        intro,
+        cap,
+        f"For values between {lo:g} and {hi:g} {unit}, the RMSE of the mean is "
+        f"{nums[RMSE_LABELS['ADPM']]:.4g} {unit} with ADPM and "
+        f"{nums[RMSE_LABELS['UNI']]:.4g} {unit} if everyone got the strictest level (UNI).",
+    )
 
 
 def step_cards(step: TourStep) -> list[Metric]:

@@ -641,9 +641,9 @@ def test_accuracy_first_shows_both_targets_side_by_side(app):
         ok(at)
         card = next(m for m in at.main.metric if m.label == "95% error now")
         assert card.value == f"± {table:.3g} {menu.unit}"
-        assert verdict in str(card.proto.delta)
+        assert verdict in str(card.delta)
     labels = [m.value for m in at.markdown]
     assert "**Population mean (ADPM)**" in labels and "**Table's own mean (TableMean)**" in labels
     at.radio(key="td_metric").set_value("rmse").run()
     card = next(m for m in at.main.metric if m.label == "95% error now")
-    assert not card.proto.delta
+    assert not card.delta
