@@ -5,8 +5,9 @@ text), a control moved in step 1 carries on and lands in the link, and the sideb
 page its width (the summary's details are folded). Each step's controls and its chart (step
 2: its cards and table) fit in one 768 px screen (bounding boxes: from the top of the first
 slider to the bottom of the chart), every chart's tick labels are at least 14 px, and step 2
-shows one row of cards without a delta. The Saturation page's Algorithm 1 walk-through is
-measured the same way. Screenshots of every step are saved (tmp_path)."""
+shows one row of cards without a delta (the Saturation page's Algorithm 1 walk-through is
+measured the same way on a load of tests/browser/test_browser_truncation.py). Screenshots of
+every step are saved (tmp_path)."""
 
 from __future__ import annotations
 
@@ -117,27 +118,5 @@ def test_walk_the_five_steps_at_1024x768(server, browser, tmp_path):  # noqa: F8
         assert main_el.get_by_role("button", name="Next ▶").is_disabled()
         assert not cut, f"{len(cut)} cut items (screenshots in {tmp_path}):\n" + report(cut)
         assert not unfit, unfit
-    finally:
-        ctx.close()
-
-
-def test_the_walk_through_step_fits_one_screen_at_1024x768(server, browser):  # noqa: F811
-    """The Saturation page's Algorithm 1 walk-through (the teaching example): its step slider
-    and buttons, and its chart, within one 768 px screen; ticks at least 14 px."""
-    ctx, page = new_page(browser, viewport=(1024, 768))
-    try:
-        page.goto(server + "/saturation?sat_trace_example=true")
-        wait_drawn(page)
-        chart = page.locator(".st-key-sat_trace_chart")
-        chart.scroll_into_view_if_needed()
-        step = page.get_by_test_id("stMain").get_by_test_id("stSlider").filter(has_text="Step k")
-        # the walk-through's own slider and chart (other sections have theirs)
-        top = step.bounding_box()["y"]
-        box = chart.bounding_box()
-        assert box["y"] + box["height"] - top <= SCREEN, (top, box)
-        sizes = chart.locator(".xtick text, .ytick text").evaluate_all(
-            "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))"
-        )
-        assert sizes and min(sizes) >= MIN_TICK_PX, sizes
     finally:
         ctx.close()

@@ -15,6 +15,8 @@ Two measures, in Chromium, on the rendered page:
   annotations; not the legend, which scrolls, nor the hover layer) must lie inside the
   chart's own box (its main SVG, clipped to the element holding it) within 1 px.
 
+The Saturation page's Algorithm 1 walk-through, on the load that shows it, is checked too
+(CHECKS): its step slider and its chart within one 768 px screen, tick labels at least 14 px.
 The test reports every cut item (page, state, size, kind, text) and fails if there is any.
 One server, one browser and one page: each load's states are reached in turn on that load
 (an upload, a release, a click) and measured at 1024 x 768; the last one is measured again
@@ -297,6 +299,33 @@ def _release_wages(page, tmp_path: pathlib.Path) -> None:
     wait_drawn(page, min_charts=0)
 
 
+SCREEN = 768
+MIN_TICK_PX = 14
+
+
+def _walkthrough_problems(page) -> list[str]:
+    """The Saturation page's Algorithm 1 walk-through at 1024 x 768 (issue 31): its step
+    slider (and buttons) and its chart within one 768 px screen (bounding boxes), the chart's
+    tick labels at least 14 px. Returns what is wrong."""
+    chart = page.locator(".st-key-sat_trace_chart")
+    chart.scroll_into_view_if_needed()
+    step = page.get_by_test_id("stMain").get_by_test_id("stSlider").filter(has_text="Step k")
+    top, box = step.bounding_box()["y"], chart.bounding_box()
+    span = box["y"] + box["height"] - top
+    sizes = chart.locator(".xtick text, .ytick text").evaluate_all(
+        "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))"
+    )
+    out = []
+    if span > SCREEN:
+        out.append(f"walk-through: slider to chart {span:.0f} px > {SCREEN}")
+    if not sizes or min(sizes) < MIN_TICK_PX:
+        out.append(f"walk-through: tick labels {min(sizes or [0])} px < {MIN_TICK_PX}")
+    return out
+
+
+CHECKS = {"two tiers, example": _walkthrough_problems}
+"""A state's own check at 1024 x 768, beyond cut text: its problems are reported as cut items."""
+
 ACTIONS = {
     "CSV upload chosen (example buttons)": lambda page, _: _act(
         page, page.get_by_test_id("stMain").get_by_text("Upload", exact=True).click, 1
@@ -325,8 +354,13 @@ def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:  # noq
                     if i:
                         page.set_viewport_size({"width": w, "height": h})
                         _settle(page)
-                    for it in _measure(page, min_charts):
-                        found.append({"page": title, "state": state, "size": f"{w}x{h}", **it})
+                    here = {"page": title, "state": state, "size": f"{w}x{h}"}
+                    found += [{**here, **it} for it in _measure(page, min_charts)]
+                    if not i and state in CHECKS:
+                        found += [
+                            {**here, "kind": "layout", "where": "main", "text": problem}
+                            for problem in CHECKS[state](page)
+                        ]
                     slug = f"{title}_{state}_{w}".replace(" ", "_").replace(",", "")
                     _shoot_cut(page, tmp_path, slug)
     finally:
