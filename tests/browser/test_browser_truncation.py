@@ -39,6 +39,7 @@ SIZES = [(1024, 768), (1280, 800)]
 MIN_TEXT = 3  # every state shows at least this many measured text elements
 MIN_CHART_TEXT = 10  # and, with a chart, at least this many chart texts (ticks, titles)
 TWO_TIERS = "profile=tiers&p_tier=0.1~10~A&p_tier=inf~5~B"  # 15 users, two levels
+FEW_TRIALS = "sim_trials=500"
 OPEN_TD = (
     "/tier_designer?td_open_target=true&td_open_whatif=true&td_open_releases=true&td_open_save=true"
 )
@@ -56,9 +57,15 @@ VISITS: list[tuple[str, str, int, list[str]]] = [
         1,
         ["users sweep, known spread, toggles off"],
     ),
-    ("Simulation", "/simulation", 1, ["default"]),
-    ("Simulation", "/simulation?sim_real=true&sim_tuned=true", 1, ["real units, tuned ADPM"]),
-    ("Tier designer", "/tier_designer", 1, ["default"]),
+    # (the fewest trials the page allows: the same texts, a quicker load)
+    ("Simulation", f"/simulation?{FEW_TRIALS}", 1, ["default"]),
+    (
+        "Simulation",
+        f"/simulation?sim_real=true&sim_tuned=true&{FEW_TRIALS}",
+        1,
+        ["real units, tuned ADPM"],
+    ),
+    # every section open: the default page's sections 1 and 2, its chart and every header too
     ("Tier designer", OPEN_TD, 2, ["every section open"]),
     (
         "Release",
