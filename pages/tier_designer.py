@@ -27,6 +27,7 @@ from hdp_app.common import (
     profile_version,
     run_through_app,
 )
+from hdp_app.figures.design import MENU_FIGURE_CONFIG
 from hdp_app.figures.style import METHOD_COLORS
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
@@ -213,8 +214,8 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
         st.caption(V.half_width_note(menu, report))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
-    # drawn on arrival, like every page's picture (issue 31)
-    st.plotly_chart(cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch")
+    fig = cache.cached_menu_figure(menu, metric_view)
+    st.plotly_chart(fig, key="td_fig_menu", width="stretch", config=MENU_FIGURE_CONFIG)
 
     return metric_view
 
@@ -257,7 +258,6 @@ def target_section(menu: M.Menu, report: D.MenuReport) -> None:
             answer = cache.cached_solve(menu, question, float(target), metric, int(a), int(b))
         except (ProfileError, ValueError) as e:
             st.error(plain(e), icon=":material/block:")
-    # both targets side by side: the answer (population mean), the table's own mean's error
     pop, tab = (c.container(border=True) for c in st.columns(2))
     pop.markdown(f"**{wv.TARGET_LABELS['population']}**")
     tab.markdown(f"**{wv.TARGET_LABELS['table']}**")

@@ -30,7 +30,7 @@ from hdp_app.figures.style import (
 )
 from hdp_core.design import MenuReport, ShareSweep
 
-__all__ = ["menu_figure", "method_error_figure", "whatif_figure"]
+__all__ = ["MENU_FIGURE_CONFIG", "menu_figure", "method_error_figure", "whatif_figure"]
 
 _METHOD_LABELS = {
     "ADPM": "ADPM (optimal weights)",
@@ -332,3 +332,9 @@ def whatif_figure(
     lo, hi = (float(fin.min()), float(fin.max())) if fin.size else (0.1, 10.0)
     fig.update_yaxes(title="eps", row=2, col=1, **log_axis(lo, hi))  # full labels, no "2, 3"
     return fig
+
+
+MENU_FIGURE_CONFIG = {"staticPlot": True}
+"""The menu figure's plotly config: a static picture (no hover, zoom or toolbar), a third
+cheaper to redraw on each slider step now that it is drawn on arrival (issue 31); its numbers
+are on its bars and in the tier table and cards above it."""
