@@ -83,8 +83,9 @@ def menu_figure(report: MenuReport, metric: str = "half_width") -> go.Figure:
     * right, horizontal bars: the error of the mean (RMSE or 95% half-width, real units) of
       ADPM, PropDPM and UNI, with the all-users-public error as a dotted grey line.
 
-    Titles are wrapped and the bar labels sit inside a long bar, so nothing is cut at a
-    projector's 1024 px. Built from plain dicts and validated once (the layout of
+    Titles are wrapped and the error bars' labels sit inside a long bar, so nothing is cut at
+    a projector's 1024 px; the tier bars carry no label (their levels are in the tier table
+    right above, and labels cost a fifth of a slider step's redraw). Built from plain dicts and validated once (the layout of
     make_subplots(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.16)): a new figure
     on every slider step, so its cost is on the step's path."""
     rep = report
@@ -144,7 +145,7 @@ def _tier_panel(rep: MenuReport) -> tuple[list[dict], dict, dict]:
                 ),
             ),
             text=txt_asked,
-            textposition="outside",
+            textposition="none",  # the levels are in the tier table above (cheaper redraw)
             customdata=users,
             hovertemplate="%{x}: offers eps = %{text}<br>%{customdata} users<extra></extra>",
             xaxis="x",
@@ -157,7 +158,7 @@ def _tier_panel(rep: MenuReport) -> tuple[list[dict], dict, dict]:
             name="granted by ADPM",
             marker=dict(color=GRANTED_COLOR),
             text=txt_granted,
-            textposition="outside",
+            textposition="none",  # the levels are in the tier table above (cheaper redraw)
             customdata=users,
             hovertemplate="%{x}: granted eps = %{text}<br>%{customdata} users<extra></extra>",
             xaxis="x",
