@@ -85,9 +85,10 @@ def menu_figure(report: MenuReport, metric: str = "half_width") -> go.Figure:
 
     Titles are wrapped and the error bars' labels sit inside a long bar, so nothing is cut at
     a projector's 1024 px; the tier bars carry no label (their levels are in the tier table
-    right above, and labels cost a fifth of a slider step's redraw). Built from plain dicts and validated once (the layout of
-    make_subplots(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.16)): a new figure
-    on every slider step, so its cost is on the step's path."""
+    right above, and labels cost a fifth of a slider step's redraw). Built from plain dicts
+    and validated once (the layout of make_subplots(1, 2, column_widths=[0.55, 0.45],
+    horizontal_spacing=0.16)): a new figure on every slider step, so its cost is on the
+    step's path."""
     rep = report
     unit = fig_text(rep.menu.unit)
     word = "RMSE" if metric == "rmse" else "95% error half-width"
