@@ -338,5 +338,5 @@ def whatif_figure(
 
 MENU_FIGURE_CONFIG = {"staticPlot": True}
 """The menu figure's plotly config: a static picture (no hover, zoom or toolbar), a third
-cheaper to redraw on each slider step now that it is drawn on arrival (issue 31); its numbers
-are on its bars and in the tier table and cards above it."""
+cheaper to redraw on each slider step now that it is drawn on arrival (issue 31); its error
+bars carry their numbers, and the tiers' levels are in the tier table above it."""
