@@ -30,6 +30,7 @@ EPS_OPTS = "td_eps_opts"  # options of the eps sliders (a log grid plus the menu
 USED = "td_used"  # set by "Use this menu as the current profile", shown once
 FROM_PROFILE = "td_from_profile"  # set by the Profile page's "open in the Tier designer"
 LINK_KEY = MENU_LINK_KEY  # query-string parameter holding the encoded menu
+TARGET_WIDTH = "td_target_width"  # the range width (data units) the target was set for
 
 
 def load_menu(menu: M.Menu, note: str | None = None, kind: str | None = None) -> None:
@@ -100,8 +101,9 @@ def keep_menu(menu: M.Menu) -> None:
 
 
 # sections 3 to 6 (drawn only when open) -------------------------------------------------------
-LAZY_TITLES = {"chart": V.CHART_TITLE, **V.SECTIONS}
-"""The parts of the page drawn only when opened: section 2's chart and sections 3 to 6."""
+LAZY_TITLES = dict(V.SECTIONS)
+"""The parts of the page drawn only when opened: sections 3 to 6 (section 2's chart is drawn
+on arrival, issue 31)."""
 OPEN = {name: f"td_open_{name}" for name in LAZY_TITLES}
 """Session-state key (and link parameter, 'td_open_<name>=true') of each lazy part's
 expander: open or closed."""
@@ -250,8 +252,12 @@ def goal(report: D.MenuReport) -> tuple[str, float]:
     ss = st.session_state
     if ss.get("td_metric") not in V.METRIC_LABELS:
         put("td_metric", next(iter(V.METRIC_LABELS)))
+    width = float(report.menu.width)
     if "td_target" not in ss:
         put("td_target", V.default_target(report))
+    elif ss.get(TARGET_WIDTH, width) != width:  # the range changed: the target follows it
+        put("td_target", V.rescaled_target(float(ss["td_target"]), ss[TARGET_WIDTH], width))
+    ss[TARGET_WIDTH] = width
     return ss["td_metric"], float(ss["td_target"])
 
 

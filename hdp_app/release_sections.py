@@ -69,8 +69,8 @@ def budget_section(digest: str, df, s: dict, menu: Menu | None) -> tuple:
         )
         st.caption(B.budget_caption(remaining, count, bool(name)))
     st.caption(LT.names_notice(scope is not None))
-    if history:
-        st.dataframe(B.history_frame(history), hide_index=True, key="rel_history_table")
+    if history:  # a static table: its cells wrap at 1024 px instead of hiding columns
+        st.table(B.history_frame(history), hide_index=True)  # app-made text only
     return led, name or None, remaining, scope
 
 
@@ -158,14 +158,12 @@ def last_section(current: tuple[str, dict] | None) -> None:
             "are for the file and settings listed here, the preview above for the new ones.",
             icon=":material/history:",
         )
-    c1, c2, c3 = st.columns(3)
-    c1.metric("Private mean", V.in_units(rel.estimate, unit))
-    c2.metric("95% error: ±", V.in_units(rel.half_width95, unit), help=V.ERROR_HELP)
-    c3.metric(
-        "Users used",
-        f"{rel.n_users:,}",
-        help=V.excluded_help(rel),
+    row = metric_row()  # wraps at 1024 px instead of cutting "938.4 USD/week"
+    row.metric("Private mean", V.in_units(rel.estimate, unit), width="content")
+    row.metric(
+        "95% error: ±", V.in_units(rel.half_width95, unit), help=V.ERROR_HELP, width="content"
     )
+    row.metric("Users used", f"{rel.n_users:,}", help=V.excluded_help(rel), width="content")
     for note in rel.notes:
         st.caption(plain(note))
     for line in P.kept_sentences(rel):
@@ -214,4 +212,6 @@ def _downloads(last: dict) -> None:
         on_click="ignore",
     )
     with st.expander("Reproduce in Python"):
-        st.code(codegen.release_code(s, last["file"], menu, rel), language="python")
+        st.code(
+            codegen.release_code(s, last["file"], menu, rel), language="python", wrap_lines=True
+        )

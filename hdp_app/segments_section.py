@@ -146,4 +146,4 @@ def last_section() -> None:
     )
     with st.expander("Reproduce in Python"):
         code = S.segments_code(s, last["file"], last["by"], g.target, g, last.get("menu"))
-        st.code(code, language="python")
+        st.code(code, language="python", wrap_lines=True)

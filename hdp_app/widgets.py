@@ -12,16 +12,17 @@ from streamlit.delta_generator import DeltaGenerator
 import hdp_core as hdp
 from hdp_app.views.cards import Metric
 from hdp_app.views.fields import NumberField
-from hdp_app.views.formatting import plain
+from hdp_app.views.formatting import column_groups, plain
 from hdp_app.views.limits import Limit
 
 T = TypeVar("T")
 
 
-def metric_row() -> DeltaGenerator:
+def metric_row(gap: Any = "large") -> DeltaGenerator:
     """A row for metrics that wraps onto a new line where the page is narrow (1024 px with the
-    sidebar open) instead of cutting their values: give each metric ``width="content"``."""
-    return st.container(horizontal=True, wrap=True, gap="large")
+    sidebar open) instead of cutting their values: give each metric ``width="content"``.
+    ``gap``: Streamlit's gap between them ("small" keeps four cards on one row at 1024 px)."""
+    return st.container(horizontal=True, wrap=True, gap=gap)
 
 
 def guarded(section: Callable[..., T], *args: Any) -> T | None:
@@ -92,3 +93,22 @@ def lazy_expander(title: str, key: str) -> Any:
     closed (opening or closing it reruns the page)."""
     box = st.expander(title, key=key, on_change="rerun", bind="query-params")
     return box if box.open else None
+
+
+def wide_dataframe(
+    df: Any, key: str, formats: dict[str, str] | None = None, helps: dict[str, str] | None = None
+) -> None:
+    """``df`` (a pandas DataFrame, no index) as one dataframe, or, when its columns are wider
+    than the main column at 1024 px, as stacked dataframes that each repeat the first column
+    (hdp_app.views.formatting.column_groups): no column hidden off the right edge. Number
+    columns formatted by ``formats`` (number_columns); the parts' keys are ``key``,
+    ``key_2``, ..."""
+    config = number_columns(df.columns, formats or {}, helps)
+    for i, cols in enumerate(column_groups(df, formats)):
+        part = df[cols]
+        st.dataframe(
+            part,
+            hide_index=True,
+            key=key if i == 0 else f"{key}_{i + 1}",
+            column_config={c: v for c, v in config.items() if c in cols},
+        )

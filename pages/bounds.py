@@ -12,7 +12,14 @@ from __future__ import annotations
 import streamlit as st
 
 from hdp_app.caches import bounds as cache
-from hdp_app.common import drop_bad_query_params, get_profile, get_spec, guarded, run_through_app
+from hdp_app.common import (
+    drop_bad_query_params,
+    get_menu,
+    get_profile,
+    get_spec,
+    guarded,
+    run_through_app,
+)
 from hdp_app.figures.bounds import bounds_glance_figure, scatter_figure
 from hdp_app.perf import live
 from hdp_app.url import keep_in_link, start_from_link
@@ -152,8 +159,10 @@ def _use_data_range(lo: float, hi: float) -> None:
 def _units_section(prof: EpsilonProfile) -> None:
     st.subheader("Error in your data's units")
     c1, c2, c3 = st.columns([1, 1, 2])
-    lo = number(c1, bviews.LO, bind="query-params")
-    hi = number(c2, bviews.HI, bind="query-params")
+    start = bviews.units_start(get_menu())  # the Tier designer menu's range and unit
+    lo_field, hi_field = bviews.units_fields(start)
+    lo = number(c1, lo_field, bind="query-params")
+    hi = number(c2, hi_field, bind="query-params")
     data_range = bviews.data_range_of(prof)
     if data_range is not None:
         c3.button(
@@ -168,19 +177,21 @@ def _units_section(prof: EpsilonProfile) -> None:
     except (ProfileError, ValueError) as exc:
         st.error(f"Cannot compute errors in data units: {plain(exc)}")
         return
-    a = errs["ADPM"]
+    st.caption(bviews.units_source_caption(start, lo, hi))
+    a, unit = errs["ADPM"], start.unit
     row = metric_row()  # wraps at 1024 px instead of cutting labels
-    for m in bviews.units_metrics(_u(a.rmse), _u(a.half_width), _u(a.noise_scale)):
+    shown = (_u(a.rmse, unit), _u(a.half_width, unit), _u(a.noise_scale, unit))
+    for m in bviews.units_metrics(*shown):
         show_metric(row, m, width="content")
     # one row per method (a handful, whatever the profile): a static table, drawn at once
-    st.table(bviews.units_table(errs), hide_index=True)
+    st.table(bviews.units_table(errs, unit), hide_index=True)
     st.caption(bviews.UNITS_CAPTION)
 
 
 def _reproduce(prof: EpsilonProfile, mode: str) -> None:
     with st.expander("Reproduce in Python"):
         snippet = snippets.bounds(prof, get_spec(), mode)
-        st.code(snippet.code, language="python")
+        st.code(snippet.code, language="python", wrap_lines=True)
         if snippet.needs_profile_csv:
             st.caption(snippets.PROFILE_CSV_NOTE)
 

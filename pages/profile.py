@@ -329,24 +329,22 @@ def _upload_controls() -> None:
         max_upload_size=pc.UPLOAD_MB,
         help=pc.PROFILE_HELP["prof_upload"],
     )
-    c1, c2 = st.columns(2)
-    c1.download_button(
+    row = metric_row()  # wraps at 1024 px instead of cutting "Example: per user"
+    row.download_button(
         "Example: per user",
         example_csv("values"),
         file_name="example_users.csv",
         mime="text/csv",
         key="prof_example_values",
         on_click="ignore",
-        width="stretch",
     )
-    c2.download_button(
+    row.download_button(
         "Example: tiers",
         example_csv("tiers"),
         file_name="example_tiers.csv",
         mime="text/csv",
         key="prof_example_tiers",
         on_click="ignore",
-        width="stretch",
     )
     if f is not None and S.new_upload(f.file_id):
         with st.spinner(f"Reading {plain(f.name)}…"):
@@ -363,7 +361,7 @@ ui = S.init_page_state()
 st.title("Privacy profile")
 st.markdown(pc.INTRO)
 
-left, right = st.columns([5, 7], gap="large")
+left, right = st.columns([11, 13], gap="medium")  # at 1024 px: room for the tiers editor
 with left:
     ui["prof_mode"] = st.radio(
         "Build the profile from",

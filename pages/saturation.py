@@ -14,7 +14,7 @@ import streamlit as st
 
 from hdp_app.caches import saturation as cache
 from hdp_app.common import drop_bad_query_params, get_profile, get_spec, guarded, run_through_app
-from hdp_app.figures.saturation import phase_figure, tau_spread_figure, trace_figure
+from hdp_app.figures.saturation import phase_figure, tau_spread_figure, walkthrough_figure
 from hdp_app.perf import live
 from hdp_app.views import explain, snippets
 from hdp_app.views import saturation as sat
@@ -22,7 +22,14 @@ from hdp_app.views import saturation_page as P
 from hdp_app.views import tour as teach
 from hdp_app.views import tuned as tview
 from hdp_app.views.formatting import plain
-from hdp_app.widgets import limit_bounds, metric_row, number, number_columns, show_metric
+from hdp_app.widgets import (
+    limit_bounds,
+    metric_row,
+    number,
+    number_columns,
+    show_metric,
+    wide_dataframe,
+)
 from hdp_core.errors import ProfileError
 from hdp_core.profile import EpsilonProfile
 
@@ -69,8 +76,7 @@ def _table_section(df: pd.DataFrame, csv: bytes, grouping: str, fp: sat.FreePriv
     capped = P.capped_text(fp)
     if capped:
         st.markdown(capped)
-    fmt = number_columns(df.columns, P.TABLE_FORMATS)
-    st.dataframe(df, hide_index=True, column_config=fmt, key="sat_table")
+    wide_dataframe(df, "sat_table", P.TABLE_FORMATS)
     st.download_button(
         "Download this table (CSV)",
         csv,
@@ -229,6 +235,8 @@ def _trace_section(prof: EpsilonProfile) -> None:
         )
     else:
         step = 1
+    # the chart right under its controls: both on one 768 px screen (a projector)
+    st.plotly_chart(walkthrough_figure(trace, int(step)), key="sat_trace_chart")
     st.info(cache.step_text(src, prof, int(step)))
     try:
         weights = teach.step_weights(trace, int(step))
@@ -241,7 +249,6 @@ def _trace_section(prof: EpsilonProfile) -> None:
             st.markdown(explain.why_eight_numbers(weights))
     if trace.n_excluded:
         st.caption(P.trace_excluded(trace.n_excluded))
-    st.plotly_chart(trace_figure(trace, int(step)), key="sat_trace_chart")
     table = pd.DataFrame(P.trace_columns(trace, int(step), weights is not None))
     st.caption("Latest step first: the top row is the user just processed.")
     numbers = {c: "%.4g" for c in table.columns if c not in P.TRACE_TEXT_COLUMNS}
@@ -257,7 +264,7 @@ def _trace_section(prof: EpsilonProfile) -> None:
 def _reproduce(prof: EpsilonProfile) -> None:
     with st.expander("Reproduce in Python"):
         snippet = snippets.saturation(prof, get_spec())
-        st.code(snippet.code, language="python")
+        st.code(snippet.code, language="python", wrap_lines=True)
         if snippet.needs_profile_csv:
             st.caption(snippets.PROFILE_CSV_NOTE)
 

@@ -35,7 +35,7 @@ from hdp_app.views import whatif as wv
 from hdp_app.views.fields import url_limits
 from hdp_app.views.formatting import frame_to_csv, plain
 from hdp_app.views.limits import check_data_range
-from hdp_app.widgets import number, number_columns, show_metric
+from hdp_app.widgets import number, show_metric, wide_dataframe
 from hdp_core.profile import EpsilonProfile
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
@@ -85,19 +85,20 @@ def distribution_controls() -> tuple:
 
 def sim_controls() -> tuple[sc.SimSettings, Any]:
     """The simulation's controls; returns their settings and a slot for the true-mean metrics."""
+    methods = st.multiselect(  # the whole width: at 1024 px a column cut "FME (reconstructed)"
+        "Methods",
+        simview.method_options(),
+        default=list(hdp.METHODS),
+        format_func=short_label,
+        key="sim_methods",
+        bind="query-params",
+        wrap=True,
+        help=sc.SIM_HELP["sim_methods"],
+    )
     c1, c2, c3 = st.columns([1.3, 1.2, 1])
     with c1:
         spec = distribution_controls()
     with c2:
-        methods = st.multiselect(
-            "Methods",
-            simview.method_options(),
-            default=list(hdp.METHODS),
-            format_func=short_label,
-            key="sim_methods",
-            bind="query-params",
-            help=sc.SIM_HELP["sim_methods"],
-        )
         t1, t2 = st.columns(2)
         trials = number(t1, sc.TRIALS_FIELD, **URL)
         seed = number(t2, sc.SEED_FIELD, **URL)
@@ -127,8 +128,7 @@ def exact_only(prof: EpsilonProfile, s: sc.SimSettings, dist: Any, plan: Any) ->
     st.warning(simview.too_large_text(plan))
     rows = cache.exact_table(prof, spec, tuple(methods) or hdp.METHODS)
     df = simview.exact_frame(rows)
-    config = number_columns(df.columns, simview.TABLE_FORMATS)
-    st.dataframe(df, hide_index=True, column_config=config, key="sim_exact_table")
+    wide_dataframe(df, "sim_exact_table", simview.TABLE_FORMATS)
     whatif_section(prof, spec, methods, None, check_data_range(s.lo, s.hi) if s.real else None)
     every = sc.methods_or_all(methods)
     spec_now = st.session_state.get(PROFILE_SPEC)
@@ -163,6 +163,7 @@ def histogram_part(results: dict, dist: Any, data_range: Any) -> None:
         default=sc.DEFAULT_HIST,
         format_func=short_label,
         key="sim_hist",
+        wrap=True,
         help=sc.SIM_HELP["sim_hist"],
     )
     if hist:
@@ -235,8 +236,7 @@ def simulation_section() -> None:
     if dip:
         st.caption(dip)
     df = simview.results_frame(rows, data_range is not None)
-    config = number_columns(df.columns, simview.TABLE_FORMATS)
-    st.dataframe(df, hide_index=True, column_config=config, key="sim_table")
+    wide_dataframe(df, "sim_table", simview.TABLE_FORMATS)
     st.caption(simview.run_caption(plan.trials, seed, dist.label(), prof.n))
     st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
     if tuned_sd is not None:
@@ -288,8 +288,7 @@ def whatif_section(
     rows, sentence = cache.whatif_rows(prof, spec, float(thr), float(shift), rng, names, tuned_sd)
     st.info(sentence, icon=":material/balance:")
     df = wv.whatif_frame(rows)
-    config = number_columns(df.columns, wv.WHATIF_FORMATS, wv.WHATIF_HELPS)
-    st.dataframe(df, hide_index=True, column_config=config, key="sim_wi_table")
+    wide_dataframe(df, "sim_wi_table", wv.WHATIF_FORMATS, wv.WHATIF_HELPS)
     curve = cache.whatif_curve(
         prof, spec, float(thr), rng, tuple(wv.curve_methods(names, entries)), tuned_sd
     )
@@ -312,7 +311,7 @@ def reproduce_expander(repro: dict, sweep: dict | None) -> None:
     """The exact hdp_core calls for the current settings (and profile.csv if needed)."""
     with st.expander("Reproduce in Python"):
         snippet = cache.reproduce(repro, sweep)
-        st.code(snippet.code, language="python")
+        st.code(snippet.code, language="python", wrap_lines=True)
         if snippet.needs_profile_csv:
             st.download_button(
                 "Download profile.csv",
@@ -401,8 +400,7 @@ def paper_section() -> None:
         rows = cache.run_table1(int(trials), int(seed))
     df = pt.paper_frame(rows)
     fmt = {c: "%.2f" for c in df.columns if c.endswith(pt.TABLE_NUMBER_ENDS)}
-    config = number_columns(df.columns, fmt)
-    st.dataframe(df, hide_index=True, key="sim_paper_table", column_config=config)
+    wide_dataframe(df, "sim_paper_table", fmt)
     for col, m in zip(st.columns(2), pt.paper_metrics(rows)):
         show_metric(col, m)
     st.caption(pt.paper_caption(int(trials), int(seed)))

@@ -27,6 +27,7 @@ from hdp_app.common import (
     profile_version,
     run_through_app,
 )
+from hdp_app.figures.design import MENU_FIGURE_CONFIG
 from hdp_app.figures.style import METHOD_COLORS
 from hdp_app.navigation import app_page
 from hdp_app.perf import live
@@ -213,13 +214,8 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
         st.caption(V.half_width_note(menu, report))
     st.caption(V.all_public_caption(report, metric_view, menu.unit))
 
-    # on request (its state is in the link): the table and cards above hold its numbers,
-    # and redrawing it took most of a slider step's time in the browser (issue 23)
-    if (box := lazy_section("chart")) is not None:
-        with box:
-            st.plotly_chart(
-                cache.cached_menu_figure(menu, metric_view), key="td_fig_menu", width="stretch"
-            )
+    fig = cache.cached_menu_figure(menu, metric_view)
+    st.plotly_chart(fig, key="td_fig_menu", width="stretch", config=MENU_FIGURE_CONFIG)
 
     return metric_view
 
@@ -262,15 +258,21 @@ def target_section(menu: M.Menu, report: D.MenuReport) -> None:
             answer = cache.cached_solve(menu, question, float(target), metric, int(a), int(b))
         except (ProfileError, ValueError) as e:
             st.error(plain(e), icon=":material/block:")
+    pop, tab = (c.container(border=True) for c in st.columns(2))
+    pop.markdown(f"**{wv.TARGET_LABELS['population']}**")
+    tab.markdown(f"**{wv.TARGET_LABELS['table']}**")
+    table_err = cache.cached_release_errors(menu, 1).table
+    show_metric(tab, V.table_target_card(table_err, target, metric, menu.unit), arrow=False)
     if answer is not None:
-        _BOX[V.answer_box(answer, menu)](plain(answer.message))
+        getattr(pop, V.answer_box(answer, menu))(plain(answer.message))
         cards = V.answer_metrics(answer, menu)
         if cards:
-            for col, m in zip(st.columns(2), cards):
-                show_metric(col, m)
+            row = pop.container(horizontal=True, wrap=True)
+            for m in cards:
+                show_metric(row, m, width="content")
             applied = answer.apply(menu)
             if applied is not None:
-                st.button(
+                pop.button(
                     "Apply this to the menu",
                     key="td_apply",
                     on_click=S.cb_apply,
@@ -374,9 +376,9 @@ def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
     link = V.shareable_link(
         st.context.url, PAGE_PATH, [(S.LINK_KEY, token), (design_link.GOAL_KEY, goal)]
     )
-    st.code(link, language=None)
+    st.code(link, language=None, wrap_lines=True)
     with st.expander("Preview the JSON"):
-        st.code(json_text, language="json")
+        st.code(json_text, language="json", wrap_lines=True)
 
     st.file_uploader(
         T.import_label(menu_io.MAX_MENU_BYTES),
@@ -403,7 +405,7 @@ def main() -> None:
 
 
 def lazy_section(name: str) -> Any:
-    """Section 2's chart and sections 3 to 6, drawn only when open (widgets.lazy_expander)."""
+    """Sections 3 to 6, drawn only when open (widgets.lazy_expander)."""
     return lazy_expander(f"**{S.LAZY_TITLES[name]}**", S.OPEN[name])
 
 

@@ -22,12 +22,13 @@ from hdp_app.figures.bounds import bounds_glance_figure
 from hdp_app.figures.design import method_error_figure
 from hdp_app.figures.saturation import r_curve_figure
 from hdp_app.figures.simulation import mse_figure
+from hdp_app.figures.style import PROJECTOR_CHART_PX, projector
 from hdp_app.views import explain
 from hdp_app.views import saturation as sat
 from hdp_app.views import simulation as simview
 from hdp_app.views import tour as teach
 from hdp_app.views.formatting import plain
-from hdp_app.widgets import metric_row, show_metric
+from hdp_app.widgets import metric_row, show_metric, wide_dataframe
 
 run_through_app()  # first: a deep link on a fresh server must go through app.py
 
@@ -87,38 +88,37 @@ def _values() -> tuple[tuple[str, float], ...]:
 
 # ----------------------------------------------------------------------------- the step
 def _numbers(step: teach.TourStep) -> None:
-    row = metric_row()
-    for label, v in step.numbers.items():
-        row.metric(label, teach.number_text(label, v), width="content")
+    row = metric_row(gap="small")  # step 2's four cards on one row at 1024 px
+    for m in teach.step_cards(step):
+        show_metric(row, m, width="content")
 
 
 def _chart(step: teach.TourStep, values: tuple[tuple[str, float], ...]) -> None:
     prof = step.profile
     if step.chart == "r_curve":
-        st.plotly_chart(r_curve_figure(sat.r_curve(prof)), key="tour_chart_r")
-    elif step.chart == "free_privacy":
-        fp = sat.free_privacy(prof)
-        row = metric_row()
-        for m in sat.free_privacy_metrics(fp):
-            show_metric(row, m, width="content")
+        fig = projector(r_curve_figure(sat.r_curve(prof)), PROJECTOR_CHART_PX)
+        st.plotly_chart(fig, key="tour_chart_r")
+    elif step.chart == "free_privacy":  # its cards are the step's (_numbers), in one row
+        _numbers(step)
         table = sat.free_privacy_table(prof)
-        st.dataframe(pd.DataFrame(table.columns), hide_index=True, key="tour_free_table")
+        wide_dataframe(pd.DataFrame(table.columns), "tour_free_table")
     elif step.chart == "bounds":
         n = step.numbers
         fig = bounds_glance_figure(
             n["ADPM worst case f ∧ 1/4"], n["lower bound (H ∧ 1/4)/512"], min(n["H"], 0.25)
         )
-        st.plotly_chart(fig, key="tour_chart_bounds")
+        st.plotly_chart(projector(fig, PROJECTOR_CHART_PX), key="tour_chart_bounds")
     elif step.chart == "simulation":
         with st.spinner(f"Simulating {cache.SIM_TRIALS:,} trials…"):
             rows = cache.simulation(values)
-        st.plotly_chart(mse_figure(rows), key="tour_chart_sim")
+        st.plotly_chart(projector(mse_figure(rows), PROJECTOR_CHART_PX), key="tour_chart_sim")
         st.caption(
             simview.run_caption(cache.SIM_TRIALS, cache.SIM_SEED, teach.TOUR_DATA.label(), prof.n)
         )
     else:
         rep = cache.menu_report(values)
-        st.plotly_chart(method_error_figure(rep, metric="rmse"), key="tour_chart_menu")
+        fig = projector(method_error_figure(rep, metric="rmse"), PROJECTOR_CHART_PX)
+        st.plotly_chart(fig, key="tour_chart_menu")
 
 
 def _tour() -> None:
@@ -164,10 +164,13 @@ def _tour() -> None:
     except (hdp.HdpError, ValueError) as exc:
         st.error(f"This step could not be computed: {plain(exc)}")
         return
+    # the controls, then at once the chart they move (one 768 px screen), then its numbers
+    # and sentences
+    _chart(step, values)
+    if step.chart != "free_privacy":
+        _numbers(step)
     for sentence in step.sentences:
         st.markdown(sentence)
-    _numbers(step)
-    _chart(step, values)
 
 
 # ----------------------------------------------------------------------------- page

@@ -56,9 +56,9 @@ def app_page_titles(app: pathlib.Path = APP) -> list[str]:
     return [title for _, title in app_pages(app)]
 
 
-NO_CHART_ON_ARRIVAL = frozenset({"Release", "Tier designer"})
-"""Pages that draw no chart when opened (the Release page until a table is uploaded, the Tier
-designer until its chart is opened): wait for them with ``min_charts=0``."""
+NO_CHART_ON_ARRIVAL = frozenset({"Release"})
+"""Pages that draw no chart when opened (the Release page until a table is uploaded): wait for
+them with ``min_charts=0``."""
 
 
 def charts_on_arrival(title: str) -> int:

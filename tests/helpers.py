@@ -101,3 +101,20 @@ def shown(text: str) -> str:
     import re
 
     return re.sub(r"\\(.)", r"\1", text)
+
+
+def whole_frame(at, index: int = 0):
+    """The value of ``at.dataframe[index]`` joined with the dataframes right after it that
+    repeat its first column (rows equal): a wide table the page draws in parts
+    (hdp_app.widgets.wide_dataframe) read back as one pandas DataFrame."""
+    import pandas as pd
+
+    frames = [df.value for df in at.dataframe]
+    first = frames[index]
+    head = first.columns[0]
+    parts = [first]
+    for nxt in frames[index + 1 :] if index >= 0 else []:
+        if nxt.columns[0] != head or not nxt[head].equals(first[head]):
+            break
+        parts.append(nxt.drop(columns=head))
+    return pd.concat(parts, axis=1)

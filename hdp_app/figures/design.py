@@ -21,6 +21,8 @@ from hdp_app.figures.style import (
     REQUESTED_COLOR,
     SATURATION_COLOR,
     X_TITLE_MARGIN,
+    build,
+    fast_layout,
     fig_text,
     log_axis,
     public_y,
@@ -28,7 +30,7 @@ from hdp_app.figures.style import (
 )
 from hdp_core.design import MenuReport, ShareSweep
 
-__all__ = ["menu_figure", "method_error_figure", "whatif_figure"]
+__all__ = ["MENU_FIGURE_CONFIG", "menu_figure", "method_error_figure", "whatif_figure"]
 
 _METHOD_LABELS = {
     "ADPM": "ADPM (optimal weights)",
@@ -49,6 +51,29 @@ MENU_MARGIN = dict(l=105, r=20, t=66, b=92)
 note: asked for up front, the figure is drawn once per slider step)."""
 
 
+def _panel_title(text: str, x: float, size: int = 14) -> dict:
+    """A panel's title where plotly.subplots.make_subplots puts it (above the panel, centred
+    on it), at ``size`` px."""
+    return dict(
+        font=dict(size=size),
+        showarrow=False,
+        text=text,
+        x=x,
+        xanchor="center",
+        xref="paper",
+        y=1.0,
+        yanchor="bottom",
+        yref="paper",
+    )
+
+
+def _error_title(rep: MenuReport, word: str) -> str:
+    return (
+        wrap_title(f"Error of the mean{_unit(rep.menu.unit)}", 28)
+        + f"<br><sup>{word}; smaller is better</sup>"
+    )
+
+
 def menu_figure(report: MenuReport, metric: str = "half_width") -> go.Figure:
     """The menu at a glance, one figure with two panels side by side (one chart to redraw
     per slider step, not two):
@@ -58,40 +83,40 @@ def menu_figure(report: MenuReport, metric: str = "half_width") -> go.Figure:
     * right, horizontal bars: the error of the mean (RMSE or 95% half-width, real units) of
       ADPM, PropDPM and UNI, with the all-users-public error as a dotted grey line.
 
-    Titles are wrapped and the bar labels sit inside a long bar, so nothing is cut at a
-    projector's 1024 px."""
+    Titles are wrapped and the error bars' labels sit inside a long bar, so nothing is cut at
+    a projector's 1024 px; the tier bars carry no label (their levels are in the tier table
+    right above, and labels cost a fifth of a slider step's redraw). Built from plain dicts
+    and validated once (the layout of make_subplots(1, 2, column_widths=[0.55, 0.45],
+    horizontal_spacing=0.16)): a new figure on every slider step, so its cost is on the
+    step's path."""
     rep = report
     unit = fig_text(rep.menu.unit)
     word = "RMSE" if metric == "rmse" else "95% error half-width"
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        column_widths=[0.55, 0.45],
-        horizontal_spacing=0.16,
-        subplot_titles=(
-            "Privacy per tier: offered vs granted<br><sup>smaller eps = more privacy</sup>",
-            wrap_title(f"Error of the mean{_unit(rep.menu.unit)}", 28)
-            + f"<br><sup>{word}; smaller is better</sup>",
-        ),
-    )
-    for ann in fig.layout.annotations:
-        ann.font = dict(size=14)
-    _tier_panel(fig, rep)
-    _method_panel(fig, rep, metric, word, unit, col=2)
-    fig.update_layout(
-        **LAYOUT_DEFAULTS,
+    tiers, x1, y1 = _tier_panel(rep)
+    methods, x2, y2 = _method_panel(rep, metric, word, unit, "x2", "y2")
+    layout = fast_layout(
+        xaxis=dict(anchor="y", domain=[0.0, 0.462], **x1),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], **y1),
+        xaxis2=dict(anchor="y2", domain=[0.622, 1.0], **x2),
+        yaxis2=dict(anchor="x2", domain=[0.0, 1.0], **y2),
+        annotations=[
+            _panel_title(
+                "Privacy per tier: offered vs granted<br><sup>smaller eps = more privacy</sup>",
+                0.231,
+            ),
+            _panel_title(_error_title(rep, word), 0.811),
+        ],
         height=MENU_FIGURE_HEIGHT,
         barmode="group",
-    )
-    fig.update_layout(
         margin=MENU_MARGIN,
         legend=dict(orientation="h", y=-0.1, yanchor="top", x=0, xanchor="left"),
     )
-    return fig
+    return build(tiers + methods, layout)
 
 
-def _tier_panel(fig: go.Figure, rep: MenuReport) -> None:
-    """The left panel of :func:`menu_figure`: asked vs granted eps per tier."""
+def _tier_panel(rep: MenuReport) -> tuple[list[dict], dict, dict]:
+    """The left panel of :func:`menu_figure`: asked vs granted eps per tier (its traces, and
+    its x and y axes' settings)."""
     names = [fig_text(nm) for nm in rep.menu.names]
     asked = rep.menu.levels
     granted = rep.granted
@@ -107,33 +132,40 @@ def _tier_panel(fig: go.Figure, rep: MenuReport) -> None:
         for g, s in zip(granted, rep.saturated)
     ]
     users = [f"{int(c):,}" for c in rep.counts]
-    fig.add_bar(
-        x=names,
-        y=y_asked,
-        name="offered (eps asked)",
-        marker_color=REQUESTED_COLOR,
-        marker_line=dict(
-            color=[PUBLIC_COLOR if math.isinf(a) else REQUESTED_COLOR for a in asked], width=3
+    data: list[dict] = [
+        dict(
+            type="bar",
+            x=names,
+            y=y_asked,
+            name="offered (eps asked)",
+            marker=dict(
+                color=REQUESTED_COLOR,
+                line=dict(
+                    color=[PUBLIC_COLOR if math.isinf(a) else REQUESTED_COLOR for a in asked],
+                    width=3,
+                ),
+            ),
+            text=txt_asked,
+            textposition="none",  # the levels are in the tier table above (cheaper redraw)
+            customdata=users,
+            hovertemplate="%{x}: offers eps = %{text}<br>%{customdata} users<extra></extra>",
+            xaxis="x",
+            yaxis="y",
         ),
-        text=txt_asked,
-        textposition="outside",
-        customdata=users,
-        hovertemplate="%{x}: offers eps = %{text}<br>%{customdata} users<extra></extra>",
-        row=1,
-        col=1,
-    )
-    fig.add_bar(
-        x=names,
-        y=y_granted,
-        name="granted by ADPM",
-        marker_color=GRANTED_COLOR,
-        text=txt_granted,
-        textposition="outside",
-        customdata=users,
-        hovertemplate="%{x}: granted eps = %{text}<br>%{customdata} users<extra></extra>",
-        row=1,
-        col=1,
-    )
+        dict(
+            type="bar",
+            x=names,
+            y=y_granted,
+            name="granted by ADPM",
+            marker=dict(color=GRANTED_COLOR),
+            text=txt_granted,
+            textposition="none",  # the levels are in the tier table above (cheaper redraw)
+            customdata=users,
+            hovertemplate="%{x}: granted eps = %{text}<br>%{customdata} users<extra></extra>",
+            xaxis="x",
+            yaxis="y",
+        ),
+    ]
     cap = rep.worth_offering
     if math.isfinite(cap):
         label = (
@@ -142,27 +174,26 @@ def _tier_panel(fig: go.Figure, rep: MenuReport) -> None:
             else f"{cap:.4g}: a looser tier would be capped"
         )
         # the line as a trace across the panel: in the legend, not on the bars
-        fig.add_scatter(
-            x=[-0.5, len(names) - 0.5],
-            y=[cap, cap],
-            mode="lines",
-            name=label,
-            line=dict(color=SATURATION_COLOR, dash="dash", width=2),
-            hoverinfo="skip",
-            row=1,
-            col=1,
+        data.append(
+            dict(
+                type="scatter",
+                x=[-0.5, len(names) - 0.5],
+                y=[cap, cap],
+                mode="lines",
+                name=label,
+                line=dict(color=SATURATION_COLOR, dash="dash", width=2),
+                hoverinfo="skip",
+                xaxis="x",
+                yaxis="y",
+            )
         )
-    fig.update_yaxes(
-        **log_axis(
-            lo,
-            hi,
-            public=bool(np.isinf(asked).any()),
-            title=dict(text="eps (log scale; top = public)"),
-        ),
-        row=1,
-        col=1,
+    yaxis = log_axis(
+        lo,
+        hi,
+        public=bool(np.isinf(asked).any()),
+        title=dict(text="eps (log scale; top = public)"),
     )
-    fig.update_xaxes(type="category", range=[-0.5, len(names) - 0.5], row=1, col=1)
+    return data, dict(type="category", range=[-0.5, len(names) - 0.5]), yaxis
 
 
 def method_error_figure(
@@ -174,59 +205,56 @@ def method_error_figure(
     rep = report
     unit = fig_text(rep.menu.unit)
     word = "RMSE" if metric == "rmse" else "95% error half-width"
-    fig = make_subplots(
-        rows=1,
-        cols=1,
-        subplot_titles=(
-            wrap_title(f"Error of the mean{_unit(rep.menu.unit)}", 28)
-            + f"<br><sup>{word}; smaller is better</sup>",
-        ),
-    )
-    _method_panel(fig, rep, metric, word, unit, col=1)
-    fig.update_layout(**LAYOUT_DEFAULTS, height=height)
-    fig.update_layout(
+    data, xaxis, yaxis = _method_panel(rep, metric, word, unit, "x", "y")
+    layout = fast_layout(
+        xaxis=dict(anchor="y", domain=[0.0, 1.0], **xaxis),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], **yaxis),
+        annotations=[_panel_title(_error_title(rep, word), 0.5, size=16)],
+        height=height,
         margin=dict(l=80, r=20, t=66, b=80),
         legend=dict(orientation="h", y=-0.12, yanchor="top", x=0, xanchor="left"),
     )
-    return fig
+    return build(data, layout)
 
 
 def _method_panel(
-    fig: go.Figure, rep: MenuReport, metric: str, word: str, unit: str, col: int
-) -> None:
-    """Each method's error in real units, in column ``col`` of ``fig`` (the right panel of
-    :func:`menu_figure`)."""
+    rep: MenuReport, metric: str, word: str, unit: str, x: str, y: str
+) -> tuple[list[dict], dict, dict]:
+    """Each method's error in real units on the axes ``x`` and ``y`` (the right panel of
+    :func:`menu_figure`): its traces, and its x and y axes' settings."""
     methods = ["UNI", "PropDPM", "ADPM"]
     vals = [rep.errors[m].get(metric) for m in methods]
-    fig.add_bar(
-        y=methods,
-        x=vals,
-        orientation="h",
-        marker_color=[METHOD_COLORS[m] for m in methods],
-        text=[f"{v:.4g}{' ' + unit if unit else ''}" for v in vals],
-        textposition="auto",  # inside a long bar, beside a short one: never past the edge
-        customdata=[_METHOD_LABELS[m] for m in methods],
-        hovertemplate=f"%{{customdata}}: {word} %{{x:.4g}}<extra></extra>",
-        showlegend=False,
-        row=1,
-        col=col,
-    )
     ref = rep.all_public.get(metric)
-    fig.add_scatter(
-        x=[ref, ref],
-        y=[-0.5, len(methods) - 0.5],
-        mode="lines",
-        name=f"all users public: {ref:.3g}{' ' + unit if unit else ''}",
-        line=dict(color=LOWER_BOUND_COLOR, dash="dot", width=2),
-        hoverinfo="skip",
-        row=1,
-        col=col,
-    )
+    data = [
+        dict(
+            type="bar",
+            y=methods,
+            x=vals,
+            orientation="h",
+            marker=dict(color=[METHOD_COLORS[m] for m in methods]),
+            text=[f"{v:.4g}{' ' + unit if unit else ''}" for v in vals],
+            textposition="auto",  # inside a long bar, beside a short one: never past the edge
+            customdata=[_METHOD_LABELS[m] for m in methods],
+            hovertemplate=f"%{{customdata}}: {word} %{{x:.4g}}<extra></extra>",
+            showlegend=False,
+            xaxis=x,
+            yaxis=y,
+        ),
+        dict(
+            type="scatter",
+            x=[ref, ref],
+            y=[-0.5, len(methods) - 0.5],
+            mode="lines",
+            name=f"all users public: {ref:.3g}{' ' + unit if unit else ''}",
+            line=dict(color=LOWER_BOUND_COLOR, dash="dot", width=2),
+            hoverinfo="skip",
+            xaxis=x,
+            yaxis=y,
+        ),
+    ]
     xmax = max(max(vals), ref)
-    fig.update_xaxes(
-        rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None, row=1, col=col
-    )
-    fig.update_yaxes(type="category", range=[-0.5, len(methods) - 0.5], row=1, col=col)
+    xaxis = dict(rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None)
+    return data, xaxis, dict(type="category", range=[-0.5, len(methods) - 0.5])
 
 
 def whatif_figure(
@@ -306,3 +334,9 @@ def whatif_figure(
     lo, hi = (float(fin.min()), float(fin.max())) if fin.size else (0.1, 10.0)
     fig.update_yaxes(title="eps", row=2, col=1, **log_axis(lo, hi))  # full labels, no "2, 3"
     return fig
+
+
+MENU_FIGURE_CONFIG = {"staticPlot": True}
+"""The menu figure's plotly config: a static picture (no hover, zoom or toolbar), a third
+cheaper to redraw on each slider step now that it is drawn on arrival (issue 31); its error
+bars carry their numbers, and the tiers' levels are in the tier table above it."""

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from hdp_app.figures.style import (
     FIXED_X_MARGIN,
     GRANTED_COLOR,
+    PROJECTOR_CHART_PX,
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
@@ -22,6 +23,7 @@ from hdp_app.figures.style import (
     fig_text,
     hline,
     log_axis,
+    projector,
     public_y,
     vline,
 )
@@ -29,7 +31,13 @@ from hdp_app.views.formatting import subscript
 from hdp_app.views.saturation import RCurve, TwoLevelPoint
 from hdp_core.adpm import AlgorithmTrace
 
-__all__ = ["phase_figure", "r_curve_figure", "tau_spread_figure", "trace_figure"]
+__all__ = [
+    "phase_figure",
+    "r_curve_figure",
+    "tau_spread_figure",
+    "trace_figure",
+    "walkthrough_figure",
+]
 
 PUBLIC_EDGE = "#7a7000"
 UNSAT_FILL = "rgba(0, 114, 178, 0.10)"  # ADPM blue, light: users get what they ask
@@ -453,3 +461,12 @@ def tau_spread_figure(
         yaxis=log_axis(*_finite_span(y), title=dict(text="tau* (log scale)")),
     )
     return build(data, layout)
+
+
+def walkthrough_figure(trace: AlgorithmTrace, step: int) -> go.Figure:
+    """The Algorithm 1 walk-through's chart (trace_figure) for a projector: every text at
+    least style.PROJECTOR_FONT_PX, PROJECTOR_CHART_PX high (its slider and buttons above it
+    share one 768 px screen), at the margins automargin settles on with that text."""
+    fig = projector(trace_figure(trace, step), PROJECTOR_CHART_PX)
+    fig.update_layout(margin=dict(l=114, b=X_TITLE_MARGIN + 3))  # measured, 14 px ticks
+    return fig

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -256,3 +257,64 @@ def decade_ticks(lo: float, hi: float) -> dict:
     if math.floor(math.log10(hi)) - math.ceil(math.log10(lo)) + 1 < 3:
         return {}
     return {"dtick": 1}
+
+
+PROJECTOR_FONT_PX = 14
+"""The smallest chart text (ticks, legend, titles) of a chart shown on a projector (the Tour and
+the Algorithm 1 walk-through): readable from the back of a room at 1024 px wide."""
+
+
+def projector(fig: go.Figure, height: int | None = None) -> go.Figure:
+    """``fig`` with every text at least PROJECTOR_FONT_PX (the base font, tick labels, axis and
+    legend text) and, given ``height`` (px), that height: short enough that a step's controls
+    and its chart share one 768 px screen. Returns the same figure, changed in place."""
+    px = PROJECTOR_FONT_PX
+    fig.update_layout(font_size=px, legend_font_size=px)
+    fig.update_xaxes(tickfont_size=px, title_font_size=px)
+    fig.update_yaxes(tickfont_size=px, title_font_size=px)
+    # a log axis left to plotly labels its 2s and 5s at 3/4 of the font: ticks of its own
+    fig.for_each_xaxis(lambda ax: _full_size_log_ticks(fig, ax, "x"))
+    fig.for_each_yaxis(lambda ax: _full_size_log_ticks(fig, ax, "y"))
+    for a in fig.layout.annotations or ():
+        if a.font is None or a.font.size is None or a.font.size < px:
+            a.font = {**(a.font.to_plotly_json() if a.font else {}), "size": px}
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+def _full_size_log_ticks(fig: go.Figure, axis: Any, letter: str) -> None:
+    """A log axis without tick values of its own gets ticks over the data drawn on it (its
+    range: the data's, widened 1.6x below and 3x above, room for a bar's label) at 1, 2 and 5
+    per decade, or at every digit when that gives fewer than three: every label at the axis's
+    font size, none at plotly's 3/4."""
+    if axis.type != "log" or axis.tickvals is not None or axis.dtick is not None:
+        return
+    ref = letter + axis.plotly_name.removeprefix(letter + "axis")
+    vals: list[float] = []
+    for tr in fig.data:
+        data = getattr(tr, letter, None)
+        if data is None or (getattr(tr, letter + "axis", None) or letter) != ref:
+            continue
+        for v in data:
+            if isinstance(v, (int, float)) and math.isfinite(v) and v > 0:
+                vals.append(float(v))
+    if not vals:
+        return
+    lo, hi = min(vals) / 1.6, max(vals) * 3  # room above for a bar's label
+    d0, d1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mantissas in ((1, 2, 5), tuple(range(1, 10))):
+        ticks = [m * 10.0**d for d in range(d0, d1 + 1) for m in mantissas]
+        ticks = [v for v in ticks if lo <= v <= hi]
+        if len(ticks) >= 3:
+            break
+    axis.update(
+        tickvals=ticks,
+        ticktext=[_tick_label(v) for v in ticks],
+        range=[math.log10(lo), math.log10(hi)],
+    )
+
+
+PROJECTOR_CHART_PX = 400
+"""The height (px) of a projector step's chart: with its controls above it (two rows of
+sliders), within one 768 px screen (tests/browser/test_browser_tour.py measures it)."""

@@ -200,15 +200,17 @@ def bound_text(x: float) -> str:
     return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
 
 
-def units_text(x: float) -> str:
+def units_text(x: float, unit: str = "") -> str:
     """A number in the data's units: whole numbers with separators from 100 up to 10^12,
-    scientific notation beyond (a 300-digit number would not fit a metric); '—' if not
-    finite."""
+    scientific notation beyond (a 300-digit number would not fit a metric), followed by
+    ``unit`` when one is given; '—' if not finite."""
     if not math.isfinite(x):
         return "—"
     if abs(x) >= 1e12:
-        return sci(x, 4)
-    return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
+        text = sci(x, 4)
+    else:
+        text = f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
+    return f"{text} {unit}" if unit else text
 
 
 def headline_metrics(b: dict[str, float]) -> list[Metric]:
@@ -305,21 +307,21 @@ def _normal(a: Accuracy) -> float:
     return a.half_width_own if a.half_width_kind == "proven" else a.half_width
 
 
-def units_table(errs: Mapping[str, Accuracy]) -> dict[str, list[str]]:
+def units_table(errs: Mapping[str, Accuracy], unit: str = "") -> dict[str, list[str]]:
     """The table of errors in the data's units, one row per method of ``errs``
     (:func:`method_errors_real`) in its order, every number as shown (:func:`units_text`):
     worst-case RMSE, the proven 95% error half-width, the normal approximation's (named as
     such), the sd of the data part and the Laplace noise scale ('—' where a method has none).
     Columns UNITS_COLUMNS; at most one row per method of the registry, so the page shows it
-    whole (a static table)."""
+    whole (a static table); every number followed by ``unit`` when one is given."""
     rows = list(errs.items())
     return {
         UNITS_COLUMNS[0]: [m for m, _ in rows],
-        UNITS_COLUMNS[1]: [units_text(a.rmse) for _, a in rows],
-        UNITS_COLUMNS[2]: [units_text(a.half_width) for _, a in rows],
-        UNITS_COLUMNS[3]: [units_text(_normal(a)) for _, a in rows],
-        UNITS_COLUMNS[4]: [units_text(a.data_sd) for _, a in rows],
-        UNITS_COLUMNS[5]: [units_text(a.noise_scale) for _, a in rows],
+        UNITS_COLUMNS[1]: [units_text(a.rmse, unit) for _, a in rows],
+        UNITS_COLUMNS[2]: [units_text(a.half_width, unit) for _, a in rows],
+        UNITS_COLUMNS[3]: [units_text(_normal(a), unit) for _, a in rows],
+        UNITS_COLUMNS[4]: [units_text(a.data_sd, unit) for _, a in rows],
+        UNITS_COLUMNS[5]: [units_text(a.noise_scale, unit) for _, a in rows],
     }
 
 
@@ -532,3 +534,43 @@ SPREAD_FIELD = NumberField(
     format="%.3f",
 )
 """The Bounds page's number inputs (the data range's ends and the assumed spread)."""
+
+
+@dataclass(frozen=True)
+class UnitsStart:
+    """Where 'Error in your data's units' starts: the range ``lo`` to ``hi`` and the ``unit``
+    of the Tier designer's menu (``source`` says which), so one menu's '95% error' reads the
+    same on every page."""
+
+    lo: float
+    hi: float
+    unit: str
+    source: str
+
+
+def units_start(menu: Any) -> UnitsStart:
+    """The range and unit the section starts from: those of ``menu`` (the Tier designer's
+    current hdp_core.menu.Menu, or None before the Tier designer was opened, when its default
+    menu's: 0 to 500 USD)."""
+    from hdp_core.menu import Menu, default_menu
+
+    own = isinstance(menu, Menu)
+    m = menu if own else default_menu()
+    where = "your Tier designer menu" if own else "the Tier designer's default menu"
+    return UnitsStart(float(m.low), float(m.high), str(m.unit), where)
+
+
+def units_fields(start: UnitsStart) -> tuple[NumberField, NumberField]:
+    """The range's two inputs (LO, HI) starting at ``start``'s range."""
+    return replace(LO, default=start.lo), replace(HI, default=start.hi)
+
+
+def units_source_caption(start: UnitsStart, lo: float, hi: float) -> str:
+    """Where the range and unit come from, and what to do to change them."""
+    unit = f" {start.unit}" if start.unit else ""
+    if (lo, hi) == (start.lo, start.hi):
+        return (
+            f"Range {lo:,.4g} to {hi:,.4g}{unit}, from {start.source} (change it there, or "
+            "type another range here)."
+        )
+    return f"Range typed here; the unit{unit and ' (' + start.unit + ')'} is from {start.source}."

@@ -342,10 +342,6 @@ SECTIONS: dict[str, str] = {
 """The titles of the page's sections 3 to 6 (each opens on a click; a closed section is not
 computed, so a slider step redraws only sections 1 and 2)."""
 
-CHART_TITLE = "Chart: privacy offered and granted per tier, and each design's error"
-"""The title of section 2's chart, drawn on request: the table and the cards above hold the
-same numbers, and a chart redrawn on every slider step took most of a step's time."""
-
 SECTIONS_INTRO = (
     "Open a section below to go further: a target error, users moving between tiers, "
     "repeated releases, or saving and sharing the menu. Several may be open at once; the "
@@ -357,6 +353,18 @@ SECTIONS_INTRO = (
 def default_target(report: MenuReport) -> float:
     """The target error offered first: half ADPM's 95% half-width to two digits (1 if 0)."""
     return float(f"{report.errors['ADPM'].half_width / 2:.2g}") or 1.0
+
+
+def rescaled_target(target: float, old_width: float, new_width: float) -> float:
+    """The accuracy-first target after the data range's width changed from ``old_width`` to
+    ``new_width`` (data units): the same fraction of the range, to three significant digits
+    (a target of 0.34 set for a 0-1 range is 170 for 0-500). Unchanged when a width is not
+    positive and finite."""
+    if not (math.isfinite(old_width) and math.isfinite(new_width)):
+        return target
+    if old_width <= 0 or new_width <= 0 or old_width == new_width:
+        return target
+    return float(f"{target * new_width / old_width:.3g}")
 
 
 def solver_tier_defaults(menu: Menu) -> dict[str, int]:
@@ -407,6 +415,29 @@ def answer_metrics(answer: DesignAnswer, menu: Menu) -> list[Metric]:
         "The error at the answer (it meets the target; one step less does not).",
     )
     return [first, there]
+
+
+def table_target_card(table_error: float, target: float, metric: str, unit: str) -> Metric:
+    """Section 3's card for the other target, beside the accuracy-first answer (which is for
+    the population mean, ADPM): the table's own mean's (TableMean's) proven 95% error with
+    the menu as it is, one release (section 5's figure, data units), and whether it is
+    within a 95%-error ``target`` (an RMSE target is another measure: no verdict, the help
+    says so)."""
+    if metric == "rmse":
+        verdict = None
+        rmse = " The target is an RMSE, another measure: no verdict against it."
+    else:
+        verdict = "within the target" if table_error <= target else "above the target"
+        rmse = ""
+    return Metric(
+        "95% error now",
+        "± " + fmt_err(table_error, unit),
+        "The table's own mean (TableMean) with this menu as it is, one release spending every "
+        "user's whole budget: its proven 95% error (section 5's figure). The answer beside it "
+        "is for the population mean (ADPM)." + rmse,
+        verdict,
+        "off",
+    )
 
 
 def applied_note(answer: DesignAnswer, menu: Menu) -> str:

@@ -401,22 +401,6 @@ def tour_simulation_text(nums: dict[str, float]) -> tuple[str, ...]:
     )
 
 
-def tour_menu_text(nums: dict[str, float], loose_name: str) -> tuple[str, ...]:
-    """Tour step 5: the two groups as a tier menu (0 to 500 USD)."""
-    if nums["users granted tau*"]:
-        cap = (
-            f"{count_noun(int(nums['users granted tau*']), 'user')} of {plain(loose_name)} "
-            f"get τ* = {nums['tau*']:.4g}: offering a looser tier adds no accuracy."
-        )
-    else:
-        cap = "No tier is capped: every tier gets the privacy it promises."
-    return (
-        cap,
-        f"The RMSE of the mean is {nums['ADPM RMSE (USD)']:.4g} USD with ADPM and "
-        f"{nums['UNI RMSE (USD)']:.4g} USD if everyone got the strictest level (UNI).",
-    )
-
-
 def trace_step_beside_sidebar(
     trace, step: int, shown: EpsilonProfile, current: EpsilonProfile
 ) -> str:

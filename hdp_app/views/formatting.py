@@ -15,6 +15,9 @@ from typing import Any
 from hdp_core.validate import csv_safe, csv_unescape, format_eps
 
 __all__ = [
+    "TABLE_WIDTH_PX",
+    "column_groups",
+    "column_width_px",
     "compact_count",
     "count_noun",
     "csv_safe",
@@ -149,3 +152,58 @@ def utc_timestamp(now: Any = None) -> str:
 
     t = datetime.now(UTC) if now is None else now.astimezone(UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+TABLE_WIDTH_PX = 600
+"""The width a dataframe may take without hiding columns off its right edge: the main column at
+1024 x 768 with the sidebar open is 624 px (tests/browser/test_browser_truncation.py)."""
+_CHAR_PX = 7.0  # a character of the grid's 14 px font, rounded up (measured: about 6.2)
+_CELL_PAD_PX = 20  # a cell's padding and border (measured: about 16)
+
+
+def _cell_text(v: Any, fmt: str | None) -> str:
+    if fmt and fmt.startswith("%"):
+        try:
+            return fmt % v
+        except (TypeError, ValueError):
+            return str(v)
+    if fmt == "percent" and isinstance(v, (int, float)):
+        return f"{100 * v:.2f}%"
+    if fmt == "localized" and isinstance(v, (int, float)):
+        return f"{v:,}"
+    return str(v)
+
+
+def column_width_px(df: Any, column: str, fmt: str | None = None) -> float:
+    """An upper estimate (px) of the width the dataframe grid gives ``column`` of the pandas
+    DataFrame ``df``: its header or its widest cell shown with ``fmt`` (a printf format,
+    'percent', 'localized' or None), whichever is longer, plus the cell's padding."""
+    longest = max([len(str(column)), *(len(_cell_text(v, fmt)) for v in df[column])])
+    return longest * _CHAR_PX + _CELL_PAD_PX
+
+
+def column_groups(
+    df: Any, formats: dict[str, str] | None = None, width_px: float = TABLE_WIDTH_PX
+) -> list[list[str]]:
+    """The columns of the pandas DataFrame ``df`` in consecutive groups that each fit
+    ``width_px`` (estimated by :func:`column_width_px`; a column's format is the value of the
+    first key of ``formats`` its name starts with), the first column (the rows' label)
+    repeated at the head of every group: a wide table shown as stacked tables, none of whose
+    columns is hidden off the right edge at 1024 px. One group when everything fits."""
+    cols = [str(c) for c in df.columns]
+
+    def fmt(c: str) -> str | None:
+        return next((f for k, f in (formats or {}).items() if c.startswith(k)), None)
+
+    widths = {c: column_width_px(df, c, fmt(c)) for c in cols}
+    head, rest = cols[0], cols[1:]
+    groups: list[list[str]] = []
+    group, used = [head], widths[head]
+    for c in rest:
+        if len(group) > 1 and used + widths[c] > width_px:
+            groups.append(group)
+            group, used = [head], widths[head]
+        group.append(c)
+        used += widths[c]
+    groups.append(group)
+    return groups

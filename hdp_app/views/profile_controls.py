@@ -333,8 +333,9 @@ def two_group_note(spec: dict[str, Any]) -> str:
 
 TIER_COLUMNS: dict[str, tuple[str, dict[str, Any]]] = {
     # defaults: a new row starts as a usable tier, not as empty "None" cells
+    # widths (px) that fit the left column at 1024 x 768 (tests/browser/test_browser_truncation)
     "name": ("text", {"label": "Tier", "help": "A name (optional).", "max_chars": 40,
-                      "default": "New tier"}),
+                      "default": "New tier", "width": 80}),
     "eps": ("text", {"label": "eps", "help": "Privacy level: a number like 0.5 or `public` "
                      "(∞). " + LEVEL_HELP, "required": True, "max_chars": 30, "default": "1"}),
     "count": ("number", {"label": "Users", "help": PROFILE_HELP["users"], "min_value": 0,

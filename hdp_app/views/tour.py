@@ -25,7 +25,9 @@ from typing import Literal
 
 import numpy as np
 
+from hdp_app.views.cards import Metric
 from hdp_app.views.explain import approx_percent, two_group_verdict
+from hdp_app.views.formatting import count_noun, plain, short_eps
 from hdp_app.views.saturation import TwoLevelPoint, free_privacy, phase_boundary, two_level_point
 from hdp_core.adpm import AlgorithmTrace, adpm
 from hdp_core.bounds import lower_bound, lower_bound_H, optimality_ratio, upper_bound
@@ -38,8 +40,10 @@ from hdp_core.profile import EpsilonProfile
 from hdp_core.solvers import DesignAnswer
 
 __all__ = [
+    "MENU_RANGE",
     "PHASE_EPS_MAX",
     "PHASE_EPS_MIN",
+    "RMSE_LABELS",
     "TOUR",
     "Control",
     "PhaseState",
@@ -58,6 +62,7 @@ __all__ = [
     "phase_point",
     "phase_state",
     "saturation_step",
+    "step_cards",
     "step_weights",
     "tour_defaults",
     "tour_menu",
@@ -386,8 +391,9 @@ class TourStep:
     """One step of the guided path: ``index`` (1..5), ``key``, ``title``, ``sentences``
     (markdown, numbers quoted from ``numbers``), ``controls`` it uses, ``numbers`` (label ->
     value, floats in the units the label names), ``chart``: which page's chart to show
-    ("r_curve", "free_privacy", "bounds", "simulation", "tier_menu") and ``profile``: the
-    profile the numbers are for."""
+    ("r_curve", "free_privacy", "bounds", "simulation", "tier_menu"), ``profile``: the
+    profile the numbers are for, and ``cards``: the labels of ``numbers`` shown as cards, in
+    one row (empty: all of them)."""
 
     index: int
     key: str
@@ -397,6 +403,11 @@ class TourStep:
     numbers: dict[str, float]
     chart: str
     profile: EpsilonProfile = field(repr=False)
+    cards: tuple[str, ...] = ()
+
+    def card_labels(self) -> tuple[str, ...]:
+        """The labels of the numbers shown as cards (``cards``, else every number)."""
+        return self.cards or tuple(self.numbers)
 
 
 N_USERS = Control(
@@ -478,6 +489,7 @@ def tour_step(index: int, values: dict[str, float] | None = None) -> TourStep:
     prof = two_groups(n, frac, e1, e2)
     sol = adpm(prof)
     nums: dict[str, float]
+    cards: tuple[str, ...] = ()
     if key == "saturates":
         fp = free_privacy(sol)
         v = two_group_verdict(n, frac, e1, e2)
@@ -491,12 +503,15 @@ def tour_step(index: int, values: dict[str, float] | None = None) -> TourStep:
         fp = free_privacy(sol)
         nums = {
             "tau*": fp.tau,
+            "users capped": float(fp.n_saturated),
             "asked (median of the capped)": fp.requested_median,
             "times more privacy": fp.gain,
             "ADPM worst-case MSE": sol.worst_case_mse,
             "PropDPM worst-case MSE": get_method("PropDPM", prof).worst_case_mse,
         }
         text = explain.tour_free_text(nums)
+        # one row of four facts; the MSEs are in the sentences
+        cards = ("tau*", "users capped", "asked (median of the capped)", "times more privacy")
     elif key == "gap":
         nums = {
             "ADPM worst case f ∧ 1/4": upper_bound(prof),
@@ -514,11 +529,49 @@ def tour_step(index: int, values: dict[str, float] | None = None) -> TourStep:
         nums = {
             "tau*": rep.tau_star,
             "users granted tau*": float(rep.n_saturated),
-            "ADPM RMSE (USD)": rep.errors["ADPM"].rmse,
-            "UNI RMSE (USD)": rep.errors["UNI"].rmse,
+            RMSE_LABELS["ADPM"]: rep.errors["ADPM"].rmse,
+            RMSE_LABELS["UNI"]: rep.errors["UNI"].rmse,
         }
-        text = explain.tour_menu_text(nums, menu.tiers[-1].name)
-    return TourStep(index, key, title, text, controls, nums, chart, prof)
+        text = _menu_text(nums, menu)
+    return TourStep(index, key, title, text, controls, nums, chart, prof, cards)
+
+
+MENU_RANGE = (0.0, 500.0, "USD")
+"""Step 5's data: values between 0 and 500 USD."""
+RMSE_LABELS = {m: f"{m} RMSE (USD, data 0 to 500)" for m in ("ADPM", "UNI")}
+"""Step 5's error cards: each real-unit figure with the range it is for."""
+
+
+def _menu_text(nums: dict[str, float], menu) -> tuple[str, ...]:
+    """Tour step 5's sentences (``menu``: tour_menu): its tiers by name, level and share, who
+    is capped, the RMSEs with the range they are for."""
+    (strict, loose), lo, hi, unit = menu.tiers, menu.low, menu.high, plain(menu.unit)
+    intro = (
+        f"The same two groups as a product's menu of two tiers: **{plain(strict.name)}** "
+        f"(eps {short_eps(strict.eps)}, {strict.share_percent:.3g}% of the users) and "
+        f"**{plain(loose.name)}** (eps {short_eps(loose.eps)}, {loose.share_percent:.3g}%), "
+        f"for values between {lo:g} and {hi:g} {unit}."
+    )
+    if nums["users granted tau*"]:
+        cap = (
+            f"{count_noun(int(nums['users granted tau*']), 'user')} of {plain(loose.name)} "
+            f"get τ* = {nums['tau*']:.4g}: offering a looser tier adds no accuracy."
+        )
+    else:
+        cap = "No tier is capped: every tier gets the privacy it promises."
+    return (
+        intro,
+        cap,
+        f"For values between {lo:g} and {hi:g} {unit}, the RMSE of the mean is "
+        f"{nums[RMSE_LABELS['ADPM']]:.4g} {unit} with ADPM and "
+        f"{nums[RMSE_LABELS['UNI']]:.4g} {unit} if everyone got the strictest level (UNI).",
+    )
+
+
+def step_cards(step: TourStep) -> list[Metric]:
+    """The step's cards, in one row: each shown number (TourStep.card_labels) as a delta-free
+    card (no arrow that reads as an increase), as number_text writes it."""
+    return [Metric(label, number_text(label, step.numbers[label])) for label in step.card_labels()]
 
 
 def tour_menu(values: dict[str, float] | None = None):
@@ -529,14 +582,15 @@ def tour_menu(values: dict[str, float] | None = None):
 
 def _tour_menu(n: int, frac: float, e1: float, e2: float):
     """The tour's menu: the two groups as tiers 'Strict' and 'Relaxed' (range 0-500 USD)."""
+    low, high, unit = MENU_RANGE
     return make_menu(
         ["Strict", "Relaxed"],
         [e1, e2],
         [100.0 * frac, 100.0 * (1.0 - frac)],
         n_users=n,
-        low=0,
-        high=500,
-        unit="USD",
+        low=low,
+        high=high,
+        unit=unit,
     )
 
 

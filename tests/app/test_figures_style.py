@@ -148,3 +148,35 @@ def test_registered_with_colour_and_dash():
         assert set(METHOD_CLASSES) <= set(table)
         shown = [table[m] for m in METHOD_CLASSES]
         assert len(set(shown)) == len(shown)
+
+
+def test_projector_text_is_at_least_14_px_and_log_ticks_are_full_size():
+    """style.projector (issue 31): base, tick, axis-title, legend and annotation text at
+    least 14 px, the height asked for, and a log axis plotly would label itself (its 2s and
+    5s at 3/4 size) gets its own ticks at 1-2-5 per decade, or every digit when the data span
+    less than that, covering the data."""
+    import plotly.graph_objects as go
+
+    from hdp_app.figures.style import PROJECTOR_FONT_PX, projector
+
+    fig = go.Figure(
+        [go.Scatter(x=["a", "b", "c"], y=[2.1e-4, 3.0e-4, 2.3e-4])],
+        layout=dict(yaxis=dict(type="log"), annotations=[dict(text="t", font=dict(size=9))]),
+    )
+    projector(fig, 400)
+    assert fig.layout.height == 400 and fig.layout.font.size >= PROJECTOR_FONT_PX
+    assert fig.layout.yaxis.tickfont.size >= PROJECTOR_FONT_PX
+    assert fig.layout.annotations[0].font.size >= PROJECTOR_FONT_PX
+    ticks = list(fig.layout.yaxis.tickvals)
+    lo, hi = (10**r for r in fig.layout.yaxis.range)
+    assert lo <= 2.1e-4 and hi >= 3.0e-4
+    # 1-2-5 would give two ticks here: every digit times 1e-4 within the range instead
+    assert ticks == pytest.approx([d * 1e-4 for d in range(1, 10) if lo <= d * 1e-4 <= hi])
+    assert len(ticks) >= 3 and ticks[:2] == pytest.approx([2e-4, 3e-4])
+    wide = projector(
+        go.Figure(
+            [go.Bar(x=[1e-6, 1e-3], y=["a", "b"], orientation="h")],
+            layout=dict(xaxis=dict(type="log")),
+        )
+    )
+    assert list(wide.layout.xaxis.tickvals)[:3] == pytest.approx([1e-6, 2e-6, 5e-6])

@@ -30,9 +30,10 @@ def g(x: float) -> str:
     return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
 
 
-def u(x: float) -> str:
-    """The page's format for numbers in data units."""
-    return f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}"
+def u(x: float, unit: str = "USD") -> str:
+    """The page's format for numbers in data units, with the unit (the Tier designer's
+    default menu's, USD, unless a menu of the session says otherwise)."""
+    return (f"{round(x):,}" if abs(x) >= 100 else f"{x:.4g}") + f" {unit}"
 
 
 def sweep_traces(at) -> list[str]:
@@ -64,8 +65,8 @@ def test_single_level_numbers_match_closed_forms(app):
     assert metric(at, "ADPM worst-case MSE f ∧ 1/4") == g(min(f, 0.25))
     assert metric(at, "Lower bound (H ∧ 1/4)/512") == g(min(h, 0.25) / 512)
     assert metric(at, "f / H") == g(f / h)
-    # RMSE in data units for the default range 0..100 000: sqrt(f) * 100 000
-    assert metric(at, "ADPM worst-case RMSE") == u(math.sqrt(f) * 100_000)
+    # RMSE in data units for the default range, the Tier designer's default menu's 0..500 USD
+    assert metric(at, "ADPM worst-case RMSE") == u(math.sqrt(f) * 500)
 
 
 def test_scale_slider_moves_the_marker(app):
@@ -219,3 +220,27 @@ def test_the_sweep_slider_is_kept_in_the_link(app):
     assert metric(at, "At the marker") == f"c = {10**-2.4:.3g}"
     widget(at, "slider", "bnd_scale").set_value(0.0).run()
     assert "bnd_scale" not in at.query_params
+
+
+def test_the_range_and_unit_are_the_tier_designers_menus(app):
+    """Issue 31: the section starts from the range and unit of the session's Tier designer
+    menu, and with that menu as the profile its "95% error" is the Tier designer's own
+    (hdp_core.design.evaluate_menu: the same proven half-width, one meaning per number)."""
+    from hdp_app.common import TD_MENU
+    from hdp_core.design import evaluate_menu
+    from hdp_core.menu import make_menu
+
+    menu = make_menu(
+        ["A", "B"], [0.5, 2.0], [70, 30], n_users=2000, low=100, high=1100, unit="EUR/month"
+    )
+    app.run()
+    app.session_state[TD_MENU] = menu
+    at = show(app, menu.to_profile())
+    ok(at)
+    assert widget(at, "number_input", "bnd_lo").value == 100.0
+    assert widget(at, "number_input", "bnd_hi").value == 1100.0
+    adpm = evaluate_menu(menu).errors["ADPM"]
+    assert metric(at, "ADPM 95% error: ±") == u(adpm.half_width, "EUR/month")
+    assert metric(at, "ADPM worst-case RMSE") == u(adpm.rmse, "EUR/month")
+    assert any("from your Tier designer menu" in c.value for c in at.caption)
+    assert at.table[0].value["95% error ±"].iloc[0] == u(adpm.half_width, "EUR/month")

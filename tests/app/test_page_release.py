@@ -199,9 +199,9 @@ def test_a_reload_sees_the_spent_budget_and_refuses_when_it_is_exhausted(app):
     st.cache_resource.clear()  # even a restarted server reads the same ledger file
     at2 = _fresh(whole_app, _csv())
     assert _budget(at2) == "40%"
-    assert not [d for d in at2.dataframe if "spend" in d.value.columns]
+    assert not [d for d in at2.table if "spend" in d.value.columns]
     named = _fresh(whole_app, _csv(), dataset="sales 2026")
-    history = [d.value for d in named.dataframe if "spend" in d.value.columns]
+    history = [d.value for d in named.table if "spend" in d.value.columns]
     assert [h["spend"].tolist() for h in history] == [["60%"]]  # the name's history
     _answer(at2, "Yes, or maybe")
     assert at2.button(key="rel_go").disabled  # 60% asked: more than the 40% left

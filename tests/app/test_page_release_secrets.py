@@ -76,7 +76,7 @@ def test_the_candidate_file_attack_through_the_page_finds_nothing(dataset):
     assert "73,412" not in shown and "73412" not in shown
     if dataset is None:
         # no history without a name (the tables shown are the preview's)
-        assert not [d for d in b.dataframe if "spend" in d.value.columns]
+        assert not [d for d in b.table if "spend" in d.value.columns]
     assert LT.names_notice(False) in shown  # names are shared: the page says so
 
 
@@ -92,11 +92,11 @@ def test_names_are_scoped_per_signed_in_user(monkeypatch):
     user["who"] = "bob@example.org"
     bob = _session(other_levels, dataset="payroll")
     assert metric(bob, "Budget remaining") == "100%"  # Bob's "payroll" is not Alice's
-    assert not [d for d in bob.dataframe if "spend" in d.value.columns]
+    assert not [d for d in bob.table if "spend" in d.value.columns]
     user["who"] = "alice@example.org"
     again = _session(other_levels, dataset="payroll")
     assert metric(again, "Budget remaining") == "50%"  # Alice's own name, its history
-    [hist] = [d.value for d in again.dataframe if "spend" in d.value.columns]
+    [hist] = [d.value for d in again.table if "spend" in d.value.columns]
     assert hist["spend"].tolist() == ["50%"]
     # signed out (no authentication): names are the server's, and the page says so
     user["who"] = None

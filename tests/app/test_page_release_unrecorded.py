@@ -43,7 +43,7 @@ def test_the_page_shows_the_release_with_a_warning_box(page, ledger_path, monkey
     assert at.get("download_button")
     # the charge stays: 60% left, the history lists the release as charged with no result
     assert [m.value for m in at.metric if m.label == "Budget remaining"] == ["60%"]
-    history = [d.value for d in at.dataframe if "status" in d.value.columns]
+    history = [d.value for d in at.table if "status" in d.value.columns]  # a static table
     assert [h["status"].tolist() for h in history] == [[B.CHARGED_STATUS]]
     (entry,) = PrivacyLedger(ledger_path).history()
     assert entry.status == "charged" and entry.spend == Fraction(2, 5)

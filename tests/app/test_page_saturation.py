@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import PROFILE_KINDS, metric, ok, widget
+from helpers import PROFILE_KINDS, metric, ok, whole_frame, widget
 from helpers import show as _show
 
 import hdp_core as hdp
@@ -46,7 +46,7 @@ def test_page_renders_for_every_kind_of_profile(app, kind):
             f"{sol.saturation_level:.4g}" if math.isfinite(sol.saturation_level) else "none"
         )
         assert metric(at, "Users capped at tau*") == f"{sol.n_saturated:,}"
-        table = at.dataframe[0].value
+        table = whole_frame(at)
         assert int(table["users"].sum()) == prof.n
         assert table["share of total weight"].sum() == pytest.approx(1.0, rel=1e-9)
     # a profile of more than 50 users gets the teaching example, smaller ones a toggle
@@ -78,7 +78,7 @@ def test_tiered_profile_with_huge_counts(app):
     tau = 0.1 + 8.0 / (10**12 * 0.1)
     assert metric(at, "Saturation level tau*") == f"{tau:.4g}"
     assert metric(at, "Users capped at tau*") == f"{10**11 + 10**6:,}"
-    table = at.dataframe[0].value
+    table = whole_frame(at)
     assert list(table["group"]) == ["Strict", "Relaxed", "Public"]
     assert list(table["users"]) == [10**12, 10**11, 10**6]
     np.testing.assert_allclose(table["granted eps"], [0.1, tau, tau], rtol=1e-12)

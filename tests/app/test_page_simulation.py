@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import whole_frame
 
 import hdp_core as hdp
 from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
@@ -53,10 +54,11 @@ def check(at):
 
 
 def table(at):
-    """The results table (the dataframe with a 'Simulated MSE' column)."""
-    for df in at.dataframe:
+    """The results table: the dataframe with a 'Simulated MSE' column, with its parts (a
+    wide table is drawn in parts, hdp_app.widgets.wide_dataframe)."""
+    for i, df in enumerate(at.dataframe):
         if "Simulated MSE" in df.value.columns:
-            return df.value
+            return whole_frame(at, i)
     raise AssertionError("no results table")
 
 
@@ -293,7 +295,9 @@ def test_profile_too_large_to_simulate_shows_exact_mse(app, monkeypatch):
     at = open_sim(app, profile=prof, trials=5_000)
     assert any("too many to simulate" in w.value for w in at.warning)
     assert not [df for df in at.dataframe if "Simulated MSE" in df.value.columns]
-    (exact,) = [df.value for df in at.dataframe if "Exact MSE" in df.value.columns]
+    (exact,) = [
+        whole_frame(at, i) for i, df in enumerate(at.dataframe) if "Exact MSE" in df.value.columns
+    ]
     dist = hdp.Beta(2, 3)
     for i, m in enumerate(hdp.METHODS):
         assert exact["Exact MSE"][i] == pytest.approx(hdp.exact_mse(m, prof, dist), rel=1e-12)
@@ -307,7 +311,9 @@ def test_paper_experiment_button_and_loading_a_profile(app):
     at.number_input(key="sim_paper_trials").set_value(500).run()
     at.button(key="sim_paper_run").click().run()
     check(at)
-    (paper,) = [df.value for df in at.dataframe if "High: paper" in df.value.columns]
+    (paper,) = [
+        whole_frame(at, i) for i, df in enumerate(at.dataframe) if "High: paper" in df.value.columns
+    ]
     assert list(paper["Method"]) == labels(hdp.METHODS)
     rows = experiments.table1(trials=500, seed=0, profile_seed=0)
     for i, m in enumerate(hdp.METHODS):
@@ -320,7 +326,9 @@ def test_paper_experiment_button_and_loading_a_profile(app):
     assert chart(at, "sim_paper_chart")
     at.number_input(key="sim_paper_seed").set_value(1).run()
     check(at)
-    (paper,) = [df.value for df in at.dataframe if "High: paper" in df.value.columns]
+    (paper,) = [
+        whole_frame(at, i) for i, df in enumerate(at.dataframe) if "High: paper" in df.value.columns
+    ]
     rows1 = experiments.table1(trials=500, seed=1, profile_seed=0)
     assert list(paper["Low: ours (simulated)"]) == [r["sim_low"] for r in rows1]
     # showing the table did not change the current profile

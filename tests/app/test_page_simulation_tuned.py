@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import whole_frame
 
 import hdp_core as hdp
 from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
@@ -33,9 +34,10 @@ def open_sim(at, profile, **params):
 
 
 def results(at):
-    for df in at.dataframe:
+    """The results table, with its parts (hdp_app.widgets.wide_dataframe)."""
+    for i, df in enumerate(at.dataframe):
         if "Simulated MSE" in df.value.columns:
-            return df.value
+            return whole_frame(at, i)
     raise AssertionError("no results table")
 
 

@@ -501,18 +501,18 @@ def _labels(at) -> list[str]:
 
 
 def test_sections_3_to_6_start_closed_and_draw_nothing(app):
-    """A first visit draws sections 1 and 2 only, without section 2's chart: the chart and
-    the four later sections are closed expanders (titled as before), and none of their
-    controls, charts or downloads exists (a slider step redraws no chart). The link still
-    carries the menu and the goal."""
+    """A first visit draws sections 1 and 2, with section 2's chart drawn on arrival (issue
+    31: every page shows its picture at once): the four later sections are closed expanders
+    (titled as before), and none of their controls, charts or downloads exists. The link
+    still carries the menu and the goal."""
     from hdp_app.design_state import OPEN
     from hdp_app.views import design as V
 
     at = ok(open_page(app, "tier_designer"))
-    for title in [V.CHART_TITLE, *V.SECTIONS.values()]:
+    for title in V.SECTIONS.values():
         assert f"**{title}**" in _labels(at)
     assert all(not at.session_state[k] for k in OPEN.values() if k in at.session_state)
-    assert not at.get("plotly_chart")  # section 2's chart is drawn on request too
+    assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]  # section 2's, only
     kinds = ("number_input", "radio", "slider", "selectbox")
     keys = {w.key for kind in kinds for w in at.get(kind)}
     assert not keys & {"td_target", "td_metric", "td_question", "td_wi_share", "td_releases"}
@@ -553,7 +553,7 @@ def test_a_closed_section_keeps_its_values(app):
     assert at.slider(key="td_wi_share").value == moved
 
 
-@pytest.mark.parametrize("name", ["chart", "target", "whatif", "releases", "save"])
+@pytest.mark.parametrize("name", ["target", "whatif", "releases", "save"])
 def test_a_link_opens_its_section(app, name):
     from hdp_app.design_state import OPEN
 
@@ -561,7 +561,6 @@ def test_a_link_opens_its_section(app, name):
     at = ok(open_page(app, "tier_designer"))
     assert at.session_state[OPEN[name]] is True
     drawn = {
-        "chart": lambda: next(c for c in at.get("plotly_chart") if c.key == "td_fig_menu"),
         "target": lambda: at.number_input(key="td_target"),
         "whatif": lambda: at.slider(key="td_wi_share"),
         "releases": lambda: at.number_input(key="td_releases"),
@@ -575,9 +574,9 @@ def test_a_link_opens_its_section(app, name):
 @pytest.mark.parametrize("bad", ["garbage", "1e400", ""])
 def test_a_bad_section_value_in_the_link_leaves_it_closed(app, bad):
     app.query_params["td_open_whatif"] = bad
-    app.query_params["td_open_chart"] = bad
     at = ok(open_page(app, "tier_designer"))
-    assert not at.get("plotly_chart") and not at.get("slider")
+    assert [c.key for c in at.get("plotly_chart")] == ["td_fig_menu"]  # no what-if chart
+    assert not at.get("slider")
 
 
 def test_tier_names_in_the_table_are_plain_text(app):
@@ -607,3 +606,44 @@ def test_section_values_survive_a_visit_to_another_page(app):
     assert at.number_input(key="td_target").value == 0.8
     assert at.number_input(key="td_releases").value == 10
     assert at.query_params["goal"] == "rmse~0.8"
+
+
+def test_the_target_follows_the_range(app):
+    """Issue 31: a target set for one data range keeps its fraction of the range when the
+    range changes (a template's 0.34 on 0-1 does not become a demand of 0.34 USD on 0-500):
+    10 USD on 0-500 is 20 USD on 0-1000, and the link follows."""
+    at = ok(open_sections(open_page(app, "tier_designer"), "target"))
+    at.radio(key="td_metric").set_value("half_width").run()
+    at.number_input(key="td_target").set_value(10.0).run()
+    assert (at.number_input(key="td_lo").value, at.number_input(key="td_hi").value) == (0, 500)
+    at.number_input(key="td_hi").set_value(1000.0).run()
+    ok(at)
+    assert at.number_input(key="td_target").value == 20.0
+    assert at.query_params["goal"] == "half_width~20"
+    at.number_input(key="td_lo").set_value(500.0).run()  # width 500 again
+    assert at.number_input(key="td_target").value == 10.0
+
+
+def test_accuracy_first_shows_both_targets_side_by_side(app):
+    """Issue 31: beside the accuracy-first answer (the population mean) section 3 shows the
+    table's own mean's 95% error with the menu as it is (hdp_core.intervals.release_error_95,
+    target 'table', one release), with its verdict against a 95%-error target; an RMSE
+    target gets no verdict (another measure)."""
+    from hdp_core.intervals import release_error_95
+
+    at = ok(open_sections(open_page(app, "tier_designer"), "target"))
+    at.radio(key="td_metric").set_value("half_width").run()
+    menu = menu_of(at)
+    prof = menu.to_profile()
+    table = release_error_95(prof.levels, prof.counts, menu.low, menu.high, "table")
+    for target, verdict in ((table * 1.01, "within the target"), (table / 2, "above the target")):
+        at.number_input(key="td_target").set_value(float(f"{target:.4g}")).run()
+        ok(at)
+        card = next(m for m in at.main.metric if m.label == "95% error now")
+        assert card.value == f"± {table:.3g} {menu.unit}"
+        assert verdict in str(card.delta)
+    labels = [m.value for m in at.markdown]
+    assert "**Population mean (ADPM)**" in labels and "**Table's own mean (TableMean)**" in labels
+    at.radio(key="td_metric").set_value("rmse").run()
+    card = next(m for m in at.main.metric if m.label == "95% error now")
+    assert not card.delta

@@ -60,8 +60,11 @@ def test_each_step_from_a_link(app, index):
     for sentence in want.sentences:
         assert sentence in shown
     metrics = _metrics(at)
-    for label, v in want.numbers.items():
-        assert metrics[label] == tour.number_text(label, v)
+    # one row of cards, none with a delta (no arrow that reads as an increase), no label twice
+    assert list(metrics) == list(want.card_labels()) and len(at.main.metric) == len(metrics)
+    assert not any(m.delta for m in at.main.metric)
+    for label in want.card_labels():
+        assert metrics[label] == tour.number_text(label, want.numbers[label])
     assert len(at.get("plotly_chart")) == CHARTS[index]
     keys = {s.key for s in at.get("select_slider")}
     assert keys == {c.key for c in want.controls}
@@ -85,7 +88,11 @@ def test_each_step_from_a_link(app, index):
     if index == 5:
         f = _f_two_groups(900, Fraction(1, 10), 100, tau)
         # worst-case RMSE in USD on a 0-500 range: 500 sqrt(f)
-        assert metrics["ADPM RMSE (USD)"] == f"{500 * math.sqrt(f):.4g}"
+        assert metrics["ADPM RMSE (USD, data 0 to 500)"] == f"{500 * math.sqrt(f):.4g}"
+        # the tiers are introduced before they are named, every USD figure with its range
+        intro = "The same two groups as a product's menu of two tiers: **Strict** (eps 0.1, "
+        assert any(t.startswith(intro + "90% of the users) and **Relaxed**") for t in shown)
+        assert all("between 0 and 500 USD" in t for t in shown if "RMSE" in t)
 
 
 def test_previous_and_next_walk_the_five_steps(app):

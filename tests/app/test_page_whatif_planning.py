@@ -9,7 +9,7 @@ import json
 import math
 
 import pytest
-from helpers import PROFILE_KINDS, open_sections, show
+from helpers import PROFILE_KINDS, open_sections, show, whole_frame
 
 import hdp_core as hdp
 from hdp_app.figures.style import METHOD_COLORS
@@ -37,10 +37,18 @@ def sim(app, prof, **params):
 
 
 def whatif_table(at):
-    for df in at.dataframe:
-        if "Bias (table)" in df.value.columns:
-            return df.value
+    """The what-if table, with its parts (hdp_app.widgets.wide_dataframe)."""
+    for i, df in enumerate(at.dataframe):
+        if "Method" in df.value.columns and "Bias (table)" in whole_frame(at, i).columns:
+            return whole_frame(at, i)
     return None
+
+
+def results_table(at):
+    """The results table, with its parts (hdp_app.widgets.wide_dataframe)."""
+    return next(
+        whole_frame(at, i) for i, d in enumerate(at.dataframe) if "Simulated MSE" in d.value.columns
+    )
 
 
 def turn_on(at):
@@ -113,13 +121,11 @@ def test_whatif_every_profile_kind(app, kind):
 
 def test_tablemean_opt_in_in_the_main_table(app):
     at = sim(app, PENGUIN)
-    names = list(
-        next(d.value for d in at.dataframe if "Simulated MSE" in d.value.columns)["Method"]
-    )
+    names = list(results_table(at)["Method"])
     assert len(names) == 6 and not any("TableMean" in n for n in names)  # the paper's six
     at.multiselect(key="sim_methods").select("TableMean").run()
     ok(at)
-    df = next(d.value for d in at.dataframe if "Simulated MSE" in d.value.columns)
+    df = results_table(at)
     assert list(df["Method"])[-1] == "TableMean (the table's own mean)"
     exact = df[df["Method"] == "TableMean (the table's own mean)"]["Exact MSE"].iloc[0]
     assert exact == pytest.approx(hdp.get_method("TableMean", PENGUIN).exact_mse(hdp.Beta(2, 3)))

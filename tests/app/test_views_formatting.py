@@ -40,3 +40,35 @@ def test_count_noun():
     assert count_noun(1, "user") == "1 user"
     assert count_noun(2, "tier") == "2 tiers"
     assert count_noun(1000, "user") == "1,000 users"
+
+
+def test_column_groups_fit_the_width_and_repeat_the_label_column():
+    """A wide table is split into consecutive groups of columns, each within the width by the
+    estimate column_width_px (independently: characters times a character's width, plus the
+    padding), each starting with the label column; every column appears exactly once more;
+    a narrow table stays whole."""
+    import pandas as pd
+
+    from hdp_app.views.formatting import TABLE_WIDTH_PX, column_groups, column_width_px
+
+    df = pd.DataFrame(
+        {
+            "Method": ["FME (reconstructed)", "ADPM"],
+            **{f"column number {i}": [1.23456e-4, 2.5e-3] for i in range(9)},
+        }
+    )
+    fmts = {"column": "%.3e"}
+    groups = column_groups(df, fmts)
+    assert len(groups) > 1
+    assert all(g[0] == "Method" for g in groups)
+    assert [c for g in groups for c in g[1:]] == list(df.columns[1:])
+    for g in groups:
+        assert (
+            sum(column_width_px(df, c, fmts.get("column") if c != "Method" else None) for c in g)
+            <= TABLE_WIDTH_PX
+        )
+    # the estimate: the longest of header and cells ("column number 0" is 15 characters,
+    # "1.235e-04" 9), times 7 px, plus 20 px
+    assert column_width_px(df, "column number 0", "%.3e") == 15 * 7.0 + 20
+    assert column_width_px(df, "Method") == len("FME (reconstructed)") * 7.0 + 20
+    assert column_groups(df[["Method", "column number 0"]], fmts) == [["Method", "column number 0"]]

@@ -230,8 +230,9 @@ def test_tour_numbers_come_from_the_chart_functions():
     assert s4.numbers["ADPM exact MSE"] == hdp.exact_mse("ADPM", p, hdp.Beta(2, 3))
     s5 = tour.tour_step(5)
     rep = evaluate_menu(tour._tour_menu(1000, 0.9, 0.1, 5.0))
-    assert s5.numbers["ADPM RMSE (USD)"] == rep.errors["ADPM"].rmse
-    assert f"{rep.errors['ADPM'].rmse:.4g} USD" in s5.sentences[1]
+    assert s5.numbers[tour.RMSE_LABELS["ADPM"]] == rep.errors["ADPM"].rmse
+    assert f"{rep.errors['ADPM'].rmse:.4g} USD" in s5.sentences[-1]
+    assert "between 0 and 500 USD" in s5.sentences[-1]  # with the range it is for
 
 
 def test_the_walk_through_step_names_the_sidebar_tau_in_the_same_sentence():

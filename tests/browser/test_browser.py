@@ -210,7 +210,7 @@ def test_a_link_reopens_its_profile_and_a_bad_one_falls_back(server, page):
     assert not log.foreign(), log.foreign()
 
 
-CHARTS_AT_THEIR_MARGINS = ["/", "/saturation", "/bounds", "/tier_designer?td_open_chart=true"]
+CHARTS_AT_THEIR_MARGINS = ["/", "/saturation", "/bounds", "/tier_designer"]
 _CHART_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
     const s = g._fullLayout._size, m = g.layout.margin || {};
     return {asked: [m.l, m.r, m.t, m.b], drawn: [s.l, s.r, s.t, s.b].map(Math.round)};

@@ -132,7 +132,7 @@ def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):  #
     )
     # every section open: the names are drawn everywhere they can be
     url = (
-        f"{server}/tier_designer?menu={links.encode_menu_link(m)}&td_open_chart=true"
+        f"{server}/tier_designer?menu={links.encode_menu_link(m)}"
         "&td_open_target=true"
         "&td_open_whatif=true&td_open_releases=true&td_open_save=true"
     )

@@ -1,20 +1,26 @@
-"""Issue 23: no cut text on any page at a projector's 1024 x 768 nor at 1280 x 800, in every
-state listed in STATES (toggles on, a profile loaded, a table uploaded on the Release page).
+"""Issues 23 and 31: nothing cut on any page at a projector's 1024 x 768 nor at 1280 x 800, in
+every state listed in VISITS (toggles on, a profile loaded, the CSV upload's example buttons,
+every Tier designer section open, and on the Release page a wage table in USD/week released
+under a dataset name: the released numbers, the ledger's history, every expander open).
 
 Two measures, in Chromium, on the rendered page:
 
-* text elements (metric labels, values and deltas, widget labels of toggles, checkboxes,
-  radios, selects, sliders and inputs, radio options, the value shown in a select box,
-  buttons, tabs, expander headers), in the main column and the sidebar: an element is cut
-  when some node of it (or the element itself) that clips its overflow (overflow not
-  visible, or text-overflow: ellipsis) has scrollWidth > clientWidth + 1 px;
+* every element of the main column and the sidebar that clips its overflow (overflow-x not
+  visible, or text-overflow: ellipsis) and holds text (metric values, labels, buttons, the
+  file uploader's line, multiselect tags, code blocks, tables...) is cut when its content is
+  wider than its box by more than 1 px (scrollWidth > clientWidth + 1); a dataframe (a canvas
+  grid whose text is not in the DOM) is cut when its grid is wider than its box (columns
+  hidden off the right edge);
 * charts: every SVG text of a plotly chart (title, axis titles, tick labels, bar labels,
   annotations; not the legend, which scrolls, nor the hover layer) must lie inside the
   chart's own box (its main SVG, clipped to the element holding it) within 1 px.
 
-The test reports every cut item (page, size, kind, text) and fails if there is any.
-One server and one browser; each state is opened once at 1024 x 768, then the viewport is
-set to 1280 x 800 and the page measured again once the charts have redrawn.
+The Saturation page's Algorithm 1 walk-through, on the load that shows it, is checked too
+(CHECKS): its step slider and its chart within one 768 px screen, tick labels at least 14 px.
+The test reports every cut item (page, state, size, kind, text) and fails if there is any.
+One server, one browser and one page: each load's states are reached in turn on that load
+(an upload, a release, a click) and measured at 1024 x 768; the last one is measured again
+at 1280 x 800 once the charts have redrawn.
 """
 
 from __future__ import annotations
@@ -33,124 +39,106 @@ SIZES = [(1024, 768), (1280, 800)]
 MIN_TEXT = 3  # every state shows at least this many measured text elements
 MIN_CHART_TEXT = 10  # and, with a chart, at least this many chart texts (ticks, titles)
 TWO_TIERS = "profile=tiers&p_tier=0.1~10~A&p_tier=inf~5~B"  # 15 users, two levels
-STATES: list[tuple[str, str, str, int]] = [
-    # (page, state, path and query, min charts)
-    ("Profile", "default", "/", 1),
-    ("Profile", "two tiers loaded", "/?" + TWO_TIERS, 1),
-    ("Saturation", "default", "/saturation", 1),
-    (
-        "Saturation",
-        "two tiers, teaching example on",
-        f"/saturation?{TWO_TIERS}&sat_trace_example=true",
-        1,
-    ),
-    ("Bounds", "default", "/bounds", 1),
+FEW_TRIALS = "sim_trials=500"
+OPEN_TD = (
+    "/tier_designer?td_open_target=true&td_open_whatif=true&td_open_releases=true&td_open_save=true"
+)
+VISITS: list[tuple[str, str, int, list[str]]] = [
+    # (page, path and query, min charts, the states measured on that one load, in order: the
+    # first as loaded, each next one after its action in ACTIONS)
+    ("Profile", "/", 1, ["default", "CSV upload chosen (example buttons)"]),
+    ("Profile", "/?" + TWO_TIERS, 1, ["two tiers loaded"]),
+    ("Saturation", "/saturation", 1, ["default"]),
+    ("Saturation", f"/saturation?{TWO_TIERS}&sat_trace_example=true", 1, ["two tiers, example"]),
+    ("Bounds", "/bounds", 1, ["default"]),
     (
         "Bounds",
-        "users sweep, known spread, toggles off",
         "/bounds?bnd_mode=Number+of+users&bnd_tuned=true&bnd_baselines=false&bnd_guides=false",
         1,
+        ["users sweep, known spread, toggles off"],
     ),
-    ("Simulation", "default", "/simulation", 1),
-    ("Simulation", "real units and tuned ADPM on", "/simulation?sim_real=true&sim_tuned=true", 1),
-    ("Tier designer", "default", "/tier_designer", 0),
+    # (the fewest trials the page allows: the same texts, a quicker load)
+    ("Simulation", f"/simulation?{FEW_TRIALS}", 1, ["default"]),
     (
-        "Tier designer",
-        "chart and sections 3 to 6 open",
-        "/tier_designer?td_open_chart=true&td_open_target=true&td_open_whatif=true"
-        "&td_open_releases=true&td_open_save=true",
-        2,
+        "Simulation",
+        f"/simulation?sim_real=true&sim_tuned=true&{FEW_TRIALS}",
+        1,
+        ["real units, tuned ADPM"],
     ),
-    ("Release", "empty", "/release", 0),
-    ("Release", "small table uploaded", "/release", 0),  # upload below
-    ("Release", "range set, answered, released", "/release", 0),  # and released below
-    ("Tour", "step 1", "/tour", 1),  # every step at 1024: tests/test_browser_tour.py
-    ("Tour", "step 5, loose group public-ish", "/tour?tour_step=5&tour_eps2=100", 1),
+    # every section open: the default page's sections 1 and 2, its chart and every header too
+    ("Tier designer", OPEN_TD, 2, ["every section open"]),
+    (
+        "Release",
+        "/release",
+        0,
+        ["empty", "wage table uploaded", "released (named), every section open"],
+    ),
+    ("Tour", "/tour?tour_step=5&tour_eps2=100", 1, ["step 5, loose group public-ish"]),
+    # every Tour step at 1024 x 768: tests/browser/test_browser_tour.py
 ]
+"""Every page in the states a projector shows: each load's states are measured at 1024 x 768,
+and its last state at 1280 x 800 too."""
 
-TEXT_SELECTORS = ", ".join(
-    f"[data-testid={root}] {sel}"
-    for root in ("stMain", "stSidebar")
-    for sel in (
-        "[data-testid=stMetricLabel]",
-        "[data-testid=stMetricValue]",
-        "[data-testid=stMetricDelta]",
-        "[data-testid=stWidgetLabel]",
-        "[data-testid=stCheckbox] label",
-        "[data-testid=stToggle] label",
-        "[data-testid=stRadio] [role=radiogroup] label",
-        "[data-testid=stSelectbox] [data-baseweb=select]",
-        "[data-testid=stMultiSelect] [data-baseweb=select]",
-        "button",
-        "[data-testid=stPageLink] a",
-        "[role=tab]",
-        "[data-testid=stExpander] summary",
-    )
-)
-
-KINDS = """
-const kindOf = (e) => {
-  const t = (x) => e.closest(x);
-  if (t('[data-testid=stMetricLabel]')) return 'metric label';
-  if (t('[data-testid=stMetricValue]')) return 'metric value';
-  if (t('[data-testid=stMetricDelta]')) return 'metric delta';
-  if (t('[role=tab]')) return 'tab';
-  if (t('[data-testid=stExpander] summary')) return 'expander header';
-  if (t('[data-testid=stCheckbox]') || t('[data-testid=stToggle]'))
-    return t('[data-testid=stWidgetLabel]') || t('label') ? 'toggle/checkbox label' : 'toggle';
-  if (t('[data-testid=stRadio]'))
-    return t('[data-testid=stWidgetLabel]') ? 'radio label' : 'radio option';
-  if (t('[data-testid=stSelectbox]') || t('[data-testid=stMultiSelect]'))
-    return t('[data-testid=stWidgetLabel]') ? 'select label' : 'select value';
-  if (t('[data-testid=stWidgetLabel]')) return 'widget label';
-  if (t('button') || t('a')) return 'button';
-  return 'text';
-};
-"""
-
-CUT_JS = (
-    """(selector) => {"""
-    + KINDS
-    + """
-  const clips = (el) => {
-    const s = getComputedStyle(el);
-    return s.textOverflow === 'ellipsis' || (s.overflowX !== 'visible');
+CUT_JS = """() => {
+  // every element of the main column and the sidebar that clips its overflow (overflow-x not
+  // visible, or text-overflow: ellipsis) and holds text: cut when its content is wider than
+  // its box. Dataframes (a canvas grid, its text not in the DOM): cut when the grid's
+  // scroller is wider than its box (columns hidden off the right edge).
+  const kindOf = (el) => {
+    const t = (x) => el.closest(x);
+    if (t('[data-testid=stMetricLabel]')) return 'metric label';
+    if (t('[data-testid=stMetricValue]')) return 'metric value';
+    if (t('[data-testid=stMetricDelta]')) return 'metric delta';
+    if (t('[data-testid=stDataFrame]')) return 'dataframe';
+    if (t('[data-testid=stTable]')) return 'table';
+    if (t('[data-testid=stCode]')) return 'code';
+    if (t('[role=tab]')) return 'tab';
+    if (t('[data-testid=stExpander] summary')) return 'expander header';
+    if (t('[data-testid=stFileUploader]')) return 'file uploader';
+    if (t('[data-testid=stMultiSelect]')) return 'multiselect';
+    if (t('[data-testid=stSelectbox]')) return 'select';
+    if (t('[data-testid=stRadio]')) return 'radio';
+    if (t('[data-testid=stCheckbox]') || t('[data-testid=stToggle]')) return 'toggle/checkbox';
+    if (t('[data-testid=stWidgetLabel]')) return 'widget label';
+    if (t('button') || t('a')) return 'button';
+    return 'text';
+  };
+  const textOf = (el) => {
+    let t = el.innerText || '';
+    el.querySelectorAll('[data-testid^=stIcon], [role=img]').forEach(i => {
+      t = t.replace(i.innerText || '', '');
+    });
+    return t.trim();
   };
   const out = [];
   const seen = new Set();
   let measured = 0;
-  for (const root of document.querySelectorAll(selector)) {
-    if (seen.has(root)) continue;
-    seen.add(root);
-    const r = root.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0) continue;  // not displayed (a closed expander)
-    // nodes that hold text; a visually hidden input's 1 px wrapper and icon glyphs are not
-    // text a reader can lose
-    // (an icon-only button, whose only "text" is its glyph's name, has nothing to lose)
-    const textOf = (el) => {
-      let t = el.innerText || '';
-      el.querySelectorAll('[data-testid^=stIcon], [role=img]').forEach(i => {
-        t = t.replace(i.innerText || '', '');
-      });
-      return t.trim();
-    };
-    const nodes = [root, ...root.querySelectorAll('*')].filter(el =>
-      el.clientWidth > 2 && !el.closest('[data-testid^=stIcon], [role=img]') && textOf(el) !== '');
-    const cut = nodes.some(el => clips(el) && el.scrollWidth > el.clientWidth + 1);
-    if (cut) {
-      const where = root.closest('[data-testid=stSidebar]') ? 'sidebar' : 'main';
-      const item = {kind: kindOf(root), where,
-                    text: (root.innerText || root.getAttribute('aria-label') || '').trim()
-                          .replace(/\\s+/g, ' ').slice(0, 120)};
-      const id = item.kind + '|' + item.where + '|' + item.text;
-      if (!seen.has(id)) { seen.add(id); out.push(item); }
-      root.setAttribute('data-hdp-cut', '1');
+  for (const root of document.querySelectorAll('[data-testid=stMain], [data-testid=stSidebar]')) {
+    const where = root.getAttribute('data-testid') === 'stSidebar' ? 'sidebar' : 'main';
+    for (const el of root.querySelectorAll('*')) {
+      if (el.closest('[data-testid=stPlotlyChart]')) continue;  // CHART_JS measures charts
+      if (el.clientWidth <= 2 || el.clientHeight === 0) continue;  // hidden, or a 1 px wrapper
+      if (el.closest('[data-testid^=stIcon], [role=img]')) continue;
+      const s = getComputedStyle(el);
+      if (s.overflowX === 'visible' && s.textOverflow !== 'ellipsis') continue;
+      const grid = el.closest('[data-testid=stDataFrame]');
+      if (grid && !el.classList.contains('dvn-scroller')) continue;
+      const text = grid ? 'columns of a table' : textOf(el);
+      if (!text) continue;
+      measured++;
+      if (el.scrollWidth > el.clientWidth + 1) {
+        const holder = el.closest('[data-testid=stElementContainer]') || el;
+        const item = {kind: kindOf(el), where,
+                      text: text.replace(/\\s+/g, ' ').slice(0, 120),
+                      by_px: el.scrollWidth - el.clientWidth};
+        const id = item.kind + '|' + where + '|' + item.text;
+        if (!seen.has(id)) { seen.add(id); out.push(item); }
+        holder.setAttribute('data-hdp-cut', '1');
+      }
     }
-    measured++;
   }
   return {cut: out, measured};
 }"""
-)
 
 CHART_JS = """() => {
   const kindOf = (t) => {
@@ -242,7 +230,7 @@ def _measure(page, min_charts: int) -> list[dict]:
     """The cut items on the page now. Also checks that the measure saw the page: at least
     MIN_TEXT text elements and, on a page with charts, MIN_CHART_TEXT chart texts (so a
     change of Streamlit's test ids cannot make the test pass by measuring nothing)."""
-    text = page.evaluate(CUT_JS, TEXT_SELECTORS)
+    text = page.evaluate(CUT_JS)
     chart = page.evaluate(CHART_JS)
     assert text["measured"] >= MIN_TEXT, f"only {text['measured']} text elements measured"
     if min_charts:
@@ -269,59 +257,119 @@ def _settle(page) -> None:
     )
 
 
-def _small_table(path: pathlib.Path) -> None:
-    rows = ["value,eps"] + [f"{(7 * i) % 100},{[0.1, 0.5, 1, 'inf'][i % 4]}" for i in range(40)]
+WAGES = "USD/week"
+
+
+def _wage_table(path: pathlib.Path) -> None:
+    """400 users with weekly wages in cents (0 to 1,900 USD) and four privacy levels: the
+    released numbers and the interval are as long as a real table's."""
+    rows = ["value,eps"] + [
+        f"{(37 * i) % 1900 + 0.25},{[0.1, 0.5, 1, 'inf'][i % 4]}" for i in range(400)
+    ]
     path.write_text("\n".join(rows) + "\n")
 
 
-def _release_small_table(page) -> None:
-    """On the Release page with the small table loaded: set the range, answer the question
-    (issue 21) and release, so the budget, the answers' errors, the preview, the result and
-    the ledger's history are all on the page."""
+def _act(page, do, min_charts: int = 0) -> None:
+    before = runs_ended(page)
+    do()
+    wait_drawn(page, min_charts=min_charts, runs_before=before)
 
-    def act(do) -> None:
-        before = runs_ended(page)
-        do()
-        wait_drawn(page, min_charts=0, runs_before=before)
 
-    for label, value in (("Lowest possible value", "0"), ("Highest possible value", "100")):
-        box = page.get_by_role("spinbutton", name=label)
-        act(lambda box=box, value=value: (box.fill(value), box.press("Enter")))
-    act(page.get_by_test_id("stRadioGroup").get_by_text("Yes, or maybe").click)
-    act(page.get_by_role("button", name="Release the private mean").click)
-    page.get_by_test_id("stMain").get_by_text("Released. Safe to share").wait_for()
+def _upload_wages(page, tmp_path: pathlib.Path) -> None:
+    table = tmp_path / "wages.csv"
+    _wage_table(table)
+    _act(page, lambda: page.locator("input[type='file']").set_input_files(str(table)))
+    page.get_by_test_id("stMain").get_by_text("Loaded wages.csv").wait_for()
     wait_drawn(page, min_charts=0)
 
 
+def _release_wages(page, tmp_path: pathlib.Path) -> None:
+    """Range 0 to 2,000 USD/week, a dataset name, the question answered, released once (so
+    the budget's history has a row), then every expander opened: the budget, the answers'
+    errors, the preview, the result, the history, the receipt, the code and the details."""
+    main = page.get_by_test_id("stMain")
+    for role, label, value in (
+        ("spinbutton", "Lowest possible value", "0"),
+        ("spinbutton", "Highest possible value", "2000"),
+        ("textbox", "Unit (for display)", WAGES),
+        ("textbox", "Dataset name (optional)", "Weekly wages of 2026, north region"),
+    ):
+        box = main.get_by_role(role, name=label)
+        _act(page, lambda box=box, value=value: (box.fill(value), box.press("Enter")))
+    _act(page, main.get_by_test_id("stRadioGroup").get_by_text("Yes, or maybe").click)
+    _act(page, main.get_by_role("button", name="Release the private mean").click)
+    main.get_by_text("Released. Safe to share").wait_for()
+    main.get_by_test_id("stDataFrame").first.wait_for()
+    for summary in main.locator("[data-testid=stExpander] summary").all():
+        if summary.get_attribute("aria-expanded") != "true":
+            summary.click()
+    wait_drawn(page, min_charts=0)
+
+
+SCREEN = 768
+MIN_TICK_PX = 14
+
+
+def _walkthrough_problems(page) -> list[str]:
+    """The Saturation page's Algorithm 1 walk-through at 1024 x 768 (issue 31): its step
+    slider (and buttons) and its chart within one 768 px screen (bounding boxes), the chart's
+    tick labels at least 14 px. Returns what is wrong."""
+    chart = page.locator(".st-key-sat_trace_chart")
+    chart.scroll_into_view_if_needed()
+    step = page.get_by_test_id("stMain").get_by_test_id("stSlider").filter(has_text="Step k")
+    top, box = step.bounding_box()["y"], chart.bounding_box()
+    span = box["y"] + box["height"] - top
+    sizes = chart.locator(".xtick text, .ytick text").evaluate_all(
+        "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))"
+    )
+    out = []
+    if span > SCREEN:
+        out.append(f"walk-through: slider to chart {span:.0f} px > {SCREEN}")
+    if not sizes or min(sizes) < MIN_TICK_PX:
+        out.append(f"walk-through: tick labels {min(sizes or [0])} px < {MIN_TICK_PX}")
+    return out
+
+
+CHECKS = {"two tiers, example": _walkthrough_problems}
+"""A state's own check at 1024 x 768, beyond cut text: its problems are reported as cut items."""
+
+ACTIONS = {
+    "CSV upload chosen (example buttons)": lambda page, _: _act(
+        page, page.get_by_test_id("stMain").get_by_text("Upload", exact=True).click, 1
+    ),
+    "wage table uploaded": _upload_wages,
+    "released (named), every section open": _release_wages,
+}
+"""How each state after a load's first is reached from the one before it."""
+
+
 def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:  # noqa: F811
-    """Every cut item on every state at both sizes: dicts with page, state, size, kind,
-    where, text (and by_px for chart text)."""
+    """Every cut item in every state of VISITS: dicts with page, state, size, kind, where,
+    text and by_px."""
     found: list[dict] = []
     ctx, page = new_page(browser, viewport=SIZES[0])
     try:
-        for title, state, url, min_charts in STATES:
+        for title, url, min_charts, states in VISITS:
             page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
             page.goto(server + url)
             wait_drawn(page, min_charts=min_charts)
-            if state in ("small table uploaded", "range set, answered, released"):
-                table = tmp_path / "small.csv"
-                _small_table(table)
-                before = runs_ended(page)
-                page.locator("input[type='file']").set_input_files(str(table))
-                wait_drawn(page, min_charts=0, runs_before=before)
-                page.get_by_test_id("stMain").get_by_text("Loaded small.csv").wait_for()
-                wait_drawn(page, min_charts=0)
-            if state == "range set, answered, released":
-                _release_small_table(page)
-            for i, (w, h) in enumerate(SIZES):
-                if i:
-                    page.set_viewport_size({"width": w, "height": h})
-                    _settle(page)
-                items = _measure(page, min_charts)
-                for it in items:
-                    found.append({"page": title, "state": state, "size": f"{w}x{h}", **it})
-                slug = f"{title}_{state}_{w}".replace(" ", "_").replace(",", "")
-                _shoot_cut(page, tmp_path, slug)
+            for k, state in enumerate(states):
+                if k:
+                    ACTIONS[state](page, tmp_path)
+                sizes = SIZES if k == len(states) - 1 else SIZES[:1]
+                for i, (w, h) in enumerate(sizes):
+                    if i:
+                        page.set_viewport_size({"width": w, "height": h})
+                        _settle(page)
+                    here = {"page": title, "state": state, "size": f"{w}x{h}"}
+                    found += [{**here, **it} for it in _measure(page, min_charts)]
+                    if not i and state in CHECKS:
+                        found += [
+                            {**here, "kind": "layout", "where": "main", "text": problem}
+                            for problem in CHECKS[state](page)
+                        ]
+                    slug = f"{title}_{state}_{w}".replace(" ", "_").replace(",", "")
+                    _shoot_cut(page, tmp_path, slug)
     finally:
         ctx.close()
     return found
