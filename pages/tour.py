@@ -104,9 +104,7 @@ def _chart(step: teach.TourStep, values: tuple[tuple[str, float], ...]) -> None:
         wide_dataframe(pd.DataFrame(table.columns), "tour_free_table")
     elif step.chart == "bounds":
         n = step.numbers
-        fig = bounds_glance_figure(
-            n["ADPM worst case f ∧ 1/4"], n["lower bound (H ∧ 1/4)/512"], min(n["H"], 0.25)
-        )
+        fig = bounds_glance_figure(n["ADPM worst case f ∧ 1/4"], n["lower bound (H ∧ 1/4)/512"])
         st.plotly_chart(projector(fig, PROJECTOR_CHART_PX), key="tour_chart_bounds")
     elif step.chart == "simulation":
         with st.spinner(f"Simulating {cache.SIM_TRIALS:,} trials…"):

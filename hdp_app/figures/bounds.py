@@ -183,13 +183,15 @@ def _x_ticks(x: np.ndarray) -> dict:
 def bounds_glance_figure(
     upper: float,
     lower: float,
-    h_capped: float,
+    h_capped: float | None = None,
     baselines: Mapping[str, float] | None = None,
     height: int = 300,
 ) -> go.Figure:
     """Horizontal bars on a log axis: the lower bound (H ∧ 1/4)/512, H ∧ 1/4 (512 times it,
     labelled as not a bound: ADPM's worst case can be below it), ADPM's worst case f ∧ 1/4 and
-    optionally each baseline's worst case."""
+    optionally each baseline's worst case. ``h_capped`` (H ∧ 1/4) defaults to 512 x ``lower``
+    (exact: a power of two)."""
+    h_capped = 512 * lower if h_capped is None else h_capped
     rows = [
         ("lower bound (H ∧ 1/4)/512", lower, LOWER_BOUND_COLOR),
         ("512 × lower bound (not a bound)", h_capped, "#BBBBBB"),
