@@ -6,6 +6,7 @@ error in real units, and the what-if curve. Data in (from :mod:`hdp_core.design`
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -225,7 +226,7 @@ def _method_panel(
     methods = ["UNI", "PropDPM", "ADPM"]
     vals = [rep.errors[m].get(metric) for m in methods]
     ref = rep.all_public.get(metric)
-    data = [
+    data: list[dict[str, Any]] = [
         dict(
             type="bar",
             y=methods,
@@ -253,7 +254,7 @@ def _method_panel(
         ),
     ]
     xmax = max(max(vals), ref)
-    xaxis = dict(rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None)
+    xaxis: dict[str, Any] = dict(rangemode="tozero", range=[0, 1.15 * xmax] if xmax > 0 else None)
     return data, xaxis, dict(type="category", range=[-0.5, len(methods) - 0.5])
 
 
