@@ -80,6 +80,17 @@ def pytest_collection_modifyitems(config, items):
             # every Spark test on one xdist worker (`--dist loadgroup` in pyproject.toml): one
             # JVM started and warmed per run instead of one per worker
             item.add_marker(pytest.mark.xdist_group("spark"))
+    # The longest work first (xdist hands out work in this order): the Spark group, then the
+    # browser tests, then the rest fill in around them, so no worker idles at the end while
+    # the other finishes a long group. A stable sort: each file's own order is kept.
+    items.sort(key=_work_order)
+
+
+def _work_order(item: pytest.Item) -> int:
+    """0 for the Spark group, 1 for a browser test, 2 for any other (see above)."""
+    if item.get_closest_marker("xdist_group") is not None:
+        return 0
+    return 1 if item.get_closest_marker("browser") is not None else 2
 
 
 @pytest.fixture(scope="session")
