@@ -96,7 +96,7 @@ def release_section(
 ) -> None:
     """The Release button (one mean) and why it is disabled; a release is charged to the
     server's ledger, kept in this session (LAST) and the page reruns."""
-    led, dataset, remaining, scope = budget
+    remaining = budget[2]  # (ledger, dataset, remaining, scope)
     st.subheader("Release")
     blocker = B.release_blocker(answer, P.budget_for(s["id"], remaining), spend)
     if blocker is not None:
@@ -106,19 +106,7 @@ def release_section(
     ):
         try:
             rel = hdp_release.release_mean(
-                df,
-                value=s["value"],
-                eps=s["eps"],
-                lo=s["lo"],
-                hi=s["hi"],
-                data_sd=s["data_sd"],
-                tiers=menu,
-                target=B.chosen_target(answer),
-                ledger=led,
-                spend=spend,
-                dataset=dataset,
-                id=s["id"],
-                dataset_scope=scope,
+                df, **B.release_arguments(s, menu, answer, budget, spend)
             )
         except HdpError as e:
             st.error(P.refusal_text(e))

@@ -47,7 +47,7 @@ def release_section(
     df: Any, s: dict, name: str, menu: Any, budget: tuple, spend: Any, answer: Any, by: list
 ) -> None:
     """The button that releases a mean per segment (the same blockers as one mean)."""
-    led, dataset, remaining, scope = budget
+    remaining = budget[2]  # (ledger, dataset, remaining, scope)
     st.subheader("Release a mean per segment")
     blocker = B.release_blocker(answer, P.budget_for(s.get("id"), remaining), spend)
     problem = S.by_problem(by)
@@ -62,22 +62,7 @@ def release_section(
         disabled=blocker is not None or problem is not None,
     ):
         try:
-            g = release_means(
-                df,
-                value=s["value"],
-                eps=s["eps"],
-                by=by,
-                lo=s["lo"],
-                hi=s["hi"],
-                data_sd=s["data_sd"],
-                tiers=menu,
-                target=B.chosen_target(answer),
-                ledger=led,
-                spend=spend,
-                dataset=dataset,
-                id=s.get("id"),
-                dataset_scope=scope,
-            )
+            g = release_means(df, by=by, **B.release_arguments(s, menu, answer, budget, spend))
         except HdpError as e:
             st.error(P.refusal_text(e))
             return

@@ -6,7 +6,7 @@ button is disabled."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -218,6 +218,31 @@ def released_sentence(rel: Release) -> str:
     return (
         f"This release estimates {TARGET_WORDS[rel.target]}, spending {percent(rel.spend)} of "
         f"every user's level{tail}."
+    )
+
+
+def release_arguments(
+    settings: Mapping[str, Any], menu: Any, answer: str | None, budget: tuple, spend: Any
+) -> dict[str, Any]:
+    """The keyword arguments the page passes to ``release_mean`` and ``release_means`` alike:
+    the columns, range, declared spread, menu, target (:func:`chosen_target`), the server's
+    ledger, spend, dataset name and scope (``budget`` is (ledger, dataset, remaining, scope))
+    and the person id column."""
+    led, dataset, _, scope = budget
+    s = settings
+    return dict(
+        value=s["value"],
+        eps=s["eps"],
+        lo=s["lo"],
+        hi=s["hi"],
+        data_sd=s["data_sd"],
+        tiers=menu,
+        target=chosen_target(answer),
+        ledger=led,
+        spend=spend,
+        dataset=dataset,
+        id=s.get("id"),
+        dataset_scope=scope,
     )
 
 

@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import NoNoise
 
 import hdp_release.finish
 from hdp_app.figures.segments import segments_figure
@@ -18,8 +19,6 @@ from hdp_app.figures.style import METHOD_COLORS
 from hdp_app.views import segments as S
 from hdp_core.intervals import release_error_95
 from hdp_release import release_means
-
-REAL = hdp_release.finish.measurement
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +78,6 @@ def test_code_reproduces_the_page_call(with_menu, tmp_path, monkeypatch):
     """Running the generated code gives the same segments and (noise off) the same numbers;
     with a Tier designer menu the snippet rebuilds it and reads the tier names through it."""
     from hdp_core.menu import make_menu
-
-    class NoNoise:
-        def __init__(self, scale):
-            self.real = REAL(scale)
-
-        def map(self, d):
-            return self.real.map(d)
-
-        def __call__(self, x):
-            return x
 
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     menu = None

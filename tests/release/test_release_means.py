@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import NoNoise
 
 import hdp_release.finish
 import hdp_release.release
@@ -22,23 +23,6 @@ from hdp_release.engines.grouped import MAX_SEGMENTS
 
 INF = math.inf
 LO, HI = 0.0, 100.0
-REAL = hdp_release.finish.measurement
-
-
-class NoNoise:
-    """OpenDP's real measurement (its privacy map kept), returning its input."""
-
-    calls = 0
-
-    def __init__(self, scale):
-        self.real = REAL(scale)
-
-    def map(self, d):
-        return self.real.map(d)
-
-    def __call__(self, x):
-        NoNoise.calls += 1
-        return x
 
 
 @pytest.fixture

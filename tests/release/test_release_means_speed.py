@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import NoNoise
 
 import hdp_release.engines.grouped as eg
 import hdp_release.engines.segment_bins as sb
@@ -22,20 +23,6 @@ from hdp_core.errors import BadCellError
 from hdp_release import release_mean, release_means
 
 LO, HI = 0.0, 100.0
-REAL = hdp_release.finish.measurement
-
-
-class NoNoise:
-    """OpenDP's real measurement (its privacy map kept), returning its input."""
-
-    def __init__(self, scale):
-        self.real = REAL(scale)
-
-    def map(self, d):
-        return self.real.map(d)
-
-    def __call__(self, x):
-        return x
 
 
 @pytest.fixture

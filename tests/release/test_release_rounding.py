@@ -18,26 +18,13 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import NoNoise
 
 import hdp_release.finish
 from hdp_core.rounding import GRID, grid_allowance, release_half_width
 from hdp_release.release import release_mean
 
 LO, HI = 0.0, 500.0
-REAL = hdp_release.finish.measurement
-
-
-class NoNoise:
-    """OpenDP's real measurement (its privacy map), returning its input."""
-
-    def __init__(self, scale):
-        self.real = REAL(scale)
-
-    def map(self, d):
-        return self.real.map(d)
-
-    def __call__(self, x):
-        return x
 
 
 @pytest.fixture

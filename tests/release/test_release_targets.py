@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import NoNoise
 
 import hdp_core as hdp
 import hdp_release
@@ -35,20 +36,6 @@ from hdp_release.release import release_mean
 
 INF = math.inf
 LO, HI = 0.0, 100.0
-REAL = hdp_release.finish.measurement
-
-
-class NoNoise:
-    """OpenDP's real measurement (its privacy map), returning its input."""
-
-    def __init__(self, scale):
-        self.real = REAL(scale)
-
-    def map(self, d):
-        return self.real.map(d)
-
-    def __call__(self, x):
-        return x
 
 
 @pytest.fixture
