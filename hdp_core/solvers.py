@@ -3,20 +3,48 @@
 bisection on log eps) on the exact formulas of hdp_core.design (half-width answers also
 checked by a local scan below them) and returns a :class:`DesignAnswer` that says plainly
 when the target cannot be met. Why the search over users is exact: see hdp_core.design
-(Webster apportionment is house monotone)."""
+(Webster apportionment is house monotone).
+
+Metrics (SOLVER_METRICS): for the population mean (ADPM), "rmse" and "half_width" (the proven
+95% half-width, hdp_core.design.method_errors); for the table's own mean (TableMean),
+TABLE_METRIC = "table_half_width": :func:`menu_table_error`, the proven 95% half-width of
+hdp_core.intervals.table_half_width with every rounding of a release (the figure
+hdp_core.intervals.release_error_95 gives for target "table", one release).
+
+The table half-width is NOT monotone, so its answers are searched like the population
+half-width's and verified by the local scan (:func:`_scan_down`; levels: a geometric grid
+below the answer). Why not monotone, with the worst cases:
+* in users: a user joining a strict tier adds up to 1/(2n) of worst-case bias (nobody may
+  look at their value with more than their level allows, yet they count in the table's mean),
+  so with Webster apportionment the half-width JUMPS when a strict tier gets its first user
+  (a menu with a public tier: 1 public user gives the table's mean exactly, 2 users with one
+  strict do not). For large n each step moves it by about 1/n of itself;
+* in one tier's level and in users moved to a looser tier: the feasible set only grows, so
+  TableMean's worst-case MSE B^2 + 2 eta^2 never rises (it is the minimum over a larger set),
+  but the half-width B + eta (ln 10 + log1p(e^{-2B/eta})) weighs bias and noise differently
+  and can rise by a hair when the optimum trades one for the other.
+Proven and used: a tier at or above the table's cap level 1/(n eta) computed with that tier
+public gives exactly the public answer (eta stays optimal: F only falls elsewhere where it is
+larger, and F is strictly convex), the upper end of the level search. Each answer's "one
+step less misses" is always evaluated, never assumed; "with the current menu it meets / misses"
+is evaluated at the menu itself."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from hdp_core.adpm import adpm
-from hdp_core.design import check_metric, profile_errors, tuned_sd
-from hdp_core.menu import EPS_MAX, EPS_MIN, MAX_USERS, Menu
+from hdp_core.design import profile_errors, tuned_sd
+from hdp_core.intervals import table_half_width
+from hdp_core.menu import EPS_MAX, EPS_MIN, MAX_USERS, METRICS, Menu
 from hdp_core.profile import EpsilonProfile
+from hdp_core.rounding import release_half_width
+from hdp_core.table_mean import table_mean
 from hdp_core.validate import (
     format_eps,
 )
@@ -45,6 +73,18 @@ class DesignAnswer:
     """Which solver answered (a key of QUESTIONS; "" when built by hand)."""
     tiers: tuple[int, ...] = ()
     """The tiers the question is about: (tier,) for "level", (source, dest) for "move"."""
+    now_error: float | None = None
+    """The error of the menu as it is (same metric, data units); None when not computed."""
+    target: float = math.nan
+    """The target the answer is for (data units)."""
+    metric: str = ""
+    """The metric the target is in (a key of SOLVER_METRICS; "" when built by hand)."""
+
+    @property
+    def meets_now(self) -> bool | None:
+        """Whether the menu as it is meets the target (None when not computed): for the
+        table's mean it can miss with more users than ``value`` (not monotone)."""
+        return None if self.now_error is None else self.now_error <= self.target
 
     @property
     def possible(self) -> bool:
@@ -70,7 +110,39 @@ class DesignAnswer:
         return None
 
 
+TABLE_METRIC = "table_half_width"
+"""The table's own mean's (TableMean's) proven 95% half-width: :func:`menu_table_error`."""
+
+SOLVER_METRICS = (*METRICS, TABLE_METRIC)
+"""What a target can be given in: the population mean's RMSE or 95% half-width (ADPM), or the
+table's own mean's 95% half-width (TableMean)."""
+
+HALF_WIDTHS = ("half_width", TABLE_METRIC)
+"""The metrics not proven monotone: each answer is verified by a local scan below it."""
+
+
+def menu_table_error(levels: Any, counts: Any, menu: Menu) -> float:
+    """The 95% error (data units) of the table's own mean for tiers (levels, counts) on
+    ``menu``'s range: TableMean's proven half-width (hdp_core.intervals.table_half_width of
+    its worst-case bias and noise) times R, plus every rounding of a release
+    (hdp_core.rounding.release_half_width at weight sum 1): the same number as
+    hdp_core.intervals.release_error_95(levels, counts, low, high, "table") for one release.
+    The data's spread is not used (the table's mean needs no assumption on the data)."""
+    sol = table_mean(EpsilonProfile.from_tiers(levels, counts))
+    h = table_half_width(sol.bias_bound, sol.noise_scale)
+    return release_half_width(h, 1.0, menu.low, menu.high)
+
+
+def _error(levels: Any, counts: Any, menu: Menu, metric: str) -> float:
+    """The menu's error in ``metric`` (data units) for tiers (levels, counts)."""
+    if metric == TABLE_METRIC:
+        return menu_table_error(levels, counts, menu)
+    return profile_errors(levels, counts, menu)[1].get(metric)
+
+
 def _metric_words(metric: str) -> str:
+    if metric == TABLE_METRIC:
+        return "95% error half-width of the table's own mean"
     return "RMSE" if metric == "rmse" else "95% error half-width"
 
 
@@ -81,7 +153,8 @@ def _fmt_err(x: float, menu: Menu) -> str:
 
 def _check_target(menu: Menu, target: float, metric: str) -> DesignAnswer | None:
     """Validate the target; the 'trivial' answer when it is at least half the range."""
-    check_metric(metric)
+    if metric not in SOLVER_METRICS:
+        raise ValueError(f"metric must be one of {SOLVER_METRICS}, got {str(metric)[:40]!r}")
     t = float(target)
     if not (math.isfinite(t) and t > 0):
         raise ValueError(f"the target error must be a positive number, got {target!r}")
@@ -123,7 +196,7 @@ def _scan_down(meets: Callable[[int], bool], value: int, floor: int, metric: str
     (intervals.population_half_width) depends on ||w||_2, max w and the noise separately and
     can rise by a hair when ADPM trades one for another (tests/test_design.py), so each
     half-width answer is verified by this local scan."""
-    if metric != "half_width":
+    if metric not in HALF_WIDTHS:
         return value
     while True:
         bottom = max(floor, value - SCAN)
@@ -140,29 +213,40 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
     adding a user never raises ADPM's worst-case MSE (Theorem 2: ADPM is the optimal affine
     estimator, and the new user can get weight 0), nor, with a known data sd, the MSE of ADPM
     tuned to it (optimal at that spread), so the RMSE is non-increasing in n. Half-width
-    answers are also checked by a local scan (:func:`_scan_down`).
+    answers (population and table) are also checked by a local scan (:func:`_scan_down`), and
+    when the menu as it is meets the target the answer is searched at or below its number of
+    users. The table's half-width is not monotone in n (module docstring): the answer is the
+    first meeting point the search finds with n - 1 missing, and ``now_error`` tells whether
+    the menu as it is meets the target (the message says so when it does not).
     Impossible when even MAX_USERS users do not meet the target.
     """
     triv = _check_target(menu, target, metric)
     if triv is not None:
         return triv
     t = float(target)
-
-    def err(n: int) -> float:
-        m = menu.with_n_users(n)
-        return profile_errors(m.levels, m.counts, m)[1].get(metric)
-
     cache: dict[int, float] = {}
 
     def meets(n: int) -> bool:
         if n not in cache:
-            cache[n] = err(n)
+            m = menu.with_n_users(n)
+            cache[n] = _error(m.levels, m.counts, m, metric)
         return cache[n] <= t
 
     words = _metric_words(metric)
+    cur = menu.n_users
+    meets(cur)
+    now = cache[cur]
+    common = {"now_error": now, "target": t, "metric": metric}
     if meets(1):
         return DesignAnswer(
-            "ok", 1, None, cache[1], None, f"Even 1 user meets a {words} of {_fmt_err(t, menu)}."
+            "ok",
+            1,
+            None,
+            cache[1],
+            None,
+            f"Even 1 user meets a {words} of {_fmt_err(t, menu)}."
+            + _now_words(menu, now, t, metric),
+            **common,
         )
     lo, hi = 1, 2
     while not meets(hi):
@@ -175,13 +259,14 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
                 None,
                 f"Even {MAX_USERS:.0e} users give a {words} of {_fmt_err(cache[hi], menu)}, "
                 f"above the target {_fmt_err(t, menu)}.",
+                **common,
             )
         lo, hi = hi, min(hi * 2, MAX_USERS)
     n = _scan_down(meets, _bisect_int(meets, lo, hi), 1, metric)
+    if now <= t and cur < n:  # never "needs more" than a menu that meets it already has
+        n = _scan_down(meets, cur, 1, "half_width")
     below = n - 1
-    if below not in cache:
-        meets(below)
-    now = "already meets" if n <= menu.n_users else "needs more users to meet"
+    meets(below)
     return DesignAnswer(
         "ok",
         n,
@@ -189,7 +274,28 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
         cache[n],
         cache[below],
         f"This menu needs at least {n:,} users for a {words} of {_fmt_err(t, menu)} "
-        f"(one user fewer misses it). With {menu.n_users:,} users it {now} the target.",
+        "(one user fewer misses it)." + _now_words(menu, now, t, metric, n),
+        **common,
+    )
+
+
+def _now_words(menu: Menu, now: float, target: float, metric: str, needed: int = 1) -> str:
+    """The sentence about the menu as it is: it meets the target, needs more users, or (not
+    monotone in n) misses it with more users than some fewer that meet it."""
+    cur = menu.n_users
+    if now <= target:
+        return f" With {cur:,} users it already meets the target."
+    if cur < needed:
+        return f" With {cur:,} users it needs more users to meet the target."
+    why = (
+        " (a user joining a strict tier adds bias to the table's own mean, in which every "
+        "row counts)"
+        if metric == TABLE_METRIC
+        else ""
+    )
+    return (
+        f" With {cur:,} users it misses the target ({_fmt_err(now, menu)}): this error does "
+        f"not always fall as users join{why}."
     )
 
 
@@ -218,7 +324,7 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
     def err(e: float) -> float:
         lv = menu.levels
         lv[tier] = e
-        return profile_errors(lv, counts, menu)[1].get(metric)
+        return _error(lv, counts, menu, metric)
 
     e_pub = err(math.inf)
     if e_pub > t:
@@ -242,10 +348,15 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
             f"{name} can be as strict as eps = {EPS_MIN:g} (the strictest level offered "
             f"here) and the {words} is still {_fmt_err(e_min, menu)}.",
         )
-    # upper end of the bracket: the level at which the tier would saturate, else grow
+    # upper end of the bracket: the level at which the tier would saturate (ADPM) or be
+    # capped at the uniform weight (TableMean: the public answer from there on), else grow
     lv = menu.levels
     lv[tier] = math.inf
-    cap = adpm(EpsilonProfile.from_tiers(lv, counts), data_sd=tuned_sd(menu)).saturation_level
+    prof = EpsilonProfile.from_tiers(lv, counts)
+    if metric == TABLE_METRIC:
+        cap = table_mean(prof).cap_level
+    else:
+        cap = adpm(prof, data_sd=tuned_sd(menu)).saturation_level
     hi = cap if math.isfinite(cap) and cap <= EPS_MAX else None
     if hi is None or err(hi) > t:
         hi = 1.0
@@ -270,7 +381,7 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
                 lhi = mid
             else:
                 llo = mid
-        if metric != "half_width":
+        if metric not in HALF_WIDTHS:
             break
         grid = np.geomspace(max(EPS_MIN, math.exp(lhi) / 4.0), math.exp(lhi), SCAN)[:-1]
         hit = next((float(g) for g in grid if err(float(g)) <= t), None)
@@ -301,8 +412,10 @@ def share_to_move(
 
     ``value`` is a number of users m (0 <= m <= users of ``source``); as a share of all users
     it is m / n. Moving a user to a looser level never raises ADPM's worst-case (or tuned)
-    MSE, so the error is non-increasing in m: integer bisection. "already" when m = 0 meets the
-    target, "impossible" when moving every user of the source tier does not.
+    MSE, so the error is non-increasing in m: integer bisection (nor TableMean's worst-case
+    MSE: the table has the same rows). Half-width answers (population and table, neither
+    proven monotone) are checked by the local scan (:func:`_scan_down`). "already" when
+    m = 0 meets the target, "impossible" when moving every user of the source tier does not.
     """
     triv = _check_target(menu, target, metric)
     if triv is not None:
@@ -327,7 +440,7 @@ def share_to_move(
             ct = base.copy()
             ct[source] -= m
             ct[dest] += m
-            cache[m] = profile_errors(lv, ct, menu)[1].get(metric)
+            cache[m] = _error(lv, ct, menu, metric)
         return cache[m]
 
     total = int(base[source])
@@ -371,13 +484,19 @@ def solve(
     menu: Menu, question: str, target: float, metric: str = "rmse", a: int = 0, b: int = 0
 ) -> DesignAnswer:
     """The answer to ``question`` (one of QUESTIONS) for ``target`` (data units): min_users,
-    strictest_level of tier ``a``, or share_to_move from tier ``a`` to tier ``b``; the answer
-    records the question and its tiers, so that :meth:`DesignAnswer.apply` can apply it."""
+    strictest_level of tier ``a``, or share_to_move from tier ``a`` to tier ``b``, in
+    ``metric`` (one of SOLVER_METRICS: TABLE_METRIC for the table's own mean); the answer
+    records the question, its tiers, the target, the metric and the menu's error as it is
+    (``now_error``), so that :meth:`DesignAnswer.apply` can apply it."""
     if question == "users":
-        return replace(min_users(menu, target, metric), question=question)
-    if question == "level":
-        return replace(strictest_level(menu, a, target, metric), question=question, tiers=(a,))
-    if question == "move":
-        ans = share_to_move(menu, a, b, target, metric)
-        return replace(ans, question=question, tiers=(a, b))
-    raise ValueError(f"the question must be one of {QUESTIONS}, got {question!r}")
+        ans = min_users(menu, target, metric)
+    elif question == "level":
+        ans = replace(strictest_level(menu, a, target, metric), tiers=(a,))
+    elif question == "move":
+        ans = replace(share_to_move(menu, a, b, target, metric), tiers=(a, b))
+    else:
+        raise ValueError(f"the question must be one of {QUESTIONS}, got {question!r}")
+    now = ans.now_error
+    if now is None:
+        now = _error(menu.levels, menu.counts, menu, metric)
+    return replace(ans, question=question, now_error=now, target=float(target), metric=metric)
