@@ -7,7 +7,7 @@ when the target cannot be met. Why the search over users is exact: see hdp_core.
 
 Metrics (SOLVER_METRICS): for the population mean (ADPM), "rmse" and "half_width" (the proven
 95% half-width, hdp_core.design.method_errors); for the table's own mean (TableMean),
-TABLE_METRIC = "table_half_width": :func:`menu_table_error`, the proven 95% half-width of
+TABLE_METRIC = "table_half_width": table_design.menu_table_error, the proven 95% half-width of
 hdp_core.intervals.table_half_width with every rounding of a release (the figure
 hdp_core.intervals.release_error_95 gives for target "table", one release).
 
@@ -40,10 +40,9 @@ import numpy as np
 
 from hdp_core.adpm import adpm
 from hdp_core.design import profile_errors, tuned_sd
-from hdp_core.intervals import table_half_width
 from hdp_core.menu import EPS_MAX, EPS_MIN, MAX_USERS, METRICS, Menu
 from hdp_core.profile import EpsilonProfile
-from hdp_core.rounding import release_half_width
+from hdp_core.table_design import maybe_meeting, menu_table_error, webster_counts
 from hdp_core.table_mean import table_mean
 from hdp_core.validate import (
     format_eps,
@@ -111,7 +110,12 @@ class DesignAnswer:
 
 
 TABLE_METRIC = "table_half_width"
-"""The table's own mean's (TableMean's) proven 95% half-width: :func:`menu_table_error`."""
+"""The table's own mean's (TableMean's) proven 95% half-width:
+hdp_core.table_design.menu_table_error."""
+
+CHECK_ALL = 1 << 20
+"""For the table's mean, every number of users (or of users moved) up to this many below an
+answer is checked (hdp_core.table_design, vectorised): above it, only the local scan."""
 
 SOLVER_METRICS = (*METRICS, TABLE_METRIC)
 """What a target can be given in: the population mean's RMSE or 95% half-width (ADPM), or the
@@ -119,18 +123,6 @@ table's own mean's 95% half-width (TableMean)."""
 
 HALF_WIDTHS = ("half_width", TABLE_METRIC)
 """The metrics not proven monotone: each answer is verified by a local scan below it."""
-
-
-def menu_table_error(levels: Any, counts: Any, menu: Menu) -> float:
-    """The 95% error (data units) of the table's own mean for tiers (levels, counts) on
-    ``menu``'s range: TableMean's proven half-width (hdp_core.intervals.table_half_width of
-    its worst-case bias and noise) times R, plus every rounding of a release
-    (hdp_core.rounding.release_half_width at weight sum 1): the same number as
-    hdp_core.intervals.release_error_95(levels, counts, low, high, "table") for one release.
-    The data's spread is not used (the table's mean needs no assumption on the data)."""
-    sol = table_mean(EpsilonProfile.from_tiers(levels, counts))
-    h = table_half_width(sol.bias_bound, sol.noise_scale)
-    return release_half_width(h, 1.0, menu.low, menu.high)
 
 
 def _error(levels: Any, counts: Any, menu: Menu, metric: str) -> float:
@@ -265,18 +257,49 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
     n = _scan_down(meets, _bisect_int(meets, lo, hi), 1, metric)
     if now <= t and cur < n:  # never "needs more" than a menu that meets it already has
         n = _scan_down(meets, cur, 1, "half_width")
+    every = True
+    if metric == TABLE_METRIC:
+        n, every = _first_users(menu, meets, n, t)
     below = n - 1
     meets(below)
+    goal = f"a {words} of {_fmt_err(t, menu)}"
+    if every:
+        msg = f"This menu needs at least {n:,} users for {goal} (one user fewer misses it)."
+    else:
+        msg = (
+            f"{n:,} users meet {goal} and {below:,} do not. This error does not always fall "
+            f"as users join: every number of users up to {CHECK_ALL:,} and the {SCAN} just "
+            f"below {n:,} miss the target, the numbers between were not all checked."
+        )
     return DesignAnswer(
         "ok",
         n,
         below,
         cache[n],
         cache[below],
-        f"This menu needs at least {n:,} users for a {words} of {_fmt_err(t, menu)} "
-        "(one user fewer misses it)." + _now_words(menu, now, t, metric, n),
+        msg + _now_words(menu, now, t, metric, n),
         **common,
     )
+
+
+def _first_users(
+    menu: Menu, meets: Callable[[int], bool], n: int, target: float
+) -> tuple[int, bool]:
+    """(the smallest number of users up to ``n``, which meets ``target``, that meets it;
+    whether every smaller number was checked). Every m < min(n, CHECK_ALL + 1) is checked
+    at once (table_design.webster_counts and maybe_meeting), the few that might meet one by
+    one with ``meets``; when Webster's order cannot be certified (webster_counts gives None)
+    only the local scan below ``n`` has been done."""
+    top = min(n - 1, CHECK_ALL)
+    if top < 1:
+        return n, True
+    counts = webster_counts([x.share_percent for x in menu.tiers], top)
+    if counts is None:
+        return n, n - 1 <= SCAN
+    for row in maybe_meeting(menu.levels, counts, target, menu.low, menu.high):
+        if meets(int(row) + 1):
+            return int(row) + 1, True
+    return n, n - 1 <= CHECK_ALL
 
 
 def _now_words(menu: Menu, now: float, target: float, metric: str, needed: int = 1) -> str:
@@ -465,16 +488,28 @@ def share_to_move(
             f"{_fmt_err(err(total), menu)}, above the target {_fmt_err(t, menu)}.",
         )
     m = _scan_down(lambda x: err(x) <= t, _bisect_int(lambda x: err(x) <= t, 0, total), 1, metric)
+    every = metric != TABLE_METRIC or m - 1 <= SCAN
+    if metric == TABLE_METRIC and not every and m - 1 <= CHECK_ALL:  # check every m' < m
+        step = np.zeros(menu.k, dtype=np.int64)
+        step[source], step[dest] = -1, 1
+        rows = base[None, :] + np.arange(m)[:, None] * step[None, :]
+        first = next(
+            (int(r) for r in maybe_meeting(lv, rows, t, menu.low, menu.high) if err(int(r)) <= t),
+            m,
+        )
+        m, every = first, True
     pct = 100.0 * m / menu.n_users
-    return DesignAnswer(
-        "ok",
-        m,
-        m - 1,
-        err(m),
-        err(m - 1),
-        f"{m:,} users ({pct:.4g}% of all users, {100.0 * m / total:.4g}% of {src}) must move "
-        f"from {src} to {dst} for a {words} of {_fmt_err(t, menu)} (one fewer misses it).",
-    )
+    share = f"{m:,} users ({pct:.4g}% of all users, {100.0 * m / total:.4g}% of {src})"
+    goal = f"a {words} of {_fmt_err(t, menu)}"
+    if every:
+        msg = f"{share} must move from {src} to {dst} for {goal} (one fewer misses it)."
+    else:
+        msg = (
+            f"Moving {share} from {src} to {dst} meets {goal} and one fewer does not; this "
+            f"error does not always fall as users move, and only the {SCAN} smaller numbers "
+            "just below were checked (they miss it)."
+        )
+    return DesignAnswer("ok", m, m - 1, err(m), err(m - 1), msg)
 
 
 QUESTIONS = ("users", "level", "move")
