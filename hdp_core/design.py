@@ -9,10 +9,7 @@ units. Everything here is exact and cheap for any number of users: tiers are nev
   Lemma 3), tau*, the accuracy of the mean in real units for ADPM and for the UNI and PropDPM
   baselines (exact RMSE and the proven 95% error half-width), and the loosest level worth
   offering.
-* Accuracy-first solvers: :func:`min_users`, :func:`strictest_level`, :func:`share_to_move`.
-  Each is a monotone search (integer bisection or bisection on log eps) on the exact formulas
-  (half-width answers also checked by a local scan below them) and returns a
-  :class:`DesignAnswer` that says plainly when the target cannot be met.
+* Accuracy-first solvers (what a target error takes): hdp_core.solvers.
 * :func:`share_sweep`: the what-if curve when share moves between two tiers.
 * Invalid menus raise :class:`hdp_core.errors.MenuError` naming the field. Files and links
   for menus are in :mod:`hdp_app.views.menu_io` and :mod:`hdp_app.views.links`.
@@ -53,33 +50,6 @@ from hdp_core.menu import LEVEL, METRICS, Menu, make_menu
 from hdp_core.profile import EpsilonProfile
 from hdp_core.rounding import release_half_width
 from hdp_core.units import Accuracy
-
-"""Largest magnitude of a data-range end in real units (errors, widths and the JSON export
-of a range stay finite: |low|, |high| <= 10^15)."""
-
-
-"""Most tiers a menu may have."""
-
-
-"""Strictest finite level a tier may have (also the floor of :func:`strictest_level`)."""
-
-
-"""Loosest finite level a tier may have (use public for no privacy)."""
-
-
-"""Largest total number of users (10^15)."""
-
-
-"""Shares in a file must add up to 100 within this many percentage points."""
-
-
-"""Coverage of the error half-width."""
-
-
-"""Accuracy measures a target can be given in: RMSE or the 95% error half-width."""
-
-
-"""Ready-made menus (key: description), the first is the default."""
 
 
 # errors in real units -----------------------------------------------------------------------
@@ -271,12 +241,6 @@ def evaluate_menu(menu: Menu) -> MenuReport:
         errors,
         pub,
     )
-
-
-"""Points below a half-width answer each solver checks (see :func:`_scan_down`)."""
-
-
-"""The accuracy-first questions: minimum users, strictest level of a tier, users to move."""
 
 
 # what-if ------------------------------------------------------------------------------------

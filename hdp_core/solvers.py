@@ -5,29 +5,10 @@ checked by a local scan below them) and returns a :class:`DesignAnswer` that say
 when the target cannot be met. Why the search over users is exact: see hdp_core.design
 (Webster apportionment is house monotone).
 
-Metrics (SOLVER_METRICS): for the population mean (ADPM), "rmse" and "half_width" (the proven
-95% half-width, hdp_core.design.method_errors); for the table's own mean (TableMean),
-TABLE_METRIC = "table_half_width": table_design.menu_table_error, the proven 95% half-width of
-hdp_core.intervals.table_half_width with every rounding of a release (the figure
-hdp_core.intervals.release_error_95 gives for target "table", one release).
-
-The table half-width is NOT monotone, so its answers are searched like the population
-half-width's and verified by the local scan (:func:`_scan_down`; levels: a geometric grid
-below the answer). Why not monotone, with the worst cases:
-* in users: a user joining a strict tier adds up to 1/(2n) of worst-case bias (nobody may
-  look at their value with more than their level allows, yet they count in the table's mean),
-  so with Webster apportionment the half-width JUMPS when a strict tier gets its first user
-  (a menu with a public tier: 1 public user gives the table's mean exactly, 2 users with one
-  strict do not). For large n each step moves it by about 1/n of itself;
-* in one tier's level and in users moved to a looser tier: the feasible set only grows, so
-  TableMean's worst-case MSE B^2 + 2 eta^2 never rises (it is the minimum over a larger set),
-  but the half-width B + eta (ln 10 + log1p(e^{-2B/eta})) weighs bias and noise differently
-  and can rise by a hair when the optimum trades one for the other.
-Proven and used: a tier at or above the table's cap level 1/(n eta) computed with that tier
-public gives exactly the public answer (eta stays optimal: F only falls elsewhere where it is
-larger, and F is strictly convex), the upper end of the level search. Each answer's "one
-step less misses" is always evaluated, never assumed; "with the current menu it meets / misses"
-is evaluated at the menu itself."""
+The table's own mean's 95% error (TABLE_METRIC) is not monotone: a user joining a strict tier
+adds up to 1/(2n) of worst-case bias (every row counts in the table's mean), and in a level or
+in users moved its half-width can rise by a hair (TableMean minimises B^2 + 2 eta^2, not it).
+So every number below an answer is checked, up to CHECK_ALL (hdp_core.table_design)."""
 
 from __future__ import annotations
 
@@ -40,13 +21,12 @@ import numpy as np
 
 from hdp_core.adpm import adpm
 from hdp_core.design import profile_errors, tuned_sd
+from hdp_core.intervals import release_error_95
 from hdp_core.menu import EPS_MAX, EPS_MIN, MAX_USERS, METRICS, Menu
 from hdp_core.profile import EpsilonProfile
-from hdp_core.table_design import maybe_meeting, menu_table_error, webster_counts
+from hdp_core.table_design import maybe_meeting, webster_counts
 from hdp_core.table_mean import table_mean
-from hdp_core.validate import (
-    format_eps,
-)
+from hdp_core.validate import format_eps
 
 
 # accuracy-first solvers ---------------------------------------------------------------------
@@ -72,18 +52,8 @@ class DesignAnswer:
     """Which solver answered (a key of QUESTIONS; "" when built by hand)."""
     tiers: tuple[int, ...] = ()
     """The tiers the question is about: (tier,) for "level", (source, dest) for "move"."""
-    now_error: float | None = None
-    """The error of the menu as it is (same metric, data units); None when not computed."""
-    target: float = math.nan
-    """The target the answer is for (data units)."""
-    metric: str = ""
-    """The metric the target is in (a key of SOLVER_METRICS; "" when built by hand)."""
-
-    @property
-    def meets_now(self) -> bool | None:
-        """Whether the menu as it is meets the target (None when not computed): for the
-        table's mean it can miss with more users than ``value`` (not monotone)."""
-        return None if self.now_error is None else self.now_error <= self.target
+    now_error: float | None = None  # the menu's error as it is (data units)
+    target: float = math.nan  # the target the answer is for (data units)
 
     @property
     def possible(self) -> bool:
@@ -109,33 +79,22 @@ class DesignAnswer:
         return None
 
 
-TABLE_METRIC = "table_half_width"
-"""The table's own mean's (TableMean's) proven 95% half-width:
-hdp_core.table_design.menu_table_error."""
-
-CHECK_ALL = 1 << 20
-"""For the table's mean, every number of users (or of users moved) up to this many below an
-answer is checked (hdp_core.table_design, vectorised): above it, only the local scan."""
+TABLE_METRIC = "table_half_width"  # the table's mean's 95% error: release_error_95 "table"
+CHECK_ALL = 1 << 20  # table: every number below an answer checked up to this; above, the scan
 
 SOLVER_METRICS = (*METRICS, TABLE_METRIC)
-"""What a target can be given in: the population mean's RMSE or 95% half-width (ADPM), or the
-table's own mean's 95% half-width (TableMean)."""
-
-HALF_WIDTHS = ("half_width", TABLE_METRIC)
-"""The metrics not proven monotone: each answer is verified by a local scan below it."""
+HALF_WIDTHS = ("half_width", TABLE_METRIC)  # not proven monotone: answers checked below
 
 
 def _error(levels: Any, counts: Any, menu: Menu, metric: str) -> float:
     """The menu's error in ``metric`` (data units) for tiers (levels, counts)."""
     if metric == TABLE_METRIC:
-        return menu_table_error(levels, counts, menu)
+        return release_error_95(levels, counts, menu.low, menu.high, "table")
     return profile_errors(levels, counts, menu)[1].get(metric)
 
 
-def _metric_words(metric: str) -> str:
-    if metric == TABLE_METRIC:
-        return "95% error half-width of the table's own mean"
-    return "RMSE" if metric == "rmse" else "95% error half-width"
+_WORDS = {"rmse": "RMSE", "half_width": "95% error half-width"}
+_WORDS[TABLE_METRIC] = "95% error half-width of the table's own mean"
 
 
 def _fmt_err(x: float, menu: Menu) -> str:
@@ -205,18 +164,14 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
     adding a user never raises ADPM's worst-case MSE (Theorem 2: ADPM is the optimal affine
     estimator, and the new user can get weight 0), nor, with a known data sd, the MSE of ADPM
     tuned to it (optimal at that spread), so the RMSE is non-increasing in n. Half-width
-    answers (population and table) are also checked by a local scan (:func:`_scan_down`), and
-    when the menu as it is meets the target the answer is searched at or below its number of
-    users. The table's half-width is not monotone in n (module docstring): the answer is the
-    first meeting point the search finds with n - 1 missing, and ``now_error`` tells whether
-    the menu as it is meets the target (the message says so when it does not).
+    answers are also checked by a local scan (:func:`_scan_down`), never above the menu's own
+    n when it meets the target; table answers by :func:`_first_users` (not monotone).
     Impossible when even MAX_USERS users do not meet the target.
     """
     triv = _check_target(menu, target, metric)
     if triv is not None:
         return triv
-    t = float(target)
-    cache: dict[int, float] = {}
+    t, cur, words, cache = float(target), menu.n_users, _WORDS[metric], {}
 
     def meets(n: int) -> bool:
         if n not in cache:
@@ -224,101 +179,56 @@ def min_users(menu: Menu, target: float, metric: str = "rmse") -> DesignAnswer:
             cache[n] = _error(m.levels, m.counts, m, metric)
         return cache[n] <= t
 
-    words = _metric_words(metric)
-    cur = menu.n_users
     meets(cur)
-    now = cache[cur]
-    common = {"now_error": now, "target": t, "metric": metric}
+    goal, now = f"a {words} of {_fmt_err(t, menu)}", cache[cur]
     if meets(1):
-        return DesignAnswer(
-            "ok",
-            1,
-            None,
-            cache[1],
-            None,
-            f"Even 1 user meets a {words} of {_fmt_err(t, menu)}."
-            + _now_words(menu, now, t, metric),
-            **common,
-        )
+        msg = f"Even 1 user meets {goal}." + _now_words(menu, now, t, metric)
+        return DesignAnswer("ok", 1, None, cache[1], None, msg, now_error=now, target=t)
     lo, hi = 1, 2
     while not meets(hi):
         if hi >= MAX_USERS:
-            return DesignAnswer(
-                "impossible",
-                None,
-                None,
-                cache[hi],
-                None,
-                f"Even {MAX_USERS:.0e} users give a {words} of {_fmt_err(cache[hi], menu)}, "
-                f"above the target {_fmt_err(t, menu)}.",
-                **common,
-            )
+            msg = f"Even {MAX_USERS:.0e} users give a {words} of {_fmt_err(cache[hi], menu)}, "
+            msg += f"above the target {_fmt_err(t, menu)}."
+            return DesignAnswer("impossible", None, None, cache[hi], None, msg, now_error=now)
         lo, hi = hi, min(hi * 2, MAX_USERS)
     n = _scan_down(meets, _bisect_int(meets, lo, hi), 1, metric)
     if now <= t and cur < n:  # never "needs more" than a menu that meets it already has
         n = _scan_down(meets, cur, 1, "half_width")
-    every = True
-    if metric == TABLE_METRIC:
-        n, every = _first_users(menu, meets, n, t)
-    below = n - 1
-    meets(below)
-    goal = f"a {words} of {_fmt_err(t, menu)}"
-    if every:
-        msg = f"This menu needs at least {n:,} users for {goal} (one user fewer misses it)."
-    else:
-        msg = (
-            f"{n:,} users meet {goal} and {below:,} do not. This error does not always fall "
-            f"as users join: every number of users up to {CHECK_ALL:,} and the {SCAN} just "
-            f"below {n:,} miss the target, the numbers between were not all checked."
-        )
-    return DesignAnswer(
-        "ok",
-        n,
-        below,
-        cache[n],
-        cache[below],
-        msg + _now_words(menu, now, t, metric, n),
-        **common,
-    )
+    n, every = _first_users(menu, meets, n, t) if metric == TABLE_METRIC else (n, True)
+    meets(n - 1)
+    msg = f"This menu needs at least {n:,} users for {goal} (one user fewer misses it)."
+    if not every:
+        msg = f"{n:,} users meet {goal}, {n - 1:,} do not. This error does not always fall as "
+        msg += f"users join: every number up to {CHECK_ALL:,} and the {SCAN} below {n:,} miss "
+        msg += "the target; those between were not all checked."
+    msg += _now_words(menu, now, t, metric, n)
+    return DesignAnswer("ok", n, n - 1, cache[n], cache[n - 1], msg, now_error=now, target=t)
 
 
-def _first_users(
-    menu: Menu, meets: Callable[[int], bool], n: int, target: float
-) -> tuple[int, bool]:
-    """(the smallest number of users up to ``n``, which meets ``target``, that meets it;
-    whether every smaller number was checked). Every m < min(n, CHECK_ALL + 1) is checked
-    at once (table_design.webster_counts and maybe_meeting), the few that might meet one by
-    one with ``meets``; when Webster's order cannot be certified (webster_counts gives None)
-    only the local scan below ``n`` has been done."""
-    top = min(n - 1, CHECK_ALL)
-    if top < 1:
+def _first_users(menu: Menu, meets: Callable[[int], bool], n: int, t: float) -> tuple[int, bool]:
+    """(the least number of users <= ``n`` meeting ``t``, whether every smaller one was checked:
+    up to CHECK_ALL at once by table_design; only the scan if Webster's order is uncertain)."""
+    if n <= 1:
         return n, True
-    counts = webster_counts([x.share_percent for x in menu.tiers], top)
+    counts = webster_counts([x.share_percent for x in menu.tiers], min(n - 1, CHECK_ALL))
     if counts is None:
         return n, n - 1 <= SCAN
-    for row in maybe_meeting(menu.levels, counts, target, menu.low, menu.high):
+    for row in maybe_meeting(menu.levels, counts, t, menu.low, menu.high):
         if meets(int(row) + 1):
             return int(row) + 1, True
     return n, n - 1 <= CHECK_ALL
 
 
 def _now_words(menu: Menu, now: float, target: float, metric: str, needed: int = 1) -> str:
-    """The sentence about the menu as it is: it meets the target, needs more users, or (not
-    monotone in n) misses it with more users than some fewer that meet it."""
-    cur = menu.n_users
-    if now <= target:
-        return f" With {cur:,} users it already meets the target."
-    if cur < needed:
-        return f" With {cur:,} users it needs more users to meet the target."
-    why = (
-        " (a user joining a strict tier adds bias to the table's own mean, in which every "
-        "row counts)"
-        if metric == TABLE_METRIC
-        else ""
-    )
-    return (
-        f" With {cur:,} users it misses the target ({_fmt_err(now, menu)}): this error does "
-        f"not always fall as users join{why}."
+    """The sentence about the menu as it is (it meets the target, needs more users, or misses
+    it with more users than fewer that meet it: not monotone)."""
+    cur, why = menu.n_users, " (a strict user adds bias: every row counts)"
+    if now <= target or cur < needed:
+        verb = "already meets" if now <= target else "needs more users to meet"
+        return f" With {cur:,} users it {verb} the target."
+    why = why if metric == TABLE_METRIC else ""
+    return f" With {cur:,} users it misses it ({_fmt_err(now, menu)}): this error does not " + (
+        f"always fall as users join{why}."
     )
 
 
@@ -342,7 +252,7 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
     t = float(target)
     counts = menu.counts
     name = menu.tiers[tier].name
-    words = _metric_words(metric)
+    words = _WORDS[metric]
 
     def err(e: float) -> float:
         lv = menu.levels
@@ -371,15 +281,13 @@ def strictest_level(menu: Menu, tier: int, target: float, metric: str = "rmse") 
             f"{name} can be as strict as eps = {EPS_MIN:g} (the strictest level offered "
             f"here) and the {words} is still {_fmt_err(e_min, menu)}.",
         )
-    # upper end of the bracket: the level at which the tier would saturate (ADPM) or be
-    # capped at the uniform weight (TableMean: the public answer from there on), else grow
+    # upper end of the bracket: where the tier would saturate, else grow (TableMean: at its
+    # cap level 1/(n eta) with the tier public that eta stays optimal, F strictly convex)
     lv = menu.levels
     lv[tier] = math.inf
     prof = EpsilonProfile.from_tiers(lv, counts)
-    if metric == TABLE_METRIC:
-        cap = table_mean(prof).cap_level
-    else:
-        cap = adpm(prof, data_sd=tuned_sd(menu)).saturation_level
+    tab = metric == TABLE_METRIC
+    cap = table_mean(prof).cap_level if tab else adpm(prof, tuned_sd(menu)).saturation_level
     hi = cap if math.isfinite(cap) and cap <= EPS_MAX else None
     if hi is None or err(hi) > t:
         hi = 1.0
@@ -435,10 +343,9 @@ def share_to_move(
 
     ``value`` is a number of users m (0 <= m <= users of ``source``); as a share of all users
     it is m / n. Moving a user to a looser level never raises ADPM's worst-case (or tuned)
-    MSE, so the error is non-increasing in m: integer bisection (nor TableMean's worst-case
-    MSE: the table has the same rows). Half-width answers (population and table, neither
-    proven monotone) are checked by the local scan (:func:`_scan_down`). "already" when
-    m = 0 meets the target, "impossible" when moving every user of the source tier does not.
+    MSE, so the error is non-increasing in m: integer bisection; half-width answers checked
+    below (:func:`_scan_down`; the table: every smaller m). "already" when m = 0 meets the
+    target, "impossible" when moving every user of the source tier does not.
     """
     triv = _check_target(menu, target, metric)
     if triv is not None:
@@ -454,7 +361,7 @@ def share_to_move(
         )
     t = float(target)
     base = menu.counts
-    words = _metric_words(metric)
+    words = _WORDS[metric]
     src, dst = menu.tiers[source].name, menu.tiers[dest].name
     cache: dict[int, float] = {}
 
@@ -489,26 +396,17 @@ def share_to_move(
         )
     m = _scan_down(lambda x: err(x) <= t, _bisect_int(lambda x: err(x) <= t, 0, total), 1, metric)
     every = metric != TABLE_METRIC or m - 1 <= SCAN
-    if metric == TABLE_METRIC and not every and m - 1 <= CHECK_ALL:  # check every m' < m
-        step = np.zeros(menu.k, dtype=np.int64)
-        step[source], step[dest] = -1, 1
-        rows = base[None, :] + np.arange(m)[:, None] * step[None, :]
-        first = next(
-            (int(r) for r in maybe_meeting(lv, rows, t, menu.low, menu.high) if err(int(r)) <= t),
-            m,
-        )
-        m, every = first, True
-    pct = 100.0 * m / menu.n_users
-    share = f"{m:,} users ({pct:.4g}% of all users, {100.0 * m / total:.4g}% of {src})"
-    goal = f"a {words} of {_fmt_err(t, menu)}"
-    if every:
-        msg = f"{share} must move from {src} to {dst} for {goal} (one fewer misses it)."
-    else:
-        msg = (
-            f"Moving {share} from {src} to {dst} meets {goal} and one fewer does not; this "
-            f"error does not always fall as users move, and only the {SCAN} smaller numbers "
-            "just below were checked (they miss it)."
-        )
+    if not every and m - 1 <= CHECK_ALL:  # the table's mean: check every smaller m at once
+        step = np.eye(menu.k, dtype=np.int64)[dest] - np.eye(menu.k, dtype=np.int64)[source]
+        rows = base + np.outer(np.arange(m), step)
+        hits = maybe_meeting(lv, rows, t, menu.low, menu.high)
+        m, every = next((int(r) for r in hits if err(int(r)) <= t), m), True
+    share = f"{m:,} users ({100.0 * m / menu.n_users:.4g}% of all users, "
+    share, goal = share + f"{100.0 * m / total:.4g}% of {src})", f"a {words} of {_fmt_err(t, menu)}"
+    msg = f"{share} must move from {src} to {dst} for {goal} (one fewer misses it)."
+    if not every:
+        msg = f"Moving {share} from {src} to {dst} meets {goal}, one fewer does not; this error "
+        msg += f"does not always fall as users move and only the {SCAN} numbers below were checked."
     return DesignAnswer("ok", m, m - 1, err(m), err(m - 1), msg)
 
 
@@ -521,7 +419,7 @@ def solve(
     """The answer to ``question`` (one of QUESTIONS) for ``target`` (data units): min_users,
     strictest_level of tier ``a``, or share_to_move from tier ``a`` to tier ``b``, in
     ``metric`` (one of SOLVER_METRICS: TABLE_METRIC for the table's own mean); the answer
-    records the question, its tiers, the target, the metric and the menu's error as it is
+    records the question, its tiers, the target and the menu's error as it is
     (``now_error``), so that :meth:`DesignAnswer.apply` can apply it."""
     if question == "users":
         ans = min_users(menu, target, metric)
@@ -531,7 +429,5 @@ def solve(
         ans = replace(share_to_move(menu, a, b, target, metric), tiers=(a, b))
     else:
         raise ValueError(f"the question must be one of {QUESTIONS}, got {question!r}")
-    now = ans.now_error
-    if now is None:
-        now = _error(menu.levels, menu.counts, menu, metric)
-    return replace(ans, question=question, now_error=now, target=float(target), metric=metric)
+    now = _error(menu.levels, menu.counts, menu, metric) if ans.now_error is None else ans.now_error
+    return replace(ans, question=question, now_error=now, target=float(target))
