@@ -80,7 +80,7 @@ class DesignAnswer:
 
 
 TABLE_METRIC = "table_half_width"  # the table's mean's 95% error: release_error_95 "table"
-CHECK_ALL = 1 << 20  # table: every number below an answer checked up to this; above, the scan
+CHECK_ALL = 1 << 18  # table: every number below an answer checked up to this; above, the scan
 
 SOLVER_METRICS = (*METRICS, TABLE_METRIC)
 HALF_WIDTHS = ("half_width", TABLE_METRIC)  # not proven monotone: answers checked below
@@ -213,10 +213,8 @@ def _first_users(menu: Menu, meets: Callable[[int], bool], n: int, t: float) -> 
     counts = webster_counts([x.share_percent for x in menu.tiers], min(n - 1, CHECK_ALL))
     if counts is None:
         return n, n - 1 <= SCAN
-    for row in maybe_meeting(menu.levels, counts, t, menu.low, menu.high):
-        if meets(int(row) + 1):
-            return int(row) + 1, True
-    return n, n - 1 <= CHECK_ALL
+    may = maybe_meeting(menu.levels, counts, t, menu.low, menu.high)
+    return next((int(r) + 1 for r in may if meets(int(r) + 1)), n), n - 1 <= CHECK_ALL
 
 
 def _now_words(menu: Menu, now: float, target: float, metric: str, needed: int = 1) -> str:

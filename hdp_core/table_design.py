@@ -10,6 +10,7 @@ count and sum of levels); eta* is the clipped stationary point of least F over e
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -57,27 +58,24 @@ def webster_counts(shares: Any, n_max: int) -> np.ndarray | None:
     """Users per tier for every total n = 1..``n_max`` (row n - 1) by Webster's method as
     hdp_core.menu.apportion gives them (the n highest priorities s_j / (m + 1/2), ties to the
     earlier tier; house monotone: one ordering serves every n), ordered in floating point;
-    None when a near pair is out of order (compared in integers) or too many are near."""
+    every run of neighbours within 1e-12 (an order rounding may have swapped) is sorted again
+    by the exact priorities. None when a run reaches the end of the list."""
     sh, k, n_max = [float(x) for x in shares], len(shares), int(n_max)
     seats = [min(n_max, math.ceil(n_max * x / sum(sh)) + k + 2) if x > 0 else 0 for x in sh]
     t_all = np.repeat(np.arange(k), seats)
     m_all = np.concatenate([np.arange(s) for s in seats])
-    sv = np.array(sh)
-    p_all = sv[t_all] / (m_all + 0.5)
+    p_all = np.array(sh)[t_all] / (m_all + 0.5)
     idx = np.lexsort((t_all, -p_all))[: n_max + 1]
     t_s, m_s, p_s = t_all[idx], m_all[idx], p_all[idx]
-    # equal shares are ordered exactly (division is monotone); other near neighbours: again
     near = np.abs(np.diff(p_s)) <= 1e-12 * p_s[1:]
-    close = np.flatnonzero(near & (sv[t_s[:-1]] != sv[t_s[1:]]))
-    if close.size > 1 << 16:
+    if near.size and near[-1]:
         return None
-    r = [x.as_integer_ratio() for x in sh]  # s_j = p_j / q_j exactly
-    for a, b, ma, mb in zip(
-        *(x.tolist() for x in (t_s[close], t_s[close + 1], m_s[close], m_s[close + 1]))
-    ):
-        left, right = r[a][0] * r[b][1] * (2 * mb + 1), r[b][0] * r[a][1] * (2 * ma + 1)
-        if left < right or (left == right and a > b):
-            return None
+    edge = np.diff(np.concatenate(([0], near.astype(np.int8), [0])))
+    for a, b in zip(np.flatnonzero(edge == 1).tolist(), np.flatnonzero(edge == -1).tolist()):
+        run = sorted(  # entries a..b, by exact priority (higher first), then tier
+            range(a, b + 1), key=lambda i: (-Fraction(sh[t_s[i]]) / (2 * int(m_s[i]) + 1), t_s[i])
+        )
+        t_s[a : b + 1], m_s[a : b + 1] = t_s[run], m_s[run]
     counts = np.zeros((n_max, k), dtype=np.int64)
     counts[np.arange(n_max), t_s[:n_max]] = 1
     np.cumsum(counts, axis=0, out=counts)
