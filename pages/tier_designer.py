@@ -250,35 +250,32 @@ def target_section(menu: M.Menu, report: D.MenuReport) -> None:
         a = _tier_pick(c1, "td_move_from", menu)
         b = _tier_pick(c2, "td_move_to", menu)
 
-    answer = None
-    if target <= 0:
-        st.info(T.ENTER_TARGET)
-    else:
-        try:
-            answer = cache.cached_solve(menu, question, float(target), metric, int(a), int(b))
-        except (ProfileError, ValueError) as e:
-            st.error(plain(e), icon=":material/block:")
-    pop, tab = (c.container(border=True) for c in st.columns(2))
-    pop.markdown(f"**{wv.TARGET_LABELS['population']}**")
-    tab.markdown(f"**{wv.TARGET_LABELS['table']}**")
-    table_err = cache.cached_release_errors(menu, 1).table
-    show_metric(tab, V.table_target_card(table_err, target, metric, menu.unit), arrow=False)
-    if answer is not None:
-        getattr(pop, V.answer_box(answer, menu))(plain(answer.message))
-        cards = V.answer_metrics(answer, menu)
-        if cards:
-            row = pop.container(horizontal=True, wrap=True)
-            for m in cards:
-                show_metric(row, m, width="content")
-            applied = answer.apply(menu)
-            if applied is not None:
-                pop.button(
-                    "Apply this to the menu",
-                    key="td_apply",
-                    on_click=S.cb_apply,
-                    args=(applied, V.applied_note(answer, menu)),
-                    help=T.HELP["td_apply"],
-                )
+    answers: dict[str, Any] = {}
+    try:  # one answer per target answered (views.design.solver_metrics)
+        answers = cache.cached_answers(menu, question, float(target), metric, a, b)
+    except (ProfileError, ValueError) as e:
+        (st.info(T.ENTER_TARGET) if target <= 0 else st.error(plain(e), icon=":material/block:"))
+    for col, key in zip(st.columns(2), wv.TARGET_LABELS):
+        box = col.container(border=True)
+        box.markdown(f"**{wv.TARGET_LABELS[key]}**")
+        if key == "table":
+            now = cache.cached_release_errors(menu, 1).table
+            show_metric(box, V.table_target_card(now, target, metric, menu.unit), arrow=False)
+            if key not in V.solver_metrics(metric):
+                box.caption(V.TABLE_RMSE_NOTE)
+        if key in answers:
+            answer_column(box, key, answers[key], menu)
+
+
+def answer_column(box: Any, key: str, answer: Any, menu: M.Menu) -> None:
+    """One target's answer in its box: message, cards, "Apply" when it can be applied."""
+    getattr(box, V.answer_box(answer, menu))(plain(answer.message))
+    row = box.container(horizontal=True, wrap=True)
+    for m in V.answer_metrics(answer, menu):
+        show_metric(row, m, width="content")
+    if (applied := answer.apply(menu)) is not None:
+        args = (applied, V.applied_note(answer, menu))
+        box.button(**T.apply_button(key), on_click=S.cb_apply, args=args)
 
 
 def whatif_section(menu: M.Menu, report: D.MenuReport, metric_view: str) -> None:

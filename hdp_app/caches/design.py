@@ -35,6 +35,19 @@ def cached_solve(
     return S.solve(menu, question, target, metric, a, b)
 
 
+def cached_answers(
+    menu: M.Menu, question: str, target: float, metric: str, a: int, b: int
+) -> dict[str, S.DesignAnswer]:
+    """Section 3's answers, one per target answered (views.design.solver_metrics: the
+    population mean in ``metric``, the table's own mean for a 95% error target), cached."""
+    from hdp_app.views.design import solver_metrics
+
+    return {
+        key: cached_solve(menu, question, target, met, int(a), int(b))
+        for key, met in solver_metrics(metric).items()
+    }
+
+
 @st.cache_resource(hash_funcs=_HASH, max_entries=32, show_spinner=False)
 def cached_sweep(menu: M.Menu, a: int, b: int) -> D.ShareSweep:
     """hdp_core.design.share_sweep over 41 shares of tier a (b takes the rest), cached."""

@@ -26,7 +26,7 @@ from hdp_core.design import MenuReport
 from hdp_core.errors import ProfileError
 from hdp_core.menu import EPS_MIN, MAX_MENU_TIERS, TEMPLATES, Menu, make_menu, shares_note
 from hdp_core.profile import EpsilonProfile
-from hdp_core.solvers import DesignAnswer
+from hdp_core.solvers import TABLE_METRIC, DesignAnswer
 
 EPS_GRID: list[float] = list(GRID)
 """Levels offered by the eps sliders: ten per decade from 0.001 to 1000, log spaced (the same
@@ -374,9 +374,27 @@ def solver_tier_defaults(menu: Menu) -> dict[str, int]:
 
 def answer_box(answer: DesignAnswer, menu: Menu) -> str:
     """The message box of an answer (views.tour.answer_tone): 'success' only when the menu
-    meets the target as it is; 'warning' when it needs a change (more users, users to move);
-    'error' when the target cannot be met; 'info' otherwise."""
+    meets the target as it is; 'warning' when it needs a change (more users, users to move;
+    also when fewer users meet the target but the menu as it is does not: the table's mean is
+    not monotone in users); 'error' when the target cannot be met; 'info' otherwise."""
+    misses_now = answer.now_error is not None and answer.now_error > answer.target
+    if answer.question == "users" and answer.status == "ok" and misses_now:
+        return "warning"
     return tone.answer_tone(answer, answer.question, menu.n_users)
+
+
+def solver_metrics(metric: str) -> dict[str, str]:
+    """The solver metric of each target answered (views.whatif.TARGET_LABELS' keys) for the
+    section's "Target measured as" choice: the population mean (ADPM) in that metric; the
+    table's own mean (TableMean) in its proven 95% error (solvers.TABLE_METRIC) for a 95%
+    error target only (an RMSE target: not answered, TABLE_RMSE_NOTE says so)."""
+    return {"population": metric} | ({"table": TABLE_METRIC} if metric == "half_width" else {})
+
+
+TABLE_RMSE_NOTE = (
+    "An RMSE target is answered for the population mean only. Choose "
+    f"'{METRIC_LABELS['half_width']}' above for the table's own mean's answer."
+)
 
 
 def answer_metrics(answer: DesignAnswer, menu: Menu) -> list[Metric]:
@@ -418,8 +436,7 @@ def answer_metrics(answer: DesignAnswer, menu: Menu) -> list[Metric]:
 
 
 def table_target_card(table_error: float, target: float, metric: str, unit: str) -> Metric:
-    """Section 3's card for the other target, beside the accuracy-first answer (which is for
-    the population mean, ADPM): the table's own mean's (TableMean's) proven 95% error with
+    """Section 3's card above the table's own mean's answer: its (TableMean's) proven 95% error with
     the menu as it is, one release (section 5's figure, data units), and whether it is
     within a 95%-error ``target`` (an RMSE target is another measure: no verdict, the help
     says so)."""
@@ -433,8 +450,7 @@ def table_target_card(table_error: float, target: float, metric: str, unit: str)
         "95% error now",
         "± " + fmt_err(table_error, unit),
         "The table's own mean (TableMean) with this menu as it is, one release spending every "
-        "user's whole budget: its proven 95% error (section 5's figure). The answer beside it "
-        "is for the population mean (ADPM)." + rmse,
+        "user's whole budget: its proven 95% error (section 5's figure)." + rmse,
         verdict,
         "off",
     )

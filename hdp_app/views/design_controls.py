@@ -17,6 +17,15 @@ INTRO = (
     "privacy*. The mean of your users' data is then estimated with ADPM, the paper's optimal "
     "method, and the page tells you how accurate it is in your data's own units."
 )
+
+
+def apply_button(target: str) -> dict[str, str]:
+    """Label, key and help of section 3's "Apply this to the menu" button of ``target``'s
+    answer ("population" or "table")."""
+    key = {"population": "td_apply", "table": "td_apply_table"}[target]
+    return {"label": "Apply this to the menu", "key": key, "help": HELP["td_apply"]}
+
+
 TARGET_INTRO = "Set the error you need, in your data's units, and ask what it takes."
 ENTER_TARGET = "Enter a positive target error to get an answer."
 ONE_TIER = "Add a second tier to explore moving users between tiers."

@@ -222,7 +222,10 @@ def test_answer_boxes_match_their_verdicts(page):
     target = at.number_input(key="td_target").value
     assert D.menu_error(m, "half_width") > target  # the default target needs more users
     ok(at)
-    assert boxes(at, "needs at least") == {"warning"}  # on main: a green success box
+    assert boxes(at, f"half-width of {target:.4g}") == {"warning"}  # on main: a success box
+    # beside it, the table's own mean: its 95% error is within the target already (good news)
+    assert S.solve(m, "users", target, S.TABLE_METRIC).now_error <= target
+    assert boxes(at, "half-width of the table's own mean") == {"success"}
     # a target the menu meets as it is: good news
     at.radio(key="td_metric").set_value("rmse").run()
     at.number_input(key="td_target").set_value(5.0).run()
@@ -625,10 +628,10 @@ def test_the_target_follows_the_range(app):
 
 
 def test_accuracy_first_shows_both_targets_side_by_side(app):
-    """Issue 31: beside the accuracy-first answer (the population mean) section 3 shows the
-    table's own mean's 95% error with the menu as it is (hdp_core.intervals.release_error_95,
-    target 'table', one release), with its verdict against a 95%-error target; an RMSE
-    target gets no verdict (another measure)."""
+    """Issue 31: section 3 shows the table's own mean's 95% error with the menu as it is
+    (hdp_core.intervals.release_error_95, target 'table', one release), with its verdict
+    against a 95%-error target, and an answer for each target with its own "Apply"; an RMSE
+    target gets no verdict and no table answer (another measure)."""
     from hdp_core.intervals import release_error_95
 
     at = ok(open_sections(open_page(app, "tier_designer"), "target"))
@@ -644,6 +647,22 @@ def test_accuracy_first_shows_both_targets_side_by_side(app):
         assert verdict in str(card.delta)
     labels = [m.value for m in at.markdown]
     assert "**Population mean (ADPM)**" in labels and "**Table's own mean (TableMean)**" in labels
+    # each target its own answer (population: "half_width"; table: solvers.TABLE_METRIC)
+    at.radio(key="td_question").set_value("users")
+    ok(at.number_input(key="td_target").set_value(0.5).run())
+    pop, tab = (
+        S.solve(menu, "users", 0.5, "half_width"),
+        S.solve(menu, "users", 0.5, S.TABLE_METRIC),
+    )
+    assert tab.value < menu.n_users < pop.value
+    shown_users = {x.value for x in at.main.metric if x.label == "Minimum number of users"}
+    assert shown_users == {f"{pop.value:,}", f"{tab.value:,}"}
+    assert boxes(at, "of the table's own mean of 0.5 USD") == {"success"}
+    ok(at.button(key="td_apply_table").click().run())  # the table's "Apply": its answer
+    assert menu_of(at).n_users == tab.value
+    # an RMSE target: no verdict, no table answer (a note says why), no table "Apply"
     at.radio(key="td_metric").set_value("rmse").run()
     card = next(m for m in at.main.metric if m.label == "95% error now")
     assert not card.delta
+    assert any("population mean only" in c.value for c in at.caption)
+    assert [b for b in at.button if b.key == "td_apply_table"] == []

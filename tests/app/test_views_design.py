@@ -322,3 +322,22 @@ def test_no_saturation_sentence_never_names_a_level_looser_than_public():
     assert not any(rep.saturated) and math.isfinite(rep.worth_offering)
     kind, text = V.saturation_message(menu, rep)
     assert "would be capped at that level" in text
+
+
+def test_both_targets_answers_and_the_table_s_jump():
+    """Issue 31: a 95% error target is answered for both targets, an RMSE target for the
+    population mean only; each answer has its own "Apply" key. A table answer whose number of
+    users is below the menu's while the menu as it is misses the target (95% public, 5% at
+    eps 0.001: the first strict user brings a bias) is a warning, not good news."""
+    from hdp_app.views import design_controls as T
+
+    assert V.solver_metrics("half_width") == {"population": "half_width", "table": S.TABLE_METRIC}
+    assert V.solver_metrics("rmse") == {"population": "rmse"}
+    assert "population mean only" in V.TABLE_RMSE_NOTE
+    keys = {T.apply_button(t)["key"] for t in ("population", "table")}
+    assert keys == {"td_apply", "td_apply_table"}
+    m = M.make_menu(["Open", "Strict"], [math.inf, 0.001], [95, 5], 1000, 0, 500, "USD", None)
+    now = S.solve(m, "users", 250.0 / 2, S.TABLE_METRIC).now_error
+    ans = S.solve(m, "users", now / 2, S.TABLE_METRIC)
+    assert ans.value == 1 and ans.now_error > ans.target
+    assert V.answer_box(ans, m) == "warning"
