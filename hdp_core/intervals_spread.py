@@ -18,7 +18,7 @@ T = <w, x> + Laplace(eta), weights summing to 1; alpha = 1 - level.
    is fixed by the law, h(s_{j*}) misses with chance <= alpha - beta, and S >= sigma gives g(S)
    >= g(sigma) = h(s_{j*}): P(miss) <= P(sigma > S) + alpha - beta <= alpha, though T and S read
    the same values (the grid spares a proof that each bound is monotone in s).
-Costs: beta of alpha (sigma near 1/2: 3-6% WIDER than with no spread); a second release charging
+Costs: beta of alpha (sigma near 1/2: ~1% WIDER than with no spread); a second release charging
 eps2 to each of the m users (budget they would keep); c + the noise term (few users: S near 1/2).
 S is raised by 1e-12 (relative); the caller adds the released statistic's own rounding.
 """
@@ -32,7 +32,7 @@ import numpy as np
 
 from hdp_core.intervals import population_bounds
 
-SPREAD_FAILURE = 0.01  # the default share beta of alpha = 0.05 given to the spread's bound
+SPREAD_FAILURE = 0.0025  # the default share beta of alpha = 0.05 given to the spread bound
 SPREAD_GRID = 0.5 * 2.0 ** (-np.arange(449) / 32.0)  # s_j = 2^(-1 - j/32): 1/2 down to 2^-15
 SPREAD_GRID.setflags(write=False)
 
@@ -86,16 +86,16 @@ def population_half_width_private_spread(
 
 
 def choose_spread_users(
-    left: Any, counts: Any, failure: float = SPREAD_FAILURE
+    left: Any, counts: Any, failure: float = SPREAD_FAILURE, cap: float = math.inf
 ) -> tuple[np.ndarray, int, float]:
     """(mask of level groups, users m, eps2) for the spread's release, from what each group has
-    left (``left[j]``, inf if public) for ``counts[j]`` users, never from values: the groups
-    with at least e left, e minimising :func:`spread_ucb` at V = 0; (none, 0, 0.0) if m < 2."""
-    lf, ct = np.asarray(left, dtype=np.float64), np.asarray(counts, dtype=np.int64)
+    left (``left[j]``, inf if public; at most ``cap`` is used) for ``counts[j]`` users, never
+    from values: groups with at least e left, e minimising :func:`spread_ucb` at V = 0."""
+    lf, ct = np.minimum(np.asarray(left, dtype=np.float64), cap), np.asarray(counts, np.int64)
     best: tuple[float, np.ndarray, int, float] = (math.inf, np.zeros(lf.shape, bool), 0, 0.0)
     for e in np.unique(lf[(lf > 0) & (ct > 0)]):
         mask = (lf >= e) & (ct > 0)
         m = int(ct[mask].sum())
         if m >= 2 and (u := spread_ucb(0.0, m, spread_noise_scale(m, e), failure)) < best[0]:
             best = (u, mask, m, float(e))
-    return best[1], best[2], best[3]
+    return best[1:]  # (no group, 0, 0.0) when no two users have anything left

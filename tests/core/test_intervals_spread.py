@@ -172,7 +172,7 @@ def test_grid_and_levels() -> None:
     plain = population_bounds(s2w, mw, eta, level=0.96)  # alpha - beta = 0.04
     assert at_half["spread_grid"] == 0.5
     assert min(v for k, v in at_half.items() if k != "spread_grid") == min(plain.values())
-    hs = [population_half_width_private_spread(s2w, mw, eta, s) for s in np.linspace(0.04, 0.5, 25)]
+    hs = [population_half_width_private_spread(s2w, mw, eta, s) for s in np.linspace(0.1, 0.5, 9)]
     assert all(a <= b for a, b in itertools.pairwise(hs))  # non-decreasing in S
     for bad in ((0.5, 0.05), (0.5, 0.0), (-0.1, 0.01), (math.nan, 0.01)):
         with pytest.raises(ValueError):
@@ -184,5 +184,7 @@ def test_choose_spread_users_reads_levels_only() -> None:
     assert list(mask) == [False, True, True] and m == 400 and e == 0.8
     mask, m, e = choose_spread_users([0.0, 1e-4, math.inf], [500, 300, 100])
     assert list(mask) == [False, False, True] and m == 100 and math.isinf(e)
+    mask, m, e = choose_spread_users([0.0, 0.8, math.inf], [500, 300, 100], cap=0.2)
+    assert list(mask) == [False, True, True] and m == 400 and e == 0.2
     assert choose_spread_users([0.0, 0.0], [5, 5])[1] == 0
     assert spread_ucb(0.0, 1, 0.0, 0.01) == 0.5
