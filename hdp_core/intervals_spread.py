@@ -90,12 +90,12 @@ def choose_spread_users(
 ) -> tuple[np.ndarray, int, float]:
     """(mask of level groups, users m, eps2) for the spread's release, from what each group has
     left (``left[j]``, inf if public; at most ``cap`` is used) for ``counts[j]`` users, never
-    from values: groups with at least e left, e minimising :func:`spread_ucb` at V = 0."""
+    from values: groups with at least e left, e minimising :func:`spread_ucb` at V = 1/64."""
     lf, ct = np.minimum(np.asarray(left, dtype=np.float64), cap), np.asarray(counts, np.int64)
     best: tuple[float, np.ndarray, int, float] = (math.inf, np.zeros(lf.shape, bool), 0, 0.0)
     for e in np.unique(lf[(lf > 0) & (ct > 0)]):
         mask = (lf >= e) & (ct > 0)
         m = int(ct[mask].sum())
-        if m >= 2 and (u := spread_ucb(0.0, m, spread_noise_scale(m, e), failure)) < best[0]:
+        if m >= 2 and (u := spread_ucb(1 / 64, m, spread_noise_scale(m, e), failure)) < best[0]:
             best = (u, mask, m, float(e))
     return best[1:]  # (no group, 0, 0.0) when no two users have anything left

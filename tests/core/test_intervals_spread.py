@@ -24,6 +24,7 @@ import pytest
 import hdp_core as hdp
 from hdp_core.intervals import population_bounds
 from hdp_core.intervals_spread import (
+    SPREAD_FAILURE,
     SPREAD_GRID,
     choose_spread_users,
     population_bounds_private_spread,
@@ -151,12 +152,12 @@ def test_monte_carlo_coverage_with_noise_on_both_releases() -> None:
             mu = 0.08 * 0.5 + 0.92 * 0.2
         t = x @ user_w + rng.laplace(0, eta, trials)
         v = x[:, in_spread].var(axis=1, ddof=1) + rng.laplace(0, b, trials)
-        s = np.array([spread_ucb(float(vi), m, b, 0.01) for vi in v])
+        s = np.array([spread_ucb(float(vi), m, b, SPREAD_FAILURE) for vi in v])
         j = [grid_index(si) for si in s]
         for jj in set(j):
             if jj not in h_of:
                 h_of[jj] = population_half_width_private_spread(
-                    s2w, mw, eta, float(SPREAD_GRID[jj])
+                    s2w, mw, eta, float(SPREAD_GRID[jj]), SPREAD_FAILURE
                 )
         h = np.array([h_of[jj] for jj in j])
         cov = float(np.mean(np.abs(t - mu) <= h))
