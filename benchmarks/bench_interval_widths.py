@@ -15,7 +15,8 @@ the case's sd, or 1/2), both over the q of ADPM's untuned weights at that sd; "-
 users have budget left. A second table, realistic menus (the Tier designer's templates, range
 0-500 USD, sd 50/100/150/250 USD), prints none/priv at n = 1,000 to 10^6 and both over q at
 n = 1,000 (larger n: no brute-force q); "capped": none/priv when the spread charges each
-user at most tau*, what the mean charged a saturated user, not all they have left. A ratio
+user at most tau*, what the mean charged a saturated user, not all they have left. A third
+table: one tier (no one saturates) when a share f of every level pays for the spread. A ratio
 below 1 would be a bound that is not valid (never seen; tests/core/test_intervals_oracle.py
 checks it). The two-point laws are the extreme laws for many of these bounds but not proven
 the worst for every profile, so q is a lower bound of the true worst-case quantile and each
@@ -175,6 +176,33 @@ def realistic() -> None:
                 )
 
 
+def split_budget() -> None:
+    """none/priv when no one saturates (one tier at eps) and a share f of every user's level
+    pays for the spread (all n users, eps2 = f eps), the mean running at (1 - f) eps."""
+    print(f"\n{'one tier':<14}{'n':>9}" + "".join(f"{f'f={f:g} sd 0.1/0.2':>20}" for f in FS))
+    for eps in (0.1, 1.0):
+        for n in (1_000, 10_000, 100_000):
+            plain = hdp.adpm(hdp.EpsilonProfile.from_tiers([eps], [n]))
+            none = hdp.population_half_width(plain.weights, [n], plain.noise_scale)
+            row = f"{f'eps {eps:g}':<14}{n:>9,}"
+            for f in FS:
+                sol = hdp.adpm(hdp.EpsilonProfile.from_tiers([eps * (1 - f)], [n]))
+                w, eta = float(sol.weights[0]), sol.noise_scale
+                b = spread_noise_scale(n, eps * f)
+                r = [
+                    none
+                    / population_half_width_private_spread(
+                        n * w * w, w, eta, spread_ucb(sd * sd, n, b, SPREAD_FAILURE)
+                    )
+                    for sd in (0.1, 0.2)
+                ]
+                row += f"{f'{r[0]:.2f}/{r[1]:.2f}':>20}"
+            print(row)
+
+
+FS = (0.05, 0.1, 0.2)
+
+
 def main() -> None:
     t0 = time.perf_counter()
     head = f"{'case':<18}{'sd':>6}{'q':>10}" + "".join(f"{s:>7}" for s in SHORT)
@@ -211,6 +239,7 @@ def main() -> None:
         f"over 2x in {sum(r > 2 for r in nows)} of {len(nows)}"
     )
     realistic()
+    split_budget()
     print(f"({time.perf_counter() - t0:.1f} s)")
 
 
