@@ -26,7 +26,7 @@ from hdp_core import presets
 from hdp_core.adpm import adpm
 from hdp_core.presets import two_groups
 from hdp_core.profile import EpsilonProfile
-from hdp_core.specs import RANDOM_PRESETS, normalize_spec
+from hdp_app.specs import RANDOM_PRESETS, normalize_spec
 
 __all__ = [
     "HALF_WIDTH_TEXT",

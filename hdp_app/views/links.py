@@ -22,7 +22,7 @@ refused before it is parsed. Errors are :class:`hdp_core.errors.LinkError` (an
 ``HdpError``, so a ``ValueError``) with a message a person can act on. Nothing here imports
 streamlit.
 
-Specs themselves (their fields, limits and validation) live in :mod:`hdp_core.specs`, and the
+Specs themselves (their fields, limits and validation) live in :mod:`hdp_app.specs`, and the
 sentence describing one in :func:`hdp_app.views.explain.spec_label`; their names are
 re-exported here while the pages move to importing them from there.
 """
@@ -40,7 +40,7 @@ from hdp_app.views.explain import spec_label
 from hdp_core.design_io import menu_from_json
 from hdp_core.errors import LinkError, MenuError, NotShareable
 from hdp_core.menu import Menu, menu_to_dict
-from hdp_core.specs import (
+from hdp_app.specs import (
     GEN_MAX_N,
     KINDS,
     MAX_SPEC_TIERS,
