@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from hdp_app.specs import RANDOM_PRESETS, normalize_spec
 from hdp_app.views.formatting import count_noun, plain
 from hdp_core import presets
 from hdp_core.adpm import adpm
 from hdp_core.presets import two_groups
 from hdp_core.profile import EpsilonProfile
-from hdp_app.specs import RANDOM_PRESETS, normalize_spec
 
 __all__ = [
     "HALF_WIDTH_TEXT",

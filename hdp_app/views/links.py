@@ -36,10 +36,6 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-from hdp_app.views.explain import spec_label
-from hdp_core.design_io import menu_from_json
-from hdp_core.errors import LinkError, MenuError, NotShareable
-from hdp_core.menu import Menu, menu_to_dict
 from hdp_app.specs import (
     GEN_MAX_N,
     KINDS,
@@ -57,6 +53,10 @@ from hdp_app.specs import (
     spec_from_profile,
     tiers_spec_from_rows,
 )
+from hdp_app.views.explain import spec_label
+from hdp_core.design_io import menu_from_json
+from hdp_core.errors import LinkError, MenuError, NotShareable
+from hdp_core.menu import Menu, menu_to_dict
 from hdp_core.validate import fmt_number
 
 __all__ = [
