@@ -34,8 +34,10 @@ from hdp_release.engines.duckdb_sql import header_names, shared_cursor
 _SPARK = None
 
 
-def spark_session(master: str = "local[2]"):
+def spark_session(master: str = "local[2]", java_options: str = ""):
     """A SparkSession for releases: ``local[2]`` by default, UI off, bound to 127.0.0.1.
+    ``java_options``: extra options for the driver's JVM when this call starts it (ignored
+    when a session is already running), e.g. ``-XX:TieredStopAtLevel=1`` for many short jobs.
 
     To use a cluster, create your own SparkSession (``SparkSession.builder.master(
     "spark://host:7077")...getOrCreate()``) before calling release_mean(engine="spark"):
@@ -47,7 +49,7 @@ def spark_session(master: str = "local[2]"):
     if active is not None:
         return active
     if _SPARK is None:
-        _SPARK = (
+        builder = (
             SparkSession.builder.master(master)
             .appName("hdp-release")
             .config("spark.ui.enabled", "false")
@@ -55,8 +57,10 @@ def spark_session(master: str = "local[2]"):
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.sql.ansi.enabled", "false")
-            .getOrCreate()
         )
+        if java_options:
+            builder = builder.config("spark.driver.extraJavaOptions", java_options)
+        _SPARK = builder.getOrCreate()
         _SPARK.sparkContext.setLogLevel("ERROR")
     return _SPARK
 
