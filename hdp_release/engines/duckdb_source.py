@@ -355,13 +355,14 @@ class DuckSource:
         x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
         return np.asarray(x, dtype=float), n_rows
 
-    def _fast(self, key: str, below: str | None) -> list:
+    def _fast(self, key: str, below: str | None, q: str | None = None) -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
-        and exact integer sums (q sums only where ``below`` holds)."""
+        and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
+        default the general one)."""
         if below is None:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
-            qq = f"CASE WHEN {below} THEN {self.q_expr} END"
+            qq = f"CASE WHEN {below} THEN {q or self.q_expr} END"
             qcols = (
                 f"sum(q), sum(CAST(q AS HUGEINT) * y), "
                 f"sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)"
@@ -408,24 +409,31 @@ class DuckSource:
         levels from ``b`` (one class), public and zero levels; None when any level or value
         is bad."""
         # Keys (INTEGER): below a, floor(8 log10 e) + DECADE_OFFSET (one per 1/8 decade,
-        # the receipt's rows; below SUB for any positive double below Q_CAP); SUB + i for
-        # sub-bin i of [a, b) (i in 0..m: the product may round up to m just below b); then
-        # the class above, public, zero. Few, single comparisons per row (issue 29): a NaN
-        # level passes e >= b (DuckDB orders NaN above +inf) and joins the public key with
-        # +inf (e > DBL_MAX), where max(e) = NaN tells it apart; a NULL or negative level
-        # matches nothing (key NULL). Any of these sends the release to the general plan.
+        # the receipt's rows; below SUB_KEY for any positive double below Q_CAP); SUB_KEY + i
+        # for sub-bin i of [a, b) (i in 0..m: the product may round up to m just below b);
+        # then the class above, public, zero. No clamps, and constants for the big classes
+        # (issue 29: DuckDB builds no perfect hash with statistics propagation off, so the
+        # key's own cost counts; a CASE branch giving a constant is the cheapest). A NaN
+        # level joins +inf (both > DBL_MAX: DuckDB orders NaN above +inf), where max(e) =
+        # NaN tells it apart; a NULL or negative level matches nothing (key NULL). Either
+        # sends the release to the general plan.
         sub = SUB_KEY
         above, public, zero = sub + m + 1, sub + m + 2, sub + m + 3
         inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER)"
         decade = f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}"
-        high = f"WHEN e >= {lit(b)} THEN {above} + CAST(e > {lit(DBL_MAX)} AS INTEGER) "
-        mid = f"WHEN e >= {lit(a)} THEN {inner} "
+        high = (
+            f"WHEN e BETWEEN {lit(b)} AND {lit(DBL_MAX)} THEN {above} "
+            f"WHEN e > {lit(DBL_MAX)} THEN {public} WHEN e >= {lit(a)} THEN {inner} "
+        )
         if above_first:  # the common class first
-            when = f"{high}{mid}WHEN e > 0 THEN {decade} "
+            when = f"{high}WHEN e > 0 THEN {decade} "
         else:
-            when = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} {high}{mid}"
+            when = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} {high}"
         key = f"CASE {when}WHEN e = 0 THEN {zero} END"
-        rows = self._fast(key, f"e < {lit(b)}")
+        # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative level's q
+        # is never used, but must not fail the cast (-inf)
+        q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
+        rows = self._fast(key, f"e < {lit(b)}", q)
         out = []
         coarse = set()
         for r in rows:
