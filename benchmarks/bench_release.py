@@ -10,7 +10,11 @@ average, and Spark local mode at 1e7 beside it. ``--repeat R`` runs R interleave
 (SUM, both columns, release in turn, each round) and reports the best of each: on a shared
 machine the ratio of bests is steadier than one timing.
 
-    python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--no-spark]
+``--where`` also prints where one more release's time goes: each DuckDB query alone (wall
+time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP).
+
+    python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
+                                       [--no-spark]
 """
 
 from __future__ import annotations
@@ -107,12 +111,38 @@ def rounds(fns: dict, reps: int) -> dict:
     return best
 
 
+def where(path: str) -> None:
+    """Print the wall time of each DuckDB query of one release of ``path``, and the rest."""
+    from hdp_release.engines import duckdb_source
+
+    real = duckdb_source.DuckSource._run
+    log: list[tuple[float, str]] = []
+
+    def run(self, sql: str, how: str = "all"):
+        t0 = time.perf_counter()
+        out = real(self, sql, how)
+        log.append((time.perf_counter() - t0, " ".join(sql.split())[:70]))
+        return out
+
+    duckdb_source.DuckSource._run = run
+    try:
+        t0 = time.perf_counter()
+        release_mean(path, value="value", eps="eps", lo=0, hi=1000)
+        total = time.perf_counter() - t0
+    finally:
+        duckdb_source.DuckSource._run = real
+    for t, sql in log:
+        print(f"            {t:6.3f}s  {sql}")
+    print(f"            {total - sum(t for t, _ in log):6.3f}s  the rest (Python)", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7, help="rows of the files (default 1e7)")
     ap.add_argument("--big", action="store_true", help="also 1e8 rows")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--keep", default=None, help="write (or reuse) the files in this folder")
+    ap.add_argument("--where", action="store_true", help="time each query of one release")
     ap.add_argument("--no-spark", action="store_true")
     a = ap.parse_args()
     sizes = [int(a.rows)] + ([10**8] if a.big else [])
@@ -153,6 +183,8 @@ def main() -> None:
                     f"{t_rel / t_two:5.2f}  load {os.getloadavg()[0]:.2f}  plan: {rel.plan}",
                     flush=True,
                 )
+                if a.where:
+                    where(path)
                 if n == 10**7 and not a.no_spark:
                     from hdp_release.engines.spark_source import spark_session
 
