@@ -89,6 +89,9 @@ def test_bracket_pass_with_public_and_unused_users_equals_oracle_and_general_pla
     gen = release_mean(df, value="v", eps="e", lo=LO, hi=HI)
     assert fast.estimate == gen.estimate
     assert fast.noise_scale == pytest.approx(gen.noise_scale, rel=1e-12)
+    # the sums of squared grants (the fast pass's sum of q^2, scaled by a power of two)
+    assert fast.saturation_level == pytest.approx(gen.saturation_level, rel=1e-12)
+    assert fast.half_width95 == pytest.approx(gen.half_width95, rel=1e-12)
 
 
 @pytest.mark.parametrize("cell", [math.nan, -math.inf, -1.0])
