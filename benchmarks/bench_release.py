@@ -1,13 +1,20 @@
 """Benchmark: release_mean (DuckDB) against DuckDB's own SELECT SUM(value) on the same file.
 
-Generates Parquet files (in a temporary directory, deleted at the end) of 1e7 rows (1e8 with
---big) with (a) a few tiers and (b) per-user continuous levels, and prints for each: the time
-of ``SELECT SUM(value)``, the time of ``release_mean``, their ratio (goal: within 2x), the
+Generates Parquet files (in a temporary directory deleted at the end, or kept in --keep DIR
+and reused) of 1e7 rows (--rows; 1e8 more with --big) with (a) a few tiers and (b) per-user
+continuous levels, and prints for each: the time of ``SELECT SUM(value)``, the time of
+``release_mean``, their ratio (goals, issue 29: tiers <= 3x, per-user levels <= 5x), the
 ratio against ``SELECT SUM(value), SUM(eps)`` (reading both columns, which any release must
-do: the floor), the peak resident memory growth of each (sampled), and Spark local mode at 1e7
-beside it.
+do: the floor), the peak resident memory growth of each (sampled), the machine's load
+average, and Spark local mode at 1e7 beside it. ``--repeat R`` runs R interleaved rounds
+(SUM, both columns, release in turn, each round) and reports the best of each: on a shared
+machine the ratio of bests is steadier than one timing.
 
-    python benchmarks/bench_release.py [--big] [--no-spark]
+``--where`` also prints where one more release's time goes: each DuckDB query alone (wall
+time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP).
+
+    python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
+                                       [--no-spark]
 """
 
 from __future__ import annotations
@@ -89,46 +96,95 @@ def timed(fn, reps: int = 3):
     return best, out
 
 
+def rounds(fns: dict, reps: int) -> dict:
+    """Best wall time, best CPU time and last result of each function, over ``reps``
+    interleaved rounds (every function once per round)."""
+    best = {k: [float("inf"), float("inf"), None] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            t0, c0 = time.perf_counter(), _cpu()
+            out = fn()
+            b = best[k]
+            b[0] = min(b[0], time.perf_counter() - t0)
+            b[1] = min(b[1], _cpu() - c0)
+            b[2] = out
+    return best
+
+
+def where(path: str) -> None:
+    """Print the wall time of each DuckDB query of one release of ``path``, and the rest."""
+    from hdp_release.engines import duckdb_source
+
+    real = duckdb_source.DuckSource._run
+    log: list[tuple[float, str]] = []
+
+    def run(self, sql: str, how: str = "all"):
+        t0 = time.perf_counter()
+        out = real(self, sql, how)
+        log.append((time.perf_counter() - t0, " ".join(sql.split())[:70]))
+        return out
+
+    duckdb_source.DuckSource._run = run
+    try:
+        t0 = time.perf_counter()
+        release_mean(path, value="value", eps="eps", lo=0, hi=1000)
+        total = time.perf_counter() - t0
+    finally:
+        duckdb_source.DuckSource._run = real
+    for t, sql in log:
+        print(f"            {t:6.3f}s  {sql}")
+    print(f"            {total - sum(t for t, _ in log):6.3f}s  the rest (Python)", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=float, default=1e7, help="rows of the files (default 1e7)")
     ap.add_argument("--big", action="store_true", help="also 1e8 rows")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
+    ap.add_argument("--keep", default=None, help="write (or reuse) the files in this folder")
+    ap.add_argument("--where", action="store_true", help="time each query of one release")
     ap.add_argument("--no-spark", action="store_true")
     a = ap.parse_args()
-    sizes = [10**7] + ([10**8] if a.big else [])
-    with tempfile.TemporaryDirectory() as d:
+    sizes = [int(a.rows)] + ([10**8] if a.big else [])
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = a.keep or tmp
+        os.makedirs(d, exist_ok=True)
         for n in sizes:
             for kind in ("tiers", "continuous"):
                 path = os.path.join(d, f"{kind}_{n}.parquet")
-                write(path, n, kind)
+                if not os.path.exists(path):
+                    write(path, n, kind)
                 con = duckdb.connect()
+                sql1 = f"SELECT SUM(value) FROM read_parquet('{path}')"
+                sql2 = f"SELECT SUM(value), SUM(eps) FROM read_parquet('{path}')"
                 with Peak() as p_sum:
-                    t_sum, _ = timed(
-                        lambda path=path, con=con: con.execute(
-                            f"SELECT SUM(value) FROM read_parquet('{path}')"
-                        ).fetchall()
-                    )
-                c_sum = timed.cpu
-                # the floor of any release: it must read each user's level too
-                t_two, _ = timed(
-                    lambda path=path, con=con: con.execute(
-                        f"SELECT SUM(value), SUM(eps) FROM read_parquet('{path}')"
-                    ).fetchall()
-                )
+                    con.execute(sql1).fetchall()
                 with Peak() as p_rel:
-                    t_rel, rel = timed(
-                        lambda path=path: release_mean(
+                    release_mean(path, value="value", eps="eps", lo=0, hi=1000)
+                b = rounds(
+                    {
+                        "sum": lambda con=con, sql1=sql1: con.execute(sql1).fetchall(),
+                        "two": lambda con=con, sql2=sql2: con.execute(sql2).fetchall(),
+                        "rel": lambda path=path: release_mean(
                             path, value="value", eps="eps", lo=0, hi=1000
-                        )
-                    )
-                c_rel = timed.cpu
+                        ),
+                    },
+                    a.repeat,
+                )
+                t_sum, c_sum = b["sum"][:2]
+                t_two = b["two"][0]
+                t_rel, c_rel, rel = b["rel"]
                 print(
                     f"n={n:.0e} {kind:10s} SUM(value) {t_sum:6.3f}s ({p_sum.mb:5.0f} MB)  "
                     f"release_mean {t_rel:6.3f}s ({p_rel.mb:5.0f} MB)  ratio "
                     f"{t_rel / t_sum:5.2f} (CPU time ratio {c_rel / c_sum:5.2f}); against "
                     f"reading both columns (SUM(value), SUM(eps): {t_two:6.3f}s) "
-                    f"{t_rel / t_two:5.2f}  plan: {rel.plan}",
+                    f"{t_rel / t_two:5.2f}  load {os.getloadavg()[0]:.2f}  plan: {rel.plan}",
                     flush=True,
                 )
+                if a.where:
+                    where(path)
                 if n == 10**7 and not a.no_spark:
                     from hdp_release.engines.spark_source import spark_session
 

@@ -73,19 +73,23 @@ How it is computed (the plan; see hdp_release.engines.base for the queries):
 
 * **Fast plan (DuckDB).** The levels of the first 50,000 rows (and the row count, from Parquet
   metadata) steer the plan; they never enter the answer. Few distinct levels (<= 32): one scan
-  grouped by which of those levels a row has (a small-integer key, a perfect hash table)
-  gives per level the users and the exact integer sum of the clamped values; a row with any
-  other level, a bad level or a missing/NaN/infinite value (a NULL grid value, counted in the
-  same scan) sends the release to the general plan below. Many levels: a bracket [a, b) for
-  tau* is estimated from the sample (G scaled by rows / sample, slack 5% + 5/sqrt(sample
-  levels below tau*)); one scan groups the rows into the levels below a (one class, exact
-  sums of q and q y), 256 equal sub-bins of [a, b) (the same sums, min and max level), the
-  finite levels from b (one class, users and sum of y only: saturated), public and zero
-  levels. The exact walk below then runs on these groups; if tau* is not inside the bracket
-  (the walk stops inside, or passes, a class) the general plan runs instead, so the sample
-  only costs time, never correctness. When tau* falls inside a sub-bin of several levels, it
-  is isolated as in the general plan (below). Memory: a few hundred groups. Every data sum is
-  the same exact integer as in the general plan, so both plans give the same release.
+  grouped by which of those levels a row has (its position in the list of levels, NULL for
+  none of them) gives per level the users and the exact integer sum of the clamped values; a
+  row with any other level, a bad level or a missing/NaN/infinite value (a NULL grid value,
+  counted in the same scan) sends the release to the general plan below. Many levels: a
+  bracket [a, b) for tau* is estimated from the sample (G scaled by rows / sample, slack 5% +
+  5/sqrt(sample levels below tau*)); one scan groups the rows into the levels below a (one
+  class per 1/8 decade, exact sums of q and q y), 256 equal sub-bins of [a, b) (the same sums,
+  min and max level), the finite levels from b (one class, users and sum of y only:
+  saturated), public and zero levels (a NaN level shares the public key and is told apart by
+  the class's largest level; a NULL or negative level has no key: both send the release to the
+  general plan). The exact walk below then runs on these groups; if tau* is not inside the
+  bracket (the walk stops inside, or passes, a class) the general plan runs instead, so the
+  sample only costs time, never correctness. When tau* falls inside a sub-bin of several
+  levels, it is isolated as in the general plan (below). Memory: a few hundred groups (at most
+  about 3,000 whatever the levels). Every
+  data sum is the same exact integer as in the general plan, so both plans give the same
+  release.
 * General plan (Spark, and DuckDB's fallback): one grouped aggregate in the engine (never
   a Python loop over rows) groups users by their level's bin (bins of relative width
   e^(1/64), about 1.6%) and returns per bin the users, eps sums and exact integer sums of

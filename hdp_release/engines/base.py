@@ -34,7 +34,9 @@ the value checks fused into it (y is NULL for a missing, NaN or infinite value: 
 count(*) flags bad input). Profiled at 1e7 rows, the general histogram's cost was per-row
 work: ln() for the bin, least/greatest clamps, HUGEINT products for every row and a hash
 table on a 64-bit key; the fast plan avoids ln, clamps with CASE, forms q y only below the
-bracket and keys tiers by a perfect hash.
+bracket, keys tiers by list_position (evaluated per entry of a dictionary-encoded column) and
+the bracket's classes by single comparisons (issue 29: with statistics propagation off, issue
+32, DuckDB builds no perfect hash table, so the key's own cost counts).
 """
 
 from __future__ import annotations
@@ -117,10 +119,17 @@ RECEIPT_ROWS_PER_DECADE = 8
 """Unsaturated per-user levels are reported in receipt rows of 1/8 decade (hdp_release.release)."""
 
 
-DECADE_KEYS = 48
+DECADE_OFFSET = 2600
 
 
-"""The fast plan's classes below the bracket: 1/8 decade each, from 1e-6 (LEVEL_MIN)."""
+"""The fast plan's classes below the bracket are 1/8 decade each, keyed floor(8 log10 eps) +
+DECADE_OFFSET: from 13 (the smallest positive double) to 2648 (Q_CAP), below SUB_KEY."""
+
+
+SUB_KEY = 3000
+
+
+"""The fast plan's key of the bracket's first sub-bin (then the class above, public, zero)."""
 
 
 FETCH_USERS = 1 << 16
