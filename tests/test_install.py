@@ -55,6 +55,10 @@ def test_the_dev_lock_holds_the_app_lock():
 
 
 def test_ci_installs_the_dev_lock():
+    """.ci/run ends with the README's test command, verbatim."""
     run = (ROOT / ".ci" / "run").read_text()
-    assert "pip install -r requirements-dev.lock" in run
-    assert "requirements-dev.txt" not in run.strip().splitlines()[-1]
+    last = run.strip().splitlines()[-1]
+    assert "pip install --no-compile -r requirements-dev.lock" in last
+    assert "requirements-dev.txt" not in last
+    readme = [line.strip() for line in (ROOT / "README.md").read_text().splitlines()]
+    assert last in readme, "the last line of .ci/run is not the README's test command"
