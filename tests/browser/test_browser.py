@@ -13,18 +13,15 @@ HDP_REQUIRE_BROWSER=1 (set by .ci/run), where that fails.
 
 from __future__ import annotations
 
-import os
 import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from browser_support import (
-    CHROMIUM,
     RequestLog,
     Server,
     app_page_titles,
     charts_on_arrival,
-    chromium,
     nav_now,
     nav_seen,
     new_page,
@@ -37,41 +34,6 @@ pytestmark = pytest.mark.browser
 TITLES = app_page_titles()  # the only labels the navigation may ever show
 FIRST_LOADS = 3  # fresh servers per first-load case (a leak of the file list shows on every one)
 DEEP_LINK = "/saturation?profile=tiers&p_tier=0.1~10~A&p_tier=inf~5~B"  # 15 users
-
-
-def _unavailable(reason: str):
-    if os.environ.get("HDP_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"HDP_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        _unavailable(f"{CHROMIUM} is absent (apt-get install chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _unavailable("the playwright package is not installed")
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def server(browser, tmp_path_factory):
-    """The app on a free local port, shared by the tests that do not need a fresh process."""
-    srv = Server(log_dir=tmp_path_factory.mktemp("server"))
-    try:
-        yield srv.ready()
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def page(browser):
-    ctx, pg = new_page(browser)
-    yield pg
-    ctx.close()
 
 
 def _query(page) -> dict[str, list[str]]:

@@ -5,7 +5,7 @@ table CSV escape them, and the profile CSV uploaded back gives the same profile;
 with such names: the Tier designer's CSV escapes them and reads back as the same tiers, and its
 JSON download is the JSON the page previews.
 
-One server and one browser for the module (the fixtures of tests/test_browser.py); waits are
+The shared server and browser (tests/browser/conftest.py); waits are
 tests/browser_support.wait_drawn (script idle, charts drawn, no skeleton, stable).
 """
 
@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 import pandas as pd
 import pytest
 from browser_support import RequestLog, new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 import hdp_core as hdp
 from hdp_app.views import links
@@ -65,7 +64,7 @@ def _open_page(page, title: str) -> None:
     wait_drawn(page, runs_before=before)
 
 
-def test_profile_link_names_export_escaped_and_import_unchanged(server, browser, tmp_path):  # noqa: F811
+def test_profile_link_names_export_escaped_and_import_unchanged(server, browser, tmp_path):
     """A tiers link whose names are formulas: the downloaded profile CSV escapes them (and
     keeps eps exactly), the Saturation table's CSV escapes them, and uploading the profile
     CSV gives back the same profile: its export is byte for byte the first one."""
@@ -113,7 +112,7 @@ def test_profile_link_names_export_escaped_and_import_unchanged(server, browser,
         ctx.close()
 
 
-def test_menu_csv_escaped_and_reads_back_as_tiers(server, browser, tmp_path):  # noqa: F811
+def test_menu_csv_escaped_and_reads_back_as_tiers(server, browser, tmp_path):
     """A ?menu= link whose tier names are formulas: the per-tier CSV escapes them and reads
     back as the same tiers; the JSON download is the page's JSON preview and reads back as
     the link's menu."""

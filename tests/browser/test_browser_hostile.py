@@ -1,7 +1,7 @@
 """Issue 12 in a real browser against a served app: sessions at the same time, and a link too
 long for the server (what the visitor sees there is the browser's page, not the app's).
 
-Uses the server and browser fixtures of tests/test_browser.py and the waits of
+Uses the shared server and browser (tests/browser/conftest.py) and the waits of
 tests/browser_support.py (drawn = script idle, charts present, no skeleton, stable).
 """
 
@@ -13,7 +13,6 @@ from urllib.parse import urlencode, urlparse
 
 import pytest
 from browser_support import new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 import hdp_core as hdp
 from hdp_app.common import compact_count
@@ -37,7 +36,7 @@ def _sidebar(page) -> tuple[str, str]:
     return vals["Users n"], vals["tau*"]
 
 
-def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, tmp_path):  # noqa: F811
+def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, tmp_path):
     """Five visitors load the app at the same moment (their script runs overlap on the
     server, sharing one st.cache_data): four tier or preset links and one who uploads a file
     while the others load. Each sidebar shows its own profile's users and tau*, also after
@@ -91,7 +90,7 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
             c.close()
 
 
-def test_link_too_long_for_the_server(server, browser):  # noqa: F811
+def test_link_too_long_for_the_server(server, browser):
     """What Streamlit does with a huge query string: the app's own limit (8,000 characters)
     answers a long link with a note; the web server (tornado) resets the connection for a
     request line of about 128 KB and more, before the app runs, so a 200 KB link can only show
@@ -114,7 +113,7 @@ def test_link_too_long_for_the_server(server, browser):  # noqa: F811
         conn.getresponse().read()
 
 
-def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):  # noqa: F811
+def test_hostile_menu_link_fetches_nothing_and_renders_text(server, browser):
     """Issue 12 item 3 as the visitor sees it: a ?menu= link whose tier names are an image, an
     anchor and Streamlit directives and whose unit is an image: the browser requests no
     outside URL, the page has no such <img> or <a>, and the names appear as text."""

@@ -7,7 +7,7 @@ spend, release, and read the result and the receipt; then the server's privacy l
 budget spent, is refused. No raw value of the table ever appears in the page's text, its HTML
 or its URL, and no request leaves the machine.
 
-Uses the server and browser fixtures of tests/test_browser.py and its waits.
+Uses the shared server and browser (tests/browser/conftest.py) and its waits.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from browser_support import RequestLog, new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +38,7 @@ def _click(page, locator, min_charts: int = 0) -> None:
     wait_drawn(page, min_charts=min_charts, runs_before=before)
 
 
-def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):  # noqa: F811
+def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):
     csv = tmp_path / "users.csv"
     _table(csv)
     ctx, page = new_page(browser)

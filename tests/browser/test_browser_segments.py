@@ -5,7 +5,7 @@ receipt per segment and level, the downloads and the code. No raw value or id of
 appears in the page's text, its HTML or its URL; no request leaves the machine; the release
 is charged once (the budget left is shown, and a second release per segment is refused).
 
-Uses the server and browser fixtures of tests/browser/test_browser.py and its waits."""
+Uses the shared server and browser (tests/browser/conftest.py) and its waits."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from browser_support import RequestLog, new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -50,7 +49,7 @@ def _pick(page, key: str, option: str) -> None:
     _after(page, lambda: page.get_by_role("option", name=option, exact=True).click())
 
 
-def test_a_mean_per_segment_from_the_page(server, browser, tmp_path):  # noqa: F811
+def test_a_mean_per_segment_from_the_page(server, browser, tmp_path):
     csv = tmp_path / "wages.csv"
     _table(csv)
     ctx, page = new_page(browser, viewport=(1024, 768))

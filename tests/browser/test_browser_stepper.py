@@ -2,13 +2,12 @@
 buttons keep whole labels, "Next" is disabled at the last step, a teacher can click back
 through the steps, the step table follows the current step, and "Jump to the saturation
 step" lands on it. Screenshots are saved for a
-look (tmp_path). Reuses test_browser's server and browser fixtures."""
+look (tmp_path). Uses the shared server and browser (tests/browser/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 from browser_support import new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +20,7 @@ def _label_whole(button) -> bool:
 
 
 @pytest.mark.parametrize("width", [1024, 1400])
-def test_stepper_at_width(server, browser, tmp_path, width):  # noqa: F811
+def test_stepper_at_width(server, browser, tmp_path, width):
     ctx, page = new_page(browser, viewport=(width, 2600))
     try:
         page.goto(server + "/saturation?sat_trace_step=50")

@@ -15,7 +15,6 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from browser_support import new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (fixtures)
 from test_browser_truncation import _measure, report
 
 pytestmark = pytest.mark.browser
@@ -68,7 +67,7 @@ def _query(page) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
 
 
-def test_walk_the_five_steps_at_1024x768(server, browser, tmp_path):  # noqa: F811
+def test_walk_the_five_steps_at_1024x768(server, browser, tmp_path):
     ctx, page = new_page(browser, viewport=(1024, 768))
     try:
         page.goto(server + "/tour")

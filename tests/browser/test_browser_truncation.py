@@ -31,7 +31,6 @@ import pathlib
 
 import pytest
 from browser_support import new_page, runs_ended, wait_drawn
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -343,7 +342,7 @@ ACTIONS = {
 """How each state after a load's first is reached from the one before it."""
 
 
-def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:  # noqa: F811
+def cut_text(server: str, browser, tmp_path: pathlib.Path) -> list[dict]:
     """Every cut item in every state of VISITS: dicts with page, state, size, kind, where,
     text and by_px."""
     found: list[dict] = []
@@ -384,7 +383,7 @@ def report(found: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def test_no_text_is_cut_on_any_page_at_1024_and_1280(server, browser, tmp_path):  # noqa: F811
+def test_no_text_is_cut_on_any_page_at_1024_and_1280(server, browser, tmp_path):
     found = cut_text(server, browser, tmp_path)
     (tmp_path / "cut.json").write_text(json.dumps(found, indent=1, ensure_ascii=False))
     assert not found, f"{len(found)} cut items (screenshots in {tmp_path}):\n" + report(found)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 import test_browser_truncation as trunc
 from browser_support import new_page, wait_drawn
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
 
 from hdp_app.views import whatif as wv
 
@@ -38,7 +37,7 @@ def mine(item: dict, texts: set[str]) -> bool:
     )
 
 
-def test_no_cut_text_in_the_whatif_and_k_releases(server, browser):  # noqa: F811
+def test_no_cut_text_in_the_whatif_and_k_releases(server, browser):
     found = []
     ctx, page = new_page(browser, viewport=trunc.SIZES[0])
     try:
