@@ -181,7 +181,9 @@ def simulation_section() -> None:
     shown = sc.shown_methods(methods, tuned_sd)
     run = dict(shown=shown, range=data_range, tuned_sd=tuned_sd, seed=seed, dist=dist)
     run.update(trials=plan.trials, n=prof.n)
-    top = st.empty()  # the results: an early draw first, then the whole run
+    # the results: an early draw in slots of their own (a slot's container keeps elements it
+    # got earlier in the same run), then the whole run
+    early_top, top = st.empty(), st.empty()
     if tuned_sd is not None:
         tuned_part(prof, dist, tuned_sd, s.own)
     st.subheader("What the noise does to one answer")
@@ -194,16 +196,18 @@ def simulation_section() -> None:
         wrap=True,
         help=sc.SIM_HELP["sim_hist"],
     )
-    hist_slot, csv_slot = st.empty(), st.empty()
+    early_hist, hist_slot, csv_slot = st.empty(), st.empty(), st.empty()
     first = simview.early_trials(plan)
     if cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra):
         first = None  # the whole run is at hand: no early draw
     try:
         if first is not None:
             early = cache.run_simulation(prof, spec, first, seed, tuned_sd, extra)
-            with top.container():
+            for slot in (top, hist_slot, csv_slot):
+                slot.empty()  # the last step's results go: the early draw stands alone
+            with early_top.container():
                 R.results_part(early, run, first, early=True)
-            with hist_slot.container():
+            with early_hist.container():
                 R.histogram_chart(early, hist, run, early=True)
             rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan, seed)
             results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
@@ -217,6 +221,8 @@ def simulation_section() -> None:
     except (hdp.ProfileError, ValueError) as exc:
         top.error(plain(exc))
         return
+    for slot in (early_top, early_hist):
+        slot.empty()  # the early draw goes
     with top.container():
         rows = R.results_part(results, run, plan.trials, early=False)
     with hist_slot.container():
