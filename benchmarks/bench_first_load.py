@@ -67,7 +67,7 @@ EARLY_MARK = "Early result"
 """Text of the Simulation page's note over an early draw (hdp_app.views.simulation)."""
 
 _EARLY_JS = """
-async ({mark, runsBefore, timeoutMs}) => {
+async ({mark, endedBefore, timeoutMs}) => {
   const S = window.__hdp;
   const t0 = performance.now();
   while (performance.now() - t0 < timeoutMs) {
@@ -79,10 +79,9 @@ async ({mark, runsBefore, timeoutMs}) => {
         && charts.length && charts.every(c => c.querySelector(".main-svg"))) {
       return performance.timeOrigin + performance.now();
     }
-    if (S.runsEnded + S.msgs > runsBefore && app
-        && app.getAttribute("data-test-script-state") === "notRunning" && !early) {
-      return null;  // the run ended without an early draw
-    }
+    if (S.runsEnded > endedBefore && !early) {
+      return null;  // the step's run ended without an early draw (a run of over a second
+    }               // is always seen running)
     await new Promise(r => setTimeout(r, 10));
   }
   return null;
@@ -120,6 +119,7 @@ def slider_times(
     i = lost = 0
     while len(out) < moves:
         before = B.runs_ended(page)
+        ended = page.evaluate("window.__hdp.runsEnded")
         slider.focus()
         t0 = time.time()
         slider.press("ArrowRight" if one_way or i % 2 == 0 else "ArrowLeft")
@@ -127,7 +127,7 @@ def slider_times(
         try:
             first = None
             if early is not None:
-                arg = {"mark": EARLY_MARK, "runsBefore": before, "timeoutMs": 15_000}
+                arg = {"mark": EARLY_MARK, "endedBefore": ended, "timeoutMs": 15_000}
                 first = page.evaluate(_EARLY_JS, arg)
             drawn = B.wait_drawn(page, charts, runs_before=before, timeout_ms=15_000)
             out.append(drawn - t0)

@@ -109,7 +109,7 @@ def plan_trials(eps: Any, dist: Distribution, trials: int, budget: int | None = 
     return TrialPlan(trials, min(trials, cap), width, int(budget))
 
 
-EARLY_TRIALS = 2_000
+EARLY_TRIALS = 1_000
 """About how many trials a long run draws first, to show at once (issue 29: a slider step
 within reach of a one-chart app); the whole run replaces them when it is done."""
 

@@ -325,7 +325,8 @@ def test_lowest_exact_reports_ties_of_the_same_estimator():
 def test_early_draw_is_exactly_the_first_trials_of_the_run():
     """views.simulation.early_trials: a run of that many trials with the same seed gives the
     whole run's first estimates bit for bit (oracle: the whole run itself), for every method
-    and a tier drawn in aggregate (an approximate sum); a run under twice the early draw gets none."""
+    and a tier drawn in aggregate (an approximate sum); a run under twice the early draw gets
+    none."""
     from hdp_core.simulate import CHUNK_CELLS
 
     prof = hdp.EpsilonProfile.from_tiers([0.05, 0.8, math.inf], [300, 99, 5000])
