@@ -168,23 +168,32 @@ def main() -> None:
     floor.write_text(FLOOR_APP)
     with B.chromium() as browser:
         if args.runs:
-            bench_first_loads(browser, floor, args.runs)
+            bench_first_loads(browser, floor, args.runs, args.compare)
         if args.moves:
             bench_sliders(browser, floor, args.moves, args.rounds, args.compare)
 
 
-def bench_first_loads(browser, floor: pathlib.Path, runs: int) -> None:
-    first_load(browser, floor)  # warm the OS file cache for both; not counted
-    first_load(browser, B.APP)
-    app_t, floor_t = [], []
+def bench_first_loads(
+    browser, floor: pathlib.Path, runs: int, compare: pathlib.Path | None = None
+) -> None:
+    """First loads of this app and the floor in turns (and of ``compare`` in the same turns)."""
+    apps = [("app  ", B.APP)] + ([("main ", compare)] if compare else [])
+    first_load(browser, floor)  # warm the OS file cache for each; not counted
+    for _, script in apps:
+        first_load(browser, script)
+    times: dict[str, list[float]] = {tag: [] for tag, _ in apps}
+    floor_t = []
     for _ in range(runs):
-        app_t.append(first_load(browser, B.APP))
+        for tag, script in apps:
+            times[tag].append(first_load(browser, script))
         floor_t.append(first_load(browser, floor))
     print("First load on a fresh server (navigation to drawn):")
-    print(f"  app   {fmt(app_t)}")
+    for tag, xs in times.items():
+        print(f"  {tag} {fmt(xs)}")
     print(f"  floor {fmt(floor_t)}")
-    ratio = statistics.median(app_t) / statistics.median(floor_t)
-    print(f"  ratio app/floor = {ratio:.2f}  (goal <= 1.3)")
+    for tag, xs in times.items():
+        ratio = statistics.median(xs) / statistics.median(floor_t)
+        print(f"  ratio {tag.strip()}/floor = {ratio:.2f}  (goal <= 1.3)")
 
 
 def bench_sliders(
