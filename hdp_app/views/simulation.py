@@ -128,10 +128,14 @@ def early_trials(plan: TrialPlan) -> int | None:
     return first if 2 * first <= plan.trials else None
 
 
+EARLY_LABEL = "Early result"
+"""How the note over an early draw starts (a browser test checks none is left on a page)."""
+
+
 def early_text(first: int, trials: int) -> str:
     """The note over an early draw's results: what they are and that they will be replaced."""
     return (
-        f"Early result: the first {first:,} of the {trials:,} trials (same seed), shown while "
+        f"{EARLY_LABEL}: the first {first:,} of the {trials:,} trials (same seed), shown while "
         "the rest run; the whole run replaces it in a moment. Its simulated MSEs and 95% "
         "intervals are those of these trials; the exact MSEs are exact."
     )
