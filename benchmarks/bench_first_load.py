@@ -63,6 +63,8 @@ APP_PAGES = [
 FRESH = "Simulation (fresh run)"
 """The page whose slider moves one way only (every step a new run) and whose first result is
 timed too."""
+SEED_BASE = 101
+"""The Simulation page's seed in round r is SEED_BASE + r (never the page's default)."""
 EARLY_MARK = "Early result"
 """Text of the Simulation page's note over an early draw (hdp_app.views.simulation)."""
 
@@ -201,7 +203,7 @@ def bench_sliders(
 ) -> None:
     """Slider steps of every page against the floor's, in rounds; with ``compare`` a second
     app (e.g. an export of main: ``git archive``) is stepped in the same rounds, right after
-    this one, page by page."""
+    this one, page by page (in turns: this app first in even rounds, second in odd ones)."""
     print("Slider step to drawn:")
     apps = [("", B.APP)] + ([("main ", compare)] if compare else [])
     fsrv = B.Server(floor)
@@ -213,13 +215,16 @@ def bench_sliders(
         rows: dict[str, list[float]] = {}
         early: dict[str, list] = {}
         floor_moves: list[float] = []
-        for _ in range(rounds):
+        for r in range(rounds):
             for label, path, radio, charts in APP_PAGES:
+                fresh = label == FRESH
+                if fresh:  # a seed of its own per round: no step is a cached run
+                    path = f"{path}?sim_seed={SEED_BASE + r}"
                 open_page(page, fbase, "/", None)
                 floor_moves += slider_times(page, moves)
-                for (tag, _), base in zip(apps, bases):
+                order = list(zip(apps, bases))
+                for (tag, _), base in order if r % 2 == 0 else order[::-1]:
                     open_page(page, base, path, radio, charts)
-                    fresh = label == FRESH
                     firsts = early.setdefault(tag, []) if fresh else None
                     xs = slider_times(page, moves, charts, fresh, firsts)
                     rows.setdefault(tag + label, []).extend(xs)
