@@ -219,6 +219,8 @@ def simulation_section() -> None:
             ):
                 results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
     except (hdp.ProfileError, ValueError) as exc:
+        early_top.empty()
+        early_hist.empty()
         top.error(plain(exc))
         return
     for slot in (early_top, early_hist):
