@@ -202,7 +202,7 @@ def simulation_section() -> None:
         first = None  # the whole run is at hand: no early draw
     try:
         if first is not None:
-            early = cache.run_simulation(prof, spec, first, seed, tuned_sd, extra)
+            early = cache.run_early(prof, spec, first, seed, tuned_sd, extra)
             for slot in (top, hist_slot, csv_slot):
                 slot.empty()  # the last step's results go: the early draw stands alone
             with early_top.container():

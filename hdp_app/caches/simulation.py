@@ -47,18 +47,14 @@ def has_run(
         return _run_key(profile, spec, trials, seed, tuned_sd, extra) in _ran
 
 
-@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=RUNS_KEPT, show_spinner=False)
-def run_simulation(
+def _simulate(
     profile: EpsilonProfile,
     spec: tuple,
     trials: int,
     seed: int,
-    tuned_sd: float | None = None,
-    extra: tuple = (),
+    tuned_sd: float | None,
+    extra: tuple,
 ) -> dict:
-    """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
-    ``tuned_sd`` also ADPM tuned to it, and the ``extra`` methods (e.g. TableMean): the six
-    keep their numbers (fixed noise streams)."""
     names = (*hdp.METHODS, *extra) + (() if tuned_sd is None else (tview.TUNED,))
     out = hdp.simulate_mse(
         names,
@@ -74,6 +70,35 @@ def run_simulation(
         while len(_ran) > RUNS_KEPT:
             _ran.popitem(last=False)
     return out
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=RUNS_KEPT, show_spinner=False)
+def run_simulation(
+    profile: EpsilonProfile,
+    spec: tuple,
+    trials: int,
+    seed: int,
+    tuned_sd: float | None = None,
+    extra: tuple = (),
+) -> dict:
+    """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
+    ``tuned_sd`` also ADPM tuned to it, and the ``extra`` methods (e.g. TableMean): the six
+    keep their numbers (fixed noise streams)."""
+    return _simulate(profile, spec, trials, seed, tuned_sd, extra)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=4, show_spinner=False)
+def run_early(
+    profile: EpsilonProfile,
+    spec: tuple,
+    trials: int,
+    seed: int,
+    tuned_sd: float | None = None,
+    extra: tuple = (),
+) -> dict:
+    """:func:`run_simulation` for an early draw (views.simulation.early_trials), in a small
+    cache of its own: it is needed once per whole run, and must not push whole runs out."""
+    return _simulate(profile, spec, trials, seed, tuned_sd, extra)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)
