@@ -4,7 +4,6 @@ the exact tables, the group sweep, Table 1, the what-if and the reproducible scr
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -73,36 +72,6 @@ def _simulate(
     return out
 
 
-WHOLE_RUN_NICE = 10
-"""The CPU priority (nice increment) of a whole run's threads: below the server's own (issue
-29: the early draw's messages, other sessions' short runs and, on one machine, the browser
-drawing the early result go first; a run alone on the machine is as fast)."""
-
-
-def _lower_priority(fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` in a thread of its own at WHOLE_RUN_NICE (Linux: niceness is per thread,
-    and the worker threads simulate_mse starts inherit it); the caller's priority is left as
-    it was. Where niceness cannot be changed, at the same priority."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            os.nice(WHOLE_RUN_NICE)
-        except (AttributeError, OSError):  # no os.nice, or not allowed: same priority
-            pass
-        try:
-            box["out"] = fn(*args)
-        except BaseException as exc:  # handed to the caller below
-            box["exc"] = exc
-
-    t = threading.Thread(target=work, name="hdp-whole-run", daemon=True)
-    t.start()
-    t.join()
-    if "exc" in box:
-        raise box["exc"]
-    return box["out"]
-
-
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=RUNS_KEPT, show_spinner=False)
 def run_simulation(
     profile: EpsilonProfile,
@@ -114,8 +83,8 @@ def run_simulation(
 ) -> dict:
     """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
     ``tuned_sd`` also ADPM tuned to it, and the ``extra`` methods (e.g. TableMean): the six
-    keep their numbers (fixed noise streams). Run at a lower CPU priority (WHOLE_RUN_NICE)."""
-    return _lower_priority(_simulate, profile, spec, trials, seed, tuned_sd, extra)
+    keep their numbers (fixed noise streams)."""
+    return _simulate(profile, spec, trials, seed, tuned_sd, extra)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=4, show_spinner=False)
