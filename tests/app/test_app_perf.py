@@ -44,29 +44,3 @@ def test_frozen_objects_are_skipped_and_new_garbage_collected(unfrozen, monkeypa
     assert tracked < gc.get_freeze_count()
     cycle()
     assert gc.collect() >= 2  # a cycle made after the freeze is still found
-
-
-def test_the_first_page_imports_no_pandas():
-    """A fresh process drawing the first page (the Profile page, as a new user meets it) never
-    imports pandas, nor pyarrow with it: the largest import the floor app does not pay (1.2 to
-    1.5 s on this 2-core machine at load 15; issue 29's first load). A subprocess: this test
-    process has pandas already."""
-    import pathlib
-    import subprocess
-
-    root = pathlib.Path(__file__).resolve().parents[2]
-    code = (
-        "import sys\n"
-        "sys.path.insert(0, 'tests')\n"
-        "from helpers import whole_app\n"
-        "at = whole_app(120)\n"
-        "at.run()\n"
-        "assert not at.exception, at.exception\n"
-        "assert at.title[0].value == 'Privacy profile', at.title\n"
-        "print(','.join(sorted({'pandas', 'pyarrow'} & set(sys.modules))))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "", out.stdout
