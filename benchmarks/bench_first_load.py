@@ -12,7 +12,9 @@ the keyboard and the time to "drawn" after the resulting run is measured, agains
 app's slider, page by page in ``--rounds`` rounds (floor, page, floor, page...: a busy machine
 slows both alike). Goal: every page within 1.5x the floor. The Simulation page's slider only
 moves up, so every step is a fresh run of 20,000 trials (not a cached one); for it the time to
-its first drawn result is printed too: an early draw of the run's first trials, labelled
+its first drawn result is printed too when the page draws one (a run of 30 million simulated
+values or more, views.simulation.EARLY_MIN_CELLS: not the default profile's): an early draw of
+the run's first trials, labelled
 "Early result" on the page (pages/simulation.py), once its MSE chart and every other chart
 are drawn. Goal: that first result within 2x the floor.
 

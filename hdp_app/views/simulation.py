@@ -114,15 +114,26 @@ EARLY_TRIALS = 1_000
 within reach of a one-chart app); the whole run replaces them when it is done."""
 
 
+EARLY_MIN_CELLS = 30_000_000
+"""Simulated values (trials x values per trial) from which a run is drawn early first. Below,
+the whole run is drawn at once: measured side by side (bench_first_load.py, load ~3, browser
+and server on one 2-core machine) the default run of 20,000 trials x 1,000 users (2.1e7
+values, 0.33 s of simulation) showed its whole result at 0.75 s without an early draw and
+1.5-1.7 s with one (first result 0.45-0.6 s): drawing twice costs more than it saves there."""
+
+
 def early_trials(plan: TrialPlan) -> int | None:
     """Trials of an early draw of the run ``plan``: the fewest whole chunks of simulate_mse
     (CHUNK_CELLS values each; the run's own chunk size) reaching EARLY_TRIALS, or None when
-    the run is under twice that (it is quick enough whole).
+    the run is under EARLY_MIN_CELLS values or under twice that many trials (it is quick
+    enough whole).
 
     Its estimates are exactly the first trials of the run: simulate_mse draws chunk c of a run
     from its own streams (seed, stream, c), so a run of this many trials with the same seed
     draws the run's first chunks, whatever the run's length
     (tests/app/test_views_simulation.py checks it)."""
+    if plan.cells < EARLY_MIN_CELLS:
+        return None
     step = max(1, min(plan.trials, CHUNK_CELLS // max(1, plan.width)))
     first = step * math.ceil(max(EARLY_TRIALS, MIN_TRIALS) / step)
     return first if 2 * first <= plan.trials else None

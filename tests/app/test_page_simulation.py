@@ -87,13 +87,14 @@ def labels(methods):
 
 
 # a long run: its first trials early, then the whole run (issue 29) -------------------------
-def test_a_long_run_draws_its_first_trials_then_the_whole_run(app):
+def test_a_long_run_draws_its_first_trials_then_the_whole_run(app, monkeypatch):
     """A run of over twice views.simulation.EARLY_TRIALS draws its first trials first (they
     were computed: caches.simulation.has_run) and ends showing the whole run's numbers only
     (oracle: simulate_mse of the whole run), with no early note and no early element left."""
     from hdp_app.caches import simulation as cache
     from hdp_core.simulate import CHUNK_CELLS
 
+    monkeypatch.setattr(simview, "EARLY_MIN_CELLS", 0)  # a small run stands for a long one
     prof = hdp.EpsilonProfile.from_tiers([0.05, 0.8, math.inf], [300, 99, 5000])
     trials, seed, dist = 2 * (CHUNK_CELLS // 400) + 17, 7919, hdp.Beta(2, 3)
     at = open_sim(app, prof, trials=trials, sim_seed=seed)
