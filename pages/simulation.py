@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 import hdp_core as hdp
+from hdp_app import simulation_results as R
 from hdp_app.caches import simulation as cache
 from hdp_app.common import (
     PROFILE_LABEL,
@@ -33,7 +34,7 @@ from hdp_app.views import simulation_controls as sc
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
 from hdp_app.views.fields import url_limits
-from hdp_app.views.formatting import frame_to_csv, plain
+from hdp_app.views.formatting import plain
 from hdp_app.views.limits import check_data_range
 from hdp_app.widgets import number, show_metric, wide_dataframe
 from hdp_core.profile import EpsilonProfile
@@ -135,16 +136,6 @@ def exact_only(prof: EpsilonProfile, s: sc.SimSettings, dist: Any, plan: Any) ->
     sweep_section(spec, every, sc.repro(prof, spec_now, dist, every, plan.requested, seed))
 
 
-def headline_metrics(results: dict, rows: list[dict]) -> dict:
-    """ADPM's simulated MSE and ln MSE, and the best other method's ratio. Returns ADPM's row
-    (all six methods are always simulated)."""
-    adpm_all = simview.simulation_rows(results, ["ADPM"])[0]
-    row = metric_row()
-    for m in simview.headline_metrics(adpm_all, rows):
-        show_metric(row, m, width="content")
-    return adpm_all
-
-
 def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> None:
     """The tuned method's spread, and its MSE when the spread is guessed wrong."""
     st.caption(simview.tuned_caption(f"{tview.TUNED} = {tview.tuned_label(tuned_sd)}", own))
@@ -154,43 +145,11 @@ def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> N
     st.caption(sc.SPREAD_CAPTION)
 
 
-def histogram_part(results: dict, dist: Any, data_range: Any) -> None:
-    """Where the answers land around the true mean, method by method."""
-    st.subheader("What the noise does to one answer")
-    hist = st.multiselect(
-        "Show the spread of the estimates of",
-        [m for m in simview.method_options() if m in results],
-        default=sc.DEFAULT_HIST,
-        format_func=short_label,
-        key="sim_hist",
-        wrap=True,
-        help=sc.SIM_HELP["sim_hist"],
-    )
-    if hist:
-        ests, mu, unit = simview.histogram_data(results, hist, dist, data_range)
-        st.plotly_chart(figs.estimates_figure(ests, mu, unit=unit), key="sim_hist_chart")
-
-
-def download_part(
-    rows: list[dict], dist: Any, data_range: Any, trials: int, seed: int, n_users: int
-) -> None:
-    """The results table with the settings that produced it, as CSV."""
-    label = st.session_state.get(PROFILE_LABEL, "")
-    real = data_range is not None
-    table = simview.download_frame(rows, real, label, dist.label(), trials, seed, n_users)
-    st.download_button(
-        "Download results (CSV)",
-        frame_to_csv(table),
-        file_name="hdp_simulation.csv",
-        mime="text/csv",
-        key="sim_csv",
-        help=sc.SIM_HELP["sim_csv"],
-    )
-
-
 @st.fragment
 def simulation_section() -> None:
-    """Controls, simulation, table, charts, downloads; reruns alone when its widgets change."""
+    """Controls, simulation, table, charts, downloads; reruns alone when its widgets change.
+    A long run first draws its first trials (views.simulation.early_trials, said so), then the
+    rest of the page, then the whole run in their place (issue 29)."""
     prof = get_profile()
     st.header("Simulated error of each method")
     s, metric_slot = sim_controls()
@@ -214,35 +173,79 @@ def simulation_section() -> None:
         return
     if plan.reduced:
         st.info(simview.reduced_text(plan))
-    extra = sc.extra_methods(methods)
-    n_methods = sc.methods_run(methods, tuned_sd is not None)
-    try:
-        with st.spinner(sc.spinner_text(plan.trials, prof.n, n_methods), show_time=True):
-            results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
-    except (hdp.ProfileError, ValueError) as exc:
-        st.error(plain(exc))
-        return
-    if any(r.approximate for r in results.values()):
-        st.info(simview.APPROXIMATE_TEXT)
     if not methods:
         st.warning(sc.NO_METHOD)
         sweep_section(spec, list(hdp.METHODS), None)
         return
-
+    extra = sc.extra_methods(methods)
     shown = sc.shown_methods(methods, tuned_sd)
-    rows = simview.simulation_rows(results, shown, data_range=data_range)
-    adpm_all = headline_metrics(results, rows)
-    dip = tview.dip_note(sc.exact_by_method(rows, adpm_all), tuned_sd)
-    if dip:
-        st.caption(dip)
-    df = simview.results_frame(rows, data_range is not None)
-    wide_dataframe(df, "sim_table", simview.TABLE_FORMATS)
-    st.caption(simview.run_caption(plan.trials, seed, dist.label(), prof.n))
-    st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart")
+    run = dict(shown=shown, range=data_range, tuned_sd=tuned_sd, seed=seed, dist=dist)
+    run.update(trials=plan.trials, n=prof.n)
+    # the results: an early draw in slots of their own (a slot's container keeps elements it
+    # got earlier in the same run), then the whole run
+    early_top, top = st.empty(), st.empty()
     if tuned_sd is not None:
         tuned_part(prof, dist, tuned_sd, s.own)
-    histogram_part(results, dist, data_range)
-    download_part(rows, dist, data_range, plan.trials, seed, prof.n)
+    st.subheader("What the noise does to one answer")
+    hist = st.multiselect(
+        "Show the spread of the estimates of",
+        [m for m in simview.method_options() if m in shown or m in hdp.METHODS],
+        default=sc.DEFAULT_HIST,
+        format_func=short_label,
+        key="sim_hist",
+        wrap=True,
+        help=sc.SIM_HELP["sim_hist"],
+    )
+    early_hist, hist_slot, csv_slot = st.empty(), st.empty(), st.empty()
+    first = simview.early_trials(plan)
+    if cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra):
+        first = None  # the whole run is at hand: no early draw
+    try:
+        if first is not None:
+            early = cache.run_early(prof, spec, first, seed, tuned_sd, extra)
+            for slot in (top, hist_slot, csv_slot):
+                slot.empty()  # the last step's results go: the early draw stands alone
+            with early_top.container():
+                R.results_part(early, run, first, early=True)
+            with early_hist.container():
+                R.histogram_chart(early, hist, run, early=True)
+            rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan, seed)
+            results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
+        else:
+            n_methods = sc.methods_run(methods, tuned_sd is not None)
+            with (
+                top.container(),
+                st.spinner(sc.spinner_text(plan.trials, prof.n, n_methods), show_time=True),
+            ):
+                results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
+    except (hdp.ProfileError, ValueError) as exc:
+        early_top.empty()
+        early_hist.empty()
+        top.error(plain(exc))
+        return
+    for slot in (early_top, early_hist):
+        slot.empty()  # the early draw goes
+    with top.container():
+        rows = R.results_part(results, run, plan.trials, early=False)
+    with hist_slot.container():
+        R.histogram_chart(results, hist, run, early=False)
+    with csv_slot.container():
+        R.download_part(rows, run)
+    if first is None:
+        rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan, seed)
+
+
+def rest_of_page(
+    prof: EpsilonProfile,
+    spec: tuple,
+    methods: list[str],
+    tuned_sd: float | None,
+    data_range: Any,
+    dist: Any,
+    plan: Any,
+    seed: int,
+) -> None:
+    """The what-if and the group sweep under the simulation's results (they do not use them)."""
     whatif_section(prof, spec, methods, tuned_sd, data_range)
     spec_now = st.session_state.get(PROFILE_SPEC)
     sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, plan.trials, seed))

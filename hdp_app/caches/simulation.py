@@ -4,6 +4,8 @@ the exact tables, the group sweep, Table 1, the what-if and the reproducible scr
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import streamlit as st
@@ -19,8 +21,58 @@ from hdp_core.distributions import Distribution
 from hdp_core.profile import EpsilonProfile
 from hdp_core.sweeps import group_sweep
 
+RUNS_KEPT = 24
+"""Runs of :func:`run_simulation` kept in its cache."""
+_ran: OrderedDict[tuple, None] = OrderedDict()  # the inputs of the last RUNS_KEPT runs
+_ran_lock = threading.Lock()  # sessions run in threads of their own
 
-@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=24, show_spinner=False)
+
+def _run_key(
+    profile: EpsilonProfile, spec: tuple, trials: int, seed: int, tuned_sd: Any, extra: tuple
+) -> tuple:
+    return (profile.key, tuple(spec), int(trials), int(seed), tuned_sd, tuple(extra))
+
+
+def has_run(
+    profile: EpsilonProfile,
+    spec: tuple,
+    trials: int,
+    seed: int,
+    tuned_sd: float | None = None,
+    extra: tuple = (),
+) -> bool:
+    """Whether :func:`run_simulation` ran these inputs among its last RUNS_KEPT runs in this
+    process (its cache then most likely holds the result: no early draw is needed)."""
+    with _ran_lock:
+        return _run_key(profile, spec, trials, seed, tuned_sd, extra) in _ran
+
+
+def _simulate(
+    profile: EpsilonProfile,
+    spec: tuple,
+    trials: int,
+    seed: int,
+    tuned_sd: float | None,
+    extra: tuple,
+) -> dict:
+    names = (*hdp.METHODS, *extra) + (() if tuned_sd is None else (tview.TUNED,))
+    out = hdp.simulate_mse(
+        names,
+        profile,
+        simview.make_distribution(*spec),
+        trials=trials,
+        seed=seed,
+        return_estimates=True,
+        data_sd=tuned_sd,
+    )
+    with _ran_lock:
+        _ran[_run_key(profile, spec, trials, seed, tuned_sd, extra)] = None
+        while len(_ran) > RUNS_KEPT:
+            _ran.popitem(last=False)
+    return out
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=RUNS_KEPT, show_spinner=False)
 def run_simulation(
     profile: EpsilonProfile,
     spec: tuple,
@@ -32,16 +84,21 @@ def run_simulation(
     """hdp.simulate_mse of all six methods (with the estimates), cached by its inputs; with
     ``tuned_sd`` also ADPM tuned to it, and the ``extra`` methods (e.g. TableMean): the six
     keep their numbers (fixed noise streams)."""
-    names = (*hdp.METHODS, *extra) + (() if tuned_sd is None else (tview.TUNED,))
-    return hdp.simulate_mse(
-        names,
-        profile,
-        simview.make_distribution(*spec),
-        trials=trials,
-        seed=seed,
-        return_estimates=True,
-        data_sd=tuned_sd,
-    )
+    return _simulate(profile, spec, trials, seed, tuned_sd, extra)
+
+
+@st.cache_data(hash_funcs=PROFILE_HASH, max_entries=4, show_spinner=False)
+def run_early(
+    profile: EpsilonProfile,
+    spec: tuple,
+    trials: int,
+    seed: int,
+    tuned_sd: float | None = None,
+    extra: tuple = (),
+) -> dict:
+    """:func:`run_simulation` for an early draw (views.simulation.early_trials), in a small
+    cache of its own: it is needed once per whole run, and must not push whole runs out."""
+    return _simulate(profile, spec, trials, seed, tuned_sd, extra)
 
 
 @st.cache_data(hash_funcs=PROFILE_HASH, max_entries=16, show_spinner=False)

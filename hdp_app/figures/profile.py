@@ -13,10 +13,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from hdp_app.figures.style import (
-    LAYOUT_DEFAULTS,
     PUBLIC_COLOR,
     REQUESTED_COLOR,
     SATURATION_COLOR,
+    build,
+    fast_layout,
     fig_text,
     wrap_title,
     x_title_margin,
@@ -89,12 +90,13 @@ def eps_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     return vals, text
 
 
-def _y_top(fig: go.Figure) -> float:
-    """Room above the tallest bar for its label and the tau* note (30%)."""
+def _y_top(data: list[dict]) -> float:
+    """Room above the tallest bar of the traces ``data`` for its label and the tau* note
+    (30%)."""
     heights: dict[float, float] = {}  # bars at one x are stacked
-    for tr in fig.data:
-        if tr.type == "bar" and tr.x is not None:
-            for x, y in zip(tr.x, tr.y):
+    for tr in data:
+        if tr["type"] == "bar" and tr.get("x") is not None:
+            for x, y in zip(tr["x"], tr["y"]):
                 if x is not None and y is not None:
                     heights[x] = heights.get(x, 0.0) + float(y)
     return 1.3 * max(heights.values(), default=1.0) or 1.0
@@ -114,7 +116,7 @@ def profile_figure(
     n_pub = profile.n_public
     n_zero = profile.n_excluded
     finite = np.isfinite(lv) & (lv > 0) & (ct > 0)
-    fig = go.Figure()
+    data: list[dict] = []  # traces as dicts, validated once by style.build (issue 29)
 
     if finite.any():
         logs = np.log10(lv[finite])
@@ -145,41 +147,54 @@ def profile_figure(
         w = float(np.clip(0.8 * min_gap, 0.02 * span, 0.08 * span + 0.02))
         for j in np.flatnonzero(finite):
             share = ct[j] / n
-            fig.add_bar(
-                x=[math.log10(lv[j])],
-                y=[int(ct[j])],
-                width=w,
-                name=names[j],
-                marker_color=REQUESTED_COLOR,
-                text=[f"{int(ct[j]):,} ({100 * share:.3g}%)"],
-                textposition="outside",
-                textfont_size=12,
-                constraintext="none",
-                cliponaxis=False,
-                hovertemplate=(
-                    f"<b>{names[j]}</b><br>eps = {_fmt_eps(lv[j])}<br>"
-                    f"{int(ct[j]):,} users ({100 * share:.3g}%)<extra></extra>"
-                ),
-                showlegend=False,
+            data.append(
+                dict(
+                    type="bar",
+                    x=[math.log10(lv[j])],
+                    y=[int(ct[j])],
+                    width=w,
+                    name=names[j],
+                    marker=dict(color=REQUESTED_COLOR),
+                    text=[f"{int(ct[j]):,} ({100 * share:.3g}%)"],
+                    textposition="outside",
+                    textfont=dict(size=12),
+                    constraintext="none",
+                    cliponaxis=False,
+                    hovertemplate=(
+                        f"<b>{names[j]}</b><br>eps = {_fmt_eps(lv[j])}<br>"
+                        f"{int(ct[j]):,} users ({100 * share:.3g}%)<extra></extra>"
+                    ),
+                    showlegend=False,
+                )
             )
-        fig.add_bar(x=[None], y=[None], name="tiers (asked eps)", marker_color=REQUESTED_COLOR)
+        data.append(
+            dict(
+                type="bar",
+                x=[None],
+                y=[None],
+                name="tiers (asked eps)",
+                marker=dict(color=REQUESTED_COLOR),
+            )
+        )
     else:
         edges, heights = level_histogram(lv, ct)
         centers = (edges[:-1] + edges[1:]) / 2
         lo_e, hi_e = 10 ** edges[:-1], 10 ** edges[1:]
-        fig.add_bar(
-            x=centers,
-            y=heights,
-            width=float(edges[1] - edges[0]),
-            name="users by asked eps"
-            + (f" ({int(finite.sum()):,} tiers grouped)" if profile.is_tiered else ""),
-            marker_color=REQUESTED_COLOR,
-            marker_line_width=0.5,
-            marker_line_color="white",
-            customdata=np.column_stack([lo_e, hi_e]),
-            hovertemplate=(
-                "eps %{customdata[0]:.3g} to %{customdata[1]:.3g}<br>%{y:,} users<extra></extra>"
-            ),
+        data.append(
+            dict(
+                type="bar",
+                x=centers,
+                y=heights,
+                width=float(edges[1] - edges[0]),
+                name="users by asked eps"
+                + (f" ({int(finite.sum()):,} tiers grouped)" if profile.is_tiered else ""),
+                marker=dict(color=REQUESTED_COLOR, line=dict(width=0.5, color="white")),
+                customdata=np.column_stack([lo_e, hi_e]),
+                hovertemplate=(
+                    "eps %{customdata[0]:.3g} to %{customdata[1]:.3g}<br>%{y:,} users"
+                    "<extra></extra>"
+                ),
+            )
         )
 
     pub_name = (
@@ -188,61 +203,85 @@ def profile_figure(
         else None
     )
     if n_pub:
-        fig.add_bar(
-            x=[x_pub],
-            y=[n_pub],
-            width=bar_w,
-            name=PUBLIC_LABEL,
-            marker_color=PUBLIC_COLOR,
-            marker_line_color="#7a7000",
-            marker_line_width=1,
-            text=[f"{n_pub:,} ({100 * n_pub / n:.3g}%)"],
-            textposition="outside",
-            textfont_size=12,
-            constraintext="none",
-            cliponaxis=False,
-            hovertemplate=(
-                (f"<b>{pub_name}</b><br>" if pub_name else "")
-                + f"public data (eps = ∞)<br>{n_pub:,} users<extra></extra>"
-            ),
+        data.append(
+            dict(
+                type="bar",
+                x=[x_pub],
+                y=[n_pub],
+                width=bar_w,
+                name=PUBLIC_LABEL,
+                marker=dict(color=PUBLIC_COLOR, line=dict(color="#7a7000", width=1)),
+                text=[f"{n_pub:,} ({100 * n_pub / n:.3g}%)"],
+                textposition="outside",
+                textfont=dict(size=12),
+                constraintext="none",
+                cliponaxis=False,
+                hovertemplate=(
+                    (f"<b>{pub_name}</b><br>" if pub_name else "")
+                    + f"public data (eps = ∞)<br>{n_pub:,} users<extra></extra>"
+                ),
+            )
         )
     if n_zero:
-        fig.add_bar(
-            x=[x_zero],
-            y=[n_zero],
-            width=bar_w,
-            name="eps = 0: data not used",
-            marker_color=EXCLUDED_COLOR,
-            text=[f"{n_zero:,}"],
-            textposition="outside",
-            textfont_size=12,
-            constraintext="none",
-            cliponaxis=False,
-            hovertemplate=f"eps = 0 (data not used)<br>{n_zero:,} users<extra></extra>",
+        data.append(
+            dict(
+                type="bar",
+                x=[x_zero],
+                y=[n_zero],
+                width=bar_w,
+                name="eps = 0: data not used",
+                marker=dict(color=EXCLUDED_COLOR),
+                text=[f"{n_zero:,}"],
+                textposition="outside",
+                textfont=dict(size=12),
+                constraintext="none",
+                cliponaxis=False,
+                hovertemplate=f"eps = 0 (data not used)<br>{n_zero:,} users<extra></extra>",
+            )
         )
 
     x_left = (x_zero - gap / 2) if n_zero else (lo - pad)
     x_right = (x_pub + gap / 2) if n_pub else (hi + pad)
+    shapes: list[dict] = []
     if math.isfinite(tau) and tau > 0:
         xt = math.log10(tau)
         capped = "" if n_saturated is None else f" (caps {count_noun(n_saturated, 'user')})"
-        fig.add_vrect(
-            x0=xt,
-            x1=x_right,
-            fillcolor=SATURATION_COLOR,
-            opacity=0.07,
-            line_width=0,
-            layer="below",
-        )
-        fig.add_vline(x=xt, line_dash="dash", line_color=SATURATION_COLOR, line_width=2)
+        shapes += [
+            dict(  # the capped region (what fig.add_vrect draws)
+                type="rect",
+                x0=xt,
+                x1=x_right,
+                xref="x",
+                y0=0,
+                y1=1,
+                yref="y domain",
+                fillcolor=SATURATION_COLOR,
+                opacity=0.07,
+                line=dict(width=0),
+                layer="below",
+            ),
+            dict(  # tau* (what fig.add_vline draws)
+                type="line",
+                x0=xt,
+                x1=xt,
+                xref="x",
+                y0=0,
+                y1=1,
+                yref="y domain",
+                line=dict(dash="dash", color=SATURATION_COLOR, width=2),
+            ),
+        ]
         # the label goes in the legend: on the plot it collided with bar labels and was
         # clipped at the right edge
-        fig.add_scatter(  # legend entry for the line
-            x=[None],
-            y=[None],
-            mode="lines",
-            name=f"τ* = {tau:.4g}{capped}",
-            line=dict(color=SATURATION_COLOR, dash="dash", width=2),
+        data.append(
+            dict(  # legend entry for the line
+                type="scatter",
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"τ* = {tau:.4g}{capped}",
+                line=dict(color=SATURATION_COLOR, dash="dash", width=2),
+            )
         )
 
     tv, tt = eps_ticks(lo, hi)
@@ -251,11 +290,9 @@ def profile_figure(
     if n_zero:
         tv, tt = [x_zero, *tv], [EXCLUDED_LABEL, *tt]
     x_title = wrap_title("privacy level asked for, eps (log scale; smaller = more privacy)")
-    layout = dict(LAYOUT_DEFAULTS)
-    # what automargin settles on
-    layout["margin"] = dict(l=67, r=20, t=70, b=x_title_margin(x_title))
-    fig.update_layout(
-        **layout,
+    layout = fast_layout(
+        # what automargin settles on
+        margin=dict(l=67, r=20, t=70, b=x_title_margin(x_title)),
         height=height,
         barmode="stack",
         bargap=0,
@@ -266,6 +303,7 @@ def profile_figure(
             range=[x_left, x_right],
             zeroline=False,
         ),
-        yaxis=dict(title="users", rangemode="tozero", range=[0, _y_top(fig)]),
+        yaxis=dict(title="users", rangemode="tozero", range=[0, _y_top(data)]),
+        shapes=shapes,
     )
-    return fig
+    return build(data, layout)

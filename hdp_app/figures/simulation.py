@@ -22,6 +22,8 @@ from hdp_app.figures.style import (
     METHOD_COLORS,
     METHOD_DASH,
     WIDE_TITLE_CHARS,
+    build,
+    fast_layout,
     fig_text,
     wrap_title,
 )
@@ -68,17 +70,51 @@ def _finish(fig: go.Figure, title: str, height: int, **layout: Any) -> go.Figure
     return fig
 
 
+def _layout(title: str, height: int, **layout: Any) -> dict:
+    """:func:`_finish`'s layout as one dict, for figures built by style.build (validated once:
+    the live figures are rebuilt on every slider step, so their cost is on the step's path)."""
+    return fast_layout(
+        height=height,
+        title=dict(text=title, y=0.985, yanchor="top", x=0, xanchor="left", font=dict(size=15)),
+        margin=dict(l=60, r=20, t=90, b=50),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0),
+        **layout,
+    )
+
+
+def _vline(x: float, line: dict, text: str | None = None, side: str = "right") -> tuple:
+    """A vertical line at data value ``x`` across the plot, and its label at the top on the
+    ``side`` of it (what ``fig.add_vline`` with ``annotation_position="top <side>"`` adds):
+    (shape, annotations)."""
+    shape = dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)
+    if text is None:
+        return shape, []
+    xanchor = "left" if side == "right" else "right"
+    note = dict(
+        showarrow=False,
+        text=text,
+        x=x,
+        xanchor=xanchor,
+        xref="x",
+        y=1,
+        yanchor="top",
+        yref="y domain",
+    )
+    return shape, [note]
+
+
 def mse_figure(rows: Sequence[Mapping[str, Any]], height: int = 420) -> go.Figure:
     """Simulated MSE of each method (dot) with its 95% CI (error bar) and the exact MSE (open
     diamond), log scale. ``rows`` are hdp_core.report.simulation_rows output."""
-    fig = go.Figure()
+    data: list[dict] = []
     for r in rows:
         m = r["method"]
         up = max(r["ci_high"] - r["mse"], 0.0)
         down = max(r["mse"] - r["ci_low"], 0.0)
         ratio = f"{r['ratio']:.3g}× ADPM" if r.get("ratio") is not None else ""
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[m],
                 y=[r["mse"]],
                 mode="markers",
@@ -101,8 +137,9 @@ def mse_figure(rows: Sequence[Mapping[str, Any]], height: int = 420) -> go.Figur
             )
         )
     if rows:
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[r["method"] for r in rows],
                 y=[r["exact"] for r in rows],
                 mode="markers",
@@ -116,14 +153,14 @@ def mse_figure(rows: Sequence[Mapping[str, Any]], height: int = 420) -> go.Figur
                 hovertemplate="<b>%{x}</b><br>exact MSE %{y:.3e}<extra></extra>",
             )
         )
-    return _finish(
-        fig,
+    layout = _layout(
         "Mean squared error per method (dot: simulated, with 95% CI; ◇: exact)",
         height,
         yaxis=dict(type="log", title="MSE (data in [-0.5, 0.5], log scale)", exponentformat="e"),
         xaxis=dict(title=None, categoryorder="array", categoryarray=[r["method"] for r in rows]),
         showlegend=True,
     )
+    return build(data, layout)
 
 
 def estimate_histograms(
@@ -171,13 +208,14 @@ def estimates_figure(
     """
     edges, dens, outside = estimate_histograms(estimates, center=true_mean)
     mid = 0.5 * (edges[:-1] + edges[1:])
-    fig = go.Figure()
+    data: list[dict] = []
     order = [m for m in METHODS if m in dens] + [m for m in dens if m not in METHODS]
     for m in order:
         a = np.asarray(estimates[m], dtype=np.float64)
         rmse = float(np.sqrt(np.mean((a - true_mean) ** 2)))
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=mid,
                 y=dens[m],
                 name=f"{m} (typical error ±{rmse:.2g})",
@@ -189,23 +227,22 @@ def estimates_figure(
                 "<extra></extra>",
             )
         )
-    fig.add_vline(
-        x=true_mean,
-        line=dict(color=TRUE_MEAN_COLOR, width=2),
-        annotation_text=f"true mean {true_mean:.4g}",
-        annotation_position="top right",
+    line, notes = _vline(
+        true_mean, dict(color=TRUE_MEAN_COLOR, width=2), f"true mean {true_mean:.4g}", "right"
     )
     hidden = [f"{m} {100 * s:.1f}%" for m, s in outside.items() if s > 0.0005]
     note = "central 99% of every method shown" + (
         f" (outside: {', '.join(hidden)})" if hidden else ""
     )
-    return _finish(
-        fig,
+    layout = _layout(
         "Where the private answers land (one estimate per simulated trial)",
         height,
         xaxis=dict(title=wrap_title(f"estimate of the mean ({unit}); {note}", WIDE_TITLE_CHARS)),
         yaxis=dict(title="density", rangemode="tozero"),
+        shapes=[line],
+        annotations=notes,
     )
+    return build(data, layout)
 
 
 def _sweep_x(values: np.ndarray) -> tuple[np.ndarray, float | None, float, float]:
@@ -236,11 +273,12 @@ def sweep_figure(
     """
     x, pub, lo, hi = _sweep_x(sweep.x)
     fin = np.isfinite(sweep.x)
-    fig = go.Figure()
+    data: list[dict] = []
     for m in [m for m in METHODS if m in methods and m in sweep.mse]:
         y = np.asarray(sweep.mse[m])
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=x[fin],
                 y=y[fin],
                 mode="lines",
@@ -256,8 +294,9 @@ def sweep_figure(
             last = np.flatnonzero(fin)
             xs = [x[last[-1]], pub] if last.size else [pub]
             ys = [y[last[-1]], y[-1]] if last.size else [y[-1]]
-            fig.add_trace(
-                go.Scatter(
+            data.append(
+                dict(
+                    type="scatter",
                     x=xs,
                     y=ys,
                     mode="lines+markers",
@@ -269,15 +308,18 @@ def sweep_figure(
                     "<extra></extra>",
                 )
             )
+    shapes: list[dict] = []
+    notes: list[dict] = []
     if math.isfinite(saturation) and saturation > 0:
         sx = math.log10(saturation)
-        if lo <= sx <= hi:
-            fig.add_vline(  # grey dotted: FME's curve is vermillion dashed (METHOD_COLORS)
-                x=sx,
-                line=dict(color="#555555", dash="dot", width=1.5),
-                annotation_text=f"saturates at eps = {saturation:.3g}",
-                annotation_position="top left",
+        if lo <= sx <= hi:  # grey dotted: FME's curve is vermillion dashed (METHOD_COLORS)
+            line, notes = _vline(
+                sx,
+                dict(color="#555555", dash="dot", width=1.5),
+                f"saturates at eps = {saturation:.3g}",
+                "left",
             )
+            shapes.append(line)
     tv, tt = eps_ticks(lo, hi)
     if pub is not None:
         tv, tt = [*tv, pub], [*tt, PUBLIC_LABEL]
@@ -299,24 +341,28 @@ def sweep_figure(
             and np.nanmax(np.log10(np.where(sweep.mse[m] > 0, sweep.mse[m], np.nan))) > window[1]
         ]
         if cut:
-            fig.add_annotation(
-                text=f"{', '.join(cut)} above the top (autoscale to see all)",
-                xref="paper",
-                yref="paper",
-                x=1,
-                y=1,
-                xanchor="right",
-                yanchor="top",
-                showarrow=False,
-                font=dict(size=11, color="#555555"),
+            notes.append(
+                dict(
+                    text=f"{', '.join(cut)} above the top (autoscale to see all)",
+                    xref="paper",
+                    yref="paper",
+                    x=1,
+                    y=1,
+                    xanchor="right",
+                    yanchor="top",
+                    showarrow=False,
+                    font=dict(size=11, color="#555555"),
+                )
             )
-    return _finish(
-        fig,
+    layout = _layout(
         title,
         height,
         xaxis=dict(title="eps of the varying group (log scale)", tickvals=tv, ticktext=tt),
         yaxis=yaxis,
+        shapes=shapes,
+        annotations=notes,
     )
+    return build(data, layout)
 
 
 SWEEP_DECADES = 2.0

@@ -23,7 +23,7 @@ from hdp_core.distributions import Beta, Distribution, TwoPoint, Uniform
 from hdp_core.errors import ProfileError
 from hdp_core.estimators import METHOD_CLASSES, METHODS, get_method, tuned_spread
 from hdp_core.profile import as_profile
-from hdp_core.simulate import CI_MIN_TRIALS, SimResult, simulated_width
+from hdp_core.simulate import CHUNK_CELLS, CI_MIN_TRIALS, SimResult, simulated_width
 from hdp_core.sweeps import log_grid
 from hdp_core.units import range_width, rmse_real
 
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_SIM_CELLS",
     "MIN_TRIALS",
     "TrialPlan",
+    "early_trials",
     "exact_rows",
     "make_distribution",
     "plan_trials",
@@ -106,6 +107,49 @@ def plan_trials(eps: Any, dist: Distribution, trials: int, budget: int | None = 
     width = max(simulated_width(eps, dist), 1)
     cap = max(MIN_TRIALS, budget // width)
     return TrialPlan(trials, min(trials, cap), width, int(budget))
+
+
+EARLY_TRIALS = 1_000
+"""About how many trials a long run draws first, to show at once (issue 29: a slider step
+within reach of a one-chart app); the whole run replaces them when it is done."""
+
+
+EARLY_MIN_CELLS = 30_000_000
+"""Simulated values (trials x values per trial) from which a run is drawn early first. Below,
+the whole run is drawn at once: measured side by side (bench_first_load.py, load ~3, browser
+and server on one 2-core machine) the default run of 20,000 trials x 1,000 users (2.1e7
+values, 0.33 s of simulation) showed its whole result at 0.75 s without an early draw and
+1.5-1.7 s with one (first result 0.45-0.6 s): drawing twice costs more than it saves there."""
+
+
+def early_trials(plan: TrialPlan) -> int | None:
+    """Trials of an early draw of the run ``plan``: the fewest whole chunks of simulate_mse
+    (CHUNK_CELLS values each; the run's own chunk size) reaching EARLY_TRIALS, or None when
+    the run is under EARLY_MIN_CELLS values or under twice that many trials (it is quick
+    enough whole).
+
+    Its estimates are exactly the first trials of the run: simulate_mse draws chunk c of a run
+    from its own streams (seed, stream, c), so a run of this many trials with the same seed
+    draws the run's first chunks, whatever the run's length
+    (tests/app/test_views_simulation.py checks it)."""
+    if plan.cells < EARLY_MIN_CELLS:
+        return None
+    step = max(1, min(plan.trials, CHUNK_CELLS // max(1, plan.width)))
+    first = step * math.ceil(max(EARLY_TRIALS, MIN_TRIALS) / step)
+    return first if 2 * first <= plan.trials else None
+
+
+EARLY_LABEL = "Early result"
+"""How the note over an early draw starts (a browser test checks none is left on a page)."""
+
+
+def early_text(first: int, trials: int) -> str:
+    """The note over an early draw's results: what they are and that they will be replaced."""
+    return (
+        f"{EARLY_LABEL}: the first {first:,} of the {trials:,} trials (same seed), shown while "
+        "the rest run; the whole run replaces it in a moment. Its simulated MSEs and 95% "
+        "intervals are those of these trials; the exact MSEs are exact."
+    )
 
 
 # result rows -------------------------------------------------------------------------------

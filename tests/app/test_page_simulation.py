@@ -86,6 +86,27 @@ def labels(methods):
     return [hdp.METHOD_CLASSES[m].label for m in methods]
 
 
+# a long run: its first trials early, then the whole run (issue 29) -------------------------
+def test_a_long_run_draws_its_first_trials_then_the_whole_run(app, monkeypatch):
+    """A run of over twice views.simulation.EARLY_TRIALS draws its first trials first (they
+    were computed: caches.simulation.has_run) and ends showing the whole run's numbers only
+    (oracle: simulate_mse of the whole run), with no early note and no early element left."""
+    from hdp_app.caches import simulation as cache
+    from hdp_core.simulate import CHUNK_CELLS
+
+    monkeypatch.setattr(simview, "EARLY_MIN_CELLS", 0)  # a small run stands for a long one
+    prof = hdp.EpsilonProfile.from_tiers([0.05, 0.8, math.inf], [300, 99, 5000])
+    trials, seed, dist = 2 * (CHUNK_CELLS // 400) + 17, 7919, hdp.Beta(2, 3)
+    at = open_sim(app, prof, trials=trials, sim_seed=seed)
+    core = hdp.simulate_mse(hdp.METHODS, prof, dist, trials=trials, seed=seed)
+    assert list(table(at)["Simulated MSE"]) == [core[m].mse for m in hdp.METHODS]
+    assert f"{trials:,} trials, seed {seed}" in " ".join(c.value for c in at.caption)
+    assert not [i for i in at.info if "Early result" in i.value]
+    assert not [el for el in at.get("plotly_chart") if "early" in (el.key or "")]
+    first = simview.early_trials(simview.plan_trials(prof, dist, trials))
+    assert first is not None and cache.has_run(prof, ("beta", 2.0, 3.0, 0.5), first, seed)
+
+
 # defaults, numbers and the reproducible script ---------------------------------------------
 def test_defaults_match_hdp_core_and_the_script(app):
     at = open_sim(app, sim_seed=3)

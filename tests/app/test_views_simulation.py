@@ -319,3 +319,31 @@ def test_lowest_exact_reports_ties_of_the_same_estimator():
     assert pt.lowest_exact(rows, "low") == ["ADPM", "PropDPM"]
     rows[1]["exact_low"] += 0.01
     assert pt.lowest_exact(rows, "low") == ["ADPM"]
+
+
+# an early draw of a long run (issue 29) ----------------------------------------------------
+def test_early_draw_is_exactly_the_first_trials_of_the_run(monkeypatch):
+    """views.simulation.early_trials: a run of that many trials with the same seed gives the
+    whole run's first estimates bit for bit (oracle: the whole run itself), for every method
+    and a tier drawn in aggregate (an approximate sum); a run under twice the early draw gets
+    none."""
+    from hdp_core.simulate import CHUNK_CELLS
+
+    prof = hdp.EpsilonProfile.from_tiers([0.05, 0.8, math.inf], [300, 99, 5000])
+    dist = hdp.Beta(2, 3)
+    default = simview.plan_trials(hdp.paper_profile("high"), dist, 20_000)
+    assert simview.early_trials(default) is None  # the default run is drawn whole at once
+    monkeypatch.setattr(simview, "EARLY_MIN_CELLS", 0)  # a small run stands for a long one
+    width = 300 + 99 + 1  # users drawn one by one, and the large public tier's sum
+    plan = simview.plan_trials(prof, dist, 2 * (CHUNK_CELLS // width) + 17)
+    first = simview.early_trials(plan)
+    assert first is not None and first % (CHUNK_CELLS // width) == 0
+    assert simview.EARLY_TRIALS <= first < simview.EARLY_TRIALS + CHUNK_CELLS // width
+    names = [*hdp.METHODS, "TableMean"]
+    whole = hdp.simulate_mse(names, prof, dist, trials=plan.trials, seed=5, return_estimates=True)
+    early = hdp.simulate_mse(names, prof, dist, trials=first, seed=5, return_estimates=True)
+    for m in names:
+        assert np.array_equal(early[m].estimates, whole[m].estimates[:first]), m
+    assert simview.early_trials(simview.plan_trials(prof, dist, 2 * first - 1)) is None
+    text = simview.early_text(first, plan.trials)
+    assert f"first {first:,} of the {plan.trials:,} trials" in text

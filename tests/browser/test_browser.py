@@ -29,6 +29,8 @@ from browser_support import (
     wait_drawn,
 )
 
+from hdp_app.views.simulation import EARLY_LABEL
+
 pytestmark = pytest.mark.browser
 
 TITLES = app_page_titles()  # the only labels the navigation may ever show
@@ -124,6 +126,8 @@ def test_every_page_in_the_navigation(server, page, tmp_path):
                 problems.append(f"sidebar summary lacks the metric {want!r} (has {labels})")
         if "profile" not in _query(page):
             problems.append(f"the URL does not carry the profile: {page.url}")
+        if page.get_by_text(EARLY_LABEL).count():  # the Simulation page's 20,000 trials
+            problems.append("an early draw of a simulation is left on the page")
         page.screenshot(path=str(tmp_path / f"{name.replace(' ', '_')}.png"))
         if problems:
             failures[name] = problems
