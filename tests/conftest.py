@@ -65,6 +65,7 @@ run (tests/core, tests/release and the top-level tests): the app's tests (pytest
 `no_cover` marker) run without the tracer, which made their in-process page runs 60% slower."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """`pytest -m "not slow"` is the quick loop (the library and its views, under a minute):
     browser tests, whole-app AppTests and Spark tests are marked slow here, the heaviest
@@ -85,13 +86,40 @@ def pytest_collection_modifyitems(config, items):
         ):
             item.add_marker(pytest.mark.slow)
         if spark_param or "spark" in item.fixturenames:
-            # every Spark test on one xdist worker (`--dist loadgroup` in pyproject.toml): one
+            # every Spark test on one xdist worker (pytest_xdist_make_scheduler below): one
             # JVM started and warmed per run instead of one per worker
+            if not is_spark_test_id(item.nodeid):
+                raise pytest.UsageError(
+                    f"{item.nodeid} starts Spark: its name must say 'spark' (Spark tests are "
+                    "sent to one worker by their names; see tests/conftest.py)"
+                )
             item.add_marker(pytest.mark.xdist_group("spark"))
     # The longest work first (xdist hands out work in this order): the Spark group, then the
     # browser tests, then the rest fill in around them, so no worker idles at the end while
     # the other finishes a long group. A stable sort: each file's own order is kept.
     items.sort(key=_work_order)
+
+
+def is_spark_test_id(nodeid: str) -> bool:
+    """A test that starts Spark says so in its id (its file, name or parameters)."""
+    return "spark" in nodeid.lower()
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` (pyproject.toml) with every Spark test in one group, sent to one
+    worker. xdist's own loadgroup reads the group from an `@group` suffix it adds to each node
+    id; since pytest 9.2 a node's id can no longer be rewritten, so that suffix never appears
+    and the group was split over the workers (two JVMs). Here the controller, which sees only
+    ids, groups by the id: every Spark test says 'spark' in its id (checked at collection)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SparkGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "spark" if is_spark_test_id(nodeid) else nodeid
+
+    return SparkGroupScheduling(config, log)
 
 
 def _work_order(item: pytest.Item) -> int:

@@ -267,7 +267,7 @@ def _np_hist(df):
 
 
 @pytest.mark.parametrize("name", ["tiers", "cont"])
-def test_engines_agree(name, files, spark):
+def test_duckdb_and_spark_agree(name, files, spark):
     df, d = files[name]
     hists = {}
     for label, src, eng in (

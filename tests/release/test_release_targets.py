@@ -326,7 +326,7 @@ def test_preview_matches_both_targets():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["tiers", "per-user"])
-def test_engines_agree_on_the_table_target(kind, spark, tmp_path, no_noise):
+def test_duckdb_and_spark_agree_on_the_table_target(kind, spark, tmp_path, no_noise):
     if kind == "tiers":
         df = tiers_frame(2000, 7)
     else:
