@@ -19,8 +19,21 @@ def _label_whole(button) -> bool:
     )
 
 
-@pytest.mark.parametrize("width", [1024, 1400])
-def test_stepper_at_width(server, browser, tmp_path, width):
+def _layout_holds(page, prev, nxt) -> None:
+    """Both stepper buttons at least 120 px wide with whole labels, and the step table as wide
+    as the page's content column (as the chart is), not a side column."""
+    box_p, box_n = prev.bounding_box(), nxt.bounding_box()
+    assert box_p["width"] >= 120 and box_n["width"] >= 120, (box_p, box_n)
+    assert _label_whole(prev) and _label_whole(nxt)
+    grid = page.get_by_test_id("stDataFrame").last
+    chart = page.get_by_test_id("stPlotlyChart").last
+    assert grid.bounding_box()["width"] >= 0.95 * chart.bounding_box()["width"]
+
+
+def test_stepper_at_1024_then_1400(server, browser, tmp_path):
+    """The whole walk at a projector's 1024 px; then the same page widened to 1400 px keeps the
+    layout (the buttons, their labels, the table's width)."""
+    width = 1024
     ctx, page = new_page(browser, viewport=(width, 2600))
     try:
         page.goto(server + "/saturation?sat_trace_step=50")
@@ -66,5 +79,16 @@ def test_stepper_at_width(server, browser, tmp_path, width):
         assert jump.is_disabled()
         weights = page.get_by_test_id("stMain").get_by_text("If the estimate used these 25 users")
         assert weights.count() == 1
+        _layout_holds(page, prev, nxt)
+        chart_width = page.get_by_test_id("stPlotlyChart").last.bounding_box()["width"]
+        page.set_viewport_size({"width": 1400, "height": 2600})
+        # the page is drawn again at the new width once its chart has grown
+        for _ in range(100):
+            if page.get_by_test_id("stPlotlyChart").last.bounding_box()["width"] > chart_width:
+                break
+            page.wait_for_timeout(100)
+        page.wait_for_timeout(500)  # and has settled (the table follows the column)
+        _layout_holds(page, prev, nxt)
+        page.screenshot(path=str(tmp_path / "stepper_1400.png"), full_page=True)
     finally:
         ctx.close()
