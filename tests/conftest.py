@@ -100,13 +100,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=_work_order)
 
 
-def pytest_xdist_auto_num_workers(config):
-    """`-n auto` (pyproject.toml): one worker per core, plus one. A browser test's worker waits
-    on Chromium and the app's server, and the Spark worker on the JVM, so with one worker per
-    core the cores idle part of the time; the extra worker's tests fill it."""
-    return (os.cpu_count() or 1) + 1
-
-
 def is_spark_test_id(nodeid: str) -> bool:
     """A test that starts Spark says so in its id (its file, name or parameters)."""
     return "spark" in nodeid.lower()

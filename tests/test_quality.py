@@ -33,7 +33,9 @@ def test_code_is_formatted():
 
 @pytest.mark.slow
 def test_mypy_is_clean():
-    r = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null")
+    """mypy on pyproject.toml's files, with its cache (.mypy_cache): a fresh clone writes it
+    (about 4 s less than a run without one), a later run reads it."""
+    r = _run("mypy")
     assert r.returncode == 0, r.stdout + r.stderr
 
 

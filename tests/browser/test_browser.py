@@ -34,7 +34,7 @@ from hdp_app.views.simulation import EARLY_LABEL
 pytestmark = pytest.mark.browser
 
 TITLES = app_page_titles()  # the only labels the navigation may ever show
-FIRST_LOADS = 3  # fresh servers per first-load case (a leak of the file list shows on every one)
+FIRST_LOADS = 2  # fresh servers per first-load case (a leak of the file list shows on every one)
 DEEP_LINK = "/saturation?profile=tiers&p_tier=0.1~10~A&p_tier=inf~5~B"  # 15 users
 
 
