@@ -3,6 +3,7 @@ readers for what a page shows. Import them with ``from helpers import ...``."""
 
 from __future__ import annotations
 
+import math
 import pathlib
 
 import hdp_core as hdp
@@ -138,3 +139,29 @@ class NoNoise:
     def __call__(self, x):
         NoNoise.calls += 1
         return x
+
+
+def weighted_mean_oracle(df, lo: float, hi: float, c: float = 8.0):
+    """The non-private clamped mean of column "v" weighted by r = min(e, tau*) (column "e";
+    eps = 0 users left out), tau* by brute force over the saturation index k (Algorithm 1 /
+    the saturation lemma), with numpy on the raw table: (mean, tau*, r)."""
+    import numpy as np
+
+    x = np.clip(df["v"].to_numpy(float), lo, hi)
+    e = df["e"].to_numpy(float)
+    use = e > 0
+    x, e = x[use], e[use]
+    fin = np.sort(e[np.isfinite(e)])
+    tau = math.inf
+    s1 = s2 = 0.0
+    for k in range(fin.size):
+        if k > 0 and fin[k] >= (s2 + c) / s1:
+            tau = (s2 + c) / s1
+            break
+        s1 += fin[k]
+        s2 += fin[k] ** 2
+    else:
+        if np.isinf(e).any():  # public users make tau* finite
+            tau = (s2 + c) / s1
+    r = np.minimum(e, tau)
+    return float(np.dot(r, x) / r.sum()), tau, r

@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import weighted_mean_oracle
 from scipy import stats
 
 import hdp_core as hdp
@@ -50,25 +51,7 @@ def _cont_frame(n=20_000, seed=2):
 
 def _oracle(df, lo=LO, hi=HI, c=8.0):
     """Non-private weighted clamped mean and tau*, from numpy and the paper's recursion."""
-    x = np.clip(df["v"].to_numpy(float), lo, hi)
-    e = df["e"].to_numpy(float)
-    use = e > 0
-    x, e = x[use], e[use]
-    fin = np.sort(e[np.isfinite(e)])
-    # brute force over the saturation index k (Algorithm 1 / the saturation lemma)
-    tau = math.inf
-    s1 = s2 = 0.0
-    for k in range(fin.size):
-        if k > 0 and fin[k] >= (s2 + c) / s1:
-            tau = (s2 + c) / s1
-            break
-        s1 += fin[k]
-        s2 += fin[k] ** 2
-    else:
-        if np.isinf(e).any():
-            tau = (s2 + c) / s1
-    r = np.minimum(e, tau)
-    return float(np.dot(r, x) / r.sum()), tau, r
+    return weighted_mean_oracle(df, lo, hi, c)
 
 
 class _NoNoise:

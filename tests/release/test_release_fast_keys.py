@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import NoNoise
+from helpers import NoNoise, weighted_mean_oracle
 
 import hdp_release.engines.duckdb_source as E
 import hdp_release.finish
@@ -36,25 +36,9 @@ def _frame(n: int = 6000, seed: int = 5) -> pd.DataFrame:
 
 
 def _oracle(df: pd.DataFrame, c: float = 8.0) -> tuple[float, float]:
-    """The clamped mean weighted by min(eps, tau*), tau* by brute force over the saturation
-    index (the saturation lemma), with numpy on the raw table."""
-    x = np.clip(df["v"].to_numpy(float), LO, HI)
-    e = df["e"].to_numpy(float)
-    x, e = x[e > 0], e[e > 0]
-    fin = np.sort(e[np.isfinite(e)])
-    s1 = s2 = 0.0
-    tau = math.inf
-    for k in range(fin.size):
-        if k > 0 and fin[k] >= (s2 + c) / s1:
-            tau = (s2 + c) / s1
-            break
-        s1 += fin[k]
-        s2 += fin[k] ** 2
-    else:
-        if np.isinf(e).any():  # public users make tau* finite
-            tau = (s2 + c) / s1
-    r = np.minimum(e, tau)
-    return float(np.dot(r, x) / r.sum()), tau
+    """The clamped mean weighted by min(eps, tau*) and tau* (tests/helpers.py's oracle)."""
+    mean, tau, _ = weighted_mean_oracle(df, LO, HI, c)
+    return mean, tau
 
 
 @pytest.fixture
