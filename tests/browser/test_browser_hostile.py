@@ -37,10 +37,10 @@ def _sidebar(page) -> tuple[str, str]:
 
 
 def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, tmp_path):
-    """Five visitors load the app at the same moment (their script runs overlap on the
-    server, sharing one st.cache_data): four tier or preset links and one who uploads a file
-    while the others load. Each sidebar shows its own profile's users and tau*, also after
-    everyone reloads."""
+    """Five visitors at the same moment (their script runs overlap on the server, sharing one
+    st.cache_data): one uploads a file while the four others open tier or preset links, then
+    all five reload at once. Each sidebar shows its own profile's users and tau*, both
+    times."""
     specs = [
         {
             "kind": "tiers",
@@ -60,15 +60,14 @@ def test_sessions_at_the_same_time_each_see_their_own_profile(server, browser, t
     made = [new_page(browser) for _ in range(len(urls) + 1)]
     contexts, pages = [m[0] for m in made], [m[1] for m in made]
     try:
-        for pg, url in zip(pages, [*urls, server + "/"]):
-            pg.goto(url, wait_until="commit")
         up = pages[-1]
+        up.goto(server + "/")
         wait_drawn(up)
         n = runs_ended(up)
         up.get_by_test_id("stRadio").first.get_by_text("Upload", exact=True).click()
         wait_drawn(up, min_charts=0, runs_before=n)
-        for pg in pages[:-1]:  # the others are loading while the file goes up
-            pg.reload(wait_until="commit")
+        for pg, url in zip(pages[:-1], urls):  # the others are loading while the file goes up
+            pg.goto(url, wait_until="commit")
         n = runs_ended(up)
         up.locator("input[type='file']").set_input_files(str(upload))
         wait_drawn(up, runs_before=n)

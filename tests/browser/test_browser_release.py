@@ -104,7 +104,6 @@ def test_from_the_tier_designer_to_a_released_mean(server, browser, tmp_path):
         for label in ("Result and receipt (JSON)", "Result (CSV)", "Receipt (CSV)"):
             assert page.get_by_role("button", name=label).count() == 1, label
         assert "Reproduce in Python" in main.inner_text()
-        page.screenshot(path=str(tmp_path / "released.png"), full_page=True)
         assert not log.foreign(), log.foreign()
     finally:
         ctx.close()

@@ -103,7 +103,6 @@ def test_a_mean_per_segment_from_the_page(server, browser, tmp_path):
         assert SECRET not in page.content() and SECRET not in page.url
         # charged once, the whole budget: a second release per segment is refused
         assert page.get_by_role("button", name="Release a private mean per segment").is_disabled()
-        page.screenshot(path=str(tmp_path / "segments.png"), full_page=True)
         assert not log.foreign(), log.foreign()
     finally:
         ctx.close()

@@ -1,8 +1,7 @@
 """The Algorithm 1 stepper in a real browser at a projector's 1024 px and at 1400 px: the
 buttons keep whole labels, "Next" is disabled at the last step, a teacher can click back
 through the steps, the step table follows the current step, and "Jump to the saturation
-step" lands on it. Screenshots are saved for a
-look (tmp_path). Uses the shared server and browser (tests/browser/conftest.py)."""
+step" lands on it. Uses the shared server and browser (tests/browser/conftest.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ def _layout_holds(page, prev, nxt) -> None:
     assert grid.bounding_box()["width"] >= 0.95 * chart.bounding_box()["width"]
 
 
-def test_stepper_at_1024_then_1400(server, browser, tmp_path):
+def test_stepper_at_1024_then_1400(server, browser):
     """The whole walk at a projector's 1024 px; then the same page widened to 1400 px keeps the
     layout (the buttons, their labels, the table's width)."""
     width = 1024
@@ -42,7 +41,6 @@ def test_stepper_at_1024_then_1400(server, browser, tmp_path):
         nxt = page.get_by_role("button", name="Next ▶")
         prev.scroll_into_view_if_needed()
         page.wait_for_timeout(500)
-        page.screenshot(path=str(tmp_path / f"stepper_{width}_last.png"), full_page=True)
         assert nxt.is_disabled() and prev.is_enabled()
         box_p, box_n = prev.bounding_box(), nxt.bounding_box()
         assert box_p["width"] >= 120 and box_n["width"] >= 120, (box_p, box_n)
@@ -60,13 +58,9 @@ def test_stepper_at_1024_then_1400(server, browser, tmp_path):
         assert page.get_by_test_id("stAlertContentInfo").filter(has_text="Step 50:").count()
         grid = page.get_by_test_id("stDataFrame").last
         grid.scroll_into_view_if_needed()
-        grid.screenshot(path=str(tmp_path / f"stepper_{width}_table.png"))
         chart = page.get_by_test_id("stPlotlyChart").last
-        chart.screenshot(path=str(tmp_path / f"stepper_{width}_chart.png"))
         # the table spans the page's content column (as the chart does), not a side column
         assert grid.bounding_box()["width"] >= 0.95 * chart.bounding_box()["width"]
-        stepper = prev.locator("xpath=ancestor::*[@data-testid='stHorizontalBlock'][1]")
-        stepper.screenshot(path=str(tmp_path / f"stepper_{width}_buttons.png"))
         # issue 23: one click to the saturation step (25 of the teaching example), its label
         # whole; the step names the sidebar's tau* in the same sentence
         jump = page.get_by_role("button", name="Jump to the saturation step")
@@ -89,6 +83,5 @@ def test_stepper_at_1024_then_1400(server, browser, tmp_path):
             page.wait_for_timeout(100)
         page.wait_for_timeout(500)  # and has settled (the table follows the column)
         _layout_holds(page, prev, nxt)
-        page.screenshot(path=str(tmp_path / "stepper_1400.png"), full_page=True)
     finally:
         ctx.close()
