@@ -16,7 +16,10 @@ Two measures, in Chromium, on the rendered page:
   chart's own box (its main SVG, clipped to the element holding it) within 1 px.
 
 The Saturation page's Algorithm 1 walk-through, on the load that shows it, is checked too
-(CHECKS): its step slider and its chart within one 768 px screen, tick labels at least 14 px.
+(CHECKS): its step slider and its chart within one 768 px screen, tick labels at least 14 px;
+so are the elements issues 21 and 22 add (the Simulation page's what-if "values differ by
+privacy level" and its chart, the Tier designer's k releases and its target cards): they are
+on the page, so the measure saw them.
 The test reports every cut item (page, state, size, kind, text) and fails if there is any.
 One server, one browser and one page: each load's states are reached in turn on that load
 (an upload, a release, a click) and measured at 1024 x 768; the last one is measured again
@@ -31,6 +34,8 @@ import pathlib
 
 import pytest
 from browser_support import new_page, runs_ended, wait_drawn
+
+from hdp_app.views import whatif as wv
 
 pytestmark = pytest.mark.browser
 
@@ -60,12 +65,13 @@ VISITS: list[tuple[str, str, int, list[str]]] = [
     ("Simulation", f"/simulation?{FEW_TRIALS}", 1, ["default"]),
     (
         "Simulation",
-        f"/simulation?sim_real=true&sim_tuned=true&{FEW_TRIALS}",
-        1,
-        ["real units, tuned ADPM"],
+        f"/simulation?sim_real=true&sim_tuned=true&sim_wi=true&{FEW_TRIALS}",
+        2,
+        ["real units, tuned ADPM, values differ by level"],
     ),
-    # every section open: the default page's sections 1 and 2, its chart and every header too
-    ("Tier designer", OPEN_TD, 2, ["every section open"]),
+    # every section open (the default page's sections 1 and 2, its chart and every header
+    # too), with 12 releases in section 5
+    ("Tier designer", OPEN_TD + "&td_releases=12", 2, ["every section open, 12 releases"]),
     (
         "Release",
         "/release",
@@ -329,7 +335,26 @@ def _walkthrough_problems(page) -> list[str]:
     return out
 
 
-CHECKS = {"two tiers, example": _walkthrough_problems}
+WHATIF_TEXTS = ["Values differ by privacy level", "Stricter than eps", "Their values move by"]
+WHATIF_CHART = "Error against the table's own mean"
+RELEASES_TEXTS = ["Releases (k)", *wv.TARGET_LABELS.values()]
+
+
+def _shown(*texts: str):
+    """A state's check that each of ``texts`` is on the page (main column)."""
+
+    def check(page) -> list[str]:
+        main = page.get_by_test_id("stMain")
+        return [f"not on the page: {t!r}" for t in texts if not main.get_by_text(t).count()]
+
+    return check
+
+
+CHECKS = {
+    "two tiers, example": _walkthrough_problems,
+    "real units, tuned ADPM, values differ by level": _shown(*WHATIF_TEXTS, WHATIF_CHART),
+    "every section open, 12 releases": _shown(*RELEASES_TEXTS),
+}
 """A state's own check at 1024 x 768, beyond cut text: its problems are reported as cut items."""
 
 ACTIONS = {
@@ -387,3 +412,10 @@ def test_no_text_is_cut_on_any_page_at_1024_and_1280(server, browser, tmp_path):
     found = cut_text(server, browser, tmp_path)
     (tmp_path / "cut.json").write_text(json.dumps(found, indent=1, ensure_ascii=False))
     assert not found, f"{len(found)} cut items (screenshots in {tmp_path}):\n" + report(found)
+
+
+def test_every_check_and_action_names_a_visited_state():
+    """A state's check or action under a misspelt name would never run."""
+    states = [state for *_, names in VISITS for state in names]
+    named = set(CHECKS) | set(ACTIONS)
+    assert named <= set(states), named - set(states)
