@@ -170,7 +170,7 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
             "privacy_loss_max": cat(lambda it: it[2], np.float64),
             "saturated": cat(lambda it: it[0].saturated, bool),
         },
-        copy=False,
-    )
+    )  # copied: the float columns in one block, whose row slices are cheap to take
     ends = np.cumsum(sizes).tolist()
-    return [big.iloc[e - k : e].reset_index(drop=True) for e, k in zip(ends, sizes, strict=True)]
+    index = {k: pd.RangeIndex(k) for k in set(sizes)}
+    return [big.iloc[e - k : e].set_axis(index[k]) for e, k in zip(ends, sizes, strict=True)]
