@@ -206,29 +206,31 @@ def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str
         bin_of = {pos[int(i)]: int(b) for i, b in got_bins}
         if len(set(bin_of.values())) != len(pos):  # two levels in one bin: level bins
             return None
-    whens = " ".join(
-        f"WHEN e = {lit(x) if math.isfinite(x) else CAST_INF} THEN {i}" for i, x in enumerate(lv)
-    )
+    # list_position: the 1-based index of the row's level among the sample's, NULL when it is
+    # none of them (a NULL, NaN or other level: the general pass then runs); DuckDB evaluates
+    # it once per entry of a dictionary-encoded column (as release_mean's tiers pass: about a
+    # tenth less CPU than a CASE chain here); -0.0 finds 0.0, as e = 0 does
+    arr = ", ".join(lit(x) for x in lv)
     rows = src.run_sql(
         f"""WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel})
         SELECT {klist}, k, count(*), sum(y), count(*) - count(y) FROM (SELECT {klist},
-            CAST(CASE {whens} ELSE {len(lv)} END AS INTEGER) AS k, {y} AS y FROM t)
+            list_position([{arr}], e) AS k, {y} AS y FROM t)
         GROUP BY {klist}, k"""
     )
-    if any(r[m] >= len(lv) for r in rows):
+    if any(r[m] is None or not 1 <= int(r[m]) <= len(lv) for r in rows):
         return None
     return _tiers_grouped(rows, m, lv, bin_of)
 
 
 def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]) -> Grouped:
-    """The tiers pass's rows (key..., level index, users, sum of y, bad values; one per
-    segment and level: aggregates, never the table's rows) as the general pass's Grouped:
-    each level's bin, q and sums from the level (as the general pass forms them: e1 = x n,
-    e2 = x x n, q2 = (q / QE)^2 n, sq = q n, sqy = q sy; 0 for eps = 0 and public rows),
-    built column by column."""
+    """The tiers pass's rows (key..., the level's position from 1, users, sum of y, bad
+    values; one per segment and level: aggregates, never the table's rows) as the general
+    pass's Grouped: each level's bin, q and sums from the level (as the general pass forms
+    them: e1 = x n, e2 = x x n, q2 = (q / QE)^2 n, sq = q n, sqy = q sy; 0 for eps = 0 and
+    public rows), built column by column."""
     index: dict[tuple, int] = {}
     sid = np.array([index.setdefault(tuple(r[:m]), len(index)) for r in rows], dtype=np.int64)
-    k = [int(r[m]) for r in rows]
+    k = [int(r[m]) - 1 for r in rows]  # list_position is 1-based
     n_i = [int(r[m + 1]) for r in rows]
     sy = [int(from_decimal(r[m + 2]) or 0) for r in rows]
     level = [
@@ -263,9 +265,6 @@ def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]
         for i in range(3):
             cols[f"{name}{i}"] = p[:, i]
     return grouped_from_columns(list(index), cols)
-
-
-CAST_INF = "CAST('inf' AS DOUBLE)"
 
 
 class DuckSegment:

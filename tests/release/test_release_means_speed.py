@@ -193,3 +193,23 @@ def test_a_shared_privacy_map_still_refuses(monkeypatch):
     with pytest.raises(ReleaseError, match="privacy check failed"):
         release_means(_same_profile_segments(6), value="v", eps="e", by="seg", lo=LO, hi=HI)
     assert _Counting.draws == 0
+
+
+@pytest.mark.parametrize("cell", [None, math.nan, -1.0])
+def test_tiers_pass_falls_back_on_a_bad_level_after_the_sample(no_noise, monkeypatch, cell):
+    """A missing, NaN or negative level that the sample did not see is none of the tiers
+    pass's levels: the general pass runs and refuses it, naming its row and column."""
+    monkeypatch.setattr(eg, "SAMPLE_MAX", 50)
+    df = _tiers(600, 6, levels=(0.5, 2.0, math.inf, 0.0)).astype({"e": object})
+    df.loc[400, "e"] = cell
+    with pytest.raises(BadCellError) as ei:
+        release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert ei.value.row == 401 and ei.value.column == "e"
+
+
+def test_tiers_pass_reads_minus_zero_as_zero(no_noise):
+    """-0.0 is the level 0 (excluded) on the tiers pass, as on the general pass."""
+    df = _tiers(400, 7, levels=(0.5, 2.0, -0.0, math.inf))
+    g = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert sum(r.n_excluded for r in g.releases) == int((df.e == 0).sum()) > 0
+    _each_equals_release_mean(g, df, "seg")
