@@ -130,7 +130,7 @@ def _commit() -> str:
             ["git", "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
-            cwd=os.path.dirname(os.path.abspath(__file__)),
+            cwd=os.path.dirname(os.path.abspath(hdp_release.grouped.__file__)),
             check=False,
         )
         return out.stdout.strip() or "?"

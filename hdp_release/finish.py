@@ -146,9 +146,12 @@ def finish_planned(
         meas, known = got
     loss, loss_max = receipt(p, meas, width, norm, delta, known)  # raises: nothing released
     w_num = p.w_num
-    spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
+    # the sum of the weights s1 / norm: exactly 1 for ADPM (norm is s1), at most 1 for the
+    # table target; spare = 1 - it (0 for ADPM)
+    weights = Fraction(1) if norm == s1 else s1 / norm
+    spare = 1 - weights
     # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
-    relative = width * (w_num / (norm * Q) + spare / 2)
+    relative = width * (w_num / (norm * Q) + spare / 2) if spare else width * w_num / (norm * Q)
     x = float(relative)
     # fail closed: only a finite number in [0, R] (the clamped, weighted mean relative to lo)
     # ever reaches the noise (rounding is monotone: x <= fl(R))
@@ -170,7 +173,7 @@ def finish_planned(
         h_unit = table_half_width(bias, eta)
     # every rounding (grid, reading, the float handed to the noise, the noise's own rounding,
     # adding lo) in the half-width: hdp_core.rounding (proof there)
-    h = release_half_width(h_unit, up(float(s1 / norm)), lo, hi)
+    h = release_half_width(h_unit, up(float(weights)), lo, hi)
     return Release(
         estimate,
         interval_in_range(estimate, h, lo, hi),
