@@ -1,21 +1,28 @@
 """Benchmark: release_means (a private mean per segment, DuckDB) against DuckDB's own
 ``SELECT seg, SUM(value) FROM file GROUP BY seg`` on the same Parquet file.
 
-Writes (in a temporary directory, deleted at the end) Parquet files of N rows (default 1e7;
-``--rows``) with 1,000 segments and (a) a few tiers, (b) per-user continuous levels, and
-prints side by side: the time of the GROUP BY SUM, of release_means, their ratio (goal <= 5x),
-where release_means' time goes (the segment pass, the grouped aggregate pass, the second
-pass, OpenDP: building each segment's measurement, its privacy map per receipt row and the
-noise, and the rest: planning, exact sums, intervals, receipts), the peak resident memory
-growth of each (sampled), and Spark local mode beside it (``--spark``).
+Writes (in a temporary directory, deleted at the end, or kept in ``--keep DIR`` and reused)
+Parquet files of N rows (default 1e7; ``--rows``) with 1,000 segments and (a) a few tiers,
+(b) per-user continuous levels. Then ``--rounds`` interleaved rounds (in each: the GROUP BY
+SUM, the grouped aggregate pass alone and release_means, for every kind in turn, so a change
+in the machine's load falls on all of them) and prints, side by side in one table, the best
+wall and CPU time (all threads) of each, their ratios (goal <= 5x), where release_means'
+time goes in its best round (the segment pass, the grouped aggregate pass, the second pass,
+OpenDP: building measurements, privacy maps and noise, and the rest: planning, exact sums,
+intervals, receipts), the peak resident memory growth (sampled), the load average, the date
+and the commit; Spark local mode beside it with ``--spark``.
 
-    python benchmarks/bench_release_means.py [--rows N] [--segments S] [--spark] [--kinds K]
+    python benchmarks/bench_release_means.py [--rows N] [--segments S] [--rounds R]
+        [--kinds tiers,continuous] [--keep DIR] [--spark]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import resource
+import subprocess
 import tempfile
 import time
 
@@ -23,7 +30,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from bench_release import Peak, timed
+from bench_release import Peak
 
 import hdp_release.finish
 import hdp_release.grouped
@@ -58,6 +65,7 @@ class _TimedMeasurement:
         t0 = time.perf_counter()
         self.m = _TimedMeasurement.real(scale)
         SPENT["opendp"] = SPENT.get("opendp", 0.0) + time.perf_counter() - t0
+        SPENT["built"] = SPENT.get("built", 0) + 1
 
     def map(self, d):
         t0 = time.perf_counter()
@@ -73,6 +81,7 @@ class _TimedMeasurement:
             return self.m(x)
         finally:
             SPENT["opendp"] += time.perf_counter() - t0
+            SPENT["draws"] = SPENT.get("draws", 0) + 1
 
 
 def instrument() -> None:
@@ -110,69 +119,123 @@ def engine_pass(path: str) -> None:
         src.close()
 
 
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=os.path.dirname(os.path.abspath(hdp_release.grouped.__file__)),
+            check=False,
+        )
+        return out.stdout.strip() or "?"
+    except OSError:
+        return "?"
+
+
+def _release(path: str):
+    return release_means(path, value="value", eps="eps", by="seg", lo=0, hi=1000)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--segments", type=int, default=1000)
     ap.add_argument("--spark", action="store_true")
-    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--kinds", default="tiers,continuous", help="tiers, continuous or both")
+    ap.add_argument("--keep", default=None, help="keep (and reuse) the files in this folder")
     a = ap.parse_args()
     n = int(a.rows)
+    kinds = a.kinds.split(",")
     instrument()
-    with tempfile.TemporaryDirectory() as d:
-        for kind in a.kinds.split(","):
-            path = os.path.join(d, f"{kind}.parquet")
-            write(path, n, kind, a.segments)
-            con = duckdb.connect()
-            sql = f"SELECT seg, SUM(value) FROM read_parquet('{path}') GROUP BY seg"
-            with Peak() as p_sum:
-                t_sum, _ = timed(lambda con=con, sql=sql: con.execute(sql).fetchall(), a.reps)
-            t_pass, _ = timed(lambda path=path: engine_pass(path), a.reps)
-            parts = {}
-
-            def one(path=path, parts=parts):
-                SPENT.clear()
-                t0 = time.perf_counter()
-                out = release_means(path, value="value", eps="eps", by="seg", lo=0, hi=1000)
-                total = time.perf_counter() - t0
-                if not parts or total < parts["total"]:
-                    parts.clear()
-                    parts.update(SPENT, total=total)
-                return out
-
-            with Peak() as p_rel:
-                t_rel, g = timed(one, a.reps)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = a.keep or tmp
+        os.makedirs(d, exist_ok=True)
+        paths = {}
+        for kind in kinds:
+            paths[kind] = os.path.join(d, f"{kind}_{n}_{a.segments}.parquet")
+            if not os.path.exists(paths[kind]):
+                write(paths[kind], n, kind, a.segments)
+        con = duckdb.connect()
+        load0 = os.getloadavg()
+        best: dict = {}  # (kind, what) -> [wall, cpu, peak MB, parts]
+        for _ in range(a.rounds):
+            for kind in kinds:
+                path = paths[kind]
+                sql = f"SELECT seg, SUM(value) FROM read_parquet('{path}') GROUP BY seg"
+                jobs = {
+                    "sum": lambda con=con, sql=sql: con.execute(sql).fetchall(),
+                    "pass": lambda path=path: engine_pass(path),
+                    "release": lambda path=path: _release(path),
+                }
+                for what, fn in jobs.items():
+                    SPENT.clear()
+                    with Peak() as peak:
+                        t0, c0 = time.perf_counter(), _cpu()
+                        out = fn()
+                        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+                    b = best.setdefault((kind, what), [math.inf, math.inf, 0.0, {}, None])
+                    if wall < b[0]:
+                        b[0], b[3] = wall, dict(SPENT)
+                    b[1] = min(b[1], cpu)
+                    b[2] = max(b[2], peak.mb)
+                    b[4] = out
+        load1 = os.getloadavg()
+        print(
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {_commit()}, "
+            f"{n:.0e} rows, {a.segments} segments, best of {a.rounds} interleaved rounds, "
+            f"load average {load0[0]:.1f} -> {load1[0]:.1f}"
+        )
+        print(
+            f"{'levels':10s} {'GROUP BY SUM':>16s} {'release_means':>16s} "
+            f"{'ratio wall':>10s} {'ratio CPU':>9s} {'pass alone':>10s} {'peak MB':>13s}"
+        )
+        for kind in kinds:
+            s_, p_, r_ = (best[(kind, w)] for w in ("sum", "pass", "release"))
             print(
-                f"n={n:.0e} {a.segments} segments {kind:10s} GROUP BY SUM {t_sum:6.3f}s "
-                f"({p_sum.mb:4.0f} MB)  release_means {t_rel:6.3f}s ({p_rel.mb:4.0f} MB)  "
-                f"ratio {t_rel / t_sum:6.2f}  [grouped pass alone {t_pass:6.3f}s = "
-                f"{t_pass / t_sum:5.2f}x; planning, noise and receipts {t_rel - t_pass:6.3f}s]"
-                f"  plan: {g.plan}",
-                flush=True,
+                f"{kind:10s} {s_[0]:6.3f}s {s_[1]:6.3f}c  {r_[0]:6.3f}s {r_[1]:6.3f}c "
+                f"{r_[0] / s_[0]:9.2f}x {r_[1] / s_[1]:8.2f}x {p_[1] / s_[1]:9.2f}x "
+                f"{s_[2]:5.0f} / {r_[2]:5.0f}"
             )
-            rest = parts["total"] - sum(
+        print(
+            "(s: wall seconds, c: CPU seconds of all threads; pass alone: CPU ratio of the grouped"
+        )
+        print(" aggregate pass alone; peak MB: resident growth of the SUM / of release_means)")
+        for kind in kinds:
+            r_ = best[(kind, "release")]
+            parts = r_[3]
+            total = r_[0]
+            rest = total - sum(
                 parts.get(k, 0.0) for k in ("segments", "grouped", "fetch", "opendp")
             )
             print(
-                f"    where release_means' {parts['total']:.3f}s go: segment pass "
+                f"{kind}: where release_means' best {total:.3f}s go: segment pass "
                 f"{parts.get('segments', 0):.3f}s, grouped pass {parts.get('grouped', 0):.3f}s, "
                 f"second pass {parts.get('fetch', 0):.3f}s, OpenDP {parts.get('opendp', 0):.3f}s "
-                f"({parts.get('maps', 0)} privacy maps; a measurement and a noise per "
-                f"segment), rest (plan, exact sums, intervals, receipts) {rest:.3f}s",
+                f"({parts.get('built', 0)} measurements, {parts.get('maps', 0)} privacy maps, "
+                f"{parts.get('draws', 0)} noises), rest (plan, exact sums, intervals, receipts) "
+                f"{rest:.3f}s; plan: {r_[4].plan}",
                 flush=True,
             )
-            if a.spark:
-                from hdp_release.engines.spark_source import spark_session
+        if a.spark:
+            from hdp_release.engines.spark_source import spark_session
 
-                spark_session()
+            spark_session()
+            for kind in kinds:
                 t0 = time.perf_counter()
                 release_means(
-                    path, value="value", eps="eps", by="seg", lo=0, hi=1000, engine="spark"
+                    paths[kind], value="value", eps="eps", by="seg", lo=0, hi=1000, engine="spark"
                 )
                 t_sp = time.perf_counter() - t0
+                t_sum = best[(kind, "sum")][0]
                 print(
-                    f"            spark local[2] release_means {t_sp:6.3f}s  ratio to DuckDB "
+                    f"{kind}: spark local[2] release_means {t_sp:6.3f}s  ratio to DuckDB "
                     f"GROUP BY SUM {t_sp / t_sum:6.1f}",
                     flush=True,
                 )

@@ -74,11 +74,17 @@ def finish_planned(
     norm: Fraction | None = None,
     factor: float = 1.0,
     receipts: list | None = None,
+    shared: dict | None = None,
 ):
     """Noise, privacy check and interval for a plan's receipt columns and exact totals
     (``p``, hdp_release.noise.Planned). With ``receipts`` (a list) the receipt's columns are
     appended to it and the Release's ``tiers`` is left None, for the caller to build many
-    receipts at once (hdp_release.noise.frames) and put each in place. ``norm``: the normaliser of
+    receipts at once (hdp_release.noise.frames) and put each in place. With ``shared`` (a
+    dict kept by the caller across the segments of one release) OpenDP's measurement is built
+    once per distinct noise scale and its privacy map asked once per distinct input distance
+    (segments with the same users and levels have the same scale and sensitivities); every
+    segment still draws its own noise, and every receipt row is still checked against its
+    own level. ``norm``: the normaliser of
     the granted levels (weight of a user granted r is r / norm): ADPM's ||r||_1 (None) or,
     for the table target, 1 / eta (then the weights sum to S / norm <= 1 and the estimate is
     affine about the middle of the range)."""
@@ -131,12 +137,21 @@ def finish_planned(
     scale = noise_scale(width, norm, kappa)
     if not (math.isfinite(scale) and scale > 0):  # fail closed, before OpenDP is asked
         raise ReleaseError("the noise scale is not a finite positive number; nothing was released")
-    meas = measurement(scale)
-    loss, loss_max = receipt(p, meas, width, norm, delta)  # raises: nothing released
+    if shared is None:
+        meas, known = measurement(scale), None
+    else:
+        got = shared.get(scale)
+        if got is None:
+            got = shared[scale] = (measurement(scale), {})
+        meas, known = got
+    loss, loss_max = receipt(p, meas, width, norm, delta, known)  # raises: nothing released
     w_num = p.w_num
-    spare = 1 - s1 / norm  # 1 - sum of the weights: 0 for ADPM, >= 0 for the table target
+    # the sum of the weights s1 / norm: exactly 1 for ADPM (norm is s1), at most 1 for the
+    # table target; spare = 1 - it (0 for ADPM)
+    weights = Fraction(1) if norm == s1 else s1 / norm
+    spare = 1 - weights
     # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
-    relative = width * (w_num / (norm * Q) + spare / 2)
+    relative = width * (w_num / (norm * Q) + spare / 2) if spare else width * w_num / (norm * Q)
     x = float(relative)
     # fail closed: only a finite number in [0, R] (the clamped, weighted mean relative to lo)
     # ever reaches the noise (rounding is monotone: x <= fl(R))
@@ -158,7 +173,7 @@ def finish_planned(
         h_unit = table_half_width(bias, eta)
     # every rounding (grid, reading, the float handed to the noise, the noise's own rounding,
     # adding lo) in the half-width: hdp_core.rounding (proof there)
-    h = release_half_width(h_unit, up(float(s1 / norm)), lo, hi)
+    h = release_half_width(h_unit, up(float(weights)), lo, hi)
     return Release(
         estimate,
         interval_in_range(estimate, h, lo, hi),

@@ -67,8 +67,10 @@ levels on the population target walk to tau* on each segment's bins as arrays
 fetch of the bin in which tau* falls) is made only for the segments that need one, for all of
 them in ONE batched query on either engine (a bin of more than 65,536 users is refined on its
 segment's rows first); the table target uses release_mean's plans per segment. Noise, the
-privacy check and the interval: hdp_release.finish per segment (OpenDP's measurement, map and
-noise per segment; the receipts' DataFrames built at once).
+privacy check and the interval: hdp_release.finish per segment (OpenDP's measurement, its map
+per receipt row and a noise per segment; segments of the same noise scale share the
+measurement and its map results, each drawing its own noise; the receipts' DataFrames built
+at once).
 """
 
 from __future__ import annotations

@@ -226,6 +226,7 @@ def bins_segments(
                 ents[s] = ents[s].splice(j, fetched_entries(res))
                 extra[s] += 1
     receipts: list = []  # the receipts' columns: their DataFrames built at once at the end
+    shared: dict = {}  # OpenDP's measurement and map results per distinct noise scale
     for s in segs:
         p, tau = planned_bins(g, ents[s], pub_rows[s], *done[s], c)
         r = g.rows(chosen[s][0])
@@ -248,6 +249,7 @@ def bins_segments(
             target="population",
             factor=factor,
             receipts=receipts,
+            shared=shared,
         )
     for s, df in zip(segs, frames(receipts), strict=True):
         out[s] = replace(out[s], tiers=df)

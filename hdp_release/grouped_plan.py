@@ -15,6 +15,7 @@ import numpy as np
 
 from hdp_core.segments import adpm_tiers_batch
 from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
+from hdp_release.engines.segment_bins import parts_ints
 from hdp_release.finish import all_public, finish, finish_planned
 from hdp_release.grouped_bins import bins_segments
 from hdp_release.noise import Planned, frames
@@ -151,59 +152,79 @@ def plan_segments(
 
 def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor):
     """The population target's tiers plan for many segments: tau* of all at once
-    (hdp_core.segments.adpm_tiers_batch), then each segment's rows, noise and receipt."""
-    hs = [hists[chosen[s][0]] for s in batch]
-    fins = [(h.bin != ZERO_BIN) & (h.bin != PUBLIC_BIN) for h in hs]
-    sizes = np.array([int(f.sum()) for f in fins])
-    k = int(sizes.max())
-    lv = np.zeros((len(hs), k))
-    ct = np.zeros((len(hs), k))
-    for i, (h, f) in enumerate(zip(hs, fins, strict=True)):  # gather into one padded array
-        lv[i, : sizes[i]] = h.emin[f]
-        ct[i, : sizes[i]] = h.n[f]
-    has_pub = np.array([bool(h.n[h.bin == PUBLIC_BIN].sum() > 0) for h in hs])
-    taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)
+    (hdp_core.segments.adpm_tiers_batch), their granted levels and sums of squares as arrays,
+    then each segment's exact sums, OpenDP noise and receipt (the measurement and its map
+    shared between segments of the same scale: hdp_release.finish.finish_planned)."""
+    g = hists
+    spans = [g.rows(chosen[s][0]) for s in batch]
+    lens = np.array([r.stop - r.start for r in spans], dtype=np.int64)
+    flat = np.concatenate([np.arange(r.start, r.stop) for r in spans])
+    seg = np.repeat(np.arange(len(batch)), lens)  # each flat row's position in the batch
+    b, n = g.bin[flat], g.n[flat]
+    zero, pub = b == ZERO_BIN, b == PUBLIC_BIN
+    used = ~zero  # a segment's rows are sorted by bin: its finite levels, then its public row
+    fin = used & ~pub
+    n_s = len(batch)
+    n_ex = np.bincount(seg, weights=np.where(zero, n, 0), minlength=n_s).astype(np.int64)
+    n_pub = np.bincount(seg, weights=np.where(pub, n, 0), minlength=n_s).astype(np.int64)
+    has_pub = n_pub > 0
+    # the used rows of each segment, padded into one (segments x rows) array, in row order
+    u_seg = seg[used]
+    u_len = np.bincount(u_seg, minlength=n_s)
+    u_start = np.concatenate([[0], np.cumsum(u_len)[:-1]])
+    u_col = np.arange(u_seg.size) - np.repeat(u_start, u_len)
+    width = int(u_len.max())
+    lv = np.zeros((n_s, width))  # padding: level 0 with 0 users (adds 0.0 to every sum)
+    ct = np.zeros((n_s, width))
+    level = np.where(pub, math.inf, g.emin[flat])[used]
+    lv[u_seg, u_col] = level
+    ct[u_seg, u_col] = n[used]
+    sizes = np.bincount(seg[fin], minlength=n_s)
+    taus = adpm_tiers_batch(lv, ct, sizes, has_pub, c)  # public rows lie past each size
+    r = np.minimum(lv, taus[:, None])  # as hdp_release.plan's tiers rows: min(eps, tau*)
+    # the rows' sum of r^2 x users, sequential in row order (np.cumsum is a sequential loop;
+    # padding adds 0.0), the same float sum as the plan's
+    s2 = np.cumsum(r * r * ct, axis=1)[:, -1]
+    sy = parts_ints(g.sy[flat[used]])
+    levels_all = level.tolist()
+    users_all = n[used].tolist()
+    r_all = r[u_seg, u_col].tolist()
+    sat_all = (level >= taus[u_seg]).tolist()
     ratio: dict[float, tuple[int, int]] = {}  # exact ratios, once per distinct grant
+    shared: dict = {}  # OpenDP's measurement and map results per distinct noise scale
     receipts: list = []  # the receipts' columns: their DataFrames built at once at the end
-    for i, s in enumerate(batch):  # per segment: its few levels' exact sums, OpenDP noise
-        h, f = hs[i], fins[i]
-        pub = h.bin == PUBLIC_BIN
-        tau = float(taus[i])
-        levels = [*h.emin[f].tolist(), *([math.inf] * int(pub.sum()))]
-        counts = [*h.n[f].tolist(), *h.n[pub].tolist()]
-        sy = [h.sy[j] for j in np.flatnonzero(f)] + [h.sy[j] for j in np.flatnonzero(pub)]
-        r = [min(lv_j, tau) for lv_j in levels]  # as hdp_release.plan's tiers rows
-        s2 = 0.0
-        for rj, cj in zip(r, counts, strict=True):  # the rows' order: the same float sum
-            s2 += rj * rj * float(cj)
+    ends = np.cumsum(u_len).tolist()
+    for i, s in enumerate(batch):  # per segment: its exact sums, OpenDP noise and check
+        e = ends[i]
+        a = e - int(u_len[i])
+        rs, counts = r_all[a:e], users_all[a:e]
         p = Planned(
-            levels,
-            levels,
+            levels_all[a:e],
+            levels_all[a:e],
             counts,
-            r,
-            r,
-            [lv_j >= tau for lv_j in levels],
-            exact_sum(r, counts, ratio),
-            exact_sum(r, sy, ratio),
-            s2,
+            rs,
+            rs,
+            sat_all[a:e],
+            exact_sum(rs, counts, ratio),
+            exact_sum(rs, sy[a:e], ratio),
+            float(s2[i]),
         )
-        n_ex = int(h.n[h.bin == ZERO_BIN].sum())
-        n_pub = int(h.n[pub].sum())
         out[s] = finish_planned(
             p,
-            tau,
+            float(taus[i]),
             lo,
             hi,
             sd_norm,
             data_sd,
             engine,
             int(sum(counts)),
-            n_ex,
-            n_pub,
+            int(n_ex[i]),
+            int(n_pub[i]),
             "tiers (segments solved at once)",
             target="population",
             factor=factor,
             receipts=receipts,
+            shared=shared,
         )
     for s, df in zip(batch, frames(receipts), strict=True):
         out[s] = replace(out[s], tiers=df)

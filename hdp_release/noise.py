@@ -68,11 +68,23 @@ def planned(rows: list[Row]) -> Planned:
     )
 
 
-def receipt(p: Planned, meas, width: Fraction, s1: Fraction, delta: float):
+def receipt(
+    p: Planned,
+    meas,
+    width: Fraction,
+    s1: Fraction,
+    delta: float,
+    known: dict[float, float] | None = None,
+):
     """Privacy check, failing closed: OpenDP's map at each row's sensitivity must not exceed
-    the row's requested eps. Returns the receipt columns; raises ReleaseError naming the row."""
+    the row's requested eps. Returns the receipt columns; raises ReleaseError naming the row.
+    ``known``: OpenDP's map results of ``meas`` already computed, per input distance d_in
+    (filled here; the same measurement and the same d_in give the same number, so a release
+    of many segments asks OpenDP once per distinct (scale, d_in))."""
     loss, loss_max = [], []
     seen: dict[float, float] = {}  # one map call per distinct grant (saturated rows share tau*)
+    if known is None:
+        known = {}
     ratio = width / s1
     num, den = ratio.numerator, ratio.denominator
     for eps, eps_max, users, r_lo, r_hi in zip(
@@ -84,7 +96,10 @@ def receipt(p: Planned, meas, width: Fraction, s1: Fraction, delta: float):
                 rn, rd = float(r).as_integer_ratio()
                 # float(Fraction(r) * width / s1): one correctly rounded int division
                 d_in = up(up((rn * num) / (rd * den)) + 2.0 * delta)
-                seen[r] = float(meas.map(d_in))
+                got = known.get(d_in)
+                if got is None:
+                    got = known[d_in] = float(meas.map(d_in))
+                seen[r] = got
             out.append(seen[r])
         if not (out[0] <= eps and out[1] <= eps_max):
             lvl = "public (inf)" if math.isinf(eps) else f"{eps:.6g}"
@@ -155,7 +170,7 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
             "privacy_loss_max": cat(lambda it: it[2], np.float64),
             "saturated": cat(lambda it: it[0].saturated, bool),
         },
-        copy=False,
-    )
+    )  # copied: the float columns in one block, whose row slices are cheap to take
     ends = np.cumsum(sizes).tolist()
-    return [big.iloc[e - k : e].reset_index(drop=True) for e, k in zip(ends, sizes, strict=True)]
+    index = {k: pd.RangeIndex(k) for k in set(sizes)}
+    return [big.iloc[e - k : e].set_axis(index[k]) for e, k in zip(ends, sizes, strict=True)]

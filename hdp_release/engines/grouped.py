@@ -49,6 +49,7 @@ from hdp_release.engines.segment_bins import (
     Grouped,
     grouped_from_columns,
     grouped_from_rows,
+    to_parts,
 )
 from hdp_release.engines.spark_source import fetch_levels, refine_levels
 
@@ -205,32 +206,65 @@ def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str
         bin_of = {pos[int(i)]: int(b) for i, b in got_bins}
         if len(set(bin_of.values())) != len(pos):  # two levels in one bin: level bins
             return None
-    whens = " ".join(
-        f"WHEN e = {lit(x) if math.isfinite(x) else CAST_INF} THEN {i}" for i, x in enumerate(lv)
-    )
+    # list_position: the 1-based index of the row's level among the sample's, NULL when it is
+    # none of them (a NULL, NaN or other level: the general pass then runs); DuckDB evaluates
+    # it once per entry of a dictionary-encoded column (as release_mean's tiers pass: about a
+    # tenth less CPU than a CASE chain here); -0.0 finds 0.0, as e = 0 does
+    arr = ", ".join(lit(x) for x in lv)
     rows = src.run_sql(
         f"""WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel})
         SELECT {klist}, k, count(*), sum(y), count(*) - count(y) FROM (SELECT {klist},
-            CAST(CASE {whens} ELSE {len(lv)} END AS INTEGER) AS k, {y} AS y FROM t)
+            list_position([{arr}], e) AS k, {y} AS y FROM t)
         GROUP BY {klist}, k"""
     )
-    if any(r[m] >= len(lv) for r in rows):
+    if any(r[m] is None or not 1 <= int(r[m]) <= len(lv) for r in rows):
         return None
-    out = []
-    for r in rows:  # one row per (segment, level): aggregates, never the table's rows
-        x, n, sy = lv[r[m]], int(r[m + 1]), int(from_decimal(r[m + 2]) or 0)
-        if x == 0 or math.isinf(x):
-            b = ZERO_BIN if x == 0 else PUBLIC_BIN
-            out.append((*r[:m], b, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, int(r[m + 3])))
-        else:
-            q = math.floor(min(x, Q_CAP) * QE)
-            b = bin_of[x]
-            sums = (x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy)
-            out.append((*r[:m], b, n, *sums, int(r[m + 3])))
-    return grouped_from_rows(out, m)
+    return _tiers_grouped(rows, m, lv, bin_of)
 
 
-CAST_INF = "CAST('inf' AS DOUBLE)"
+def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]) -> Grouped:
+    """The tiers pass's rows (key..., the level's position from 1, users, sum of y, bad
+    values; one per segment and level: aggregates, never the table's rows) as the general
+    pass's Grouped: each level's bin, q and sums from the level (as the general pass forms
+    them: e1 = x n, e2 = x x n, q2 = (q / QE)^2 n, sq = q n, sqy = q sy; 0 for eps = 0 and
+    public rows), built column by column."""
+    index: dict[tuple, int] = {}
+    sid = np.array([index.setdefault(tuple(r[:m]), len(index)) for r in rows], dtype=np.int64)
+    k = [int(r[m]) - 1 for r in rows]  # list_position is 1-based
+    n_i = [int(r[m + 1]) for r in rows]
+    sy = [int(from_decimal(r[m + 2]) or 0) for r in rows]
+    level = [
+        (ZERO_BIN if x == 0 else PUBLIC_BIN, 0, 0.0)
+        if x == 0 or math.isinf(x)
+        else (bin_of[x], q := math.floor(min(x, Q_CAP) * QE), (q / QE) ** 2)
+        for x in lv
+    ]  # per level: (bin, q, (q / QE)^2), the general pass's own formulas
+    x = np.array(lv, dtype=float)[k]
+    fin = np.array([0 < v < math.inf for v in lv], dtype=bool)[k]
+    n = np.array(n_i, dtype=np.int64)
+    nf = n.astype(float)  # float(n): exact below 2^53, as Python's float * int
+    q_of = [level[j][1] for j in k]
+    cols: dict[str, Any] = {
+        "sid": sid,
+        "b": np.array([level[j][0] for j in k], dtype=np.int64),
+        "badb": np.zeros(len(rows), dtype=bool),
+        "n": n,
+        "e1": np.where(fin, x * nf, 0.0),
+        "e2": np.where(fin, x * x * nf, 0.0),
+        "emin": x,
+        "emax": x,
+        "q2": np.array([level[j][2] for j in k], dtype=float) * nf,
+        "nbad": np.array([int(r[m + 3]) for r in rows], dtype=np.int64),
+    }
+    for name, ints in (
+        ("sy", sy),
+        ("sq", [q * c for q, c in zip(q_of, n_i, strict=True)]),
+        ("sqy", [q * y for q, y in zip(q_of, sy, strict=True)]),
+    ):
+        p = to_parts(ints)
+        for i in range(3):
+            cols[f"{name}{i}"] = p[:, i]
+    return grouped_from_columns(list(index), cols)
 
 
 class DuckSegment:

@@ -119,3 +119,97 @@ def test_integer_parts_are_exact():
     assert sb.parts_ints(p) == xs
     assert sb.parts_int(p) == sum(xs)
     assert sb.parts_float(p).tolist() == [float(x) for x in xs]
+
+
+class _Counting:
+    """OpenDP's real measurement (its map), counted: builds, map calls, noise draws; its
+    noise switched off (returns its input), or its map made to exceed every level."""
+
+    built = maps = draws = 0
+    inflate = 1.0
+
+    def __init__(self, scale):
+        from hdp_release.noise import measurement
+
+        type(self).built += 1
+        self.real = measurement(scale)
+
+    def map(self, d):
+        type(self).maps += 1
+        return self.real.map(d) * type(self).inflate
+
+    def __call__(self, x):
+        type(self).draws += 1
+        return x
+
+
+def _same_profile_segments(k: int, per_user: bool = False) -> pd.DataFrame:
+    """k segments with the same users and levels (so the same noise scale and receipt), and
+    one of its own; ``per_user``: two levels in one level bin (the level-bins plan)."""
+    near = 1.0003 if per_user else 1.0  # ln(1.0003) x 64 < 1: the bin of 1.0
+    rows = []
+    for s in range(k):
+        rows += [(10.0 + s, 1.0, f"s{s:02d}"), (90.0 - s, math.inf, f"s{s:02d}")]
+        rows += [(50.0, 0.25, f"s{s:02d}"), (60.0, near, f"s{s:02d}")]
+    rows += [(30.0, 0.5, "other"), (70.0, 2.0, "other"), (20.0, 2.0, "other")]
+    return pd.DataFrame(rows, columns=["v", "e", "seg"])
+
+
+def _counted(df: pd.DataFrame) -> tuple:
+    _Counting.built = _Counting.maps = _Counting.draws = 0
+    g = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    return g, (_Counting.built, _Counting.maps, _Counting.draws)
+
+
+@pytest.mark.parametrize("per_user", [False, True])
+def test_segments_of_one_scale_share_opendp_but_each_draws_its_noise(monkeypatch, per_user):
+    """Segments with the same profile share OpenDP's measurement and its map results: the
+    builds and map calls of 12 alike segments and another are those of one alike segment
+    and the other; every segment draws its own noise and is release_mean's answer on its
+    rows (receipt included)."""
+    monkeypatch.setattr(hdp_release.release, "fast_histogram", lambda *a, **k: (None, 0, ""))
+    monkeypatch.setattr(hdp_release.finish, "measurement", _Counting)
+    df = _same_profile_segments(12, per_user)
+    g, (built, maps, draws) = _counted(df)
+    assert len(g) == 13 and draws == 13 and g.keys[0] == ("other",)  # one noise per segment
+    kind = "level bins" if per_user else "tiers"
+    assert all(kind in r.plan for r in g.releases[1:]), [r.plan for r in g.releases]
+    _, (b1, m1, _) = _counted(df[df.seg.isin(["s00"])])
+    _, (b2, m2, _) = _counted(df[df.seg.isin(["other"])])
+    assert (built, maps) == (b1 + b2, m1 + m2) and m1 >= 2
+    for (k,), r in zip(g.keys, g.releases, strict=True):
+        part = df[df.seg == k].reset_index(drop=True)
+        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
+
+
+def test_a_shared_privacy_map_still_refuses(monkeypatch):
+    """OpenDP's map made to give more than the level: the release of many alike segments is
+    refused (fail closed) before any noise is drawn."""
+    from hdp_core.errors import ReleaseError
+
+    monkeypatch.setattr(hdp_release.finish, "measurement", _Counting)
+    monkeypatch.setattr(_Counting, "inflate", 1.5)
+    _Counting.draws = 0
+    with pytest.raises(ReleaseError, match="privacy check failed"):
+        release_means(_same_profile_segments(6), value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert _Counting.draws == 0
+
+
+@pytest.mark.parametrize("cell", [None, math.nan, -1.0])
+def test_tiers_pass_falls_back_on_a_bad_level_after_the_sample(no_noise, monkeypatch, cell):
+    """A missing, NaN or negative level that the sample did not see is none of the tiers
+    pass's levels: the general pass runs and refuses it, naming its row and column."""
+    monkeypatch.setattr(eg, "SAMPLE_MAX", 50)
+    df = _tiers(600, 6, levels=(0.5, 2.0, math.inf, 0.0)).astype({"e": object})
+    df.loc[400, "e"] = cell
+    with pytest.raises(BadCellError) as ei:
+        release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert ei.value.row == 401 and ei.value.column == "e"
+
+
+def test_tiers_pass_reads_minus_zero_as_zero(no_noise):
+    """-0.0 is the level 0 (excluded) on the tiers pass, as on the general pass."""
+    df = _tiers(400, 7, levels=(0.5, 2.0, -0.0, math.inf))
+    g = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
+    assert sum(r.n_excluded for r in g.releases) == int((df.e == 0).sum()) > 0
+    _each_equals_release_mean(g, df, "seg")
