@@ -14,6 +14,7 @@ from helpers import whole_frame
 import hdp_core as hdp
 from hdp_app.common import PROFILE, PROFILE_LABEL, PROFILE_SPEC
 from hdp_app.figures.style import METHOD_COLORS
+from hdp_app.views.simulation import MIN_TRIALS
 from hdp_core.distributions import Beta
 
 PAGE = "pages/simulation.py"
@@ -21,7 +22,9 @@ DIP = hdp.EpsilonProfile.from_tiers([0.1, 1.0], [1000, 1000])  # PropDPM < ADPM 
 
 
 def open_sim(at, profile, **params):
-    at.query_params["sim_trials"] = "200"
+    """The page on ``profile`` with the fewest trials it allows (these tests are about the
+    tuned row, not the trials)."""
+    at.query_params["sim_trials"] = str(MIN_TRIALS)
     for k, v in params.items():
         at.query_params[k] = str(v)
     at.run()
@@ -30,6 +33,7 @@ def open_sim(at, profile, **params):
     at.session_state[PROFILE_LABEL] = "test profile"
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
+    assert at.number_input(key="sim_trials").value == MIN_TRIALS
     return at
 
 
