@@ -284,17 +284,17 @@ class SparkSource:
     def precheck(
         self, value: str, eps: str, key: bytes
     ) -> tuple[str, int, int, int, int, int, int, float]:
-        """As DuckSource.precheck, on Spark (the keyed level-profile identity by
-        hdp_release.fingerprint.levels_identity_spark: the same for the same parsed levels)."""
+        """As DuckSource.precheck, on Spark, in ONE aggregate (one action): the keyed
+        level-profile identity (hdp_release.fingerprint.levels_identity_spark_lanes: the same
+        for the same parsed levels) beside the counts of the cells' kinds."""
         from pyspark.sql import functions as F
 
-        from hdp_release.fingerprint import levels_identity_spark
+        from hdp_release.fingerprint import levels_identity_from_sums, levels_identity_spark_lanes
 
         self._cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         self.e_expr = e  # the parsed level (hdp_release.ledger.people hashes ids beside it)
-        fp = levels_identity_spark(self.df, e, key)
         t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
         ecol = F.col("e")
         b = F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None)).otherwise(F.lit(0))
@@ -304,7 +304,8 @@ class SparkSource:
         )
         rng = (ecol > 0) & (ecol != math.inf) & ((ecol < LEVEL_MIN) | (ecol > LEVEL_MAX))
         bad_e = ecol.isNull() | F.isnan(ecol) | (ecol < 0)
-        row = t.agg(
+        lanes, fp_aggs = levels_identity_spark_lanes(t.select("v", "e"), "e", key)
+        row = lanes.agg(
             F.count(F.lit(1)),
             F.sum(bad_e.cast("long")),
             F.sum(badv.cast("long")),
@@ -312,9 +313,11 @@ class SparkSource:
             F.sum(F.coalesce(ecol > 0, F.lit(False)).cast("long")),
             F.sum(F.coalesce(ecol == math.inf, F.lit(False)).cast("long")),
             F.min(F.when((ecol > 0) & (ecol != math.inf), ecol)),
+            *fp_aggs,
         ).collect()[0]
         n = [int(x or 0) for x in row[:6]]
         low = math.inf if row[6] is None else float(row[6])
+        fp = levels_identity_from_sums(*(int(x or 0) for x in row[7:10]), key)
         return fp, n[0], n[1], n[2], n[3], n[4], n[5], low
 
     def _raw_cols(self, value: str, eps: str) -> list:
