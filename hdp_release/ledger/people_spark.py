@@ -3,9 +3,15 @@ text, the keyed hashes computed by Spark SQL and handed to the ledger through a 
 folder (never row by row to the driver), the granted levels joined back in Spark.
 
 The ledger's secret never appears in a query plan: it is the one row of a DataFrame built
-from an RDD (the plan shows ``LogicalRDD [hdp_k__]``, never its data), broadcast and
-cross-joined, and the hash is sha2(concat(that column, id)): the same keyed hash as
-DuckDB's."""
+from an RDD (the plan shows ``LogicalRDD [hdp_k__]``, never its data), cross-joined as a
+Cartesian product with its single partition (no broadcast, so no Spark job of its own), and
+the hash is sha2(concat(that column, id)): the same keyed hash as DuckDB's.
+
+Spark jobs of the charge (each costs a fixed ~0.1-0.3 s locally, whatever the rows): one
+write of every row's (hash, level, segment) to the Parquet folder; the ledger's DuckDB then
+counts missing and repeated ids and charges in one transaction, and writes the granted
+levels, which the release's own first aggregate joins back (persisted for its later passes;
+the folder and the cache are dropped when the source closes)."""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from hdp_core.errors import ReleaseError
 from hdp_release.ledger.person_charge import SEG, E, H, refuse_ids, run_charge
 
 KEY_COL = "hdp_k__"
-"""The column holding the ledger's secret in the broadcast one-row DataFrame."""
+"""The column holding the ledger's secret in the one-row DataFrame cross-joined in."""
 
 
 def is_spark(src: Any) -> bool:
@@ -82,7 +88,8 @@ def key_frame(spark: Any, key: str) -> Any:
 
 def keyed_hash_frame(src: Any, icol: str, key: str, cols: list[Any]) -> Any:
     """``src.df`` with the keyed hash of its id column (column H: the first 16 bytes of
-    SHA-256(key || id as text)) beside ``cols``; the key joins in as a broadcast column."""
+    SHA-256(key || id as text)) beside ``cols``; the key joins in as a column (a Cartesian
+    product with the key's single partition: no broadcast job)."""
     from pyspark.sql import functions as F
 
     k = key_frame(src.spark, key).hint("shuffle_replicate_nl")
