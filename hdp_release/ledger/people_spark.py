@@ -142,7 +142,8 @@ def charge_spark(
 
         inp = f"(SELECT h, e, g FROM {rows} WHERE g IS NOT NULL)"
         out = run_charge(led, inp, s, target, sd_norm, before=before, after=after)
-        runs = src.spark.read.parquet(out_path)
+        # the schema given: Spark would otherwise run a job to read the file's footer
+        runs = src.spark.read.schema(f"{H} BINARY, c DOUBLE").parquet(out_path)
         # the granted level joined back lazily, kept once computed; the release's first
         # aggregate computes it (no job of its own), the folder is removed by src.close()
         granted = (
