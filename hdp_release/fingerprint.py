@@ -350,102 +350,131 @@ def levels_identity_sql(relation: str, eps_expr: str, key: bytes) -> str:
 
 
 # ------------------------------------------------------------------------------ Spark
-def _spark_ops() -> _Ops:
-    from pyspark.sql import functions as F
+_INF = "CAST('Infinity' AS DOUBLE)"
 
-    return _Ops(
-        xor=lambda a, b: a.bitwiseXOR(b),
-        shr=lambda a, k: F.shiftright(a, k),
-        mulmask=lambda a, c: (a * F.lit(int(c)).cast("long")).bitwiseAND(F.lit(MASK)),
-        lit=lambda x: F.lit(int(x)).cast("long"),
-    )
+_SPARK_SQL = _Ops(
+    xor=lambda a, b: f"({a} ^ {b})",
+    shr=lambda a, k: f"shiftright({a}, {int(k)})",
+    mulmask=lambda a, c: f"(({a} * {int(c)}L) & {MASK}L)",
+    lit=lambda x: f"{int(x)}L",
+)
+"""The mix's operations as Spark SQL text (BIGINT arithmetic, as the DuckDB text's)."""
+
+FP_ROWS, FP_LANE0, FP_LANE1 = "hdp_fk__", "hdp_h0__", "hdp_h1__"
+"""Columns of :func:`spark_lanes`: whether a row counts (eps is not 0) and its lane hashes."""
 
 
 def levels_identity_spark(df: Any, eps_col: Any, key: bytes) -> str:
     """The keyed level-profile identity of a Spark DataFrame's levels ``eps_col`` (a Column or
     a column name; no value enters it). One distributed aggregate; only three sums come to
-    the driver."""
+    the driver. (A release's check computes it inside its own aggregate instead:
+    :func:`levels_identity_spark_lanes`.)"""
+    t, aggs = levels_identity_spark_lanes(df.select(_as_double(eps_col).alias("e")), "e", key)
+    n, s0, s1 = (int(x or 0) for x in t.agg(*aggs).collect()[0])
+    return levels_identity_from_sums(n, s0, s1, key)
+
+
+def levels_identity_spark_lanes(df: Any, eps_name: str, key: bytes) -> tuple[Any, list[Any]]:
+    """The per-row part of :func:`levels_identity_spark` for a caller's own aggregate: ``df``
+    (whose DOUBLE column ``eps_name`` holds the parsed levels) with the lane columns added,
+    and the three aggregate Columns (rows counted, keyed lane sums 0 and 1) to pass, with
+    ``key``, to :func:`levels_identity_from_sums`. Every column of ``df`` is kept (none may
+    start with 'hdp_f'), so the caller's other aggregates run in the same job."""
     from pyspark.sql import functions as F
 
-    n, s0, s1 = _spark_sums(df, F.lit(0.0), eps_col, lane_seeds(_check_key(key)))
-    return levels_identity_from_sums(n, s0, s1, key)
+    t = spark_lanes(df, None, eps_name, lane_seeds(_check_key(key)))
+    keep = F.col(FP_ROWS)
+    aggs = [
+        F.count(F.when(keep, F.lit(1))),
+        F.sum(F.when(keep, F.col(FP_LANE0))),
+        F.sum(F.when(keep, F.col(FP_LANE1))),
+    ]
+    return t, aggs
 
 
 def fingerprint_spark(df: Any, value_col: Any, eps_col: Any) -> str:
     """The fingerprint of a Spark DataFrame's rows, with ``value_col`` and ``eps_col`` (Spark
     Columns or column names) as doubles. One distributed aggregate, linear time."""
-    return fingerprint_from_sums(*_spark_sums(df, value_col, eps_col, None))
-
-
-def _spark_sums(
-    df: Any, value_col: Any, eps_col: Any, seeds: tuple[int, ...] | None
-) -> tuple[int, int, int]:
     from pyspark.sql import functions as F
 
-    def as_col(c: Any) -> Any:
-        return (F.col(f"`{c}`") if isinstance(c, str) else c).cast("double")
+    t = spark_lanes(
+        df.select(_as_double(value_col).alias("v"), _as_double(eps_col).alias("e")), "v", "e", None
+    )
+    row = t.where(F.col(FP_ROWS)).agg(F.count(F.lit(1)), F.sum(FP_LANE0), F.sum(FP_LANE1))
+    n, s0, s1 = row.collect()[0]
+    return fingerprint_from_sums(int(n), int(s0 or 0), int(s1 or 0))
 
-    t = df.select(as_col(value_col).alias("v"), as_col(eps_col).alias("e"))
-    t = t.where(F.col("e").isNull() | F.isnan("e") | (F.col("e") != 0))
 
-    def part(x: str) -> tuple[Any, Any, Any]:
-        c = F.col(x)
-        inf = F.lit(float("inf"))
+def _as_double(c: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return (F.col(f"`{c}`") if isinstance(c, str) else c).cast("double")
+
+
+def _tick(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def spark_lanes(df: Any, v: str | None, e: str, seeds: tuple[int, ...] | None) -> Any:
+    """``df`` with FP_ROWS (the row counts: its eps is not 0) and the two lane hashes of
+    (value, eps) per row (FP_LANE0, FP_LANE1): columns ``v`` (None: the value 0.0, for the
+    keyed levels identity) and ``e`` of DOUBLE type. Each layer is one Spark SQL text
+    projection (a handful of calls from Python, however many operations the mix has); the
+    same functions and BIGINT arithmetic as DuckDB's text, exact. Every column of ``df`` is
+    carried along."""
+    keep = [_tick(c) for c in df.columns]
+    val = "0.0D" if v is None else _tick(v)
+
+    def part(x: str) -> tuple[str, str, str]:
         k = (
-            F.when(c.isNull() | F.isnan(c), _MISSING)
-            .when(c == 0, _ZERO)
-            .when(c == inf, _PINF)
-            .when(c == -inf, _NINF)
-            .when(c > 0, _POS)
-            .otherwise(_NEG)
-        ).cast("long")
-        fin = c.isNotNull() & ~F.isnan(c) & (F.abs(c) != inf) & (c != 0)
-        a = F.when(fin, F.abs(c)).otherwise(F.lit(1.0))
-        g = F.least(F.greatest(F.floor(F.log2(a)), F.lit(-1074)), F.lit(1023)).cast("long")
-        return k, a, g
+            f"CAST(CASE WHEN {x} IS NULL OR isnan({x}) THEN {_MISSING} WHEN {x} = 0 THEN {_ZERO}"
+            f" WHEN {x} = {_INF} THEN {_PINF} WHEN {x} = -{_INF} THEN {_NINF} WHEN {x} > 0 "
+            f"THEN {_POS} ELSE {_NEG} END AS BIGINT)"
+        )
+        fin = f"({x} IS NOT NULL AND NOT isnan({x}) AND abs({x}) != {_INF} AND {x} != 0)"
+        a = f"CASE WHEN {fin} THEN abs({x}) ELSE 1.0D END"
+        return k, a, f"CAST(least(greatest(floor(log2({a})), -1074), 1023) AS BIGINT)"
 
-    kv, av, gv = part("v")
-    ke, ae, ge = part("e")
-    t = t.select(
-        kv.alias("kv"), av.alias("av"), gv.alias("gv"), ke.alias("ke"), ae.alias("ae"),
-        ge.alias("ge"),
+    kv, av, gv = part(val)
+    ke, ae, ge = part(_tick(e))
+    fk = f"({_tick(e)} IS NULL OR isnan({_tick(e)}) OR {_tick(e)} != 0)"
+    t = df.selectExpr(
+        *keep, f"{fk} AS {FP_ROWS}", f"{kv} AS hdp_fkv", f"{av} AS hdp_fav", f"{gv} AS hdp_fgv",
+        f"{ke} AS hdp_fke", f"{ae} AS hdp_fae", f"{ge} AS hdp_fge",
+    )  # fmt: skip
+    keep.append(FP_ROWS)
+
+    def exp(a: str, g: str) -> str:
+        p = f"pow(2.0D, {g})"
+        one = f"CASE WHEN {a} < {p} THEN 1 WHEN {a} >= 2.0D * {p} THEN -1 ELSE 0 END"
+        return f"CAST({g} - {one} AS BIGINT)"
+
+    t = t.selectExpr(
+        *keep, "hdp_fkv", "hdp_fav", f"{exp('hdp_fav', 'hdp_fgv')} AS hdp_fev", "hdp_fke",
+        "hdp_fae", f"{exp('hdp_fae', 'hdp_fge')} AS hdp_fee",
     )  # fmt: skip
 
-    def exp(a: str, g: str) -> Any:
-        p = F.pow(F.lit(2.0), F.col(g))
-        return (
-            F.col(g) - F.when(F.col(a) < p, 1).when(F.col(a) >= F.lit(2.0) * p, -1).otherwise(0)
-        ).cast("long")
+    def sig(k: str, a: str, ex: str) -> tuple[str, str]:
+        fin = f"{k} IN ({_POS}, {_NEG})"
+        m = f"CAST({a} / pow(2.0D, {ex}) * {_TWO52!r}D AS BIGINT)"
+        return f"CASE WHEN {fin} THEN {m} ELSE 0L END", f"CASE WHEN {fin} THEN {ex} ELSE 0L END"
 
-    t = t.select("kv", "av", exp("av", "gv").alias("ev"), "ke", "ae", exp("ae", "ge").alias("ee"))
-
-    def sig(k: str, a: str, ex: str) -> tuple[Any, Any]:
-        fin = F.col(k).isin(_POS, _NEG)
-        m = (F.col(a) / F.pow(F.lit(2.0), F.col(ex)) * F.lit(_TWO52)).cast("long")
-        return (
-            F.when(fin, m).otherwise(F.lit(0).cast("long")),
-            F.when(fin, F.col(ex)).otherwise(F.lit(0).cast("long")),
-        )
-
-    mv, ev = sig("kv", "av", "ev")
-    me, ee = sig("ke", "ae", "ee")
-    t = t.select("kv", ev.alias("ev"), mv.alias("mv"), "ke", ee.alias("ee"), me.alias("me"))
-    off = F.lit(_E_OFFSET).cast("long")
-    w0 = F.shiftleft(F.col("kv") * 4096 + F.col("ev") + off, 15) + (
-        F.col("ke") * 4096 + F.col("ee") + off
-    )
-    t = t.select(
-        w0.alias("w0"),
-        F.shiftright("mv", 31).alias("w1"),
-        F.col("mv").bitwiseAND(F.lit(MASK)).alias("w2"),
-        F.shiftright("me", 31).alias("w3"),
-        F.col("me").bitwiseAND(F.lit(MASK)).alias("w4"),
-    )
-    ops = _spark_ops()
-    cols: dict[str, Any] = {n: F.col(n) for n in t.columns}
+    mv, ev = sig("hdp_fkv", "hdp_fav", "hdp_fev")
+    me, ee = sig("hdp_fke", "hdp_fae", "hdp_fee")
+    t = t.selectExpr(
+        *keep, "hdp_fkv", f"{ev} AS hdp_fev", f"{mv} AS hdp_fmv", "hdp_fke", f"{ee} AS hdp_fee",
+        f"{me} AS hdp_fme",
+    )  # fmt: skip
+    off = f"{_E_OFFSET}L"
+    w0 = f"shiftleft(hdp_fkv * 4096 + hdp_fev + {off}, 15) + (hdp_fke * 4096 + hdp_fee + {off})"
+    t = t.selectExpr(
+        *keep, f"{w0} AS hdp_fw0", "shiftright(hdp_fmv, 31) AS hdp_fw1",
+        f"(hdp_fmv & {MASK}L) AS hdp_fw2", "shiftright(hdp_fme, 31) AS hdp_fw3",
+        f"(hdp_fme & {MASK}L) AS hdp_fw4",
+    )  # fmt: skip
+    cols: dict[str, Any] = {f"w{i}": f"hdp_fw{i}" for i in range(5)}
     for layer in _MIX if seeds is None else _mix_layers(seeds):
-        out = layer(ops, cols)
-        t = t.select(*[x.alias(n) for n, x in out.items()])
-        cols = {n: F.col(n) for n in out}
-    row = t.agg(F.count(F.lit(1)), F.sum("h0"), F.sum("h1")).collect()[0]
-    return int(row[0]), int(row[1] or 0), int(row[2] or 0)
+        out = layer(_SPARK_SQL, cols)
+        t = t.selectExpr(*keep, *[f"{x} AS hdp_f{n}" for n, x in out.items()])
+        cols = {n: f"hdp_f{n}" for n in out}
+    return t.withColumnsRenamed({"hdp_fh0": FP_LANE0, "hdp_fh1": FP_LANE1})

@@ -78,6 +78,9 @@ class SparkSource:
 
         self.tier_names: dict[str, float] = {}
         self.level_factor = 1.0
+        self._held: list[tuple[Any, str]] = []
+        self._parsed: dict[tuple[str, str, bool], tuple[Any, tuple, Any]] = {}
+        self.levels_identity = True  # False: the ledger charges persons (no level profile)
         spark = spark_session()
         self.spark = spark
         self.local_path: str | None = None  # a local file: DuckDB names rows in messages
@@ -136,6 +139,19 @@ class SparkSource:
         self.types = {f.name: f.dataType.simpleString().upper() for f in df.schema.fields}
 
     def _as_double(self, col: str, role: str, eps: bool):
+        """Column ``col`` parsed as doubles (a text column's cells checked first, with a Spark
+        job or two: the texts that are not numbers). Kept per column while the source's
+        frame and tier names stay the same, so the ledger's check and the release parse a
+        text column once."""
+        tiers = tuple(sorted(self.tier_names.items()))
+        hit = self._parsed.get((col, role, eps))
+        if hit is not None and hit[0] is self.df and hit[1] == tiers:
+            return hit[2]
+        expr = self._parse(col, role, eps)
+        self._parsed[(col, role, eps)] = (self.df, tiers, expr)
+        return expr
+
+    def _parse(self, col: str, role: str, eps: bool):
         from pyspark.sql import functions as F
 
         t = self.types[col]
@@ -284,17 +300,19 @@ class SparkSource:
     def precheck(
         self, value: str, eps: str, key: bytes
     ) -> tuple[str, int, int, int, int, int, int, float]:
-        """As DuckSource.precheck, on Spark (the keyed level-profile identity by
-        hdp_release.fingerprint.levels_identity_spark: the same for the same parsed levels)."""
+        """As DuckSource.precheck, on Spark, in ONE aggregate (one action): the keyed
+        level-profile identity (hdp_release.fingerprint.levels_identity_spark_lanes: the same
+        for the same parsed levels) beside the counts of the cells' kinds. With an id column
+        attached (``levels_identity`` False: the per-person ledger, which charges persons and
+        never uses the level profile) the identity is not computed and is returned as ''."""
         from pyspark.sql import functions as F
 
-        from hdp_release.fingerprint import levels_identity_spark
+        from hdp_release.fingerprint import levels_identity_from_sums, levels_identity_spark_lanes
 
         self._cols = (value, eps)
         v = self._as_double(value, "value", False)
         e = self._as_double(eps, "eps", True)
         self.e_expr = e  # the parsed level (hdp_release.ledger.people hashes ids beside it)
-        fp = levels_identity_spark(self.df, e, key)
         t = self.df.select(v.alias("v"), e.alias("e"), *self._raw_cols(value, eps))
         ecol = F.col("e")
         b = F.when(ecol.isNull() | F.isnan(ecol) | (ecol < 0), F.lit(None)).otherwise(F.lit(0))
@@ -304,7 +322,7 @@ class SparkSource:
         )
         rng = (ecol > 0) & (ecol != math.inf) & ((ecol < LEVEL_MIN) | (ecol > LEVEL_MAX))
         bad_e = ecol.isNull() | F.isnan(ecol) | (ecol < 0)
-        row = t.agg(
+        aggs = [
             F.count(F.lit(1)),
             F.sum(bad_e.cast("long")),
             F.sum(badv.cast("long")),
@@ -312,7 +330,13 @@ class SparkSource:
             F.sum(F.coalesce(ecol > 0, F.lit(False)).cast("long")),
             F.sum(F.coalesce(ecol == math.inf, F.lit(False)).cast("long")),
             F.min(F.when((ecol > 0) & (ecol != math.inf), ecol)),
-        ).collect()[0]
+        ]
+        if self.levels_identity:
+            lanes, fp_aggs = levels_identity_spark_lanes(t.select("v", "e"), "e", key)
+            row = lanes.agg(*aggs, *fp_aggs).collect()[0]
+            fp = levels_identity_from_sums(*(int(x or 0) for x in row[7:10]), key)
+        else:  # a per-person release charges persons, never the level profile: not computed
+            row, fp = t.agg(*aggs).collect()[0], ""
         n = [int(x or 0) for x in row[:6]]
         low = math.inf if row[6] is None else float(row[6])
         return fp, n[0], n[1], n[2], n[3], n[4], n[5], low
@@ -422,8 +446,21 @@ class SparkSource:
         level."""
         return refine_levels(self._u, emin, emax, m)
 
+    def hold(self, frame: Any, folder: str) -> None:
+        """Keep ``frame`` (persisted) and the temporary ``folder`` it reads until
+        :meth:`close`, which unpersists the one and removes the other."""
+        self._held.append((frame, folder))
+
     def close(self) -> None:
-        pass
+        """Release what :meth:`hold` kept (the per-person ledger's granted levels)."""
+        import shutil
+
+        while self._held:
+            frame, folder = self._held.pop()
+            try:
+                frame.unpersist()
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------ bins

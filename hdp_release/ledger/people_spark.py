@@ -3,9 +3,15 @@ text, the keyed hashes computed by Spark SQL and handed to the ledger through a 
 folder (never row by row to the driver), the granted levels joined back in Spark.
 
 The ledger's secret never appears in a query plan: it is the one row of a DataFrame built
-from an RDD (the plan shows ``LogicalRDD [hdp_k__]``, never its data), broadcast and
-cross-joined, and the hash is sha2(concat(that column, id)): the same keyed hash as
-DuckDB's."""
+from an RDD (the plan shows ``LogicalRDD [hdp_k__]``, never its data), cross-joined as a
+Cartesian product with its single partition (no broadcast, so no Spark job of its own), and
+the hash is sha2(concat(that column, id)): the same keyed hash as DuckDB's.
+
+Spark jobs of the charge (each costs a fixed ~0.1-0.3 s locally, whatever the rows): one
+write of every row's (hash, level, segment) to the Parquet folder; the ledger's DuckDB then
+counts missing and repeated ids and charges in one transaction, and writes the granted
+levels, which the release's own first aggregate joins back (persisted for its later passes;
+the folder and the cache are dropped when the source closes)."""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from hdp_core.errors import ReleaseError
 from hdp_release.ledger.person_charge import SEG, E, H, refuse_ids, run_charge
 
 KEY_COL = "hdp_k__"
-"""The column holding the ledger's secret in the broadcast one-row DataFrame."""
+"""The column holding the ledger's secret in the one-row DataFrame cross-joined in."""
 
 
 def is_spark(src: Any) -> bool:
@@ -34,8 +40,11 @@ def _col(name: str) -> Any:
 
 def attach_spark(src: Any, icol: str) -> str:
     """attach_id on Spark: a CSV is read again with the id column as text (the other
-    columns keep the types Spark inferred)."""
+    columns keep the types Spark inferred). The ledger's check then skips the keyed level
+    profile (``src.levels_identity``): a per-person release charges persons only."""
     from pyspark.sql.types import StringType, StructField, StructType
+
+    src.levels_identity = False
 
     if src.kind == "csv" and src.path is not None:
         fields = [
@@ -79,10 +88,11 @@ def key_frame(spark: Any, key: str) -> Any:
 
 def keyed_hash_frame(src: Any, icol: str, key: str, cols: list[Any]) -> Any:
     """``src.df`` with the keyed hash of its id column (column H: the first 16 bytes of
-    SHA-256(key || id as text)) beside ``cols``; the key joins in as a broadcast column."""
+    SHA-256(key || id as text)) beside ``cols``; the key joins in as a column (a Cartesian
+    product with the key's single partition: no broadcast job)."""
     from pyspark.sql import functions as F
 
-    k = F.broadcast(key_frame(src.spark, key))
+    k = key_frame(src.spark, key).hint("shuffle_replicate_nl")
     h = F.unhex(F.substring(F.sha2(F.concat(F.col(KEY_COL), _id_text(src, icol)), 256), 1, 32))
     return src.df.crossJoin(k).select(h.alias(H), *cols)
 
@@ -111,33 +121,41 @@ def charge_spark(
         t = t.join(F.broadcast(_keys_frame(src, by, keys or [])), on=by, how="left")
     else:
         t = t.withColumn(SEG, F.lit(0).cast("long"))
-    n_null, n_dup = t.agg(
-        F.sum(F.col(H).isNull().cast("long")),
-        F.count(H) - F.countDistinct(H),
-    ).collect()[0]
-    refuse_ids(icol, int(n_null or 0), int(n_dup or 0), lambda: 0)
     tmp = tempfile.mkdtemp(prefix="hdp-people-")
     try:
-        (
-            t.where(F.col(SEG).isNotNull())
-            .select(F.col(H).alias("h"), F.col(E).alias("e"), F.col(SEG).alias("g"))
-            .write.parquet(tmp + "/in")
+        # one Spark job: every row's hash, level and segment (no value) to the ledger, which
+        # checks for missing and repeated ids and charges in one transaction
+        t.select(F.col(H).alias("h"), F.col(E).alias("e"), F.col(SEG).alias("g")).write.parquet(
+            tmp + "/in"
         )
+        rows = f"read_parquet('{tmp}/in/*.parquet')"
         out_path = f"{tmp}/runs.parquet"
+
+        def before(con: Any) -> None:
+            n_null, n_dup = con.execute(
+                f"SELECT count_if(h IS NULL), count(h) - count(DISTINCT h) FROM {rows}"
+            ).fetchall()[0]
+            refuse_ids(icol, int(n_null or 0), int(n_dup or 0), lambda: 0)
 
         def after(con: Any) -> None:
             con.execute(f"COPY (SELECT h AS {H}, c FROM hdp_chg) TO '{out_path}' (FORMAT parquet)")
 
-        inp = f"read_parquet('{tmp}/in/*.parquet')"
-        out = run_charge(led, inp, s, target, sd_norm, after=after)
-        runs = src.spark.read.parquet(out_path)
-        src.df = (
+        inp = f"(SELECT h, e, g FROM {rows} WHERE g IS NOT NULL)"
+        out = run_charge(led, inp, s, target, sd_norm, before=before, after=after)
+        # the schema given: Spark would otherwise run a job to read the file's footer
+        runs = src.spark.read.schema(f"{H} BINARY, c DOUBLE").parquet(out_path)
+        # the granted level joined back lazily, kept once computed; the release's first
+        # aggregate computes it (no job of its own), the folder is removed by src.close()
+        granted = (
             t.join(runs, on=H, how="inner")
             .select(_col(vcol), F.col("c").alias(ecol), *[_col(c) for c in by])
-            .localCheckpoint(eager=True)
+            .persist()
         )
-    finally:
+    except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    src.hold(granted, tmp)
+    src.df = granted
     src.types = {**src.types, ecol: "DOUBLE"}
     src.read_names = [vcol, ecol, *by]
     return out

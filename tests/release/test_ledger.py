@@ -592,7 +592,8 @@ def test_fingerprint_sql_is_one_scan_query():
 
 @pytest.mark.slow
 def test_spark_agrees_with_duckdb_and_numpy(spark, tmp_path):
-    from hdp_release.fingerprint import fingerprint_spark
+    from hdp_release.engines.spark_source import SparkSource
+    from hdp_release.fingerprint import fingerprint_spark, levels_identity_spark
 
     v, e = _tricky_pairs()
     v = np.concatenate([v, _bits_sample(20_000, 3)])
@@ -600,6 +601,18 @@ def test_spark_agrees_with_duckdb_and_numpy(spark, tmp_path):
     df = pd.DataFrame({"v": v, "e": e})
     want = fingerprint_arrays(v, e)
     assert fingerprint_spark(spark.createDataFrame(df), "v", "e") == want
+    # the keyed level profile on the tricky pairs and 1,000 random bit patterns (a small
+    # frame: three more Spark jobs): alone, and inside the ledger check's own aggregate (one
+    # job with the cells' counts; none with an id column: the per-person ledger never uses it)
+    key, part = bytes(range(7, 39)), df.iloc[: v.size - 19_000]
+    pv, pe = part["v"].to_numpy(), part["e"].to_numpy()
+    levels = levels_identity_arrays(pe, key)
+    src = SparkSource(spark.createDataFrame(part))
+    assert levels_identity_spark(src.df, "e", key) == levels
+    n_bad = (int((np.isnan(pe) | (pe < 0)).sum()), int((~np.isfinite(pv)).sum()))
+    assert src.precheck("v", "e", key)[:4] == (levels, pe.size, *n_bad)
+    src.levels_identity = False
+    assert src.precheck("v", "e", key)[:4] == ("", pe.size, *n_bad)
     # row by row on the tricky pairs, in one job: a fingerprint per row from its row hash
     p = _write(tmp_path / "a.csv", ["v,e"] + [f"{v},{e}" for v, e in ROWS])
     sdf = spark.read.option("header", True).option("inferSchema", True).csv(p)

@@ -66,9 +66,20 @@ def test_spark_and_duckdb_charge_the_same_persons_the_same(tmp_path):
         pd.testing.assert_frame_equal(a, b)
 
 
-def test_one_ledger_across_engines_and_refusals_on_spark(tmp_path):
+def test_one_ledger_across_engines_and_refusals_on_spark(tmp_path, monkeypatch):
+    import tempfile
+
+    from pyspark.sql import SparkSession
+
     df = _table(200).assign(eps=0.01)  # nobody saturates
     led = PrivacyLedger(tmp_path / "l.duckdb")
+    # the hashes' temporary folders and the cached granted levels are dropped when a release
+    # ends, refused or not (hdp_release.engines.spark_source.SparkSource.close)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    jsc = SparkSession.getActiveSession().sparkContext._jsc
+    cached = jsc.getPersistentRDDs().size()
     release_mean(df, value="x", eps="eps", lo=0, hi=1, ledger=led, id="uid", spend="1/2")
     release_mean(
         df, value="x", eps="eps", lo=0, hi=1, ledger=led, id="uid", spend="1/2", engine="spark"
@@ -88,6 +99,7 @@ def test_one_ledger_across_engines_and_refusals_on_spark(tmp_path):
     secret = led.secret_key()
     assert set(spent) == {key_hash(secret, u) for u in df.uid}
     assert len(led.history()) == 2
+    assert not list(scratch.iterdir()) and jsc.getPersistentRDDs().size() == cached
 
 
 def test_grouped_on_spark_matches_the_oracle_and_duckdb(tmp_path):
