@@ -334,7 +334,9 @@ class DuckSource:
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
-        self.e_expr = self._scaled(self._as_double(eps, "eps", True))
+        self.e0_expr = self._as_double(eps, "eps", True)  # as asked, before the spend
+        self.e_expr = self._scaled(self.e0_expr)
+        self.sample0: np.ndarray | None = None
         R = hi - lo
         # the general plan's y: CAST rounds half away from zero, as round() does, and v in
         # [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above
@@ -356,11 +358,18 @@ class DuckSource:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
         metadata). Only steers the plan."""
         n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
-        x = self._run(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
-        x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
-        return np.asarray(x, dtype=float), n_rows
+        scaled = self.level_factor != 1.0
+        e = self.e0_expr if scaled else self.e_expr
+        x = self._run(f"SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
+        x = np.asarray(np.ma.filled(np.ma.asarray(x, dtype=float), np.nan), dtype=float)
+        if scaled:  # the levels as asked, kept for the tiers pass; eps x factor, as the SQL
+            self.sample0 = np.unique(x[~np.isnan(x)])  # multiplies (one IEEE product)
+            x = x * self.level_factor
+        return x, n_rows
 
-    def _fast(self, key: str, below: str | None, q: str | None = None) -> list:
+    def _fast(
+        self, key: str, below: str | None, q: str | None = None, scan: str | None = None
+    ) -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
         default the general one)."""
@@ -378,7 +387,7 @@ class DuckSource:
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
             FROM (SELECT {key} AS k, e, v, {self.yc_expr} AS y
-                  {", " + qq + " AS q" if below is not None else ""} FROM {self._scan()})
+                  {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
             GROUP BY k ORDER BY k NULLS FIRST"""
         self.key_expr = key
         return self._run(sql)
@@ -391,8 +400,9 @@ class DuckSource:
         # none of them (a NULL, NaN or other level: the general plan then answers). DuckDB
         # evaluates it once per entry of a dictionary-encoded column (issue 29: about a
         # quarter less work than a CASE chain at 10^7 rows); -0.0 finds 0.0, as e = 0 does.
-        arr = ", ".join(lit(x) for x in lv)
-        rows = self._fast(f"list_position([{arr}], e)", None)
+        rows = self._tier_rows(lv)
+        if rows is None:
+            return None
         out = []
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
@@ -408,6 +418,33 @@ class DuckSource:
                 out.append((i, n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0))
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
+
+    def _tier_rows(self, lv: list[float]) -> list | None:
+        """The tiers pass's rows (1-based position of the row's level in ``lv``, users, good
+        values, sum of y), or None when a row's level is none of them. With a spend below 1
+        (issue 30) the key is the level as asked (eps), found among the sample's asked levels
+        and mapped to the run level eps x factor (the same IEEE product as the SQL's): the
+        product per row costs as much as the rest of the pass, and hides the column's
+        dictionary from list_position. Asked levels that run at one level are summed into
+        it, as the scaled key grouped them; a level missing from the sample gives None (the
+        general plan answers, with the same sums)."""
+        u = self.sample0
+        if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
+            arr = ", ".join(lit(x) for x in lv)
+            return self._fast(f"list_position([{arr}], e)", None)
+        where = {x: i for i, x in enumerate(lv)}
+        to = [where.get(float(x) * self.level_factor) for x in u]
+        if any(i is None for i in to):
+            return None
+        arr = ", ".join(lit(float(x)) for x in u)
+        scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
+        merged: dict[int, list[int]] = {}
+        for r in self._fast(f"list_position([{arr}], e)", None, scan=scan):
+            if r[0] is None or not 1 <= int(r[0]) <= len(to):
+                return None
+            m = merged.setdefault(to[int(r[0]) - 1] + 1, [0, 0, 0])
+            m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
+        return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
 
     def fast_bracket(
         self, a: float, b: float, m: int, above_first: bool = False
