@@ -234,10 +234,11 @@ class DuckSource:
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
         # one light scan (issue 30): how many rows hold each of the first rows' few distinct
-        # levels, and the values' count, min and max (max is NaN when a NaN is there: DuckDB
-        # orders NaN above +inf); the identity and the level counts then follow from the
-        # levels. A row with another level (many levels), a missing level or a bad value
-        # costs the general counts and the identity's own pass, as before.
+        # levels, and how many values are finite (isfinite: false for NaN and +-inf, NULL for
+        # a missing value, so neither is counted; one test per row, cheaper than count, min
+        # and max); the identity and the level counts then follow from the levels. A row
+        # with another level (many levels), a missing level or a bad value costs the general
+        # counts and the identity's own pass, as before.
         first = self._run(
             f"SELECT DISTINCT e FROM (SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}) "
             f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
@@ -246,16 +247,12 @@ class DuckSource:
             lv = sorted(float(r[0]) for r in first)
             each = ", ".join(f"count_if(e = {lit(x)})" for x in lv)
             got = self._run(
-                f"SELECT count(*), count(v), min(v), max(v), {each} FROM (SELECT {v} AS v, "
+                f"SELECT count(*), count_if(isfinite(v)), {each} FROM (SELECT {v} AS v, "
                 f"{e} AS e FROM {self.rel})",
                 "one",
             )
-            n_rows, cnt = int(got[0]), [int(x) for x in got[4:]]
-            lo_v, hi_v = got[2], got[3]
-            finite = int(got[1]) == n_rows and (
-                n_rows == 0 or (math.isfinite(float(lo_v)) and math.isfinite(float(hi_v)))
-            )
-            if sum(cnt) == n_rows and finite:
+            n_rows, cnt = int(got[0]), [int(x) for x in got[2:]]
+            if sum(cnt) == n_rows and int(got[1]) == n_rows:
                 self.check_passes = 1
                 return self._counts_from_levels(lv, cnt, key)
         self.check_passes = 2

@@ -278,7 +278,8 @@ def person_summary(led: PrivacyLedger) -> Any:
     cols += ["remaining_min", "remaining_max"]
     with led.transaction() as con:
         has = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people'"
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people' "
+            "AND database_name = current_database()"
         ).fetchall()[0][0]
         if not has:
             return pd.DataFrame(columns=cols)
@@ -305,7 +306,8 @@ def person_spent_units(led: PrivacyLedger) -> dict[bytes, int]:
     (the hashes never leave this process; never shown)."""
     with led.transaction() as con:
         has = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people'"
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people' "
+            "AND database_name = current_database()"
         ).fetchall()[0][0]
         if not has:
             return {}
