@@ -67,7 +67,9 @@ column; the count, never an id).
 
 **Storage.** The check-and-charge SQL lives in hdp_release.ledger.person_charge
 (engine-free), the Spark side in hdp_release.ledger.people_spark. Table ``hdp_people`` (h
-BLOB: the hash; level: the last level seen; spent: HUGEINT grid units; releases;
+UHUGEINT: the hash's 16 bytes as one big-endian integer; a ledger that stored them as a BLOB
+is converted in its next per-person charge's transaction, person_charge.migrate_people;
+level: the last level seen; spent: HUGEINT grid units; releases;
 last_release) in the ledger's DuckDB file; a release with an id
 is a row of ``releases`` (history, record / record_failure as usual) with no dataset charge:
 its persons are its budget. The check-and-charge of every person is one transaction, under
