@@ -234,11 +234,10 @@ class DuckSource:
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
         # one light scan (issue 30): how many rows hold each of the first rows' few distinct
-        # levels, and how many values are finite (isfinite: false for NaN and +-inf, NULL for
-        # a missing value, so neither is counted; one test per row, cheaper than count, min
-        # and max); the identity and the level counts then follow from the levels. A row
-        # with another level (many levels), a missing level or a bad value costs the general
-        # counts and the identity's own pass, as before.
+        # levels, and how many values are finite (isfinite: false for NaN, +-inf; NULL for
+        # a missing value); the identity and the level counts then follow from the levels. A
+        # row with another level (many levels), a missing level or a bad value costs the
+        # general counts and the identity's own pass, as before.
         first = self._run(
             f"SELECT DISTINCT e FROM (SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}) "
             f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
@@ -359,14 +358,11 @@ class DuckSource:
         e = self.e0_expr if scaled else self.e_expr
         x = self._run(f"SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
         x = np.asarray(np.ma.filled(np.ma.asarray(x, dtype=float), np.nan), dtype=float)
-        if scaled:  # the levels as asked, kept for the tiers pass; eps x factor, as the SQL
-            self.sample0 = np.unique(x[~np.isnan(x)])  # multiplies (one IEEE product)
-            x = x * self.level_factor
+        if scaled:  # the asked levels kept for the tiers pass; eps x factor as the SQL's
+            self.sample0, x = np.unique(x[~np.isnan(x)]), x * self.level_factor
         return x, n_rows
 
-    def _fast(
-        self, key: str, below: str | None, q: str | None = None, scan: str | None = None
-    ) -> list:
+    def _fast(self, key: str, below: str | None, q: str | None = None, scan: str = "") -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
         default the general one)."""
@@ -417,14 +413,10 @@ class DuckSource:
         return histogram_from_rows(out)
 
     def _tier_rows(self, lv: list[float]) -> list | None:
-        """The tiers pass's rows (1-based position of the row's level in ``lv``, users, good
-        values, sum of y), or None when a row's level is none of them. With a spend below 1
-        (issue 30) the key is the level as asked (eps), found among the sample's asked levels
-        and mapped to the run level eps x factor (the same IEEE product as the SQL's): the
-        product per row costs as much as the rest of the pass, and hides the column's
-        dictionary from list_position. Asked levels that run at one level are summed into
-        it, as the scaled key grouped them; a level missing from the sample gives None (the
-        general plan answers, with the same sums)."""
+        """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
+        y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
+        level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
+        as much as the rest of the pass); asked levels with one run level are summed."""
         u = self.sample0
         if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
             arr = ", ".join(lit(x) for x in lv)

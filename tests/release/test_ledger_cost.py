@@ -185,3 +185,36 @@ def test_a_spend_with_a_level_outside_the_sample_takes_the_general_plan(monkeypa
     assert "missed levels" in fast.plan
     monkeypatch.setattr(R, "fast_histogram", lambda *a, **k: (None, 0, ""))
     assert fast.estimate == release_mean(df, **kw).estimate
+
+
+def test_a_ledger_operation_leaves_the_file_closed_even_when_it_fails(tmp_path):
+    """Each operation attaches the file to the process's in-memory DuckDB database and
+    detaches it after (issue 30: ~2 ms instead of opening a database); a failed operation, an
+    open transaction left behind, or a refused charge must not leave it attached (DuckDB's
+    lock would keep every other process out)."""
+    import duckdb
+
+    from hdp_core.errors import BudgetExceeded, LedgerError
+    from hdp_release.ledger.store import PrivacyLedger
+
+    path = tmp_path / "l.duckdb"
+    led = PrivacyLedger(path)
+    ident = "lv1:" + "ab" * 16
+
+    def closed() -> bool:
+        con = duckdb.connect(str(path))  # refused while this process has it attached
+        con.close()
+        return True
+
+    with pytest.raises(LedgerError), led.transaction() as con:
+        con.execute("BEGIN TRANSACTION")
+        con.execute("SELECT * FROM no_such_table")
+    assert closed()
+    with led.transaction() as con:
+        con.execute("BEGIN TRANSACTION")  # left open: rolled back on leaving
+        con.execute("DELETE FROM meta")
+    assert closed() and led.release_count() == 0  # the delete was rolled back
+    led.charge(ident, 1)
+    with pytest.raises(BudgetExceeded):
+        led.charge(ident, "1/2")
+    assert closed() and led.spent(ident) == 1

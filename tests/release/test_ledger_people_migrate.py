@@ -81,8 +81,9 @@ def test_a_ledger_with_blob_hashes_is_converted_and_charges_as_a_new_one(tmp_pat
         release_mean(sub, **KW, ledger=led, spend="1/2")
     assert _h_type(old) == "UHUGEINT"
     new_secret = led_new.secret_key()
-    by_id_old = {u: person_spent_units(led_old)[key_hash(secret, u)] for u in df["uid"]}
-    by_id_new = {u: person_spent_units(led_new)[key_hash(new_secret, u)] for u in df["uid"]}
+    spent_old, spent_new = person_spent_units(led_old), person_spent_units(led_new)
+    by_id_old = {u: spent_old[key_hash(secret, u)] for u in df["uid"]}
+    by_id_new = {u: spent_new[key_hash(new_secret, u)] for u in df["uid"]}
     assert by_id_old == by_id_new
     assert by_id_old["p000"] > by_id_old["p001"] > 0  # p000 charged twice, p001 once
 
