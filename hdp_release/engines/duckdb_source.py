@@ -422,8 +422,8 @@ class DuckSource:
             arr = ", ".join(lit(x) for x in lv)
             return self._fast(f"list_position([{arr}], e)", None)
         where = {x: i for i, x in enumerate(lv)}
-        to = [where.get(float(x) * self.level_factor) for x in u]
-        if any(i is None for i in to):
+        to = [where.get(float(x) * self.level_factor, -1) + 1 for x in u]  # 0: not in lv
+        if 0 in to:
             return None
         arr = ", ".join(lit(float(x)) for x in u)
         scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
@@ -431,7 +431,7 @@ class DuckSource:
         for r in self._fast(f"list_position([{arr}], e)", None, scan=scan):
             if r[0] is None or not 1 <= int(r[0]) <= len(to):
                 return None
-            m = merged.setdefault(to[int(r[0]) - 1] + 1, [0, 0, 0])
+            m = merged.setdefault(to[int(r[0]) - 1], [0, 0, 0])
             m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
         return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
 
