@@ -35,26 +35,32 @@ from hdp_release.ledger.store import PrivacyLedger
 from hdp_release.release import release_mean
 
 KW: dict[str, Any] = {"value": "v", "eps": "e", "lo": 0, "hi": 500}
-VARIANTS = ("none", "dataset", "first", "second")
+VARIANTS = ("none", "spend", "dataset", "first", "second")
 
 
-def _best_interleaved(runs: dict, k: int) -> dict[str, float]:
+def _best_interleaved(runs: dict, k: int) -> tuple[dict[str, float], dict[str, float]]:
     """Best of ``k`` timings of each ``runs[name] = (run, prepare)``, taken in turns (one of
-    each per round), so a change in the machine's load falls on every variant alike."""
+    each per round), so a change in the machine's load falls on every variant alike: wall
+    time, and this process's CPU time (every thread's: DuckDB's too; steadier on a busy
+    machine, blind to waiting for the disk)."""
     out: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(k):
         for name, (run, prepare) in runs.items():
             arg = prepare() if prepare is not None else None
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             run(arg)
             out[name].append(time.perf_counter() - t)
-    return {name: min(x) for name, x in out.items()}
+            cpu[name].append(time.process_time() - c)
+    return {n: min(x) for n, x in out.items()}, {n: min(x) for n, x in cpu.items()}
 
 
 def _once(variant: str, path: str, ledger: str) -> None:
     """One release of ``variant`` (a child process of --memory)."""
     if variant == "none":
         release_mean(path, **KW, ledger=False)
+    elif variant == "spend":
+        release_mean(path, **KW, ledger=False, spend="1/1000")
     elif variant == "dataset":
         release_mean(path, **KW, ledger=PrivacyLedger(ledger), spend="1/1000")
     else:
@@ -85,6 +91,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--no-people", action="store_true", help="only the dataset ledger")
     a = ap.parse_args()
     n, k = a.rows, a.repeat
     rng = np.random.default_rng(0)
@@ -109,45 +116,48 @@ def main() -> None:
             return PrivacyLedger(p)
 
         first = os.path.join(d, "first.duckdb")
-        release_mean(path, **KW, ledger=PrivacyLedger(first), id="uid", spend="1/2")
+        if not a.no_people:
+            release_mean(path, **KW, ledger=PrivacyLedger(first), id="uid", spend="1/2")
         dataset_led = fresh()
-        t = _best_interleaved(
-            {
-                "none": (lambda _: release_mean(path, **KW, ledger=False), None),
-                "dataset": (
-                    lambda _: release_mean(path, **KW, ledger=dataset_led, spend="1/1000"),
-                    None,
-                ),
-                "first": (lambda led: release_mean(path, **KW, ledger=led, id="uid"), fresh),
-                "second": (
-                    lambda led: release_mean(path, **KW, ledger=led, id="uid", spend="1/2"),
-                    lambda: fresh(first),
-                ),
-            },
-            k,
-        )
-        t0, t1, t2, t3 = t["none"], t["dataset"], t["first"], t["second"]
+        runs = {
+            "none": (lambda _: release_mean(path, **KW, ledger=False), None),
+            # the dataset ledger's own release (spend 1/1000), without a ledger
+            "spend": (lambda _: release_mean(path, **KW, ledger=False, spend="1/1000"), None),
+            "dataset": (
+                lambda _: release_mean(path, **KW, ledger=dataset_led, spend="1/1000"),
+                None,
+            ),
+            "first": (lambda led: release_mean(path, **KW, ledger=led, id="uid"), fresh),
+            "second": (
+                lambda led: release_mean(path, **KW, ledger=led, id="uid", spend="1/2"),
+                lambda: fresh(first),
+            ),
+        }
+        if a.no_people:
+            del runs["first"], runs["second"]
+        t, c = _best_interleaved(runs, k)
         mem = dict.fromkeys(VARIANTS, "")
         if a.memory:
-            for v in VARIANTS:
+            for v in runs:
                 led = os.path.join(d, f"m{v}.duckdb")
                 if v == "second":
                     shutil.copy(first, led)
                 mem[v] = f"   peak {_peak_mb(v, path, led):7.0f} MB"
         print(f"rows {n:,}   best of {k}, in turns   load average {os.getloadavg()[0]:.1f}")
-        print(f"release, no ledger                   {t0:8.3f} s   1.00x{mem['none']}")
-        print(
-            f"release, dataset ledger              {t1:8.3f} s   {t1 / t0:5.2f}x  (goal 1.5x)"
-            f"{mem['dataset']}"
-        )
-        print(
-            f"release, per-person, first release   {t2:8.3f} s   {t2 / t0:5.2f}x  (goal 3x)"
-            f"{mem['first']}"
-        )
-        print(
-            f"release, per-person, second release  {t3:8.3f} s   {t3 / t0:5.2f}x  (goal 3x)"
-            f"{mem['second']}"
-        )
+        labels = {
+            "none": ("release, no ledger", ""),
+            "spend": ("release, no ledger, spend 1/1000", ""),
+            "dataset": ("release, dataset ledger", "(goal 1.5x)"),
+            "first": ("release, per-person, first release", "(goal 3x)"),
+            "second": ("release, per-person, second release", "(goal 3x)"),
+        }
+        print(f"{'':36s}{'wall':>10s} {'ratio':>6s} {'':11s}{'CPU':>9s} {'ratio':>6s}")
+        for name in runs:
+            label, goal = labels[name]
+            print(
+                f"{label:36s}{t[name]:8.3f} s {t[name] / t['none']:5.2f}x {goal:11s}"
+                f"{c[name]:7.3f} s {c[name] / c['none']:5.2f}x{mem[name]}"
+            )
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"(this process, which wrote the table: peak {own:.0f} MB)")
 

@@ -234,10 +234,10 @@ class DuckSource:
         e = self._as_double(eps, "eps", True)
         self.v_expr, self.e_expr = v, e
         # one light scan (issue 30): how many rows hold each of the first rows' few distinct
-        # levels, and the values' count, min and max (max is NaN when a NaN is there: DuckDB
-        # orders NaN above +inf); the identity and the level counts then follow from the
-        # levels. A row with another level (many levels), a missing level or a bad value
-        # costs the general counts and the identity's own pass, as before.
+        # levels, and how many values are finite (isfinite: false for NaN, +-inf; NULL for
+        # a missing value); the identity and the level counts then follow from the levels. A
+        # row with another level (many levels), a missing level or a bad value costs the
+        # general counts and the identity's own pass, as before.
         first = self._run(
             f"SELECT DISTINCT e FROM (SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}) "
             f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
@@ -246,16 +246,12 @@ class DuckSource:
             lv = sorted(float(r[0]) for r in first)
             each = ", ".join(f"count_if(e = {lit(x)})" for x in lv)
             got = self._run(
-                f"SELECT count(*), count(v), min(v), max(v), {each} FROM (SELECT {v} AS v, "
+                f"SELECT count(*), count_if(isfinite(v)), {each} FROM (SELECT {v} AS v, "
                 f"{e} AS e FROM {self.rel})",
                 "one",
             )
-            n_rows, cnt = int(got[0]), [int(x) for x in got[4:]]
-            lo_v, hi_v = got[2], got[3]
-            finite = int(got[1]) == n_rows and (
-                n_rows == 0 or (math.isfinite(float(lo_v)) and math.isfinite(float(hi_v)))
-            )
-            if sum(cnt) == n_rows and finite:
+            n_rows, cnt = int(got[0]), [int(x) for x in got[2:]]
+            if sum(cnt) == n_rows and int(got[1]) == n_rows:
                 self.check_passes = 1
                 return self._counts_from_levels(lv, cnt, key)
         self.check_passes = 2
@@ -334,7 +330,9 @@ class DuckSource:
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
-        self.e_expr = self._scaled(self._as_double(eps, "eps", True))
+        self.e0_expr = self._as_double(eps, "eps", True)  # as asked, before the spend
+        self.e_expr = self._scaled(self.e0_expr)
+        self.sample0: np.ndarray | None = None
         R = hi - lo
         # the general plan's y: CAST rounds half away from zero, as round() does, and v in
         # [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above
@@ -356,11 +354,15 @@ class DuckSource:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
         metadata). Only steers the plan."""
         n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
-        x = self._run(f"SELECT {self.e_expr} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
-        x = np.ma.filled(np.ma.asarray(x, dtype=float), np.nan)
-        return np.asarray(x, dtype=float), n_rows
+        scaled = self.level_factor != 1.0
+        e = self.e0_expr if scaled else self.e_expr
+        x = self._run(f"SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
+        x = np.asarray(np.ma.filled(np.ma.asarray(x, dtype=float), np.nan), dtype=float)
+        if scaled:  # the asked levels kept for the tiers pass; eps x factor as the SQL's
+            self.sample0, x = np.unique(x[~np.isnan(x)]), x * self.level_factor
+        return x, n_rows
 
-    def _fast(self, key: str, below: str | None, q: str | None = None) -> list:
+    def _fast(self, key: str, below: str | None, q: str | None = None, scan: str = "") -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
         default the general one)."""
@@ -378,7 +380,7 @@ class DuckSource:
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
             FROM (SELECT {key} AS k, e, v, {self.yc_expr} AS y
-                  {", " + qq + " AS q" if below is not None else ""} FROM {self._scan()})
+                  {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
             GROUP BY k ORDER BY k NULLS FIRST"""
         self.key_expr = key
         return self._run(sql)
@@ -391,8 +393,9 @@ class DuckSource:
         # none of them (a NULL, NaN or other level: the general plan then answers). DuckDB
         # evaluates it once per entry of a dictionary-encoded column (issue 29: about a
         # quarter less work than a CASE chain at 10^7 rows); -0.0 finds 0.0, as e = 0 does.
-        arr = ", ".join(lit(x) for x in lv)
-        rows = self._fast(f"list_position([{arr}], e)", None)
+        rows = self._tier_rows(lv)
+        if rows is None:
+            return None
         out = []
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
@@ -408,6 +411,29 @@ class DuckSource:
                 out.append((i, n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0))
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
+
+    def _tier_rows(self, lv: list[float]) -> list | None:
+        """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
+        y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
+        level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
+        as much as the rest of the pass); asked levels with one run level are summed."""
+        u = self.sample0
+        if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
+            arr = ", ".join(lit(x) for x in lv)
+            return self._fast(f"list_position([{arr}], e)", None)
+        where = {x: i for i, x in enumerate(lv)}
+        to = [where.get(float(x) * self.level_factor, -1) + 1 for x in u]  # 0: not in lv
+        if 0 in to:
+            return None
+        arr = ", ".join(lit(float(x)) for x in u)
+        scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
+        merged: dict[int, list[int]] = {}
+        for r in self._fast(f"list_position([{arr}], e)", None, scan=scan):
+            if r[0] is None or not 1 <= int(r[0]) <= len(to):
+                return None
+            m = merged.setdefault(to[int(r[0]) - 1], [0, 0, 0])
+            m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
+        return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
 
     def fast_bracket(
         self, a: float, b: float, m: int, above_first: bool = False

@@ -23,7 +23,8 @@ MODE_IDENTITY = "ledger-mode"
 
 def _keeps_persons(con: Any) -> bool:
     found = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people'"
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people' "
+        "AND database_name = current_database()"
     ).fetchone()[0]
     return bool(found) and bool(con.execute("SELECT count(*) > 0 FROM hdp_people").fetchone()[0])
 

@@ -120,3 +120,101 @@ def test_a_nan_value_in_parquet_is_seen_by_the_light_check(tmp_path):
     pq.write_table(pa.table({"v": v, "e": np.tile([0.5, 1.0, 2.0], 1000)}), p, row_group_size=500)
     got = _check(str(p))
     assert got[3] == 1 and got[1] == 3000  # one bad value, found as the general check finds it
+
+
+def _spend_frame(n: int = 4000, seed: int = 11) -> tuple[pd.DataFrame, float, float]:
+    """Four tiers, eps = 0 and public users, and two asked levels one float apart (1.5 and
+    the next double) that run at ONE level at spend 3/4 (their products round together)."""
+    from hdp_core.spend import spend_factor
+
+    f = spend_factor("3/4")
+    u = 1.5 + 2 * 2.0**-52
+    w = math.nextafter(u, 9.0)
+    assert u * f == w * f and u != w  # the collision the tiers pass must sum together
+    rng = np.random.default_rng(seed)
+    e = rng.choice([0.1, 0.5, u, w, 0.0, INF], n)
+    return pd.DataFrame({"v": rng.uniform(-5, 105, n), "e": e}), u, w
+
+
+@pytest.mark.parametrize("target", ["population", "table"])
+def test_a_release_at_a_spend_keys_the_tiers_pass_by_the_asked_level(target, monkeypatch):
+    """A spend below 1 keys the tiers pass by the level as asked (issue 30: no product per
+    row) and must give exactly the release that the general plan (the levels eps x factor,
+    binned per row; no fast key) gives: the same estimate bit for bit without noise, the same
+    receipt; asked levels that run at one level are one receipt row."""
+    from helpers import NoNoise
+
+    import hdp_release.finish
+    from hdp_release import release as R
+    from hdp_release.release import release_mean
+
+    monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
+    scans: list = []
+    real = duck.DuckSource._fast
+    monkeypatch.setattr(
+        duck.DuckSource, "_fast", lambda self, *a, **k: scans.append(k) or real(self, *a, **k)
+    )
+    df, u, w = _spend_frame()
+    kw = {"value": "v", "eps": "e", "lo": 0.0, "hi": 100.0, "spend": "3/4", "target": target}
+    fast = release_mean(df, **kw)
+    assert fast.plan.startswith("tiers (1 aggregate pass)"), fast.plan
+    assert len(scans) == 1 and "* " not in scans[0]["scan"]  # keyed by eps, no product
+    monkeypatch.setattr(R, "fast_histogram", lambda *a, **k: (None, 0, ""))
+    gen = release_mean(df, **kw)  # the general plan: per-row scaled levels, binned
+    assert fast.estimate == gen.estimate
+    assert (fast.noise_scale, fast.saturation_level) == (gen.noise_scale, gen.saturation_level)
+    pd.testing.assert_frame_equal(fast.tiers, gen.tiers)
+    users = fast.tiers.set_index("eps")["users"]
+    assert users[u] == int(((df["e"] == u) | (df["e"] == w)).sum())  # summed into one row
+    assert fast.n_excluded == int((df["e"] == 0).sum())
+
+
+def test_a_spend_with_a_level_outside_the_sample_takes_the_general_plan(monkeypatch):
+    from helpers import NoNoise
+
+    import hdp_release.finish
+    from hdp_release import release as R
+    from hdp_release.release import release_mean
+
+    monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
+    monkeypatch.setattr(duck, "SAMPLE_MAX", 100)
+    df, _, _ = _spend_frame()
+    df.loc[3000, "e"] = 0.3  # not among the first rows' levels
+    kw = {"value": "v", "eps": "e", "lo": 0.0, "hi": 100.0, "spend": "3/4"}
+    fast = release_mean(df, **kw)
+    assert "missed levels" in fast.plan
+    monkeypatch.setattr(R, "fast_histogram", lambda *a, **k: (None, 0, ""))
+    assert fast.estimate == release_mean(df, **kw).estimate
+
+
+def test_a_ledger_operation_leaves_the_file_closed_even_when_it_fails(tmp_path):
+    """Each operation attaches the file to the process's in-memory DuckDB database and
+    detaches it after (issue 30: ~2 ms instead of opening a database); a failed operation, an
+    open transaction left behind, or a refused charge must not leave it attached (DuckDB's
+    lock would keep every other process out)."""
+    import duckdb
+
+    from hdp_core.errors import BudgetExceeded, LedgerError
+    from hdp_release.ledger.store import PrivacyLedger
+
+    path = tmp_path / "l.duckdb"
+    led = PrivacyLedger(path)
+    ident = "lv1:" + "ab" * 16
+
+    def closed() -> bool:
+        con = duckdb.connect(str(path))  # refused while this process has it attached
+        con.close()
+        return True
+
+    with pytest.raises(LedgerError), led.transaction() as con:
+        con.execute("BEGIN TRANSACTION")
+        con.execute("SELECT * FROM no_such_table")
+    assert closed()
+    with led.transaction() as con:
+        con.execute("BEGIN TRANSACTION")  # left open: rolled back on leaving
+        con.execute("DELETE FROM meta")
+    assert closed() and led.release_count() == 0  # the delete was rolled back
+    led.charge(ident, 1)
+    with pytest.raises(BudgetExceeded):
+        led.charge(ident, "1/2")
+    assert closed() and led.spent(ident) == 1
