@@ -334,7 +334,8 @@ class SparkSource:
         if self.levels_identity:
             lanes, fp_aggs = levels_identity_spark_lanes(t.select("v", "e"), "e", key)
             row = lanes.agg(*aggs, *fp_aggs).collect()[0]
-            fp = levels_identity_from_sums(*(int(x or 0) for x in row[7:10]), key)
+            n_rows, s0, s1 = (int(x or 0) for x in row[7:10])
+            fp = levels_identity_from_sums(n_rows, s0, s1, key)
         else:  # a per-person release charges persons, never the level profile: not computed
             row, fp = t.agg(*aggs).collect()[0], ""
         n = [int(x or 0) for x in row[:6]]
