@@ -47,8 +47,6 @@ from hdp_release.engines.duckdb_sql import (
 )
 
 QE_2 = 2.0**-84
-
-
 """QE^-2, a power of two: sum(q^2) times it is the same float as sum((q / QE)^2)."""
 
 

@@ -15,18 +15,31 @@ from typing import Any
 
 from hdp_core.errors import BudgetExceeded
 
-__all__ = ["MODE_IDENTITY", "check_datasets_allowed", "check_persons_allowed"]
+__all__ = [
+    "MODE_IDENTITY",
+    "check_datasets_allowed",
+    "check_persons_allowed",
+    "has_people_table",
+]
 
 MODE_IDENTITY = "ledger-mode"
 """BudgetExceeded.identity of a release refused by the ledger's kind of budget."""
 
 
-def _keeps_persons(con: Any) -> bool:
+def has_people_table(con: Any) -> bool:
+    """Whether the ledger behind ``con`` (its own database, not others attached beside it)
+    has a person table."""
     found = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people' "
         "AND database_name = current_database()"
     ).fetchone()[0]
-    return bool(found) and bool(con.execute("SELECT count(*) > 0 FROM hdp_people").fetchone()[0])
+    return bool(found)
+
+
+def _keeps_persons(con: Any) -> bool:
+    return has_people_table(con) and bool(
+        con.execute("SELECT count(*) > 0 FROM hdp_people").fetchone()[0]
+    )
 
 
 def _refusal(text: str, spend: Fraction) -> BudgetExceeded:

@@ -84,6 +84,7 @@ from typing import Any
 
 from hdp_core.errors import ReleaseError
 from hdp_release.engines.base import check_column_names, match_column
+from hdp_release.ledger.modes import has_people_table
 from hdp_release.ledger.people_spark import attach_spark, charge_spark, is_spark
 from hdp_release.ledger.person_charge import (
     GRID_BITS,
@@ -283,11 +284,7 @@ def person_summary(led: PrivacyLedger) -> Any:
     cols = ["eps", "persons", "charged", "exhausted", "spent_min", "spent_mean", "spent_max"]
     cols += ["remaining_min", "remaining_max"]
     with led.transaction() as con:
-        has = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people' "
-            "AND database_name = current_database()"
-        ).fetchall()[0][0]
-        if not has:
+        if not has_people_table(con):
             return pd.DataFrame(columns=cols)
         budget = (
             f"CASE WHEN isinf(level) THEN NULL ELSE CAST(floor(level * {UNIT!r}) AS HUGEINT) END"
@@ -311,11 +308,7 @@ def person_spent_units(led: PrivacyLedger) -> dict[bytes, int]:
     """Every person's exact spend in grid units by keyed hash: for tests and audits only
     (the hashes never leave this process; never shown)."""
     with led.transaction() as con:
-        has = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'hdp_people' "
-            "AND database_name = current_database()"
-        ).fetchall()[0][0]
-        if not has:
+        if not has_people_table(con):
             return {}
         return {
             as_hash_bytes(h): int(v)

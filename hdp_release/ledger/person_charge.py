@@ -52,6 +52,11 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS hdp_people (h UHUGEINT NOT NULL, level DO
 Ledgers written before kept h as a 16-byte BLOB: :func:`migrate_people` converts them."""
 
 
+def blob_key(col: str) -> str:
+    """The SQL of a 16-byte BLOB hash ``col`` as the person table's key (UHUGEINT)."""
+    return f"CAST('0x' || hex({col}) AS UHUGEINT)"
+
+
 def as_hash_bytes(h: Any) -> bytes:
     """A stored keyed hash as its 16 bytes (a UHUGEINT big-endian; an old BLOB as is)."""
     return bytes(h) if isinstance(h, (bytes, bytearray, memoryview)) else int(h).to_bytes(16)
@@ -64,7 +69,7 @@ def hash_key(con: Any, inp: str) -> str | None:
     t = con.execute(f"DESCRIBE SELECT h FROM {inp}").fetchall()[0][1]
     if str(t).upper() == "UHUGEINT":
         return None
-    return "CAST('0x' || hex(i.h) AS UHUGEINT)"
+    return blob_key("i.h")
 
 
 def migrate_people(con: Any, path: str) -> bool:
@@ -89,8 +94,8 @@ def migrate_people(con: Any, path: str) -> bool:
     con.execute("ALTER TABLE hdp_people RENAME TO hdp_people_blob")
     con.execute(SCHEMA)
     con.execute(
-        "INSERT INTO hdp_people SELECT CAST('0x' || hex(h) AS UHUGEINT), level, spent, "
-        "releases, last_release FROM hdp_people_blob"
+        f"INSERT INTO hdp_people SELECT {blob_key('h')}, level, spent, releases, last_release "
+        "FROM hdp_people_blob"
     )
     con.execute("DROP TABLE hdp_people_blob")
     return True
