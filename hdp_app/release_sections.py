@@ -118,6 +118,7 @@ def release_section(
             "table": digest,
             "file": name,
             "time": utc_timestamp(),  # ISO 8601 UTC: the download's released_at
+            "scope": budget[3],  # the snippet passes it as the page did
         }
         st.rerun()  # the budget above shows this release's charge
 
@@ -201,5 +202,7 @@ def _downloads(last: dict) -> None:
     )
     with st.expander("Reproduce in Python"):
         st.code(
-            codegen.release_code(s, last["file"], menu, rel), language="python", wrap_lines=True
+            codegen.release_code(s, last["file"], menu, rel, last.get("scope")),
+            language="python",
+            wrap_lines=True,
         )

@@ -73,6 +73,7 @@ def release_section(
             "by": list(by),
             "time": utc_timestamp(),  # ISO 8601 UTC: the download's released_at
             "menu": menu,
+            "scope": budget[3],  # the snippet passes it as the page did
         }
         st.rerun()
 
@@ -130,5 +131,7 @@ def last_section() -> None:
         on_click="ignore",
     )
     with st.expander("Reproduce in Python"):
-        code = S.segments_code(s, last["file"], last["by"], g.target, g, last.get("menu"))
+        code = S.segments_code(
+            s, last["file"], last["by"], g.target, g, last.get("menu"), last.get("scope")
+        )
         st.code(code, language="python", wrap_lines=True)

@@ -224,14 +224,30 @@ def menu_lines(menu: Any) -> list[str]:
     ]
 
 
-def release_code(settings: Mapping[str, Any], file: str, menu: Any = None, rel: Any = None) -> str:
+def scope_line(scope: str | None) -> list[str]:
+    """The snippet's ``dataset_scope`` argument when the page passed one (a signed-in user's
+    scope of dataset names: 16 hex digits of a keyed hash, never the user's id), else none:
+    the library's default, the server's names, is what the page used."""
+    if scope is None:
+        return []
+    return [f"    dataset_scope={str(scope)!r},  # your sign-in's dataset names (a keyed hash)"]
+
+
+def release_code(
+    settings: Mapping[str, Any],
+    file: str,
+    menu: Any = None,
+    rel: Any = None,
+    scope: str | None = None,
+) -> str:
     """The Release page's call, for its settings (columns, range, declared spread) and the
     uploaded file's name (read from the current folder), with the Tier designer menu rebuilt
     by ``make_menu`` when one is used; with the release ``rel`` also what it did: target,
     spend (exact: the page's whole percents print exactly), the person id column, the
     ledger (the server's ledger file: running the snippet on the same machine charges the
-    same ledger) and the dataset name. Running it prints the release and its receipt (the
-    noise differs from run to run; everything else is the page's)."""
+    same ledger), the dataset name and, for a signed-in user, the ``scope`` of their dataset
+    names (:func:`scope_line`). Running it prints the release and its receipt (the noise
+    differs from run to run; everything else is the page's)."""
     lines = ["import hdp_release", "", *menu_lines(menu)]
     tiers = "" if menu is None else ", tiers=menu"
     sd = settings.get("data_sd")
@@ -254,6 +270,7 @@ def release_code(settings: Mapping[str, Any], file: str, menu: Any = None, rel: 
             if ledger is not None
             else "    ledger=False,  # NOT TRACKED, as on the page",
             f"    dataset={rel.dataset!r},",
+            *scope_line(scope),
         ]
     lines += [
         ")",

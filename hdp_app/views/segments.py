@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hdp_app.views.codegen import menu_lines
+from hdp_app.views.codegen import menu_lines, scope_line
 from hdp_app.views.formatting import frame_to_csv, plain, utc_timestamp
 from hdp_release.grouped_result import PRIVACY_MODEL, GroupedRelease, key_text
 
@@ -147,12 +147,14 @@ def segments_code(
     target: str,
     g: Any = None,
     menu: Any = None,
+    scope: str | None = None,
 ) -> str:
     """The page's call as Python: ``hdp_release.release_means`` on the uploaded file (read from
     the current folder) with the page's columns, range, spread, target and segment columns;
     with the release ``g`` also what it did: spend (exact), the person id column, the ledger
-    (the server's ledger file: running it on the same machine charges the same ledger) and
-    the dataset name; with the Tier designer ``menu`` it is rebuilt and passed as ``tiers``."""
+    (the server's ledger file: running it on the same machine charges the same ledger), the
+    dataset name and a signed-in user's ``scope`` (codegen.scope_line); with the Tier
+    designer ``menu`` it is rebuilt and passed as ``tiers``."""
     sd = settings.get("data_sd")
     lines = [
         "import hdp_release",
@@ -179,6 +181,7 @@ def segments_code(
             if ledger is not None
             else "    ledger=False,  # NOT TRACKED, as on the page",
             f"    dataset={g.dataset!r},",
+            *scope_line(scope),
         ]
     lines += [
         ")",

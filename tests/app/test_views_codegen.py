@@ -120,3 +120,64 @@ def test_release_snippet_runs_and_prints_the_release(with_menu, tmp_path):
     # everything but the noisy estimate is the same as a direct call's
     assert lines[1:] == want.text().splitlines()[1:]
     assert lines[0].startswith("private mean: ")
+
+
+def test_a_signed_in_users_scope_is_in_both_snippets(tmp_path, monkeypatch):
+    """A signed-in user's releases charge their scope of dataset names: the snippets pass the
+    same dataset_scope as the page's call (every argument of the two calls equal), so running
+    one charges the same name's budget; without a scope they pass none (the default)."""
+    import inspect
+    from fractions import Fraction
+
+    import pandas as pd
+
+    import hdp_release.grouped
+    import hdp_release.release
+    from hdp_app.views import release_budget as B
+    from hdp_app.views import segments as S
+    from hdp_app.views.ledger_texts import name_scope
+    from hdp_core.spend import as_spend
+    from hdp_release.ledger.store import PrivacyLedger
+
+    rng = np.random.default_rng(2)
+    pd.DataFrame(
+        {"v": rng.uniform(0, 9, 60), "e": rng.choice([0.5, 2.0], 60), "r": ["a", "b"] * 30}
+    ).to_csv(tmp_path / "t.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    scope = name_scope(led.secret_key(), "teacher@example.org")
+    assert scope is not None and "teacher" not in scope
+    s = {"value": "v", "eps": "e", "lo": 0.0, "hi": 9.0, "data_sd": None}
+    for fn, mod in (("release_mean", hdp_release.release), ("release_means", hdp_release.grouped)):
+        seen: list[dict] = []
+        real = getattr(hdp_release, fn)
+
+        def spy(source, _real=real, _seen=seen, **kw):
+            _seen.append({"source": source, **kw})
+            return _real(source, **kw)
+
+        monkeypatch.setattr(hdp_release, fn, spy)
+        kw = B.release_arguments(s, None, "No", (led, "Wages", 1.0, scope), "1/4")
+        extra = {"by": ["r"]} if fn == "release_means" else {}
+        out = spy("t.csv", **extra, **kw)
+        if fn == "release_mean":
+            code = codegen.release_code(s, "t.csv", None, out, scope)
+            assert codegen.release_code(s, "t.csv", None, out).count("dataset_scope") == 0
+        else:
+            code = S.segments_code(s, "t.csv", ["r"], out.target, out, None, scope)
+        exec(compile(code.replace("print(", "(").replace(".text())", ")"), "<s>", "exec"), {})
+        page, snippet = seen
+        full = {k: p.default for k, p in inspect.signature(getattr(mod, fn)).parameters.items()}
+        page, snippet = {**full, **page}, {**full, **snippet}
+        assert set(page) == set(snippet)
+        for k in page:
+            a, b = page[k], snippet[k]
+            if k == "ledger":
+                assert a.path == b
+            elif k == "spend":
+                assert as_spend(a) == as_spend(b) == Fraction(1, 4)
+            else:
+                assert a == b, (fn, k)
+        assert snippet["dataset_scope"] == scope
+    # the two calls of each kind charged the same scoped name: four releases in its history
+    assert len(led.history()) == 4
