@@ -5,6 +5,7 @@ for one operation, and small conversions (hdp_release.ledger.store uses them).""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import random
@@ -16,10 +17,12 @@ from typing import Any
 __all__ = [
     "as_float",
     "attach",
+    "attach_when_free",
     "detach",
     "file_key",
     "first_line",
     "flock_within",
+    "held_by_another_process",
     "pause_step",
     "thread_lock",
 ]
@@ -54,6 +57,30 @@ def flock_within(fd: int, deadline: float, busy: Any) -> None:
             return
         except BlockingIOError:
             pause = pause_step(pause, deadline, busy)
+
+
+def held_by_another_process(path: str) -> bool:
+    """Whether another process holds a POSIX lock on the file at ``path`` that an exclusive
+    lock would conflict with (DuckDB locks its database file so): told by the lock call's
+    errno, never by an error's text. A probe that gets the lock releases it at once. False
+    when the file cannot be opened. Only for a file this process has not attached: closing
+    the probe releases every POSIX lock this process holds on the file."""
+    try:
+        fd, kind = os.open(path, os.O_RDWR), fcntl.LOCK_EX
+    except OSError:
+        try:  # a file we may only read: a shared probe meets another process's write lock
+            fd, kind = os.open(path, os.O_RDONLY), fcntl.LOCK_SH
+        except OSError:
+            return False
+    try:
+        try:
+            fcntl.lockf(fd, kind | fcntl.LOCK_NB)
+        except OSError as exc:
+            return exc.errno in (errno.EACCES, errno.EAGAIN)
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def pause_step(pause: float, deadline: float, busy: Any) -> float:
@@ -107,6 +134,34 @@ def attach(path: str, write: bool) -> tuple[Any, str]:
         cur.close()
         raise
     return cur, name
+
+
+def attach_when_free(
+    path: str, write: bool, deadline: float, busy: Any, corrupt: Any
+) -> tuple[Any, str]:
+    """:func:`attach`, waiting (backoff, raise busy() at ``deadline``) while DuckDB's lock on
+    the file is held by a process outside hdp (ours take the flock first) or the file is
+    open as its own database elsewhere in this process. Any other DuckDB error raises
+    corrupt(first line of its text). Whether the lock is held is told by probing it
+    (:func:`held_by_another_process`), never by the error's text; an IO error with no lock
+    held twice running (the holder may have just let go) is the file's own."""
+    import duckdb
+
+    pause, unexplained = 0.005, 0
+    while True:
+        try:
+            return attach(path, write)
+        except duckdb.IOException as exc:
+            if not held_by_another_process(path):
+                unexplained += 1
+                if unexplained >= 2:
+                    raise corrupt(first_line(exc)) from None
+                continue  # at once: a deadline is no reason to call a file corrupt
+            pause = pause_step(pause, deadline, busy)
+        except duckdb.ResourceInUseException:
+            pause = pause_step(pause, deadline, busy)
+        except duckdb.Error as exc:
+            raise corrupt(first_line(exc)) from None
 
 
 def detach(cur: Any, name: str) -> None:

@@ -91,12 +91,11 @@ from hdp_core.errors import BudgetExceeded, LedgerBusy, LedgerError, LedgerUnusa
 from hdp_core.spend import as_spend, spend_factor, spend_levels
 from hdp_release.ledger.files import (
     as_float,
-    attach,
+    attach_when_free,
     detach,
     file_key,
     first_line,
     flock_within,
-    pause_step,
     thread_lock,
 )
 from hdp_release.ledger.history import history_page, spent_of
@@ -313,22 +312,9 @@ class PrivacyLedger:
                 self._check_place()
                 if not os.path.lexists(self.path):
                     self._create()
-                pause = 0.005
-                while True:
-                    try:
-                        con, name = attach(real, write)
-                        break
-                    except duckdb.IOException as exc:
-                        # DuckDB's single-writer lock held by a process outside hdp (ours take
-                        # the flock first): the only IO error that is worth waiting for
-                        if "lock" not in str(exc).lower():
-                            raise self._unusable("corrupt", first_line(exc)) from None
-                        pause = pause_step(pause, deadline, busy)
-                    except duckdb.ResourceInUseException:
-                        # the file opened as its own database elsewhere in this process
-                        pause = pause_step(pause, deadline, busy)
-                    except duckdb.Error as exc:
-                        raise self._unusable("corrupt", first_line(exc)) from None
+                con, name = attach_when_free(
+                    real, write, deadline, busy, lambda e: self._unusable("corrupt", e)
+                )
                 try:
                     try:
                         self._verify(con, write)

@@ -1,0 +1,87 @@
+"""hdp_release.ledger.files: whether a ledger file is busy is told by probing its lock, never by
+an error's text: a POSIX lock held by another process (as DuckDB holds its database file) makes
+the file busy; a file nobody holds, or that does not exist, is not; an attach error with no lock
+held is the file's own (corrupt), reported at once whatever the deadline."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from hdp_release.ledger import files
+
+
+def _holder(path: str, ready: str, how: str) -> subprocess.Popen:
+    code = (
+        "import fcntl, os, sys, time; "
+        f"fd = os.open({path!r}, os.O_RDWR if {how!r} == 'EX' else os.O_RDONLY); "
+        f"fcntl.lockf(fd, fcntl.LOCK_{how}); open({ready!r}, 'w').close(); time.sleep(30)"
+    )
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+@pytest.mark.parametrize("how", ["EX", "SH"])
+def test_a_lock_held_by_another_process_is_seen_and_a_free_file_is_not(tmp_path, how):
+    path, ready = str(tmp_path / "f.duckdb"), str(tmp_path / "ready")
+    with open(path, "wb") as f:
+        f.write(b"x" * 64)
+    assert not files.held_by_another_process(path)
+    assert not files.held_by_another_process(str(tmp_path / "absent.duckdb"))
+    p = _holder(path, ready, how)
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(ready) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert files.held_by_another_process(path)
+        assert files.held_by_another_process(path)  # the probe took nothing from the holder
+    finally:
+        p.kill()
+        p.wait()
+    assert not files.held_by_another_process(path)
+
+
+def test_an_attach_error_with_no_lock_held_is_corrupt_at_once(tmp_path, monkeypatch):
+    """An IO error while nobody holds the file: tried again at once, then corrupt, even with
+    the deadline already passed (never reported as busy)."""
+    calls: list[str] = []
+
+    def failing(path: str, write: bool):
+        calls.append(path)
+        raise duckdb.IOException("any text at all")
+
+    monkeypatch.setattr(files, "attach", failing)
+
+    class Corrupt(Exception):
+        pass
+
+    def busy() -> Exception:
+        return AssertionError("reported busy")
+
+    with pytest.raises(Corrupt):
+        files.attach_when_free(str(tmp_path / "x"), True, time.monotonic() - 1, busy, Corrupt)
+    assert len(calls) == 2
+
+
+def test_an_attach_error_while_another_process_holds_the_lock_waits_then_is_busy(
+    tmp_path, monkeypatch
+):
+    calls: list[str] = []
+
+    def failing(path: str, write: bool):
+        calls.append(path)
+        raise duckdb.IOException("no word of the text is read")
+
+    monkeypatch.setattr(files, "attach", failing)
+    monkeypatch.setattr(files, "held_by_another_process", lambda path: True)
+
+    class Busy(Exception):
+        pass
+
+    with pytest.raises(Busy):
+        files.attach_when_free(str(tmp_path / "x"), True, time.monotonic() + 0.2, Busy, ValueError)
+    assert len(calls) >= 2  # it waited and tried again before the deadline
