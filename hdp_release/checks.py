@@ -64,17 +64,31 @@ def check_sd(data_sd: Any, lo: float, hi: float) -> float | None:
     return sn
 
 
-def precheck(src: Any, vcol: str, ecol: str, engine: str, key: bytes, factor: float = 1.0) -> str:
+def precheck(
+    src: Any,
+    vcol: str,
+    ecol: str,
+    engine: str,
+    key: bytes,
+    factor: float = 1.0,
+    bounds: tuple[float, float] | None = None,
+) -> str:
     """The ledger's pass (before charging): the keyed level-profile identity (under the
     ledger's secret ``key``; no value enters it), and every refusal the release would make
     from the cells' kinds (empty table, bad level, bad value, level out of range, no usable
     user), with the same messages; with ``factor`` (the spend's level factor) < 1, also a
     smallest run level below the supported range (LEVEL_MIN), so a tiny spend is refused
-    before anything is charged. Returns the identity."""
+    before anything is charged. Returns the identity.
+
+    ``bounds`` (lo, hi), the release's range, on DuckDB: its light check (few levels) is the
+    tiers pass itself, which also sums the values' grid per level; those sums stay on the
+    source unused (every refusal here is decided from the counts alone) and are used only by
+    the release after the charge succeeds (dropped with the source otherwise)."""
     try:
-        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub, low = src.precheck(
-            vcol, ecol, key
+        args = (
+            (vcol, ecol, key) if bounds is None or engine != "duckdb" else (vcol, ecol, key, bounds)
         )
+        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub, low = src.precheck(*args)
     except ReleaseError:
         raise
     except Exception as exc:

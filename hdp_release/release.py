@@ -325,8 +325,11 @@ def release_mean(
             )  # or BudgetExceeded; src now holds the granted level per row
             ticket, factor = people.ticket, 1.0
         elif led is not None:
-            # refuses bad input (and a spend too small for the levels): nothing charged
-            fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor)
+            # refuses bad input (and a spend too small for the levels): nothing charged. On
+            # DuckDB with few levels its one scan is the tiers pass: the sums of the values'
+            # grid wait, unused, on the source until the charge succeeds (dropped with it by
+            # the finally below if the charge refuses or fails)
+            fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor, (lo_f, hi_f))
             ids = dataset_identities(fp, dataset, dataset_scope)
             ticket = led.charge(ids, frac)  # or BudgetExceeded
             factor = ticket.factor
@@ -374,7 +377,15 @@ def release_mean(
 
 
 def _check_note(src: Any) -> str:
-    """The dataset ledger's check passes, for the plan (DuckDB's light check: one pass)."""
+    """The dataset ledger's check passes, for the plan (DuckDB's light check: one pass, the
+    release's own tiers pass when it used that scan's sums)."""
+    if getattr(src, "tiers_from_check", False):
+        return (
+            "; + 1 ledger check pass (the same pass, before the charge: rows and good values "
+            "per level, from which every refusal is decided, and the sums of the values' "
+            "grid, unused until the charge succeeded; the keyed level profile from the level "
+            "counts)"
+        )
     if getattr(src, "check_passes", 2) == 1:
         return (
             "; + 1 ledger check pass (rows per level and whether every value is finite; the "

@@ -31,6 +31,31 @@ QE_2 = 2.0**-84
 """QE^-2, a power of two: sum(q^2) times it is the same float as sum((q / QE)^2)."""
 
 
+def grid_sql(lo: float, hi: float) -> str:
+    """SQL of y, the value ``v`` on the 2^30 grid of [lo, hi] (hdp_release.engines.base): the
+    general plan's y, cheaper in DuckDB than least/greatest. CAST rounds half away from zero,
+    as round() does, and v in [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below
+    lo counts 0, above hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad
+    input; DuckDB orders NaN above +inf)."""
+    lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
+    return (
+        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
+        f"{lit(hi - lo)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
+        f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+    )
+
+
+def tier_key(levels: list[float]) -> str:
+    """SQL of the tiers pass's key: the 1-based position of the row's level ``e`` in
+    ``levels`` (at most MAX_TIERS), NULL when it is none of them (a NULL, NaN or other
+    level). list_position is evaluated once per entry of a dictionary-encoded column (issue
+    29: about a quarter less work than a CASE chain at 10^7 rows); -0.0 finds 0.0, as e = 0
+    does. As UTINYINT: with statistics propagation off (issue 32) DuckDB sizes its hash
+    aggregate by the key's type, and a one-byte key is cheaper than a BIGINT one."""
+    arr = ", ".join(lit(x) for x in levels)
+    return f"CAST(list_position([{arr}], e) AS UTINYINT)"
+
+
 class FastPlan:
     """The fast plan's passes, on a DuckDB source (the attributes below are the source's)."""
 
@@ -45,6 +70,11 @@ class FastPlan:
     q_expr: str
     key_expr: str
     sample0: np.ndarray | None
+    tiers_from_check = False  # the release's tiers came from the ledger check's scan
+    bounds: tuple[float, float]
+    checked: tuple[tuple[str, str, float, float], list[float], list] | None = None
+    """The ledger check's tiers scan (``tiers_check``): (what it read: the value and level
+    SQL and lo, hi; the asked levels; its rows), kept unused until the charge succeeds."""
 
     if TYPE_CHECKING:  # given by DuckSource
 
@@ -60,27 +90,20 @@ class FastPlan:
         self.e0_expr = self._as_double(eps, "eps", True)  # as asked, before the spend
         self.e_expr = self._scaled(self.e0_expr)
         self.sample0: np.ndarray | None = None
-        R = hi - lo
-        # the general plan's y: CAST rounds half away from zero, as round() does, and v in
-        # [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above
-        # hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad input; DuckDB
-        # orders NaN above +inf). Cheaper in DuckDB than least/greatest.
-        lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
-        self.yc_expr = (
-            f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
-            f"{lit(R)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
-            f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
-        )
+        self.yc_expr = grid_sql(lo, hi)
         self.y_expr = self.yc_expr
         self.q_expr = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+        self.bounds = (lo, hi)
 
     def _scan(self) -> str:
         return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
 
-    def _fast(self, key: str, below: str | None, q: str | None = None, scan: str = "") -> list:
+    def _fast(
+        self, key: str, below: str | None, q: str | None = None, scan: str = "", y: str = ""
+    ) -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
-        default the general one)."""
+        default the general one; ``y``: the SQL of y, default the release's)."""
         if below is None:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
@@ -94,7 +117,7 @@ class FastPlan:
             )
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
-            FROM (SELECT {key} AS k, e, v, {self.yc_expr} AS y
+            FROM (SELECT {key} AS k, e, v, {y or self.yc_expr} AS y
                   {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
             GROUP BY k ORDER BY k NULLS FIRST"""
         self.key_expr = key
@@ -102,12 +125,9 @@ class FastPlan:
 
     def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
         """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
-        levels) a row has; None when some row has another level or any value is bad."""
+        levels) a row has (or the ledger check's scan, :meth:`tiers_check`, when it read
+        this table); None when some row has another level or any value is bad."""
         lv = sorted(float(x) for x in levels)
-        # list_position: the 1-based index of the row's level in the list, NULL when it is
-        # none of them (a NULL, NaN or other level: the general plan then answers). DuckDB
-        # evaluates it once per entry of a dictionary-encoded column (issue 29: about a
-        # quarter less work than a CASE chain at 10^7 rows); -0.0 finds 0.0, as e = 0 does.
         rows = self._tier_rows(lv)
         if rows is None:
             return None
@@ -131,24 +151,71 @@ class FastPlan:
         """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
         y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
         level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
-        as much as the rest of the pass); asked levels with one run level are summed."""
+        as much as the rest of the pass); asked levels with one run level are summed. The
+        ledger check's scan, when it read this table, is mapped the same way (no scan)."""
+        kept = self._checked_rows()
+        if kept is not None:
+            self.tiers_from_check = True
+            return self._to_run_levels(kept[0], kept[1], lv)
         u = self.sample0
         if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
-            arr = ", ".join(lit(x) for x in lv)
-            return self._fast(f"list_position([{arr}], e)", None)
+            return self._fast(tier_key(lv), None)
+        asked = [float(x) for x in u]
+        scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
+        return self._to_run_levels(asked, self._fast(tier_key(asked), None, scan=scan), lv)
+
+    def _to_run_levels(self, asked: list[float], rows: list, lv: list[float]) -> list | None:
+        """``rows`` keyed by the position in ``asked`` (levels as asked) re-keyed by the
+        position in ``lv`` of their run level (asked x level_factor), sums of one run level
+        added; None when a run level or a row's key is not in it."""
+        f = self.level_factor
         where = {x: i for i, x in enumerate(lv)}
-        to = [where.get(float(x) * self.level_factor, -1) + 1 for x in u]  # 0: not in lv
+        to = [where.get(x * f, -1) + 1 for x in asked]  # 0: not in lv
         if 0 in to:
             return None
-        arr = ", ".join(lit(float(x)) for x in u)
-        scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
         merged: dict[int, list[int]] = {}
-        for r in self._fast(f"list_position([{arr}], e)", None, scan=scan):
+        for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(to):
                 return None
             m = merged.setdefault(to[int(r[0]) - 1], [0, 0, 0])
             m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
         return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
+
+    def tiers_check(self, lv: list[float], bounds: tuple[float, float]) -> list[int] | None:
+        """The ledger's light check as the tiers pass itself (issue 30): one scan of the
+        parsed values and levels (as asked) grouped by which of ``lv`` a row's level is,
+        giving per level its rows, good values and the exact sum of y on the grid of
+        ``bounds`` = (lo, hi). Returns the rows per level of ``lv`` when every row holds one
+        of them and every value is finite (the check's light answer; the rows are kept on the
+        source, unused, for the release after the charge), else None (nothing kept)."""
+        self.checked = None
+        lo, hi = bounds
+        scan = f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
+        rows = self._fast(tier_key(lv), None, scan=scan, y=grid_sql(lo, hi))
+        cnt = [0] * len(lv)
+        for r in rows:
+            if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
+                return None
+            cnt[int(r[0]) - 1] = int(r[1])
+        self.checked = ((self.v_expr, self.e_expr, lo, hi), lv, [tuple(r[:4]) for r in rows])
+        return cnt
+
+    def _checked_rows(self) -> tuple[list[float], list] | None:
+        """The ledger check's tiers scan (asked levels, rows), when it read what this release
+        reads (the same value and level SQL, the same lo and hi), else None."""
+        if self.checked is None:
+            return None
+        read, lv, rows = self.checked
+        lo, hi = self.bounds
+        return (lv, rows) if read == (self.v_expr, self.e0_expr, lo, hi) else None
+
+    def checked_levels(self) -> np.ndarray | None:
+        """The run levels (asked x level_factor) of the ledger check's tiers scan when it
+        read what this release reads (after :meth:`_prepare`), else None."""
+        kept = self._checked_rows()
+        if kept is None:
+            return None
+        return np.unique(np.asarray(kept[0], dtype=float) * self.level_factor)
 
     def fast_bracket(
         self, a: float, b: float, m: int, above_first: bool = False

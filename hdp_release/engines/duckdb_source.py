@@ -177,7 +177,9 @@ class DuckSource(FastPlan):
                     f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts that "
                     "are not numbers; write the levels as numbers or tier names"
                 )
-            whens = "".join(f"WHEN {sql_str(k)} THEN {lit(x)} " for k, x in levels.items())
+            # sorted: the same SQL for the same table whatever order DISTINCT gave (the ledger
+            # check's tiers scan is used by the release only if it read the same SQL)
+            whens = "".join(f"WHEN {sql_str(k)} THEN {lit(x)} " for k, x in sorted(levels.items()))
             return f"CASE {c} {whens}ELSE {num} END" if whens else num
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
@@ -211,17 +213,19 @@ class DuckSource(FastPlan):
             raise self._failure(exc) from None
 
     def precheck(
-        self, value: str, eps: str, key: bytes
+        self, value: str, eps: str, key: bytes, bounds: tuple[float, float] | None = None
     ) -> tuple[str, int, int, int, int, int, int, float]:
-        """Before a ledger charges (nothing computed from the values but their kind): the
-        keyed level-profile identity of the parsed levels under the ledger's secret ``key``
-        (no value enters it: from each level's row count, levels_identity_counts, when the
-        first rows' few distinct levels are all there is; else levels_identity_sql's own
-        pass), and the counts of
+        """Before a ledger charges (nothing computed from the values is used: only their
+        kind): the keyed level-profile identity of the parsed levels under the ledger's
+        secret ``key`` (no value enters it: from each level's row count,
+        levels_identity_counts, when the first rows' few distinct levels are all there is;
+        else levels_identity_sql's own pass), and the counts of
         rows, bad levels, bad values (missing or not finite: ``isfinite``, which no column
         statistics answer), levels outside the supported range, rows with eps > 0 (usable)
         and public rows (eps = +inf), at the requested levels, and the smallest finite
-        positive level (inf if none)."""
+        positive level (inf if none). With ``bounds`` = (lo, hi), the release's range, the
+        light scan is the tiers pass itself (:meth:`FastPlan.tiers_check`): its sums of the
+        values' grid are kept on the source, unused, for the release after the charge."""
         from hdp_release.fingerprint import levels_identity_from_sums, levels_identity_sql
 
         self.cols = (value, eps)
@@ -232,12 +236,20 @@ class DuckSource(FastPlan):
         # levels, and how many values are finite (isfinite: false for NaN, +-inf; NULL for
         # a missing value); the identity and the level counts then follow from the levels. A
         # row with another level (many levels), a missing level or a bad value costs the
-        # general counts and the identity's own pass, as before.
+        # general counts and the identity's own pass, as before. With the release's range
+        # (bounds) the light scan is the tiers pass (the same counts: y is NULL exactly when
+        # the value is not finite), whose sums wait on the source for the charge.
         first = self._run(
             f"SELECT DISTINCT e FROM (SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}) "
             f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
         )
-        if 0 < len(first) <= MAX_TIERS:
+        if 0 < len(first) <= MAX_TIERS and bounds is not None:
+            lv = sorted(float(r[0]) for r in first)
+            cnt = self.tiers_check(lv, bounds)  # None: another level, or a bad value
+            if cnt is not None:
+                self.check_passes = 1
+                return self._counts_from_levels(lv, cnt, key)
+        elif 0 < len(first) <= MAX_TIERS:
             lv = sorted(float(r[0]) for r in first)
             each = ", ".join(f"count_if(e = {lit(x)})" for x in lv)
             got = self._run(
@@ -423,4 +435,6 @@ class DuckSource(FastPlan):
         return [tuple(r) for r in self._run(sql)]
 
     def close(self) -> None:
+        """Close the connection; the ledger check's kept sums (if any) are dropped."""
+        self.checked = None
         self.con.close()
