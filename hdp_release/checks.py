@@ -1,6 +1,8 @@
-"""The release's checks before anything is computed from the values: the public range and
-declared spread, the cells' kinds (counted in the engine), levels in the supported range; every
-refusal a ReleaseError / BadCellError with row, column and reason, never a cell's content."""
+"""The release's checks before anything computed from the values is used or released: the
+public range and declared spread, the cells' kinds (counted in the engine), levels in the
+supported range; every refusal a ReleaseError / BadCellError with row, column and reason, never
+a cell's content. (On DuckDB's light path the ledger's check scan also sums the values' grid:
+kept unused until the charge succeeds; see :func:`precheck`.)"""
 
 from __future__ import annotations
 
