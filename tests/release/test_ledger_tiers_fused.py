@@ -174,3 +174,30 @@ def test_text_levels_and_tier_names_take_the_fused_path(tmp_path, scans, monkeyp
     plain = release_mean(str(p), **kw, ledger=PrivacyLedger(tmp_path / "b.duckdb"))
     assert fused.estimate == plain.estimate and fused.ci95 == plain.ci95
     pd.testing.assert_frame_equal(fused.tiers, plain.tiers)
+
+
+def test_the_level_sample_of_a_parquet_file_is_its_first_rows(tmp_path, monkeypatch):
+    """One Parquet file is sampled by its row numbers (only the row groups holding them are
+    read): the same rows, in the same order, as a LIMIT over the file gives."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import hdp_release.engines.duckdb_source as duck
+
+    monkeypatch.setattr(duck, "SAMPLE_MAX", 700)
+    rng = np.random.default_rng(3)
+    e = rng.choice([0.1, 0.5, NAN, 2.0, INF], 3000)
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"v": rng.uniform(0, 1, 3000), "e": e}), p, row_group_size=256)
+    src, v, ecol = open_source(str(p), "v", "e", "duckdb", {})
+    try:
+        src._prepare(v, ecol, 0.0, 1.0)
+        assert "file_row_number < 700" in src._head("e")
+        x, n = src.sample_levels()
+        src.kind = "csv"  # the LIMIT, for comparison
+        y, _ = src.sample_levels()
+    finally:
+        src.close()
+    assert n == 3000 and x.size == 700
+    np.testing.assert_array_equal(x, e[:700])
+    np.testing.assert_array_equal(y, e[:700])
