@@ -201,3 +201,18 @@ def test_the_level_sample_of_a_parquet_file_is_its_first_rows(tmp_path, monkeypa
     assert n == 3000 and x.size == 700
     np.testing.assert_array_equal(x, e[:700])
     np.testing.assert_array_equal(y, e[:700])
+
+
+def test_a_column_named_file_row_number_keeps_the_limit(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"v": [1.0, 2.0], "e": [0.5, 1.0], "File_Row_Number": [9, 8]}), p)
+    src, _, _ = open_source(str(p), "v", "e", "duckdb", {})
+    try:
+        assert "LIMIT" in src._head("e") and "file_row_number <" not in src._head("e")
+    finally:
+        src.close()
+    rel = release_mean(str(p), **KW, ledger=False)
+    assert rel.n_users == 2
