@@ -158,6 +158,8 @@ def main() -> None:
                 f"{label:36s}{t[name]:8.3f} s {t[name] / t['none']:5.2f}x {goal:11s}"
                 f"{c[name]:7.3f} s {c[name] / c['none']:5.2f}x{mem[name]}"
             )
+        plan = release_mean(path, **KW, ledger=dataset_led, spend="1/1000").plan
+        print(f"the dataset ledger's release: {plan}")
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"(this process, which wrote the table: peak {own:.0f} MB)")
 

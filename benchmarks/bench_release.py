@@ -11,10 +11,14 @@ average, and Spark local mode at 1e7 beside it. ``--repeat R`` runs R interleave
 machine the ratio of bests is steadier than one timing.
 
 ``--where`` also prints where one more release's time goes: each DuckDB query alone (wall
-time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP).
+time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP). ``--passes``
+times the tiers file's queries alone against ``SUM(value)`` on the release's own DuckDB
+connection (statistics propagation off), in interleaved rounds: the tiers pass keyed by a
+BIGINT (before session 10) and by a UTINYINT (now), and the level sample by LIMIT (before)
+and by the Parquet file's row numbers (now).
 
     python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
-                                       [--no-spark]
+                                       [--passes] [--no-spark]
 """
 
 from __future__ import annotations
@@ -136,6 +140,43 @@ def where(path: str) -> None:
     print(f"            {total - sum(t for t, _ in log):6.3f}s  the rest (Python)", flush=True)
 
 
+def passes(path: str, reps: int) -> None:
+    """Print the CPU time of the tiers file's queries alone (best of ``reps`` interleaved
+    rounds) and their ratio to ``SUM(value)``, on the release's own connection."""
+    from hdp_release.engines.duckdb_fast import grid_sql, tier_key
+    from hdp_release.engines.duckdb_source import DuckSource
+
+    src = DuckSource(path)
+    try:
+        rel = src.rel
+        lv = sorted(float(x) for x in np.unique(src.run_numpy(src._head("eps AS e"))["e"]))
+        y = grid_sql(0.0, 1000.0)
+        scan = f"(SELECT CAST(value AS DOUBLE) AS v, CAST(eps AS DOUBLE) AS e FROM {rel})"
+
+        def tiers(key: str) -> str:
+            return (
+                f"SELECT k, count(*), count(y), sum(y) FROM (SELECT {key} AS k, {y} AS y "
+                f"FROM {scan}) GROUP BY k ORDER BY k NULLS FIRST"
+            )
+
+        narrow = tier_key(lv)
+        wide = narrow.replace("CAST(", "", 1).replace(" AS UTINYINT)", "")
+        sqls = {
+            "SUM(value)": f"SELECT SUM(value) FROM {rel}",
+            "tiers pass, BIGINT key": tiers(wide),
+            "tiers pass, UTINYINT key": tiers(narrow),
+            "level sample, LIMIT": f"SELECT eps FROM {rel} LIMIT 50000",
+            "level sample, row numbers": src._head("eps"),
+        }
+        fns = {k: (lambda q=q: src.con.execute(q).fetchall()) for k, q in sqls.items()}
+        b = rounds(fns, reps)
+        base = b["SUM(value)"][1]
+        for k in sqls:
+            print(f"            {k:28s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
+    finally:
+        src.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7, help="rows of the files (default 1e7)")
@@ -143,6 +184,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--keep", default=None, help="write (or reuse) the files in this folder")
     ap.add_argument("--where", action="store_true", help="time each query of one release")
+    ap.add_argument("--passes", action="store_true", help="time the tiers queries alone")
     ap.add_argument("--no-spark", action="store_true")
     a = ap.parse_args()
     sizes = [int(a.rows)] + ([10**8] if a.big else [])
@@ -185,6 +227,8 @@ def main() -> None:
                 )
                 if a.where:
                     where(path)
+                if a.passes and kind == "tiers":
+                    passes(path, max(a.repeat, 5))
                 if n == 10**7 and not a.no_spark:
                     from hdp_release.engines.spark_source import spark_session
 

@@ -1,7 +1,7 @@
 """hdp_release: the real private release of a mean under per-user privacy levels.
 
 Built on hdp_core's mathematics (ADPM, TableMean, the proven intervals): checks on the
-table's cells before anything is computed from the values, the plan (exact integer sums in
+table's cells before anything computed from the values is used, the plan (exact integer sums in
 the engine: DuckDB embedded or Spark), OpenDP's Laplace noise and privacy map (fail closed),
 the receipt, and the privacy ledger that charges every release::
 

@@ -1,6 +1,8 @@
-"""The release's checks before anything is computed from the values: the public range and
-declared spread, the cells' kinds (counted in the engine), levels in the supported range; every
-refusal a ReleaseError / BadCellError with row, column and reason, never a cell's content."""
+"""The release's checks before anything computed from the values is used or released: the
+public range and declared spread, the cells' kinds (counted in the engine), levels in the
+supported range; every refusal a ReleaseError / BadCellError with row, column and reason, never
+a cell's content. (On DuckDB's light path the ledger's check scan also sums the values' grid:
+kept unused until the charge succeeds; see :func:`precheck`.)"""
 
 from __future__ import annotations
 
@@ -64,17 +66,31 @@ def check_sd(data_sd: Any, lo: float, hi: float) -> float | None:
     return sn
 
 
-def precheck(src: Any, vcol: str, ecol: str, engine: str, key: bytes, factor: float = 1.0) -> str:
+def precheck(
+    src: Any,
+    vcol: str,
+    ecol: str,
+    engine: str,
+    key: bytes,
+    factor: float = 1.0,
+    bounds: tuple[float, float] | None = None,
+) -> str:
     """The ledger's pass (before charging): the keyed level-profile identity (under the
     ledger's secret ``key``; no value enters it), and every refusal the release would make
     from the cells' kinds (empty table, bad level, bad value, level out of range, no usable
     user), with the same messages; with ``factor`` (the spend's level factor) < 1, also a
     smallest run level below the supported range (LEVEL_MIN), so a tiny spend is refused
-    before anything is charged. Returns the identity."""
+    before anything is charged. Returns the identity.
+
+    ``bounds`` (lo, hi), the release's range, on DuckDB: its light check (few levels) is the
+    tiers pass itself, which also sums the values' grid per level; those sums stay on the
+    source unused (every refusal here is decided from the counts alone) and are used only by
+    the release after the charge succeeds (dropped with the source otherwise)."""
     try:
-        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub, low = src.precheck(
-            vcol, ecol, key
+        args = (
+            (vcol, ecol, key) if bounds is None or engine != "duckdb" else (vcol, ecol, key, bounds)
         )
+        fp, n_rows, n_bad_eps, n_bad_value, n_range, n_pos, n_pub, low = src.precheck(*args)
     except ReleaseError:
         raise
     except Exception as exc:

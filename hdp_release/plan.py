@@ -385,10 +385,16 @@ def fast_histogram(
 ):
     """DuckDB's fast plan (see the module docstring): (Histogram or None, full passes made,
     note). None means the general plan must run (bad input, or the sample missed levels).
-    ``tiers_only`` (the table target): only the tiers pass (the bracket is ADPM's)."""
+    ``tiers_only`` (the table target): only the tiers pass (the bracket is ADPM's). After a
+    ledger's light check on DuckDB (checks.precheck with the range) the tiers come from that
+    check's scan, charged by now: no pass of its own."""
     if engine != "duckdb":
         return None, 0, ""
     src._prepare(vcol, ecol, lo, hi)
+    checked = src.checked_levels()  # the ledger check's tiers scan, when it read this table
+    if checked is not None:
+        h = src.fast_tiers(checked)
+        return h, 1, ("shared with the ledger's check" if h is not None else "")
     sample, n_rows = src.sample_levels()
     if n_rows == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
         return None, 0, ""

@@ -12,16 +12,22 @@ API (for pages and scripts; every number in data units unless said):
   ``dataset``: a name charged besides the keyed level profile (only with a ledger). Raises
   ReleaseError (BadCellError, ColumnNameError) for bad input, BudgetExceeded (fields
   identity, spent, remaining, requested: exact Fractions) when the budget would pass 1,
-  LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything is
-  computed from the values, nothing charged. With a ledger the order is: parse the spend,
-  open the ledger (a corrupt one refuses here), open the source, the ledger's check (the
-  keyed level-profile identity, and counts of rows, bad levels, bad values, levels out of
-  range and usable rows, so every refusal the release would make from the cells' kinds
-  comes first: on DuckDB with few levels one scan, the identity from the level counts;
-  else two queries), charge, release, record (on failure after charging: record_failure,
-  re-raise; the charge stays). If recording the result fails (e.g. LedgerBusy) the charge
-  stays and the release, which was paid for, is still returned, with ``recorded=False``
-  and ``record_failure`` (the error's type); :func:`not_recorded_note` says so in words.
+  LedgerBusy / LedgerUnusable when the ledger cannot be used: all before anything computed
+  from the values is used or released (on DuckDB's light path the check's one scan also sums
+  the values' grid, kept unused until the charge succeeds), nothing charged. With a ledger
+  the order is: parse the spend, open the ledger (a corrupt one refuses here), open the
+  source, the ledger's check (the keyed level-profile identity, and counts of rows, bad
+  levels, bad values, levels out of range and usable rows, so every refusal the release
+  would make from the cells' kinds comes first, decided from these counts alone: on DuckDB
+  with few levels one scan, the identity from the level counts, and without an id column
+  that scan is the tiers pass itself, its per-level sums of the values' grid held on the
+  source until the charge succeeds and dropped with the source if it refuses or fails; many
+  levels: two queries, and the release's own passes after the charge), charge, release
+  (from those sums, mapped to the run levels, when the check's scan gave them: no second
+  scan), record (on failure after charging: record_failure, re-raise; the charge stays). If
+  recording the result fails (e.g. LedgerBusy) the charge stays and the release, which was
+  paid for, is still returned, with ``recorded=False`` and ``record_failure`` (the error's
+  type); :func:`not_recorded_note` says so in words.
 * ``Release`` fields: estimate, ci95 (lo <= a <= b <= hi, proven >= 95% coverage of the
   target, hdp_core.intervals), half_width95 (before clipping), noise_scale, saturation_level
   (tau* for "population", the cap level 1/(n eta) for "table"), n_users (data used),
@@ -76,7 +82,9 @@ How it is computed (the plan; see hdp_release.engines.base for the queries):
   grouped by which of those levels a row has (its position in the list of levels, NULL for
   none of them) gives per level the users and the exact integer sum of the clamped values; a
   row with any other level, a bad level or a missing/NaN/infinite value (a NULL grid value,
-  counted in the same scan) sends the release to the general plan below. Many levels: a
+  counted in the same scan) sends the release to the general plan below. With a dataset
+  ledger this scan is the ledger check's own (keyed by the level as asked, before the
+  charge; its sums mapped to the run levels after it). Many levels: a
   bracket [a, b) for tau* is estimated from the sample (G scaled by rows / sample, slack 5% +
   5/sqrt(sample levels below tau*)); one scan groups the rows into the levels below a (one
   class per 1/8 decade, exact sums of q and q y), 256 equal sub-bins of [a, b) (the same sums,
@@ -252,7 +260,9 @@ def release_mean(
     With a ledger, each user's level is their total budget on the dataset: the release spends
     ``spend`` (in (0, 1]) of it, is charged to the data's keyed level profile (which levels,
     how many users at each: never a value; see hdp_release.ledger.store) and to ``dataset``
-    (a name, optional) before anything is computed from the values, runs at
+    (a name, optional) before anything computed from the values is used or released (on
+    DuckDB's light path the check's one scan also sums the values' grid, kept unused until
+    the charge succeeds), runs at
     levels eps x spend (OpenDP checks each loss against that), and is recorded; a dataset
     whose budget would pass 1 is refused with BudgetExceeded (``remaining`` in its fields).
     Bad input (columns, cells, levels) is refused before charging. A release that fails
@@ -325,8 +335,11 @@ def release_mean(
             )  # or BudgetExceeded; src now holds the granted level per row
             ticket, factor = people.ticket, 1.0
         elif led is not None:
-            # refuses bad input (and a spend too small for the levels): nothing charged
-            fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor)
+            # refuses bad input (and a spend too small for the levels): nothing charged. On
+            # DuckDB with few levels its one scan is the tiers pass: the sums of the values'
+            # grid wait, unused, on the source until the charge succeeds (dropped with it by
+            # the finally below if the charge refuses or fails)
+            fp = precheck(src, vcol, ecol, engine, led.secret_key(), factor, (lo_f, hi_f))
             ids = dataset_identities(fp, dataset, dataset_scope)
             ticket = led.charge(ids, frac)  # or BudgetExceeded
             factor = ticket.factor
@@ -374,7 +387,15 @@ def release_mean(
 
 
 def _check_note(src: Any) -> str:
-    """The dataset ledger's check passes, for the plan (DuckDB's light check: one pass)."""
+    """The dataset ledger's check passes, for the plan (DuckDB's light check: one pass, the
+    release's own tiers pass when it used that scan's sums)."""
+    if getattr(src, "tiers_from_check", False):
+        return (
+            "; + 1 ledger check pass (the same pass, before the charge: rows and good values "
+            "per level, from which every refusal is decided, and the sums of the values' "
+            "grid, unused until the charge succeeded; the keyed level profile from the level "
+            "counts)"
+        )
     if getattr(src, "check_passes", 2) == 1:
         return (
             "; + 1 ledger check pass (rows per level and whether every value is finite; the "

@@ -29,14 +29,15 @@ sum of y, sum of q, sum of q*y (exact integers) and the number of bad values. Th
 returns, for one bin, its distinct q with users and sum of y.
 
 DuckDB also runs the fast plan of hdp_release.release (``sample_levels``, ``fast_tiers``,
-``fast_bracket``): the same y and q, grouped by a small integer key computed in the scan, with
-the value checks fused into it (y is NULL for a missing, NaN or infinite value: count(y) <
-count(*) flags bad input). Profiled at 1e7 rows, the general histogram's cost was per-row
-work: ln() for the bin, least/greatest clamps, HUGEINT products for every row and a hash
-table on a 64-bit key; the fast plan avoids ln, clamps with CASE, forms q y only below the
-bracket, keys tiers by list_position (evaluated per entry of a dictionary-encoded column) and
-the bracket's classes by single comparisons (issue 29: with statistics propagation off, issue
-32, DuckDB builds no perfect hash table, so the key's own cost counts).
+``fast_bracket``; hdp_release.engines.duckdb_fast): the same y and q, grouped by a small
+integer key computed in the scan, with the value checks fused into it (y is NULL for a missing,
+NaN or infinite value: count(y) < count(*) flags bad input). Profiled at 1e7 rows, the general
+histogram's cost was per-row work: ln() for the bin, least/greatest clamps, HUGEINT products
+for every row and a hash table on a 64-bit key; the fast plan avoids ln, clamps with CASE,
+forms q y only below the bracket, keys tiers by list_position (evaluated per entry of a
+dictionary-encoded column) and the bracket's classes by single comparisons (issue 29: with
+statistics propagation off, issue 32, DuckDB builds no perfect hash table, so the key's own
+cost counts).
 """
 
 from __future__ import annotations

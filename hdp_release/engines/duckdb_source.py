@@ -1,5 +1,6 @@
 """The DuckDB engine: a CSV, Parquet or JSON file, a glob of them, or a pandas DataFrame, read by
-the embedded DuckDB; every aggregate one grouped SQL pass (see hdp_release.engines.base)."""
+the embedded DuckDB; every aggregate one grouped SQL pass (see hdp_release.engines.base). The
+fast plan's passes are in hdp_release.engines.duckdb_fast."""
 
 from __future__ import annotations
 
@@ -12,21 +13,16 @@ import numpy as np
 from hdp_core.errors import ReleaseError
 from hdp_release.engines.base import (
     BINS_PER_E,
-    DBL_MAX,
-    DECADE_OFFSET,
     MAX_TEXTS,
     MAX_TIERS,
     PUBLIC_BIN,
     Q_CAP,
     QE,
-    RECEIPT_ROWS_PER_DECADE,
     SAMPLE_MAX,
-    SUB_KEY,
     ZERO_BIN,
     Histogram,
     Q,
     bad_cell,
-    bad_values,
     check_column_names,
     check_path,
     fetch_rows,
@@ -34,6 +30,7 @@ from hdp_release.engines.base import (
     lit,
     text_levels,
 )
+from hdp_release.engines.duckdb_fast import FastPlan
 from hdp_release.engines.duckdb_sql import (
     NUMERIC_DUCK,
     PUBLIC_SQL,
@@ -46,11 +43,16 @@ from hdp_release.engines.duckdb_sql import (
     sql_str,
 )
 
-QE_2 = 2.0**-84
-"""QE^-2, a power of two: sum(q^2) times it is the same float as sum((q / QE)^2)."""
+
+def glob_chars(path: str) -> bool:
+    """Whether ``path`` is a glob (DuckDB reads every file it matches)."""
+    return any(ch in path for ch in "*?[")
 
 
-class DuckSource:
+class DuckSource(FastPlan):
+    """A table read by DuckDB: the checks' and the general plan's queries here, the fast plan's
+    passes in :class:`hdp_release.engines.duckdb_fast.FastPlan`."""
+
     def __init__(self, source: Any, all_varchar: bool = False):
 
         self.tier_names: dict[str, float] = {}
@@ -180,7 +182,9 @@ class DuckSource:
                     f"eps column {col!r} holds more than {MAX_TEXTS:,} different texts that "
                     "are not numbers; write the levels as numbers or tier names"
                 )
-            whens = "".join(f"WHEN {sql_str(k)} THEN {lit(x)} " for k, x in levels.items())
+            # sorted: the same SQL for the same table whatever order DISTINCT gave (the ledger
+            # check's tiers scan is used by the release only if it read the same SQL)
+            whens = "".join(f"WHEN {sql_str(k)} THEN {lit(x)} " for k, x in sorted(levels.items()))
             return f"CASE {c} {whens}ELSE {num} END" if whens else num
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
 
@@ -214,17 +218,19 @@ class DuckSource:
             raise self._failure(exc) from None
 
     def precheck(
-        self, value: str, eps: str, key: bytes
+        self, value: str, eps: str, key: bytes, bounds: tuple[float, float] | None = None
     ) -> tuple[str, int, int, int, int, int, int, float]:
-        """Before a ledger charges (nothing computed from the values but their kind): the
-        keyed level-profile identity of the parsed levels under the ledger's secret ``key``
-        (no value enters it: from each level's row count, levels_identity_counts, when the
-        first rows' few distinct levels are all there is; else levels_identity_sql's own
-        pass), and the counts of
+        """Before a ledger charges (nothing computed from the values is used: only their
+        kind): the keyed level-profile identity of the parsed levels under the ledger's
+        secret ``key`` (no value enters it: from each level's row count,
+        levels_identity_counts, when the first rows' few distinct levels are all there is;
+        else levels_identity_sql's own pass), and the counts of
         rows, bad levels, bad values (missing or not finite: ``isfinite``, which no column
         statistics answer), levels outside the supported range, rows with eps > 0 (usable)
         and public rows (eps = +inf), at the requested levels, and the smallest finite
-        positive level (inf if none)."""
+        positive level (inf if none). With ``bounds`` = (lo, hi), the release's range, the
+        light scan is the tiers pass itself (:meth:`FastPlan.tiers_check`): its sums of the
+        values' grid are kept on the source, unused, for the release after the charge."""
         from hdp_release.fingerprint import levels_identity_from_sums, levels_identity_sql
 
         self.cols = (value, eps)
@@ -235,12 +241,20 @@ class DuckSource:
         # levels, and how many values are finite (isfinite: false for NaN, +-inf; NULL for
         # a missing value); the identity and the level counts then follow from the levels. A
         # row with another level (many levels), a missing level or a bad value costs the
-        # general counts and the identity's own pass, as before.
+        # general counts and the identity's own pass, as before. With the release's range
+        # (bounds) the light scan is the tiers pass (the same counts: y is NULL exactly when
+        # the value is not finite), whose sums wait on the source for the charge.
         first = self._run(
-            f"SELECT DISTINCT e FROM (SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}) "
+            f"SELECT DISTINCT e FROM ({self._head(f'{e} AS e')}) "
             f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
         )
-        if 0 < len(first) <= MAX_TIERS:
+        if 0 < len(first) <= MAX_TIERS and bounds is not None:
+            lv = sorted(float(r[0]) for r in first)
+            cnt = self.tiers_check(lv, bounds)  # None: another level, or a bad value
+            if cnt is not None:
+                self.check_passes = 1
+                return self._counts_from_levels(lv, cnt, key)
+        elif 0 < len(first) <= MAX_TIERS:
             lv = sorted(float(r[0]) for r in first)
             each = ", ".join(f"count_if(e = {lit(x)})" for x in lv)
             got = self._run(
@@ -324,29 +338,20 @@ class DuckSource:
         rows = self._run(sql)
         return histogram_from_rows(rows)
 
-    # --------------------------------------------------------------- the fast plan (DuckDB)
-    def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
-        self.cols = (value, eps)
-        self.v_expr = self._as_double(value, "value", False)
-        self.e0_expr = self._as_double(eps, "eps", True)  # as asked, before the spend
-        self.e_expr = self._scaled(self.e0_expr)
-        self.sample0: np.ndarray | None = None
-        R = hi - lo
-        # the general plan's y: CAST rounds half away from zero, as round() does, and v in
-        # [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above
-        # hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad input; DuckDB
-        # orders NaN above +inf). Cheaper in DuckDB than least/greatest.
-        lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
-        self.yc_expr = (
-            f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
-            f"{lit(R)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
-            f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
-        )
-        self.y_expr = self.yc_expr
-        self.q_expr = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
-
-    def _scan(self) -> str:
-        return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
+    # ------------------------------------------------ the plan's level sample (DuckDB)
+    def _head(self, select: str) -> str:
+        """SQL of ``select`` over the first SAMPLE_MAX rows. One Parquet file: by its row
+        numbers, so DuckDB reads only the row groups that hold them (issue 29: at 10^7 rows
+        the LIMIT took about a fifth of SUM(value)'s CPU time, this a twentieth); the same
+        rows. Else (CSV, a glob, a DataFrame, a column named file_row_number) a
+        LIMIT."""
+        own = any(n.lower() == "file_row_number" for n in self.read_names)
+        if self.kind == "parquet" and self.path and not own and not glob_chars(self.path):
+            return (
+                f"SELECT {select} FROM read_parquet({sql_path(self.path)}, file_row_number = "
+                f"true) WHERE file_row_number < {SAMPLE_MAX}"
+            )
+        return f"SELECT {select} FROM {self.rel} LIMIT {SAMPLE_MAX}"
 
     def sample_levels(self) -> tuple[np.ndarray, int]:
         """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
@@ -354,157 +359,11 @@ class DuckSource:
         n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
         scaled = self.level_factor != 1.0
         e = self.e0_expr if scaled else self.e_expr
-        x = self._run(f"SELECT {e} AS e FROM {self.rel} LIMIT {SAMPLE_MAX}", "numpy")["e"]
+        x = self._run(self._head(f"{e} AS e"), "numpy")["e"]
         x = np.asarray(np.ma.filled(np.ma.asarray(x, dtype=float), np.nan), dtype=float)
         if scaled:  # the asked levels kept for the tiers pass; eps x factor as the SQL's
             self.sample0, x = np.unique(x[~np.isnan(x)]), x * self.level_factor
         return x, n_rows
-
-    def _fast(self, key: str, below: str | None, q: str | None = None, scan: str = "") -> list:
-        """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
-        and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
-        default the general one)."""
-        if below is None:
-            qcols = "NULL, NULL, NULL, NULL"
-        else:  # q is NULL (skipped by the sums) outside ``below``
-            qq = f"CASE WHEN {below} THEN {q or self.q_expr} END"
-            # sum of q^2 as a double, scaled by QE^-2 by the caller: the same float as the
-            # general plan's sum((q / QE)^2) (each term and each partial sum differ from it by
-            # the power of two QE^2 exactly), one division fewer per row (issue 29: ~9% of
-            # the bracket pass)
-            qcols = (
-                "sum(q), sum(CAST(q AS HUGEINT) * y), sum(CAST(q AS DOUBLE) * q), min(e), max(e)"
-            )
-        sql = f"""
-            SELECT k, count(*), count(y), sum(y), {qcols}
-            FROM (SELECT {key} AS k, e, v, {self.yc_expr} AS y
-                  {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
-            GROUP BY k ORDER BY k NULLS FIRST"""
-        self.key_expr = key
-        return self._run(sql)
-
-    def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
-        """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
-        levels) a row has; None when some row has another level or any value is bad."""
-        lv = sorted(float(x) for x in levels)
-        # list_position: the 1-based index of the row's level in the list, NULL when it is
-        # none of them (a NULL, NaN or other level: the general plan then answers). DuckDB
-        # evaluates it once per entry of a dictionary-encoded column (issue 29: about a
-        # quarter less work than a CASE chain at 10^7 rows); -0.0 finds 0.0, as e = 0 does.
-        rows = self._tier_rows(lv)
-        if rows is None:
-            return None
-        out = []
-        for r in rows:
-            if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
-                return None
-            i = int(r[0]) - 1
-            x, n, sy = lv[i], int(r[1]), int(r[3] or 0)
-            if x == 0 or math.isinf(x):
-                out.append(
-                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0)
-                )
-            else:  # the general plan's per-bin sums, for one level (exact integers)
-                q = math.floor(min(x, Q_CAP) * QE)
-                out.append((i, n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0))
-        out.sort(key=lambda t: t[0])
-        return histogram_from_rows(out)
-
-    def _tier_rows(self, lv: list[float]) -> list | None:
-        """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
-        y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
-        level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
-        as much as the rest of the pass); asked levels with one run level are summed."""
-        u = self.sample0
-        if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
-            arr = ", ".join(lit(x) for x in lv)
-            return self._fast(f"list_position([{arr}], e)", None)
-        where = {x: i for i, x in enumerate(lv)}
-        to = [where.get(float(x) * self.level_factor, -1) + 1 for x in u]  # 0: not in lv
-        if 0 in to:
-            return None
-        arr = ", ".join(lit(float(x)) for x in u)
-        scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
-        merged: dict[int, list[int]] = {}
-        for r in self._fast(f"list_position([{arr}], e)", None, scan=scan):
-            if r[0] is None or not 1 <= int(r[0]) <= len(to):
-                return None
-            m = merged.setdefault(to[int(r[0]) - 1], [0, 0, 0])
-            m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
-        return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
-
-    def fast_bracket(
-        self, a: float, b: float, m: int, above_first: bool = False
-    ) -> Histogram | None:
-        """The bracket pass for per-user levels: one scan grouped into the levels below ``a``
-        (one class per 1/8 decade, the receipt's rows), m equal sub-bins of [a, b), the finite
-        levels from ``b`` (one class), public and zero levels; None when any level or value
-        is bad."""
-        # Keys (INTEGER): below a, floor(8 log10 e) + DECADE_OFFSET (one per 1/8 decade,
-        # the receipt's rows; below SUB_KEY for any positive double below Q_CAP); SUB_KEY + i
-        # for sub-bin i of [a, b) (i in 0..m: the product may round up to m just below b);
-        # then the class above, public, zero. No clamps, and constants for the big classes
-        # (issue 29: DuckDB builds no perfect hash with statistics propagation off, so the
-        # key's own cost counts; a CASE branch giving a constant is the cheapest). A NaN
-        # level joins +inf (both > DBL_MAX: DuckDB orders NaN above +inf), where max(e) =
-        # NaN tells it apart; a NULL or negative level matches nothing (key NULL). Either
-        # sends the release to the general plan.
-        sub = SUB_KEY
-        above, public, zero = sub + m + 1, sub + m + 2, sub + m + 3
-        inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER)"
-        decade = f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}"
-        high = (
-            f"WHEN e BETWEEN {lit(b)} AND {lit(DBL_MAX)} THEN {above} "
-            f"WHEN e > {lit(DBL_MAX)} THEN {public} WHEN e >= {lit(a)} THEN {inner} "
-        )
-        if above_first:  # the common class first
-            when = f"{high}WHEN e > 0 THEN {decade} "
-        else:
-            when = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} {high}"
-        key = f"CASE {when}WHEN e = 0 THEN {zero} END"
-        # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative level's q
-        # is never used, but must not fail the cast (-inf)
-        q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
-        rows = self._fast(key, f"e < {lit(b)}", q)
-        out = []
-        coarse = set()
-        for r in rows:
-            if r[0] is None or bad_values(r):
-                return None
-            k, n, sy = int(r[0]), int(r[1]), int(r[3] or 0)
-            if k == public:
-                if not (math.isinf(float(r[7])) and math.isinf(float(r[8]))):
-                    return None  # a NaN level (max(e) is NaN)
-                out.append((PUBLIC_BIN, n, 0.0, 0.0, math.inf, math.inf, 0.0, sy, 0, 0, 0))
-            elif k == zero:
-                out.append((ZERO_BIN, n, 0.0, 0.0, 0.0, 0.0, 0.0, sy, 0, 0, 0))
-            elif k == above:  # saturated for sure when the bracket holds: no q sums
-                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0.0, sy, 0, 0, 0))
-            else:
-                if k < sub:
-                    coarse.add(k)
-                sq = int(r[4])
-                q2 = float(r[6]) * QE_2  # sum of (q / QE)^2, exactly as the general plan's
-                out.append(
-                    (
-                        k,
-                        n,
-                        sq / QE,
-                        q2,
-                        float(r[7]),
-                        float(r[8]),
-                        q2,
-                        sy,
-                        sq,
-                        int(r[5]),
-                        0,
-                    )
-                )
-        out.sort(key=lambda t: t[0])
-        h = histogram_from_rows(out)
-        h.coarse = frozenset(coarse | {above})
-        h.coarse_above = frozenset({above})
-        return h
 
     def _text_relation(self, col: str) -> str | None:
         """A relation holding column ``col`` as the file writes it (text), or None: the
@@ -595,4 +454,6 @@ class DuckSource:
         return [tuple(r) for r in self._run(sql)]
 
     def close(self) -> None:
+        """Close the connection; the ledger check's kept sums (if any) are dropped."""
+        self.checked = None
         self.con.close()

@@ -1,0 +1,291 @@
+"""DuckDB's fast plan (hdp_release.release, "Fast plan"): the tiers pass and the bracket pass,
+each one grouped scan keyed by a small integer computed in the scan, with the value checks
+fused into it. A mixin of :class:`hdp_release.engines.duckdb_source.DuckSource`, which gives
+the query runner, the cells' parsing and the level sample (``sample_levels``)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hdp_release.engines.base import (
+    DBL_MAX,
+    DECADE_OFFSET,
+    MAX_TIERS,
+    PUBLIC_BIN,
+    Q_CAP,
+    QE,
+    RECEIPT_ROWS_PER_DECADE,
+    SUB_KEY,
+    ZERO_BIN,
+    Histogram,
+    Q,
+    bad_values,
+    histogram_from_rows,
+    lit,
+)
+
+QE_2 = 2.0**-84
+"""QE^-2, a power of two: sum(q^2) times it is the same float as sum((q / QE)^2)."""
+
+
+def grid_sql(lo: float, hi: float) -> str:
+    """SQL of y, the value ``v`` on the 2^30 grid of [lo, hi] (hdp_release.engines.base): the
+    general plan's y, cheaper in DuckDB than least/greatest. CAST rounds half away from zero,
+    as round() does, and v in [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below
+    lo counts 0, above hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad
+    input; DuckDB orders NaN above +inf)."""
+    lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
+    return (
+        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
+        f"{lit(hi - lo)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
+        f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+    )
+
+
+def tier_key(levels: list[float]) -> str:
+    """SQL of the tiers pass's key: the 1-based position of the row's level ``e`` in
+    ``levels`` (at most MAX_TIERS), NULL when it is none of them (a NULL, NaN or other
+    level). list_position is evaluated once per entry of a dictionary-encoded column (issue
+    29: about a quarter less work than a CASE chain at 10^7 rows); -0.0 finds 0.0, as e = 0
+    does. As UTINYINT: with statistics propagation off (issue 32) DuckDB sizes its hash
+    aggregate by the key's type, and a one-byte key is cheaper than a BIGINT one."""
+    arr = ", ".join(lit(x) for x in levels)
+    return f"CAST(list_position([{arr}], e) AS UTINYINT)"
+
+
+class FastPlan:
+    """The fast plan's passes, on a DuckDB source (the attributes below are the source's)."""
+
+    rel: str
+    level_factor: float
+    cols: tuple[str, str] | None
+    v_expr: str
+    e_expr: str
+    e0_expr: str
+    yc_expr: str
+    y_expr: str
+    q_expr: str
+    key_expr: str
+    sample0: np.ndarray | None
+    tiers_from_check = False  # the release's tiers came from the ledger check's scan
+    bounds: tuple[float, float]
+    checked: tuple[tuple[str, str, float, float], list[float], list] | None = None
+    """The ledger check's tiers scan (``tiers_check``): (what it read: the value and level
+    SQL and lo, hi; the asked levels; its rows), kept unused until the charge succeeds."""
+
+    if TYPE_CHECKING:  # given by DuckSource
+
+        def _run(self, sql: str, how: str = "all") -> Any: ...
+
+        def _as_double(self, col: str, role: str, eps: bool) -> str: ...
+
+        def _scaled(self, e: str) -> str: ...
+
+    def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
+        self.cols = (value, eps)
+        self.v_expr = self._as_double(value, "value", False)
+        self.e0_expr = self._as_double(eps, "eps", True)  # as asked, before the spend
+        self.e_expr = self._scaled(self.e0_expr)
+        self.sample0: np.ndarray | None = None
+        self.yc_expr = grid_sql(lo, hi)
+        self.y_expr = self.yc_expr
+        self.q_expr = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
+        self.bounds = (lo, hi)
+
+    def _scan(self) -> str:
+        return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
+
+    def _fast(
+        self, key: str, below: str | None, q: str | None = None, scan: str = "", y: str = ""
+    ) -> list:
+        """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
+        and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
+        default the general one; ``y``: the SQL of y, default the release's)."""
+        if below is None:
+            qcols = "NULL, NULL, NULL, NULL"
+        else:  # q is NULL (skipped by the sums) outside ``below``
+            qq = f"CASE WHEN {below} THEN {q or self.q_expr} END"
+            # sum of q^2 as a double, scaled by QE^-2 by the caller: the same float as the
+            # general plan's sum((q / QE)^2) (each term and each partial sum differ from it by
+            # the power of two QE^2 exactly), one division fewer per row (issue 29: ~9% of
+            # the bracket pass)
+            qcols = (
+                "sum(q), sum(CAST(q AS HUGEINT) * y), sum(CAST(q AS DOUBLE) * q), min(e), max(e)"
+            )
+        sql = f"""
+            SELECT k, count(*), count(y), sum(y), {qcols}
+            FROM (SELECT {key} AS k, e, v, {y or self.yc_expr} AS y
+                  {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
+            GROUP BY k ORDER BY k NULLS FIRST"""
+        self.key_expr = key
+        return self._run(sql)
+
+    def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
+        """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
+        levels) a row has (or the ledger check's scan, :meth:`tiers_check`, when it read
+        this table); None when some row has another level or any value is bad."""
+        lv = sorted(float(x) for x in levels)
+        rows = self._tier_rows(lv)
+        if rows is None:
+            return None
+        out = []
+        for r in rows:
+            if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
+                return None
+            i = int(r[0]) - 1
+            x, n, sy = lv[i], int(r[1]), int(r[3] or 0)
+            if x == 0 or math.isinf(x):
+                out.append(
+                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0)
+                )
+            else:  # the general plan's per-bin sums, for one level (exact integers)
+                q = math.floor(min(x, Q_CAP) * QE)
+                out.append((i, n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0))
+        out.sort(key=lambda t: t[0])
+        return histogram_from_rows(out)
+
+    def _tier_rows(self, lv: list[float]) -> list | None:
+        """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
+        y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
+        level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
+        as much as the rest of the pass); asked levels with one run level are summed. The
+        ledger check's scan, when it read this table, is mapped the same way (no scan)."""
+        kept = self._checked_rows()
+        if kept is not None:
+            self.tiers_from_check = True
+            return self._to_run_levels(kept[0], kept[1], lv)
+        u = self.sample0
+        if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
+            return self._fast(tier_key(lv), None)
+        asked = [float(x) for x in u]
+        scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
+        return self._to_run_levels(asked, self._fast(tier_key(asked), None, scan=scan), lv)
+
+    def _to_run_levels(self, asked: list[float], rows: list, lv: list[float]) -> list | None:
+        """``rows`` keyed by the position in ``asked`` (levels as asked) re-keyed by the
+        position in ``lv`` of their run level (asked x level_factor), sums of one run level
+        added; None when a run level or a row's key is not in it."""
+        f = self.level_factor
+        where = {x: i for i, x in enumerate(lv)}
+        to = [where.get(x * f, -1) + 1 for x in asked]  # 0: not in lv
+        if 0 in to:
+            return None
+        merged: dict[int, list[int]] = {}
+        for r in rows:
+            if r[0] is None or not 1 <= int(r[0]) <= len(to):
+                return None
+            m = merged.setdefault(to[int(r[0]) - 1], [0, 0, 0])
+            m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
+        return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
+
+    def tiers_check(self, lv: list[float], bounds: tuple[float, float]) -> list[int] | None:
+        """The ledger's light check as the tiers pass itself (issue 30): one scan of the
+        parsed values and levels (as asked) grouped by which of ``lv`` a row's level is,
+        giving per level its rows, good values and the exact sum of y on the grid of
+        ``bounds`` = (lo, hi). Returns the rows per level of ``lv`` when every row holds one
+        of them and every value is finite (the check's light answer; the rows are kept on the
+        source, unused, for the release after the charge), else None (nothing kept)."""
+        self.checked = None
+        lo, hi = bounds
+        scan = f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
+        rows = self._fast(tier_key(lv), None, scan=scan, y=grid_sql(lo, hi))
+        cnt = [0] * len(lv)
+        for r in rows:
+            if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
+                return None
+            cnt[int(r[0]) - 1] = int(r[1])
+        self.checked = ((self.v_expr, self.e_expr, lo, hi), lv, [tuple(r[:4]) for r in rows])
+        return cnt
+
+    def _checked_rows(self) -> tuple[list[float], list] | None:
+        """The ledger check's tiers scan (asked levels, rows), when it read what this release
+        reads (the same value and level SQL, the same lo and hi), else None."""
+        if self.checked is None:
+            return None
+        read, lv, rows = self.checked
+        lo, hi = self.bounds
+        return (lv, rows) if read == (self.v_expr, self.e0_expr, lo, hi) else None
+
+    def checked_levels(self) -> np.ndarray | None:
+        """The run levels (asked x level_factor) of the ledger check's tiers scan when it
+        read what this release reads (after :meth:`_prepare`), else None."""
+        kept = self._checked_rows()
+        if kept is None:
+            return None
+        return np.unique(np.asarray(kept[0], dtype=float) * self.level_factor)
+
+    def fast_bracket(
+        self, a: float, b: float, m: int, above_first: bool = False
+    ) -> Histogram | None:
+        """The bracket pass for per-user levels: one scan grouped into the levels below ``a``
+        (one class per 1/8 decade, the receipt's rows), m equal sub-bins of [a, b), the finite
+        levels from ``b`` (one class), public and zero levels; None when any level or value
+        is bad."""
+        # Keys (INTEGER): below a, floor(8 log10 e) + DECADE_OFFSET (one per 1/8 decade,
+        # the receipt's rows; below SUB_KEY for any positive double below Q_CAP); SUB_KEY + i
+        # for sub-bin i of [a, b) (i in 0..m: the product may round up to m just below b);
+        # then the class above, public, zero. No clamps, and constants for the big classes
+        # (issue 29: DuckDB builds no perfect hash with statistics propagation off, so the
+        # key's own cost counts; a CASE branch giving a constant is the cheapest). A NaN
+        # level joins +inf (both > DBL_MAX: DuckDB orders NaN above +inf), where max(e) =
+        # NaN tells it apart; a NULL or negative level matches nothing (key NULL). Either
+        # sends the release to the general plan.
+        sub = SUB_KEY
+        above, public, zero = sub + m + 1, sub + m + 2, sub + m + 3
+        inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER)"
+        decade = f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}"
+        high = (
+            f"WHEN e BETWEEN {lit(b)} AND {lit(DBL_MAX)} THEN {above} "
+            f"WHEN e > {lit(DBL_MAX)} THEN {public} WHEN e >= {lit(a)} THEN {inner} "
+        )
+        if above_first:  # the common class first
+            when = f"{high}WHEN e > 0 THEN {decade} "
+        else:
+            when = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} {high}"
+        key = f"CASE {when}WHEN e = 0 THEN {zero} END"
+        # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative level's q
+        # is never used, but must not fail the cast (-inf)
+        q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
+        rows = self._fast(key, f"e < {lit(b)}", q)
+        out = []
+        coarse = set()
+        for r in rows:
+            if r[0] is None or bad_values(r):
+                return None
+            k, n, sy = int(r[0]), int(r[1]), int(r[3] or 0)
+            if k == public:
+                if not (math.isinf(float(r[7])) and math.isinf(float(r[8]))):
+                    return None  # a NaN level (max(e) is NaN)
+                out.append((PUBLIC_BIN, n, 0.0, 0.0, math.inf, math.inf, 0.0, sy, 0, 0, 0))
+            elif k == zero:
+                out.append((ZERO_BIN, n, 0.0, 0.0, 0.0, 0.0, 0.0, sy, 0, 0, 0))
+            elif k == above:  # saturated for sure when the bracket holds: no q sums
+                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0.0, sy, 0, 0, 0))
+            else:
+                if k < sub:
+                    coarse.add(k)
+                sq = int(r[4])
+                q2 = float(r[6]) * QE_2  # sum of (q / QE)^2, exactly as the general plan's
+                out.append(
+                    (
+                        k,
+                        n,
+                        sq / QE,
+                        q2,
+                        float(r[7]),
+                        float(r[8]),
+                        q2,
+                        sy,
+                        sq,
+                        int(r[5]),
+                        0,
+                    )
+                )
+        out.sort(key=lambda t: t[0])
+        h = histogram_from_rows(out)
+        h.coarse = frozenset(coarse | {above})
+        h.coarse_above = frozenset({above})
+        return h
