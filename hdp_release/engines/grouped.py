@@ -257,12 +257,14 @@ def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str
     # list_position: the 1-based index of the row's level among the sample's, NULL when it is
     # none of them (a NULL, NaN or other level: the general pass then runs); DuckDB evaluates
     # it once per entry of a dictionary-encoded column (as release_mean's tiers pass: about a
-    # tenth less CPU than a CASE chain here); -0.0 finds 0.0, as e = 0 does
+    # tenth less CPU than a CASE chain here); -0.0 finds 0.0, as e = 0 does. The key is cast
+    # to UTINYINT (at most MAX_TIERS = 32 levels): without statistics (issue 32) DuckDB
+    # hashes the key as typed, and a one-byte key is cheaper to hash than a BIGINT
     arr = ", ".join(lit(x) for x in lv)
     rows = src.run_sql(
         f"""WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel})
         SELECT {klist}, k, count(*), sum(y), count(*) - count(y) FROM (SELECT {klist},
-            list_position([{arr}], e) AS k, {y} AS y FROM t)
+            CAST(list_position([{arr}], e) AS UTINYINT) AS k, {y} AS y FROM t)
         GROUP BY {klist}, k"""
     )
     if any(r[m] is None or not 1 <= int(r[m]) <= len(lv) for r in rows):
