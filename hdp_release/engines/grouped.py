@@ -7,9 +7,11 @@
   per-bin sums of the general plan (hdp_release.engines.base), every segment's bins in one
   :class:`hdp_release.engines.segment_bins.Grouped` (flat numpy arrays). On DuckDB, when the
   levels are a few tiers (each in a bin of its own), the pass groups by segment and level
-  instead (the same bins, no logarithm or 128-bit product per row); otherwise the aggregate
-  goes through a temporary table so that the keys come back as Python values and the sums as
-  numpy columns.
+  instead (the same bins, no logarithm or 128-bit product per row). Otherwise the general
+  pass sums q y as two BIGINT products (exact: QY_SPLIT) and, for segment columns of numbers,
+  text or booleans (NUMPY_KEY_TYPES), fetches keys and sums as numpy in one query (each
+  (segment, bin)'s segment found in numpy); other key types go through a temporary table so
+  that the keys come back as Python values.
 * ``fetch_many``: the per-user-levels plan's second pass for every segment that needs one, in
   ONE query on either engine; ``segment_view``: a handle whose ``refine`` (and ``fetch``) read
   one segment's rows only (a bin of more than FETCH_USERS users).
@@ -136,10 +138,10 @@ def duck_grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float
 ) -> Grouped:
     """ONE grouped pass: per segment, the general plan's level bins and exact integer sums
-    (hdp_release.engines.base), as a :class:`Grouped`; the aggregate goes through a temporary
-    table (dropped) so that the keys come back as Python values and the sums as numpy. Sets
-    the source's expressions so that its ``first_bad`` and the segment views read the same
-    columns."""
+    (hdp_release.engines.base), as a :class:`Grouped` (the module docstring: the tiers pass,
+    or the general pass in one query, or through a temporary table, dropped, for key types
+    whose numpy values are not DuckDB's Python values). Sets the source's expressions so that
+    its ``first_bad`` and the segment views read the same columns."""
     src.cols = (value, eps)
     v = src.value_sql(value)
     e = src.level_sql(eps)
