@@ -10,19 +10,24 @@ wall and CPU time (all threads) of each, their ratios (goal <= 5x), where releas
 time goes in its best round (the segment pass, the grouped aggregate pass, the second pass,
 OpenDP: building measurements, privacy maps and noise, and the rest: planning, exact sums,
 intervals, receipts), the peak resident memory growth (sampled), the load average, the date
-and the commit; Spark local mode beside it with ``--spark``.
+and the commit; Spark local mode beside it with ``--spark``. With ``--compare TREE`` (another
+checkout of the repository, e.g. main exported by ``git archive``), that tree's release_means
+runs in a worker process in the same rounds, interleaved (SUM, this tree, that tree, per
+kind), and its ratios and parts are printed beside this tree's.
 
     python benchmarks/bench_release_means.py [--rows N] [--segments S] [--rounds R]
-        [--kinds tiers,continuous] [--keep DIR] [--spark]
+        [--kinds tiers,continuous] [--keep DIR] [--spark] [--compare TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import resource
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -142,7 +147,72 @@ def _release(path: str):
     return release_means(path, value="value", eps="eps", by="seg", lo=0, hi=1000)
 
 
+def _timed(fn):
+    """(wall, CPU of all threads, peak MB, parts, output) of one call."""
+    SPENT.clear()
+    with Peak() as peak:
+        t0, c0 = time.perf_counter(), _cpu()
+        out = fn()
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    return wall, cpu, peak.mb, dict(SPENT), out
+
+
+def _worker() -> None:
+    """The --compare worker: reads a Parquet path per line, runs release_means (of the tree
+    on its PYTHONPATH) on it and writes one JSON line (wall, cpu, peak, parts, plan)."""
+    instrument()
+    for line in sys.stdin:
+        path = line.strip()
+        wall, cpu, mb, parts, out = _timed(lambda path=path: _release(path))
+        print(json.dumps([wall, cpu, mb, parts, out.plan]), flush=True)
+
+
+class _Other:
+    """release_means of another tree (``--compare``), in a worker process."""
+
+    def __init__(self, tree: str):
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+        self.tree = tree
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=os.path.abspath(tree),
+        )
+
+    def run(self, path: str) -> tuple:
+        assert self.p.stdin is not None and self.p.stdout is not None
+        self.p.stdin.write(path + "\n")
+        self.p.stdin.flush()
+        wall, cpu, mb, parts, plan = json.loads(self.p.stdout.readline())
+        return wall, cpu, mb, parts, type("Out", (), {"plan": plan})()
+
+    def close(self) -> None:
+        if self.p.stdin is not None:
+            self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def _parts_line(label: str, r_: list) -> str:
+    parts = r_[3]
+    total = r_[0]
+    rest = total - sum(parts.get(k, 0.0) for k in ("segments", "grouped", "fetch", "opendp"))
+    return (
+        f"{label}: where release_means' best {total:.3f}s go: segment pass "
+        f"{parts.get('segments', 0):.3f}s, grouped pass {parts.get('grouped', 0):.3f}s, "
+        f"second pass {parts.get('fetch', 0):.3f}s, OpenDP {parts.get('opendp', 0):.3f}s "
+        f"({parts.get('built', 0)} measurements, {parts.get('maps', 0)} privacy maps, "
+        f"{parts.get('draws', 0)} noises), rest (plan, exact sums, intervals, receipts) "
+        f"{rest:.3f}s; plan: {r_[4].plan}"
+    )
+
+
 def main() -> None:
+    if "--worker" in sys.argv:
+        _worker()
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--segments", type=int, default=1000)
@@ -150,6 +220,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--kinds", default="tiers,continuous", help="tiers, continuous or both")
     ap.add_argument("--keep", default=None, help="keep (and reuse) the files in this folder")
+    ap.add_argument("--compare", default=None, help="another tree's release_means beside it")
     a = ap.parse_args()
     n = int(a.rows)
     kinds = a.kinds.split(",")
@@ -163,6 +234,7 @@ def main() -> None:
             if not os.path.exists(paths[kind]):
                 write(paths[kind], n, kind, a.segments)
         con = duckdb.connect()
+        other = _Other(a.compare) if a.compare else None
         load0 = os.getloadavg()
         best: dict = {}  # (kind, what) -> [wall, cpu, peak MB, parts]
         for _ in range(a.rounds):
@@ -170,23 +242,23 @@ def main() -> None:
                 path = paths[kind]
                 sql = f"SELECT seg, SUM(value) FROM read_parquet('{path}') GROUP BY seg"
                 jobs = {
-                    "sum": lambda con=con, sql=sql: con.execute(sql).fetchall(),
-                    "pass": lambda path=path: engine_pass(path),
-                    "release": lambda path=path: _release(path),
+                    "sum": lambda con=con, sql=sql: _timed(lambda: con.execute(sql).fetchall()),
+                    "pass": lambda path=path: _timed(lambda: engine_pass(path)),
+                    "release": lambda path=path: _timed(lambda: _release(path)),
                 }
+                if other is not None:
+                    jobs["other"] = lambda path=path: other.run(path)
                 for what, fn in jobs.items():
-                    SPENT.clear()
-                    with Peak() as peak:
-                        t0, c0 = time.perf_counter(), _cpu()
-                        out = fn()
-                        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+                    wall, cpu, mb, parts, out = fn()
                     b = best.setdefault((kind, what), [math.inf, math.inf, 0.0, {}, None])
                     if wall < b[0]:
-                        b[0], b[3] = wall, dict(SPENT)
+                        b[0], b[3] = wall, parts
                     b[1] = min(b[1], cpu)
-                    b[2] = max(b[2], peak.mb)
+                    b[2] = max(b[2], mb)
                     b[4] = out
         load1 = os.getloadavg()
+        if other is not None:
+            other.close()
         print(
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {_commit()}, "
             f"{n:.0e} rows, {a.segments} segments, best of {a.rounds} interleaved rounds, "
@@ -207,22 +279,18 @@ def main() -> None:
             "(s: wall seconds, c: CPU seconds of all threads; pass alone: CPU ratio of the grouped"
         )
         print(" aggregate pass alone; peak MB: resident growth of the SUM / of release_means)")
+        if other is not None:
+            print(f"beside it, {a.compare} (release_means in a worker process, same rounds):")
+            for kind in kinds:
+                s_, o_ = best[(kind, "sum")], best[(kind, "other")]
+                print(
+                    f"{kind + ' (other)':18s} {o_[0]:6.3f}s {o_[1]:6.3f}c  ratio wall "
+                    f"{o_[0] / s_[0]:6.2f}x  ratio CPU {o_[1] / s_[1]:6.2f}x  peak {o_[2]:5.0f} MB"
+                )
         for kind in kinds:
-            r_ = best[(kind, "release")]
-            parts = r_[3]
-            total = r_[0]
-            rest = total - sum(
-                parts.get(k, 0.0) for k in ("segments", "grouped", "fetch", "opendp")
-            )
-            print(
-                f"{kind}: where release_means' best {total:.3f}s go: segment pass "
-                f"{parts.get('segments', 0):.3f}s, grouped pass {parts.get('grouped', 0):.3f}s, "
-                f"second pass {parts.get('fetch', 0):.3f}s, OpenDP {parts.get('opendp', 0):.3f}s "
-                f"({parts.get('built', 0)} measurements, {parts.get('maps', 0)} privacy maps, "
-                f"{parts.get('draws', 0)} noises), rest (plan, exact sums, intervals, receipts) "
-                f"{rest:.3f}s; plan: {r_[4].plan}",
-                flush=True,
-            )
+            print(_parts_line(kind, best[(kind, "release")]), flush=True)
+            if other is not None:
+                print(_parts_line(f"{kind} (other)", best[(kind, "other")]), flush=True)
         if a.spark:
             from hdp_release.engines.spark_source import spark_session
 

@@ -173,4 +173,9 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
     )  # copied: the float columns in one block, whose row slices are cheap to take
     ends = np.cumsum(sizes).tolist()
     index = {k: pd.RangeIndex(k) for k in set(sizes)}
-    return [big.iloc[e - k : e].set_axis(index[k]) for e, k in zip(ends, sizes, strict=True)]
+    out = []
+    for e, k in zip(ends, sizes, strict=True):
+        part = big.iloc[e - k : e]
+        part.index = index[k]  # this slice's own axis (set_axis copies its blocks' headers)
+        out.append(part)
+    return out

@@ -7,9 +7,11 @@
   per-bin sums of the general plan (hdp_release.engines.base), every segment's bins in one
   :class:`hdp_release.engines.segment_bins.Grouped` (flat numpy arrays). On DuckDB, when the
   levels are a few tiers (each in a bin of its own), the pass groups by segment and level
-  instead (the same bins, no logarithm or 128-bit product per row); otherwise the aggregate
-  goes through a temporary table so that the keys come back as Python values and the sums as
-  numpy columns.
+  instead (the same bins, no logarithm or 128-bit product per row). Otherwise the general
+  pass sums q y as two BIGINT products (exact: QY_SPLIT) and, for segment columns of numbers,
+  text or booleans (NUMPY_KEY_TYPES), fetches keys and sums as numpy in one query (each
+  (segment, bin)'s segment found in numpy); other key types go through a temporary table so
+  that the keys come back as Python values.
 * ``fetch_many``: the per-user-levels plan's second pass for every segment that needs one, in
   ONE query on either engine; ``segment_view``: a handle whose ``refine`` (and ``fetch``) read
   one segment's rows only (a bin of more than FETCH_USERS users).
@@ -55,6 +57,26 @@ from hdp_release.engines.spark_source import fetch_levels, refine_levels
 
 MAX_SEGMENTS = 10_000
 """More segments than this are refused before anything is computed from the values."""
+QY_SPLIT = 31
+"""sum(q y) is summed as sum((q >> 31) y) and sum((q & (2^31 - 1)) y): BIGINT products."""
+NUMPY_KEY_TYPES = frozenset(
+    {
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "VARCHAR",
+        "BOOLEAN",
+    }
+)
+"""Segment column types whose numpy values (``.tolist()``) are the Python values of DuckDB's
+rows: the general pass fetches its keys with its sums in one query."""
 
 
 def _q(name: str) -> str:
@@ -116,10 +138,10 @@ def duck_grouped_histogram(
     src: Any, value: str, eps: str, by: list[str], lo: float, hi: float
 ) -> Grouped:
     """ONE grouped pass: per segment, the general plan's level bins and exact integer sums
-    (hdp_release.engines.base), as a :class:`Grouped`; the aggregate goes through a temporary
-    table (dropped) so that the keys come back as Python values and the sums as numpy. Sets
-    the source's expressions so that its ``first_bad`` and the segment views read the same
-    columns."""
+    (hdp_release.engines.base), as a :class:`Grouped` (the module docstring: the tiers pass,
+    or the general pass in one query, or through a temporary table, dropped, for key types
+    whose numpy values are not DuckDB's Python values). Sets the source's expressions so that
+    its ``first_bad`` and the segment views read the same columns."""
     src.cols = (value, eps)
     v = src.value_sql(value)
     e = src.level_sql(eps)
@@ -147,33 +169,61 @@ def duck_grouped_histogram(
     fast = _duck_tiers(src, kcols, klist, len(by), v, e, y)
     if fast is not None:
         return fast
-    table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
-    sql = f"""
-        CREATE TEMP TABLE {table} AS
+    # sum(q y) exactly as two sums of BIGINT products (q = qh 2^31 + ql): q <= Q_CAP QE =
+    # 2^62, so qh <= 2^31 and ql < 2^31, and y <= Q = 2^30: each product is at most 2^61, and
+    # DuckDB sums BIGINT exactly (a 128-bit state); cheaper than one HUGEINT product per row
+    agg = f"""
         WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel}),
         u AS (SELECT {klist}, {b} AS b, e, {y} AS y, {qq} AS q FROM t),
         a AS (SELECT {klist}, b, count(*) AS n, min(e) AS emin, max(e) AS emax,
                sum((q / {float(QE)!r}) * (q / {float(QE)!r})) AS q2, sum(y) AS sy,
-               sum(q) AS sq, sum(CAST(q AS HUGEINT) * y) AS sqy, count(*) - count(y) AS nbad
-            FROM u GROUP BY {klist}, b)
-        SELECT dense_rank() OVER (ORDER BY {klist}) - 1 AS sid, * FROM a"""
+               sum(q) AS sq, sum((q >> {QY_SPLIT}) * y) AS sqyh,
+               sum((q & {(1 << QY_SPLIT) - 1}) * y) AS sqyl, count(*) - count(y) AS nbad
+            FROM u GROUP BY {klist}, b)"""
+    sqy = f"(CAST(sqyh AS HUGEINT) << {QY_SPLIT}) + sqyl"
+    parts = ", ".join(
+        f"CAST((coalesce({x}, 0) >> {PART_BITS * i}) & {PART_MASK} AS BIGINT) AS {n}{i}"
+        for n, x in (("sy", "sy"), ("sq", "sq"), ("sqy", sqy))
+        for i in range(3)
+    )
+    cols_sql = f"""coalesce(b, 0) AS b, b IS NULL AS badb, n, coalesce(emin, 0) AS emin,
+        coalesce(emax, 0) AS emax, coalesce(q2, 0) AS q2, {parts}, nbad"""
+    if all(src.types.get(c, "") in NUMPY_KEY_TYPES for c in by):
+        # keys whose numpy values are the Python values DuckDB's rows give (numbers, text,
+        # booleans): one query, the segment of each (segment, bin) found in numpy
+        cols = src.run_numpy(f"{agg} SELECT {klist}, {cols_sql} FROM a")
+        keys, sid = _factorize([cols.pop(k) for k in keys])
+        cols["sid"] = sid
+        return grouped_from_columns(keys, cols)
+    table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
     try:
-        src.run_sql(sql)
+        src.run_sql(
+            f"CREATE TEMP TABLE {table} AS {agg} "
+            f"SELECT dense_rank() OVER (ORDER BY {klist}) - 1 AS sid, * FROM a"
+        )
         key_rows = src.run_sql(f"SELECT DISTINCT sid, {klist} FROM {table} ORDER BY sid")
-        parts = ", ".join(
-            f"CAST((coalesce({x}, 0) >> {PART_BITS * i}) & {PART_MASK} AS BIGINT) AS {x}{i}"
-            for x in ("sy", "sq", "sqy")
-            for i in range(3)
-        )
-        cols = src.run_numpy(
-            f"""SELECT sid, coalesce(b, 0) AS b, b IS NULL AS badb, n,
-                coalesce(emin, 0) AS emin, coalesce(emax, 0) AS emax, coalesce(q2, 0) AS q2,
-                {parts}, nbad FROM {table}"""
-        )
+        cols = src.run_numpy(f"SELECT sid, {cols_sql} FROM {table}")
     finally:
         with contextlib.suppress(Exception):
             src.run_sql(f"DROP TABLE IF EXISTS {table}")
     return grouped_from_columns([tuple(r[1:]) for r in key_rows], cols)
+
+
+def _factorize(cols: list) -> tuple[list[tuple], np.ndarray]:
+    """The distinct key tuples of the key columns ``cols`` (numpy arrays, no missing value)
+    as Python values, and each row's index among them."""
+    codes, firsts = [], []
+    for c in cols:
+        arr = np.asarray(np.ma.getdata(c))
+        uniq, inv = np.unique(arr, return_inverse=True)
+        codes.append(inv.astype(np.int64).ravel())
+        firsts.append(uniq.tolist())
+    if len(codes) == 1:
+        return [(x,) for x in firsts[0]], codes[0]
+    mat = np.stack(codes, axis=1)
+    rows, sid = np.unique(mat, axis=0, return_inverse=True)
+    keys = [tuple(firsts[i][j] for i, j in enumerate(r)) for r in rows.tolist()]
+    return keys, sid.astype(np.int64).ravel()
 
 
 def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str):
@@ -209,12 +259,14 @@ def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str
     # list_position: the 1-based index of the row's level among the sample's, NULL when it is
     # none of them (a NULL, NaN or other level: the general pass then runs); DuckDB evaluates
     # it once per entry of a dictionary-encoded column (as release_mean's tiers pass: about a
-    # tenth less CPU than a CASE chain here); -0.0 finds 0.0, as e = 0 does
+    # tenth less CPU than a CASE chain here); -0.0 finds 0.0, as e = 0 does. The key is cast
+    # to UTINYINT (at most MAX_TIERS = 32 levels): without statistics (issue 32) DuckDB
+    # hashes the key as typed, and a one-byte key is cheaper to hash than a BIGINT
     arr = ", ".join(lit(x) for x in lv)
     rows = src.run_sql(
         f"""WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel})
         SELECT {klist}, k, count(*), sum(y), count(*) - count(y) FROM (SELECT {klist},
-            list_position([{arr}], e) AS k, {y} AS y FROM t)
+            CAST(list_position([{arr}], e) AS UTINYINT) AS k, {y} AS y FROM t)
         GROUP BY {klist}, k"""
     )
     if any(r[m] is None or not 1 <= int(r[m]) <= len(lv) for r in rows):
