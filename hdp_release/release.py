@@ -391,10 +391,10 @@ def _check_note(src: Any) -> str:
     release's own tiers pass when it used that scan's sums)."""
     if getattr(src, "tiers_from_check", False):
         return (
-            "; + 1 ledger check pass (the same pass, before the charge: rows and good values "
-            "per level, from which every refusal is decided, and the sums of the values' "
-            "grid, unused until the charge succeeded; the keyed level profile from the level "
-            "counts)"
+            "; no pass of its own for the ledger's check (that pass, before the charge: rows "
+            "and good values per level, from which every refusal is decided, and the sums of "
+            "the values' grid, unused until the charge succeeded; the keyed level profile "
+            "from the level counts)"
         )
     if getattr(src, "check_passes", 2) == 1:
         return (
