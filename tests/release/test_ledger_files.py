@@ -85,3 +85,28 @@ def test_an_attach_error_while_another_process_holds_the_lock_waits_then_is_busy
     with pytest.raises(Busy):
         files.attach_when_free(str(tmp_path / "x"), True, time.monotonic() + 0.2, Busy, ValueError)
     assert len(calls) >= 2  # it waited and tried again before the deadline
+
+
+def test_two_unexplained_errors_apart_while_another_process_comes_and_goes_are_busy(
+    tmp_path, monkeypatch
+):
+    """A holder outside hdp that keeps opening and closing the file: the probe sometimes
+    finds it gone (it let go just after the attach failed). Only two unexplained errors
+    running (the docstring's "twice running") mean corrupt; unexplained ones with a held lock
+    between them are a busy file, reported busy at the deadline, never corrupt."""
+    probes = iter([False, True, False, True, False, True] + [True] * 10_000)
+
+    def failing(path: str, write: bool):
+        raise duckdb.IOException("no word of the text is read")
+
+    monkeypatch.setattr(files, "attach", failing)
+    monkeypatch.setattr(files, "held_by_another_process", lambda path: next(probes))
+
+    class Busy(Exception):
+        pass
+
+    class Corrupt(Exception):
+        pass
+
+    with pytest.raises(Busy):
+        files.attach_when_free(str(tmp_path / "x"), True, time.monotonic() + 0.2, Busy, Corrupt)
