@@ -157,6 +157,7 @@ def attach_when_free(
                 if unexplained >= 2:
                     raise corrupt(first_line(exc)) from None
                 continue  # at once: a deadline is no reason to call a file corrupt
+            unexplained = 0  # held: only two unexplained errors running mean corrupt
             pause = pause_step(pause, deadline, busy)
         except duckdb.ResourceInUseException:
             pause = pause_step(pause, deadline, busy)
