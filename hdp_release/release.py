@@ -96,8 +96,12 @@ How it is computed (the plan; see hdp_release.engines.base for the queries):
   sample only costs time, never correctness. When tau* falls inside a sub-bin of several
   levels, it is isolated as in the general plan (below). Memory: a few hundred groups (at most
   about 3,000 whatever the levels). Every
-  data sum is the same exact integer as in the general plan, so both plans give the same
-  release.
+  data sum is the same exact integer as in the general plan; tau* and what follows from it
+  (the weights, the noise scale, the interval) may differ in their last bits (the sum of
+  squared levels is a float summed over other groups, and in scan order: with threads it can
+  also move from run to run; tests/release/test_release_row_order.py,
+  test_release_means_vs_fast_plan.py). Every grant stays min(eps, tau*) <= eps, checked by
+  OpenDP's map, so no such difference changes what a release may spend.
 * General plan (Spark, and DuckDB's fallback): one grouped aggregate in the engine (never
   a Python loop over rows) groups users by their level's bin (bins of relative width
   e^(1/64), about 1.6%) and returns per bin the users, eps sums and exact integer sums of
