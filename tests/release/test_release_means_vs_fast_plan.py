@@ -1,10 +1,10 @@
 """release_means per segment against release_mean on the segment's rows, with per-user levels
-(the population target): README says every segment's answer is bit for bit release_mean's,
-and release.py's docstring that DuckDB's fast plan and the general plan "give the same
-release". release_means walks the general plan's level bins; release_mean on DuckDB runs the
-fast plan's bracket pass, whose sum of q^2 is a float summed over other groups (1/8-decade
-classes and 256 sub-bins instead of the ln bins): tau*, the noise scale and the interval then
-differ in their last bits (the existing fast-plan tests compare them with rel=1e-12).
+(the population target). release_means walks the general plan's level bins; release_mean on
+DuckDB runs the fast plan's bracket pass, whose sum of q^2 is a float summed over other groups
+(1/8-decade classes and 256 sub-bins instead of the ln bins): tau*, the noise scale and the
+interval then differ in their last bits (the existing fast-plan tests compare them with
+rel=1e-12). README and release.py say so; the strict xfail below marks the defect (it fails
+the run the day both agree bit for bit, so that the words can be tightened again).
 
 Oracle: release_mean itself, on the segment's rows (fast plan) and with the general plan
 forced; no noise (OpenDP's map kept)."""
@@ -48,9 +48,8 @@ def test_a_segment_equals_release_mean_with_the_general_plan(monkeypatch):
     strict=True,
     reason="release_mean's fast bracket plan sums q^2 as floats over other groups than the "
     "general plan's bins: tau*, noise scale and interval differ from release_means' segment "
-    "(and from the general plan) in the last bits; README's 'bit for bit release_mean's' "
-    "and release.py's 'both plans give the same release' overclaim (pre-existing, main "
-    "93213ba the same)",
+    "(and from the general plan) in the last bits (pre-existing, main 93213ba the same; "
+    "README and release.py say so)",
 )
 def test_a_segment_equals_release_mean_bit_for_bit(monkeypatch):
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
