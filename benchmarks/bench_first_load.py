@@ -25,6 +25,7 @@ Not a test: nothing is asserted, the numbers are printed.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import statistics
 import sys
@@ -97,16 +98,66 @@ async ({mark, chart, endedBefore, timeoutMs}) => {
 """
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _proc_table() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds of the process: user + system, its threads included)."""
+    out = {}
+    for d in pathlib.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        f = stat[stat.rindex(")") + 2 :].split()
+        out[int(d.name)] = (int(f[1]), (int(f[11]) + int(f[12])) / TICK)
+    return out
+
+
+def cpu_split(server_pid: int) -> tuple[float, float]:
+    """CPU seconds so far of the Streamlit server (``server_pid`` and its children) and of
+    the browser (every other process descended from this one: Playwright's driver and
+    Chromium's processes)."""
+    table = _proc_table()
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        kids.setdefault(ppid, []).append(pid)
+
+    def tree(root: int) -> set[int]:
+        seen, todo = set(), [root]
+        while todo:
+            p = todo.pop()
+            if p not in seen:
+                seen.add(p)
+                todo += kids.get(p, [])
+        return seen
+
+    server = tree(server_pid)
+    mine = tree(os.getpid()) - server - {os.getpid()}
+    return sum(table[p][1] for p in server), sum(table[p][1] for p in mine)
+
+
+CPU: dict[pathlib.Path, list[tuple[float, float]]] = {}
+"""Per script, the (server, browser) CPU seconds of each counted first load."""
+
+
 def first_load(browser, script: pathlib.Path) -> float:
-    """Seconds from navigation to drawn, on a fresh server for ``script``."""
+    """Seconds from navigation to drawn, on a fresh server for ``script``; the CPU seconds
+    the server and the browser spent meanwhile go to ``CPU[script]``."""
     srv = B.Server(script)
     try:
         base = srv.ready()
         ctx, page = B.new_page(browser)
         try:
+            c0 = cpu_split(srv.proc.pid)
             t0 = time.time()
             page.goto(base + "/")
-            return B.wait_drawn(page) - t0
+            took = B.wait_drawn(page) - t0
+            c1 = cpu_split(srv.proc.pid)
+            CPU.setdefault(script, []).append((c1[0] - c0[0], c1[1] - c0[1]))
+            return took
         finally:
             ctx.close()
     finally:
@@ -190,6 +241,7 @@ def bench_first_loads(
     first_load(browser, floor)  # warm the OS file cache for each; not counted
     for _, script in apps:
         first_load(browser, script)
+    CPU.clear()
     times: dict[str, list[float]] = {tag: [] for tag, _ in apps}
     floor_t = []
     for _ in range(runs):
@@ -203,6 +255,15 @@ def bench_first_loads(
     for tag, xs in times.items():
         ratio = statistics.median(xs) / statistics.median(floor_t)
         print(f"  ratio {tag.strip()}/floor = {ratio:.2f}  (goal <= 1.3)")
+    print("CPU seconds during those loads (medians; steadier than wall time on a busy machine):")
+    fs, fb = (statistics.median(c[i] for c in CPU[floor]) for i in (0, 1))
+    print(f"  floor server {fs:.2f} s, browser {fb:.2f} s, both {fs + fb:.2f} s")
+    for tag, script in apps:
+        s_, b_ = (statistics.median(c[i] for c in CPU[script]) for i in (0, 1))
+        print(
+            f"  {tag} server {s_:.2f} s ({s_ / fs:.2f}x), browser {b_:.2f} s ({b_ / fb:.2f}x),"
+            f" both {s_ + b_:.2f} s ({(s_ + b_) / (fs + fb):.2f}x)"
+        )
 
 
 def bench_sliders(
