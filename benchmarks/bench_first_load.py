@@ -330,7 +330,7 @@ def bench_sliders(
                 print(f"  {tag + 'Simulation first result':<28} {fmt(got)}  ratio {r:.2f}")
             if len(got) < len(firsts):
                 print(f"  ({tag}{len(firsts) - len(got)} of {len(firsts)} steps: no early draw)")
-        print("  (goals: every page within 1.5x the floor; the simulation's first result 2x)")
+        print("  (goals: every page within 1.5x the floor; the Simulation page's fresh step 2x)")
         ctx.close()
     finally:
         fsrv.stop()
