@@ -15,6 +15,12 @@ shown, not even on a fresh server (see hdp_app.navigation.run_through_app).
 
 import pathlib
 
+# pandas first, in every session's run: plotly's validators and JSON encoder take pandas from
+# sys.modules without importing it, so a figure built in one session while another session's
+# thread is importing pandas reads a half-made module and fails (issue 29: seen when the
+# Profile page no longer imported it and two first loads of a fresh server ran at once).
+# Python's import lock makes every other session wait here until pandas is whole.
+import pandas  # noqa: F401
 import streamlit as st
 
 from hdp_app.navigation import app_pages, through_app

@@ -9,9 +9,16 @@ Streamlit app, on every slider step. ``gc.freeze()`` moves the objects alive at 
 into the permanent generation, which later collections skip.
 
 Freezing happens after a run that imported new modules (first visit of a page in this
-process), right after a full collection, so only objects alive then are frozen: the modules,
-and the state of the sessions open at that moment, which is never freed. That bounded, one-off
-cost (a handful of freezes per process) buys a short collection on every later run.
+process), right after a collection of the young generations, so almost only objects alive then
+are frozen: the modules, and the state of the sessions open at that moment, which is never
+freed. That bounded, one-off cost (a handful of freezes per process) buys a short collection on
+every later run.
+
+Not a full collection before freezing (issue 29: the first page on a fresh server): it walked
+the whole heap, 80 ms of the first run (AppTest, load ~2), while the first user waited, and the
+young generations' collection (about 1 ms) leaves it little to find (20 unreachable objects in
+that run, then frozen with the rest: a few kB once per freeze). Streamlit's own full
+collection right after the run then skips the frozen heap too.
 """
 
 from __future__ import annotations
@@ -29,14 +36,14 @@ _modules_at_freeze = 0  # len(sys.modules) at the last freeze (0: never frozen)
 
 
 def freeze_after_imports() -> bool:
-    """Collect and freeze the heap if modules were imported since the last freeze; returns
-    whether it froze. Called by app.py at the end of every full run."""
+    """Collect the young generations and freeze the heap if modules were imported since the
+    last freeze; returns whether it froze. Called by app.py at the end of every full run."""
     global _modules_at_freeze
     n = len(sys.modules)
     if n == _modules_at_freeze:
         return False
     _modules_at_freeze = n
-    gc.collect()
+    gc.collect(1)  # generations 0 and 1 only: see the module docstring
     gc.freeze()
     return True
 

@@ -1,7 +1,9 @@
 """The Simulation page's results, drawn twice per long run (issue 29): an early draw of the
 run's first trials, said so, then the whole run in its place (pages/simulation.py puts each in
-a slot). Widgets and layout only: rows, tables, sentences from hdp_app.views.simulation and
-simulation_controls, figures from hdp_app.figures.simulation.
+a slot); on a step of the page's controls, a long run's quick result, said so, with a button
+for the whole run; and the "Reproduce in Python" expander. Widgets and layout only: rows,
+tables, sentences from hdp_app.views.simulation and simulation_controls, figures from
+hdp_app.figures.simulation.
 
 ``run`` is the page's description of the run: shown methods, data range, tuned spread, seed,
 distribution, trials of the whole run and users."""
@@ -12,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from hdp_app.caches import simulation as cache
 from hdp_app.common import PROFILE_LABEL, metric_row
 from hdp_app.figures import simulation as figs
 from hdp_app.views import simulation as simview
@@ -32,6 +35,18 @@ def headline_metrics(results: dict, rows: list[dict]) -> dict:
     for m in simview.headline_metrics(adpm_all, rows):
         show_metric(row, m, width="content")
     return adpm_all
+
+
+def quick_part(first: int, trials: int, whole_key: str) -> None:
+    """The note over a step's quick result (its ``first`` trials of ``trials``) and the button
+    that asks for the whole run (it sets ``st.session_state[whole_key]``)."""
+    st.info(simview.quick_text(first, trials), icon=":material/bolt:")
+    st.button(
+        simview.whole_run_label(trials),
+        key="sim_whole_run",
+        on_click=st.session_state.__setitem__,
+        args=(whole_key, True),
+    )
 
 
 def results_part(results: dict, run: dict[str, Any], trials: int, early: bool) -> list[dict]:
@@ -77,3 +92,19 @@ def download_part(rows: list[dict], run: dict) -> None:
         key="sim_csv",
         help=sc.SIM_HELP["sim_csv"],
     )
+
+
+def reproduce_expander(repro: dict, sweep: dict | None) -> None:
+    """The exact hdp_core calls for the current settings (and profile.csv if needed)."""
+    with st.expander("Reproduce in Python"):
+        snippet = cache.reproduce(repro, sweep)
+        st.code(snippet.code, language="python", wrap_lines=True)
+        if snippet.needs_profile_csv:
+            st.download_button(
+                "Download profile.csv",
+                cache.profile_csv(repro["profile"]),
+                file_name="profile.csv",
+                mime="text/csv",
+                key="sim_profile_csv",
+                help=sc.SIM_HELP["sim_profile_csv"],
+            )

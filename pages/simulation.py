@@ -51,6 +51,7 @@ short_label = simview.short_label
 LOADED_NOTE = "sim_loaded_note"
 PAPER_SHOWN = "sim_paper_shown"
 APP_RERUN = "sim_app_rerun"
+PAGE_RUN, WHOLE_ASKED = "sim_page_run", "sim_whole_asked"  # the whole run, not a quick one
 URL: dict[str, Any] = {"bind": "query-params"}
 
 
@@ -149,7 +150,10 @@ def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> N
 def simulation_section() -> None:
     """Controls, simulation, table, charts, downloads; reruns alone when its widgets change.
     A long run first draws its first trials (views.simulation.early_trials, said so), then the
-    rest of the page, then the whole run in their place (issue 29)."""
+    rest of the page, then the whole run in their place; a step of its controls shows a quick
+    result of a long run's first trials, said so, and the whole run on request
+    (views.simulation.shown_trials; issue 29)."""
+    page_run, whole_asked = (bool(st.session_state.pop(k, False)) for k in (PAGE_RUN, WHOLE_ASKED))
     prof = get_profile()
     st.header("Simulated error of each method")
     s, metric_slot = sim_controls()
@@ -198,8 +202,10 @@ def simulation_section() -> None:
     )
     early_hist, hist_slot, csv_slot = st.empty(), st.empty(), st.empty()
     first = simview.early_trials(plan)
-    if cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra):
-        first = None  # the whole run is at hand: no early draw
+    ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
+    trials = simview.shown_trials(plan, page_run, whole_asked, ready)
+    if ready or trials < plan.trials:
+        first = None  # the whole run is at hand, or a quick result is shown: no early draw
     try:
         if first is not None:
             early = cache.run_early(prof, spec, first, seed, tuned_sd, extra)
@@ -209,15 +215,16 @@ def simulation_section() -> None:
                 R.results_part(early, run, first, early=True)
             with early_hist.container():
                 R.histogram_chart(early, hist, run, early=True)
-            rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan, seed)
+            rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan.trials, seed)
             results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
         else:
             n_methods = sc.methods_run(methods, tuned_sd is not None)
+            simulate = cache.run_simulation if trials == plan.trials else cache.run_early
             with (
                 top.container(),
-                st.spinner(sc.spinner_text(plan.trials, prof.n, n_methods), show_time=True),
+                st.spinner(sc.spinner_text(trials, prof.n, n_methods), show_time=True),
             ):
-                results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
+                results = simulate(prof, spec, trials, seed, tuned_sd, extra)
     except (hdp.ProfileError, ValueError) as exc:
         early_top.empty()
         early_hist.empty()
@@ -225,14 +232,17 @@ def simulation_section() -> None:
         return
     for slot in (early_top, early_hist):
         slot.empty()  # the early draw goes
+    run.update(trials=trials)  # a quick result's, or the whole run's
     with top.container():
-        rows = R.results_part(results, run, plan.trials, early=False)
+        if trials < plan.trials:
+            R.quick_part(trials, plan.trials, WHOLE_ASKED)
+        rows = R.results_part(results, run, trials, early=False)
     with hist_slot.container():
         R.histogram_chart(results, hist, run, early=False)
     with csv_slot.container():
         R.download_part(rows, run)
     if first is None:
-        rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan, seed)
+        rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, trials, seed)
 
 
 def rest_of_page(
@@ -242,13 +252,14 @@ def rest_of_page(
     tuned_sd: float | None,
     data_range: Any,
     dist: Any,
-    plan: Any,
+    trials: int,
     seed: int,
 ) -> None:
-    """The what-if and the group sweep under the simulation's results (they do not use them)."""
+    """The what-if and the group sweep under the simulation's results (they do not use them;
+    the script reproduces the ``trials`` shown)."""
     whatif_section(prof, spec, methods, tuned_sd, data_range)
     spec_now = st.session_state.get(PROFILE_SPEC)
-    sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, plan.trials, seed))
+    sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, trials, seed))
 
 
 # values differ by privacy level (issue 21) -----------------------------------------------
@@ -310,22 +321,6 @@ def sweep_section(spec: tuple, methods: list[str], repro: dict | None) -> None:
     _sweep_fragment(spec, tuple(methods), repro)
 
 
-def reproduce_expander(repro: dict, sweep: dict | None) -> None:
-    """The exact hdp_core calls for the current settings (and profile.csv if needed)."""
-    with st.expander("Reproduce in Python"):
-        snippet = cache.reproduce(repro, sweep)
-        st.code(snippet.code, language="python", wrap_lines=True)
-        if snippet.needs_profile_csv:
-            st.download_button(
-                "Download profile.csv",
-                cache.profile_csv(repro["profile"]),
-                file_name="profile.csv",
-                mime="text/csv",
-                key="sim_profile_csv",
-                help=sc.SIM_HELP["sim_profile_csv"],
-            )
-
-
 @st.fragment
 def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     n_fixed, eps_fixed, n_var, lo, hi = (
@@ -348,7 +343,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     except (hdp.ProfileError, ValueError) as exc:
         st.error(plain(exc))
         if repro is not None:
-            reproduce_expander(repro, None)
+            R.reproduce_expander(repro, None)
         return
     shown = gs.shown(methods)
     row = metric_row()
@@ -363,7 +358,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     if beats:
         st.caption(gs.beaters_text(beats))
     if repro is not None:
-        reproduce_expander(repro, gs.sweep_settings(n_fixed, eps_fixed, n_var, lo, hi, public))
+        R.reproduce_expander(repro, gs.sweep_settings(n_fixed, eps_fixed, n_var, lo, hi, public))
 
 
 # the paper's experiment -----------------------------------------------------------------
@@ -439,6 +434,7 @@ def main() -> None:
     prof = get_profile()
     label = st.session_state.get(PROFILE_LABEL, "")
     st.caption(simview.current_profile_caption(label, prof.n, prof.n_public))
+    st.session_state[PAGE_RUN] = True  # the whole run: the page was opened or fully rerun
     simulation_section()
     paper_section()
 

@@ -35,6 +35,7 @@ __all__ = [
     "exact_rows",
     "make_distribution",
     "plan_trials",
+    "quick_trials",
     "real_value",
     "saturation_point",
     "simulated_width",
@@ -150,6 +151,58 @@ def early_text(first: int, trials: int) -> str:
         "the rest run; the whole run replaces it in a moment. Its simulated MSEs and 95% "
         "intervals are those of these trials; the exact MSEs are exact."
     )
+
+
+# a quick result on a step, the whole run on request (issue 29) ------------------------------
+QUICK_TRIALS = 2_000
+"""About how many trials a step of the page's live controls simulates when the whole run is
+long (QUICK_MIN_CELLS): measured in the browser (bench_first_load.py's step, load 3-8), a
+step of the default profile took 1.16 s with 20,000 trials (0.61 s of the server's CPU), 0.63
+s with 2,000 (0.12 s) and 0.56 s with 500; the rest is the browser drawing the page."""
+
+QUICK_MIN_CELLS = 5_000_000
+"""Simulated values (trials x values per trial) from which a step shows a quick result: a
+shorter run takes under ~0.1 s of simulation and is shown whole."""
+
+
+def quick_trials(plan: TrialPlan) -> int | None:
+    """Trials of a step's quick result for the run ``plan``: the fewest whole chunks of
+    simulate_mse reaching QUICK_TRIALS, so that they are exactly the run's first trials (as
+    :func:`early_trials`), or None when the run is under QUICK_MIN_CELLS values or under
+    twice that many trials (it is shown whole)."""
+    if plan.cells < QUICK_MIN_CELLS:
+        return None
+    step = max(1, min(plan.trials, CHUNK_CELLS // max(1, plan.width)))
+    first = step * math.ceil(max(QUICK_TRIALS, MIN_TRIALS) / step)
+    return first if 2 * first <= plan.trials else None
+
+
+def shown_trials(plan: TrialPlan, page_run: bool, whole_asked: bool, whole_ready: bool) -> int:
+    """How many trials the results show: the whole run (``plan.trials``) when the page was
+    opened or fully rerun (``page_run``), when the whole run was asked for or is at hand
+    (cached); on a step of the page's live controls, the quick result's
+    :func:`quick_trials` when the run is long."""
+    if page_run or whole_asked or whole_ready:
+        return plan.trials
+    return quick_trials(plan) or plan.trials
+
+
+QUICK_LABEL = "Quick result"
+"""How the note over a quick result starts."""
+
+
+def quick_text(first: int, trials: int) -> str:
+    """The note over a step's quick result: what it is and how to get the whole run."""
+    return (
+        f"{QUICK_LABEL}: the first {first:,} of the {trials:,} trials (same seed), so that "
+        "moving a control answers at once. Its simulated MSEs and 95% intervals are those of "
+        "these trials (so are the download and the script below); the exact MSEs are exact."
+    )
+
+
+def whole_run_label(trials: int) -> str:
+    """The button that runs and shows the whole run after a quick result."""
+    return f"Run all {trials:,} trials"
 
 
 # result rows -------------------------------------------------------------------------------

@@ -347,3 +347,55 @@ def test_early_draw_is_exactly_the_first_trials_of_the_run(monkeypatch):
     assert simview.early_trials(simview.plan_trials(prof, dist, 2 * first - 1)) is None
     text = simview.early_text(first, plan.trials)
     assert f"first {first:,} of the {plan.trials:,} trials" in text
+
+
+# a step's quick result, the whole run on request (issue 29) ---------------------------------
+def test_quick_result_is_exactly_the_first_trials_of_the_run(monkeypatch):
+    """views.simulation.quick_trials: whole chunks reaching QUICK_TRIALS, so a run of that many
+    trials with the same seed gives the whole run's first estimates bit for bit (oracle: the
+    whole run itself); the default run of the paper's profile gets one on a step, a short run
+    none."""
+    from hdp_core.simulate import CHUNK_CELLS
+
+    dist = hdp.Beta(2, 3)
+    default = simview.plan_trials(hdp.paper_profile("high"), dist, 20_000)
+    quick = simview.quick_trials(default)
+    step = CHUNK_CELLS // default.width
+    assert quick is not None and quick % step == 0
+    assert simview.QUICK_TRIALS <= quick < simview.QUICK_TRIALS + step
+    prof = hdp.EpsilonProfile.from_tiers([0.05, 0.8, math.inf], [300, 99, 5000])
+    short = simview.plan_trials(prof, dist, 5_000)
+    assert short.cells < simview.QUICK_MIN_CELLS and simview.quick_trials(short) is None
+    monkeypatch.setattr(simview, "QUICK_MIN_CELLS", 0)  # a small run stands for a long one
+    width = 300 + 99 + 1  # users drawn one by one, and the large public tier's sum
+    plan = simview.plan_trials(prof, dist, 2 * (CHUNK_CELLS // width) * 3)
+    first = simview.quick_trials(plan)
+    assert first is not None and first % (CHUNK_CELLS // width) == 0
+    names = [*hdp.METHODS, "TableMean"]
+    whole = hdp.simulate_mse(names, prof, dist, trials=plan.trials, seed=9, return_estimates=True)
+    part = hdp.simulate_mse(names, prof, dist, trials=first, seed=9, return_estimates=True)
+    for m in names:
+        assert np.array_equal(part[m].estimates, whole[m].estimates[:first]), m
+    assert simview.quick_trials(simview.plan_trials(prof, dist, 2 * first - 1)) is None
+
+
+@pytest.mark.parametrize(
+    ("page_run", "asked", "ready", "shown"),
+    [
+        (True, False, False, "whole"),  # the page opened or fully rerun
+        (False, True, False, "whole"),  # "Run all ... trials" pressed
+        (False, False, True, "whole"),  # the whole run is cached
+        (False, False, False, "quick"),  # a step of the live controls
+    ],
+)
+def test_a_step_shows_the_quick_result_and_the_rest_the_whole_run(page_run, asked, ready, shown):
+    plan = simview.plan_trials(hdp.paper_profile("high"), hdp.Beta(2, 3), 20_000)
+    quick = simview.quick_trials(plan)
+    want = {"whole": 20_000, "quick": quick}[shown]
+    assert simview.shown_trials(plan, page_run, asked, ready) == want
+    short = simview.plan_trials(hdp.paper_profile("high"), hdp.Beta(2, 3), 3_000)
+    assert simview.shown_trials(short, False, False, False) == 3_000  # under twice the quick
+    text = simview.quick_text(quick, 20_000)
+    assert text.startswith(simview.QUICK_LABEL)
+    assert f"the first {quick:,} of the 20,000 trials (same seed)" in text
+    assert simview.whole_run_label(20_000) == "Run all 20,000 trials"

@@ -105,8 +105,9 @@ def test_first_load_shows_only_the_apps_pages(browser, tmp_path):
     assert not problems, f"(screenshots and server logs in {tmp_path})\n" + "\n".join(problems)
 
 
-CHARTS_AT_THEIR_MARGINS = {"Profile", "Saturation", "Bounds", "Tier designer"}
-"""Pages whose figures ask for the margins plotly's automargin settles on (issue 11)."""
+CHARTS_AT_THEIR_MARGINS = {"Profile", "Saturation", "Bounds", "Tier designer", "Simulation"}
+"""Pages whose figures ask for the margins plotly's automargin settles on (issue 11; the
+Simulation page's live charts since issue 29)."""
 _CHART_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
     const s = g._fullLayout._size, m = g.layout.margin || {};
     return {asked: [m.l, m.r, m.t, m.b], drawn: [s.l, s.r, s.t, s.b].map(Math.round)};

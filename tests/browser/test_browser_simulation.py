@@ -1,0 +1,62 @@
+"""The Simulation page's quick result in a real browser (issue 29): a step of its live
+controls (a fragment rerun, which AppTest does not model) shows a long run's first trials,
+said so, and "Run all ... trials" shows the whole run. Oracle: hdp_core.simulate_mse called
+here with the same inputs. Uses the shared server and browser (tests/browser/conftest.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from browser_support import runs_ended, wait_drawn
+
+import hdp_core as hdp
+from hdp_app.views import simulation_controls as sc
+from hdp_app.views.simulation import QUICK_LABEL, QUICK_MIN_CELLS, QUICK_TRIALS
+from hdp_core.simulate import CHUNK_CELLS
+
+pytestmark = pytest.mark.browser
+
+SEED = 11
+WHOLE = 5_000  # trials: a long run (5 million simulated values) at a quarter of the default
+PROFILE = hdp.paper_profile("high")  # the app's default profile: 1,000 users, one by one
+
+
+def _adpm_metric(page) -> str:
+    card = page.get_by_test_id("stMetric").filter(has_text="ADPM simulated MSE")
+    return card.get_by_test_id("stMetricValue").inner_text().strip()
+
+
+def _adpm_mse(dist: hdp.Distribution, trials: int) -> str:
+    res = hdp.simulate_mse(["ADPM"], PROFILE, dist, trials=trials, seed=SEED)
+    return f"{res['ADPM'].mse:.3e}"
+
+
+def test_a_step_shows_a_quick_result_then_the_whole_run_on_request(server, page):
+    """Opened: the whole run. A step (the two-point data): the first whole chunks of the run
+    reaching QUICK_TRIALS (1,048 trials a chunk here), the note, its numbers. The button: the
+    whole run's numbers, no note."""
+    whole = WHOLE
+    assert whole * PROFILE.n >= QUICK_MIN_CELLS
+    chunk = CHUNK_CELLS // PROFILE.n
+    quick = chunk * math.ceil(QUICK_TRIALS / chunk)
+    page.goto(f"{server}/simulation?sim_seed={SEED}&sim_trials={whole}")
+    wait_drawn(page)
+    assert page.get_by_text(f"{whole:,} trials, seed {SEED}").count() == 1
+    assert page.get_by_text(QUICK_LABEL).count() == 0
+    assert _adpm_metric(page) == _adpm_mse(hdp.Beta(sc.A.start, sc.B.start), whole)
+
+    before = runs_ended(page)
+    page.get_by_test_id("stRadio").first.get_by_text("Two-point", exact=True).click()
+    wait_drawn(page, runs_before=before)
+    two_point = hdp.TwoPoint(sc.P.start)
+    assert page.get_by_text(f"the first {quick:,} of the {whole:,} trials").count() == 1
+    assert page.get_by_text(f"{quick:,} trials, seed {SEED}").count() == 1
+    assert _adpm_metric(page) == _adpm_mse(two_point, quick)
+
+    before = runs_ended(page)
+    page.get_by_role("button", name=f"Run all {whole:,} trials").click()
+    wait_drawn(page, runs_before=before)
+    assert page.get_by_text(QUICK_LABEL).count() == 0
+    assert page.get_by_text(f"{whole:,} trials, seed {SEED}").count() == 1
+    assert _adpm_metric(page) == _adpm_mse(two_point, whole)
