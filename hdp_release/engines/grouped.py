@@ -192,9 +192,9 @@ def duck_grouped_histogram(
         # keys whose numpy values are the Python values DuckDB's rows give (numbers, text,
         # booleans): one query, the segment of each (segment, bin) found in numpy
         cols = src.run_numpy(f"{agg} SELECT {klist}, {cols_sql} FROM a")
-        keys, sid = _factorize([cols.pop(k) for k in keys])
+        found, sid = _factorize([cols.pop(k) for k in keys])
         cols["sid"] = sid
-        return grouped_from_columns(keys, cols)
+        return grouped_from_columns(found, cols)
     table = f"hdp_grouped_{uuid.uuid4().hex}"  # this release's own aggregate (temporary)
     try:
         src.run_sql(
