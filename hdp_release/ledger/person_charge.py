@@ -189,7 +189,8 @@ def run_charge(
     """:func:`charge_in` in ONE transaction of the ledger ``led``, under its exclusive lock
     (rolled back on any error: nothing charged). ``before(con)`` first makes ``inp``
     readable on the ledger's connection; ``after(con)`` then reads ``hdp_chg`` (the granted
-    level per person) back to the engine. ``carry`` and ``joined``: see charge_in. Returns
+    level per person) back to the engine, after the commit: if it fails, a ReleaseError says
+    the charge stands and nothing was released. ``carry`` and ``joined``: see charge_in. Returns
     charge_in's result."""
     import duckdb
 
@@ -208,7 +209,15 @@ def run_charge(
                 pass
             raise
         if after is not None:
-            after(con)
+            try:
+                after(con)
+            except Exception as exc:  # after the commit: the charge stands, say so
+                raise ReleaseError(
+                    f"the privacy ledger {led.path!r} charged this release (release "
+                    f"{out[0]}: every person's spend stands, never undone) but the levels "
+                    f"granted could not be read back ({type(exc).__name__}); nothing was "
+                    "released"
+                ) from None
     return out
 
 

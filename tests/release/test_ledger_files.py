@@ -110,3 +110,36 @@ def test_two_unexplained_errors_apart_while_another_process_comes_and_goes_are_b
 
     with pytest.raises(Busy):
         files.attach_when_free(str(tmp_path / "x"), True, time.monotonic() + 0.2, Busy, Corrupt)
+
+
+def test_a_failure_after_the_per_person_commit_says_the_charge_stands(tmp_path):
+    """The per-person charge commits, then reads the granted levels back: if that read fails
+    the error must not say "nothing was charged" (the spends stand, never undone); it says the
+    release was charged and nothing released, and the ledger holds the charge."""
+    from fractions import Fraction
+
+    import pandas as pd
+
+    from hdp_core.errors import LedgerError, ReleaseError
+    from hdp_release.ledger.people import person_spent_units
+    from hdp_release.ledger.person_charge import run_charge
+    from hdp_release.ledger.store import PrivacyLedger
+
+    led = PrivacyLedger(tmp_path / "l.duckdb")
+    people = pd.DataFrame({"x": [11, 22, 33], "e": [1.0, 1.0, 0.5]})
+
+    def before(con) -> None:
+        con.register("hdp_t", people)
+
+    def after(con) -> None:
+        raise duckdb.IOException("the read-back failed")
+
+    inp = "(SELECT CAST(x AS UHUGEINT) AS h, e, CAST(0 AS BIGINT) AS g FROM hdp_t)"
+    with pytest.raises(ReleaseError) as info:
+        run_charge(led, inp, Fraction(1, 2), "population", None, before=before, after=after)
+    assert not isinstance(info.value, LedgerError)  # LedgerError means nothing was charged
+    text = str(info.value)
+    assert "charged this release" in text and "nothing was released" in text
+    assert "nothing was charged" not in text and "read-back failed" not in text
+    spent = person_spent_units(led)
+    assert len(spent) == 3 and all(v > 0 for v in spent.values())
