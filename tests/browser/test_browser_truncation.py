@@ -1,6 +1,6 @@
 """Issues 23 and 31: nothing cut on any page at a projector's 1024 x 768 nor at 1280 x 800, in
 every state listed in VISITS (toggles on, a profile loaded, the CSV upload's example buttons,
-every Tier designer section open, and on the Release page a wage table in USD/week released
+a Simulation step's quick result and its button, every Tier designer section open, and on the Release page a wage table in USD/week released
 under a dataset name: the released numbers, the ledger's history, every expander open).
 
 Two measures, in Chromium, on the rendered page:
@@ -35,6 +35,7 @@ import pathlib
 import pytest
 from browser_support import new_page, runs_ended, wait_drawn
 
+from hdp_app.views import simulation as simview
 from hdp_app.views import whatif as wv
 
 pytestmark = pytest.mark.browser
@@ -43,7 +44,8 @@ SIZES = [(1024, 768), (1280, 800)]
 MIN_TEXT = 3  # every state shows at least this many measured text elements
 MIN_CHART_TEXT = 10  # and, with a chart, at least this many chart texts (ticks, titles)
 TWO_TIERS = "profile=tiers&p_tier=0.1~10~A&p_tier=inf~5~B"  # 15 users, two levels
-FEW_TRIALS = "sim_trials=500"
+FEW_TRIALS = "sim_trials=500"  # the fewest trials the page allows: the same texts, quicker
+LONG_TRIALS = 5_000  # x 1,000 users: QUICK_MIN_CELLS, the least run a step shows quickly
 OPEN_TD = (
     "/tier_designer?td_open_target=true&td_open_whatif=true&td_open_releases=true&td_open_save=true"
 )
@@ -61,8 +63,13 @@ VISITS: list[tuple[str, str, int, list[str]]] = [
         1,
         ["users sweep, known spread, toggles off"],
     ),
-    # (the fewest trials the page allows: the same texts, a quicker load)
-    ("Simulation", f"/simulation?{FEW_TRIALS}", 1, ["default"]),
+    # (a long run, so that a step of its controls shows the quick result and its button)
+    (
+        "Simulation",
+        f"/simulation?sim_trials={LONG_TRIALS}",
+        1,
+        ["default", "a step: the quick result and its button"],
+    ),
     (
         "Simulation",
         f"/simulation?sim_real=true&sim_tuned=true&sim_wi=true&{FEW_TRIALS}",
@@ -350,10 +357,20 @@ def _shown(*texts: str):
     return check
 
 
+def _step_simulation(page, _) -> None:
+    """A step of the Simulation page's live controls (the data: two-point): a fragment rerun
+    that shows the quick result of the long run's first trials."""
+    main = page.get_by_test_id("stMain")
+    _act(page, main.get_by_test_id("stRadio").first.get_by_text("Two-point", exact=True).click, 1)
+
+
 CHECKS = {
     "two tiers, example": _walkthrough_problems,
     "real units, tuned ADPM, values differ by level": _shown(*WHATIF_TEXTS, WHATIF_CHART),
     "every section open, 12 releases": _shown(*RELEASES_TEXTS),
+    "a step: the quick result and its button": _shown(
+        simview.QUICK_LABEL, simview.whole_run_label(LONG_TRIALS)
+    ),
 }
 """A state's own check at 1024 x 768, beyond cut text: its problems are reported as cut items."""
 
@@ -363,6 +380,7 @@ ACTIONS = {
     ),
     "wage table uploaded": _upload_wages,
     "released (named), every section open": _release_wages,
+    "a step: the quick result and its button": _step_simulation,
 }
 """How each state after a load's first is reached from the one before it."""
 
