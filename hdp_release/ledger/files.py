@@ -23,6 +23,7 @@ __all__ = [
     "first_line",
     "flock_within",
     "held_by_another_process",
+    "open_operations",
     "pause_step",
     "thread_lock",
 ]
@@ -30,6 +31,8 @@ __all__ = [
 _LOCKS: dict[Any, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 _HOST: Any = None  # the process's in-memory DuckDB database that ledger files attach to
+_HOST_OF: dict[str, Any] = {}  # attach name -> the database it was attached to
+_USERS: dict[int, int] = {}  # id(database) -> operations using it now (attach to detach)
 
 
 def thread_lock(key: Any) -> threading.Lock:
@@ -118,11 +121,14 @@ def attach(path: str, write: bool) -> tuple[Any, str]:
     import duckdb
 
     global _HOST
+    name = f"hdp_ledger_{secrets.token_hex(8)}"
     with _LOCKS_GUARD:
         if _HOST is None:
             _HOST = duckdb.connect(":memory:")
-        cur = _HOST.cursor()
-    name = f"hdp_ledger_{secrets.token_hex(8)}"
+        host = _HOST
+        cur = host.cursor()
+        _HOST_OF[name] = host
+        _USERS[id(host)] = _USERS.get(id(host), 0) + 1
     mode = "" if write else ", READ_ONLY"
     quoted = "'" + path.replace("'", "''") + "'"
     try:
@@ -132,6 +138,7 @@ def attach(path: str, write: bool) -> tuple[Any, str]:
         with contextlib.suppress(Exception):
             cur.execute(f"DETACH DATABASE IF EXISTS {name}")
         cur.close()
+        _release(name, failed=False)
         raise
     return cur, name
 
@@ -168,20 +175,48 @@ def attach_when_free(
 def detach(cur: Any, name: str) -> None:
     """Undo :func:`attach`: roll back an unfinished transaction, detach the file (checkpoint,
     DuckDB's lock released) and close the cursor. If DuckDB refuses, the in-memory database
-    itself is closed, which closes every file attached to it: a ledger file is never left
-    locked by this process."""
-    global _HOST
+    is retired: later operations attach to a new one, and the retired one is closed (which
+    closes every file attached to it, so a ledger file is never left locked by this process)
+    as soon as no other operation uses it; never under another thread's operation. Until
+    then the file stays attached there, and an attach of it elsewhere in this process waits
+    (DuckDB's ResourceInUse: busy), as for any file open twice."""
     with contextlib.suppress(Exception):
         cur.execute("ROLLBACK")  # an error when no transaction is open: nothing to undo
+    failed = False
     try:
         cur.execute("USE memory")
         cur.execute(f"DETACH DATABASE {name}")
     except Exception:
-        with _LOCKS_GUARD:
-            host, _HOST = _HOST, None
-        if host is not None:
-            with contextlib.suppress(Exception):
-                host.close()
+        failed = True
     finally:
         with contextlib.suppress(Exception):
             cur.close()
+        _release(name, failed)
+
+
+def open_operations() -> int:
+    """How many ledger operations of this process are between :func:`attach` and
+    :func:`detach` now; for tests and audits."""
+    with _LOCKS_GUARD:
+        return sum(_USERS.values())
+
+
+def _release(name: str, failed: bool) -> None:
+    """One file fewer attached to its database (``failed``: it could not be detached: the
+    database is retired); a retired database with none left is closed."""
+    global _HOST
+    with _LOCKS_GUARD:
+        host = _HOST_OF.pop(name, None)
+        if host is None:
+            return
+        left = _USERS.get(id(host), 1) - 1
+        if left:
+            _USERS[id(host)] = left
+        else:
+            _USERS.pop(id(host), None)
+        if failed and host is _HOST:
+            _HOST = None  # retired: the next operation makes a new database
+        close = host is not _HOST and left == 0
+    if close:
+        with contextlib.suppress(Exception):
+            host.close()

@@ -143,3 +143,43 @@ def test_a_failure_after_the_per_person_commit_says_the_charge_stands(tmp_path):
     assert "nothing was charged" not in text and "read-back failed" not in text
     spent = person_spent_units(led)
     assert len(spent) == 3 and all(v > 0 for v in spent.values())
+
+
+class _NoDetach:
+    """A ledger cursor whose DETACH fails (as DuckDB may refuse one); anything else is the
+    cursor's own."""
+
+    def __init__(self, cur) -> None:
+        self._cur = cur
+
+    def execute(self, sql: str, *args):
+        if sql.startswith("DETACH"):
+            raise duckdb.IOException("refused")
+        return self._cur.execute(sql, *args)
+
+    def __getattr__(self, name: str):
+        return getattr(self._cur, name)
+
+
+def test_a_refused_detach_never_closes_the_database_under_another_operation(tmp_path):
+    """One operation's file cannot be detached while another thread's operation runs on the
+    same in-memory database: that one goes on; later operations use a new database; the file
+    stays attached (an attach of it elsewhere in this process waits: ResourceInUse) until the
+    other operation ends, and then it is free."""
+    paths = [str(tmp_path / f"{k}.duckdb") for k in "ab"]
+    for p in paths:
+        duckdb.connect(p).execute("CREATE TABLE meta (x INTEGER)").close()
+    cur_a, name_a = files.attach(paths[0], True)  # another thread's operation, under way
+    cur_b, name_b = files.attach(paths[1], True)
+    files.detach(_NoDetach(cur_b), name_b)
+    assert files.open_operations() == 1  # b's ended (its file not detached); a's goes on
+    cur_a.execute("INSERT INTO meta VALUES (1)")  # the other operation goes on
+    with pytest.raises(duckdb.ResourceInUseException):
+        files.attach(paths[1], True)  # still attached to the retired database
+    files.detach(cur_a, name_a)  # the last operation on it: the retired database is closed
+    cur, name = files.attach(paths[1], True)  # free again
+    files.detach(cur, name)
+    cur, name = files.attach(paths[0], True)
+    assert cur.execute("SELECT count(*) FROM meta").fetchall() == [(1,)]
+    files.detach(cur, name)
+    assert files.open_operations() == 0
