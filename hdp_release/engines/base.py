@@ -72,6 +72,36 @@ Q_CAP = float(1 << 20)
 
 """Levels above this (about 1e6 nats, effectively public) are quantized as if at this level."""
 
+Q2_SPLIT = 31
+Q2_MASK = (1 << Q2_SPLIT) - 1
+"""sum(q^2) exactly from three sums of BIGINT products: q < 2^62 + 1 is split q = qh 2^31 + ql
+(qh <= 2^31, ql < 2^31), q^2 = qh^2 2^62 + qh ql 2^32 + ql^2, each product at most 2^62."""
+
+
+def q2_sql(q: str = "q", names: tuple[str, ...] = ()) -> str:
+    """SQL (DuckDB) of the three sums sum(qh qh), sum(qh ql), sum(ql ql) of column ``q``: each
+    product a BIGINT <= 2^62, summed exactly (DuckDB's 128-bit state; fewer than 2^64 rows).
+    :func:`q2_exact` makes sum(q^2) of them."""
+    h, lo = f"({q} >> {Q2_SPLIT})", f"({q} & {Q2_MASK})"
+    sums = [f"sum({a} * {b})" for a, b in ((h, h), (h, lo), (lo, lo))]
+    if names:
+        sums = [f"{x} AS {n}" for x, n in zip(sums, names, strict=True)]
+    return ", ".join(sums)
+
+
+def q2_spark(q: Any) -> list:
+    """Spark's columns of the three sums of :func:`q2_sql` (each product a long <= 2^62,
+    summed as decimal(38, 0): a sum of longs would overflow at 2^63)."""
+    from pyspark.sql import functions as F
+
+    h, lo = F.shiftright(q, Q2_SPLIT), q.bitwiseAND(F.lit(Q2_MASK))
+    return [F.sum((a * b).cast("decimal(38,0)")) for a, b in ((h, h), (h, lo), (lo, lo))]
+
+
+def q2_exact(h: Any, m: Any, lo: Any) -> int:
+    """sum(q^2), exactly, from the three sums of :func:`q2_sql` (None counts as 0)."""
+    return (int(h or 0) << (2 * Q2_SPLIT)) + (int(m or 0) << (Q2_SPLIT + 1)) + int(lo or 0)
+
 
 BINS_PER_E = 64
 
@@ -151,7 +181,7 @@ class Histogram:
     e2: np.ndarray  # sum of eps^2 (float)
     emin: np.ndarray
     emax: np.ndarray
-    q2: np.ndarray  # sum of (q / QE)^2 (float)
+    q2: list[int]  # sum of q^2 (exact; the levels' squares are q2 / QE^2)
     sy: list[int]  # sum of y (exact)
     sq: list[int]  # sum of q (exact)
     sqy: list[int]  # sum of q * y (exact)
@@ -176,7 +206,7 @@ class Histogram:
                 "e2": self.e2,
                 "emin": self.emin,
                 "emax": self.emax,
-                "q2": self.q2,
+                "q2": [int(v) for v in self.q2],
                 "sy": [int(v) for v in self.sy],
                 "sq": [int(v) for v in self.sq],
                 "sqy": [int(v) for v in self.sqy],
@@ -354,7 +384,7 @@ def histogram_from_rows(rows: list) -> Histogram:
         col(3, float),
         col(4, float),
         col(5, float),
-        col(6, float),
+        ints(6),
         ints(7),
         ints(8),
         ints(9),

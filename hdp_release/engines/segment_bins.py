@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hdp_release.engines.base import Histogram, from_decimal
+from hdp_release.engines.base import Q2_SPLIT, Histogram, from_decimal
 
 PART_BITS = 42
 PART_MASK = (1 << PART_BITS) - 1
@@ -49,7 +49,7 @@ def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
         _arr(cols["e2"], float)[keep] if "e2" in cols else nan,
         _arr(cols["emin"], float)[keep],
         _arr(cols["emax"], float)[keep],
-        _arr(cols["q2"], float)[keep],
+        _q2_column(cols)[keep],
         parts("sy"),
         parts("sq"),
         parts("sqy"),
@@ -57,6 +57,19 @@ def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
         int(n[bad].sum()),
         int(nbad.sum()),
     )
+
+
+def _q2_column(cols: dict) -> np.ndarray:
+    """The exact sums of q^2 (an object array of Python ints): the column ``q2`` when given,
+    else formed from DuckDB's three sums (base.q2_sql) in 42-bit parts q2h0..q2l2."""
+    if "q2" in cols:
+        return np.asarray(cols["q2"], dtype=object)
+
+    def ints(x: str) -> np.ndarray:
+        p = [_arr(cols[f"{x}{i}"], np.int64).astype(object) for i in range(3)]
+        return p[0] + (p[1] << PART_BITS) + (p[2] << (2 * PART_BITS))
+
+    return (ints("q2h") << (2 * Q2_SPLIT)) + (ints("q2m") << (Q2_SPLIT + 1)) + ints("q2l")
 
 
 def to_parts(xs: list[int]) -> np.ndarray:
@@ -103,7 +116,7 @@ class Grouped:
     e2: np.ndarray
     emin: np.ndarray
     emax: np.ndarray
-    q2: np.ndarray
+    q2: np.ndarray  # exact sums of q^2 (object array of Python ints)
     sy: np.ndarray
     sq: np.ndarray
     sqy: np.ndarray
@@ -130,7 +143,7 @@ class Grouped:
             self.e2[r],
             self.emin[r],
             self.emax[r],
-            self.q2[r],
+            self.q2[r].tolist(),
             parts_ints(self.sy[r]),
             parts_ints(self.sq[r]),
             parts_ints(self.sqy[r]),
@@ -148,7 +161,7 @@ class Grouped:
             self.e2,
             self.emin,
             self.emax,
-            self.q2,
+            self.q2.tolist(),
             [],
             [],
             [],
@@ -186,7 +199,7 @@ def grouped_from_rows(rows: list, m: int) -> Grouped:
         "e2": col(4, float),
         "emin": col(5, float),
         "emax": col(6, float),
-        "q2": col(7, float),
+        "q2": np.array(ints(7), dtype=object),
         "nbad": col(11, np.int64),
     }
     for x, j in (("sy", 8), ("sq", 9), ("sqy", 10)):
