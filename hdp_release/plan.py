@@ -74,7 +74,8 @@ class Row:
     r_max: float
     w_num: Fraction  # contribution to sum_i r_i y_i
     s1: Fraction  # contribution to ||r||_1
-    s2: Fraction  # contribution to ||r||_2^2 (exact)
+    s2: float | Fraction  # contribution to ||r||_2^2: exact in the bins plans, a float in the
+    # tiers plans (their rows, sorted by level, are summed in one order)
     saturated: bool
 
 
@@ -106,7 +107,7 @@ def _level_rows(
         rj = float(r[j])
         fr = Fraction(rj)
         lv, c = float(levels[j]), int(counts[j])
-        rows.append(Row(lv, lv, c, rj, rj, fr * sy[j], fr * c, fr * fr * c, bool(lv >= cut)))
+        rows.append(Row(lv, lv, c, rj, rj, fr * sy[j], fr * c, rj * rj * float(c), bool(lv >= cut)))
     return rows
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from helpers import NoNoise
 
 import hdp_release.finish
@@ -44,13 +43,6 @@ def test_a_segment_equals_release_mean_with_the_general_plan(monkeypatch):
         assert getattr(seg, f) == getattr(gen, f), f
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="release_mean's fast bracket plan sums q^2 as floats over other groups than the "
-    "general plan's bins: tau*, noise scale and interval differ from release_means' segment "
-    "(and from the general plan) in the last bits (pre-existing, main 93213ba the same; "
-    "README and release.py say so)",
-)
 def test_a_segment_equals_release_mean_bit_for_bit(monkeypatch):
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     df = _frame()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from helpers import NoNoise
 
 import hdp_release.finish
@@ -36,12 +35,6 @@ def test_the_estimate_does_not_depend_on_the_row_order(monkeypatch):
     assert a.estimate == b.estimate and a.n_users == b.n_users
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fast bracket pass sums q^2 as doubles in scan order (sum(CAST(q AS DOUBLE) "
-    "* q)): tau*, noise scale and interval differ in the last bits when the rows are "
-    "reversed (and from run to run with threads); pre-existing, main 93213ba the same",
-)
 def test_the_release_does_not_depend_on_the_row_order(monkeypatch):
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     df = _frame()
