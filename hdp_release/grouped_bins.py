@@ -10,7 +10,9 @@ without a Fraction per bin.
 Equal, bit for bit, to hdp_release.plan.plan_bins + hdp_release.noise.planned on each
 segment's histogram (tests/release/test_release_means.py compares with release_mean): every
 float sum is sequential in the same order (np.cumsum is a sequential loop), every exact sum an
-integer sum, and each rounding the same IEEE operation on the same operands."""
+integer sum (the sums of q^2 as Python ints in object arrays: tau* and the sum of squared
+grants from exact sums, rounded once, hdp_release.plan.tau_star), and each rounding the same
+IEEE operation on the same operands."""
 
 from __future__ import annotations
 
