@@ -195,7 +195,8 @@ class Histogram:
     hdp_release.release; the general plan is used instead)."""
 
     def as_frame(self):
-        """A pandas DataFrame of the bins (for tests and inspection)."""
+        """A pandas DataFrame of the bins (for tests and inspection; q2 there is the float
+        sum of the squared levels (q / QE)^2, the exact sum rounded once)."""
         import pandas as pd
 
         return pd.DataFrame(
@@ -206,7 +207,7 @@ class Histogram:
                 "e2": self.e2,
                 "emin": self.emin,
                 "emax": self.emax,
-                "q2": [int(v) for v in self.q2],
+                "q2": [int(v) / (QE * QE) for v in self.q2],  # sum of (q / QE)^2, rounded
                 "sy": [int(v) for v in self.sy],
                 "sq": [int(v) for v in self.sq],
                 "sqy": [int(v) for v in self.sqy],
