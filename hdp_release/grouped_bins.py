@@ -32,9 +32,18 @@ from hdp_release.engines.base import (
     RECEIPT_ROWS_PER_DECADE,
     SUB_BINS,
     ZERO_BIN,
+    q2_level,
 )
 from hdp_release.engines.grouped import fetch_many, segment_view
-from hdp_release.engines.segment_bins import Grouped, parts_float, parts_int, to_parts
+from hdp_release.engines.segment_bins import (
+    Grouped,
+    parts_float,
+    parts_int,
+    q2_floats,
+    q2_parts,
+    q2_sum,
+    to_parts,
+)
 from hdp_release.finish import finish_planned
 from hdp_release.noise import Planned, frames
 from hdp_release.plan import MAX_PASSES, QE2, tau_star
@@ -46,8 +55,9 @@ QEF = float(QE)
 @dataclass
 class Entries:
     """A segment's walk entries, ascending: users with levels in [emin, emax], their grid
-    levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), q2 = sum q^2 (exact: an
-    object array of Python ints), and the exact sums of q, q y and y as (k, 3) int64 parts."""
+    levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), the exact sums of q^2 as
+    (k, 9) int64 parts (hdp_release.engines.segment_bins.Q2_NAMES), and the exact sums of q,
+    q y and y as (k, 3) int64 parts."""
 
     emin: np.ndarray
     emax: np.ndarray
@@ -108,7 +118,7 @@ def fetched_entries(got: Any) -> Entries:
         qf,
         qf,
         np.array([x / QE for x in sq], dtype=float),
-        np.array([a * a * b for a, b in zip(qi, ni, strict=True)], dtype=object),
+        q2_parts([q2_level(a, b) for a, b in zip(qi, ni, strict=True)]),
         to_parts(sq),
         to_parts([a * int(b) for a, b in zip(qi, sy, strict=True)]),
         to_parts([int(b) for b in sy]),
@@ -128,7 +138,7 @@ def refined_entries(rows: list) -> Entries:
         qlevel(emin),
         qlevel(emax),
         np.array([x / QE for x in sq], dtype=float),
-        np.array([int(r[5]) for r in rows], dtype=object),
+        q2_parts([r[5] for r in rows]),
         to_parts(sq),
         to_parts([int(r[4]) for r in rows]),
         to_parts([int(r[2] or 0) for r in rows]),
@@ -142,7 +152,7 @@ def walk(e: Entries, c: float) -> tuple[int, str, float, float]:
     the same sequential float sum of the same increments: a_j = (lo_j - prev) P1_j, then, for
     an entry spanning several levels, (hi_j - lo_j) P1_j and max(hi_j s1_j - s2_j, 0)."""
     lo, hi, s1 = e.qmin, e.qmax, e.s1
-    s2 = (e.q2 / QE2).astype(float)  # each correctly rounded (Python's int / int)
+    s2 = q2_floats(e.q2)  # base.q2_float, as hdp_release.plan's walk
     k = lo.size
     thr = c * SATURATED_AT
     if k == 0:
@@ -278,7 +288,7 @@ def planned_bins(
     _merge_rows): entries before j unsaturated (granted their grid levels), from j on
     saturated (granted tau*), the public users granted tau*."""
     has_public = pub.size > 0
-    q2_below = int(e.q2[:j].sum()) if j else 0  # exact (Python ints)
+    q2_below = q2_sum(e.q2[:j])  # exact
     tau = tau_star(parts_int(e.sq[:j]), q2_below, c) if (kind == "at" or has_public) else math.inf
     if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
         tau = min(tau, float(e.qmin[j]))

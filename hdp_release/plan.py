@@ -23,6 +23,9 @@ from hdp_release.engines.base import (
     RECEIPT_ROWS_PER_DECADE,
     SUB_BINS,
     Histogram,
+    q2_exact,
+    q2_float,
+    q2_level,
 )
 from hdp_release.result import SATURATED_AT
 
@@ -187,7 +190,7 @@ def plan_bins_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int)
                     float(qmax[k]),
                     Fraction(h.sqy[i], QE),
                     Fraction(h.sq[i], QE),
-                    Fraction(h.q2[i], QE2),
+                    Fraction(q2_exact(*h.q2[i]), QE2),
                     False,
                 )
             )
@@ -224,16 +227,16 @@ def _entry(
     users: Any,
     sq: int,
     sqy: int,
-    q2: int,
+    q2: tuple[int, int, int],
     sy: int,
     key: int | None = None,
     q: int | None = None,
 ) -> list[Any]:
     """One entry of the walk: users with levels in [emin, emax] and their exact sums (``q``:
     the group's one quantized level, when it is a single fetched level; ``key``: its bin;
-    ``q2`` the exact sum of q^2)."""
+    ``q2`` the exact sum of q^2 as three sums, base.q2_exact)."""
     qmin, qmax = (q / QE, q / QE) if q is not None else (_qlevel(emin), _qlevel(emax))
-    return [float(emin), float(emax), int(users), qmin, qmax, sq, sqy, int(q2), sy, key]
+    return [float(emin), float(emax), int(users), qmin, qmax, sq, sqy, q2, sy, key]
 
 
 QE2 = QE * QE
@@ -258,7 +261,7 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
             [e[3] for e in ent],
             [e[4] for e in ent],
             [e[5] / QE for e in ent],
-            [e[7] / QE2 for e in ent],
+            [q2_float(*e[7]) for e in ent],
             c,
         )
         if h.coarse and (
@@ -288,7 +291,7 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
                 n[k],
                 int(q[k]) * int(n[k]),
                 int(q[k]) * sy[k],
-                int(q[k]) * int(q[k]) * int(n[k]),
+                q2_level(int(q[k]), int(n[k])),
                 sy[k],
                 q=int(q[k]),
             )
@@ -296,7 +299,7 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
         ]
     has_public = bool(pub.any())
     tau = (
-        tau_star(sum(e[5] for e in ent[:j]), sum(e[7] for e in ent[:j]), c)
+        tau_star(sum(e[5] for e in ent[:j]), sum(q2_exact(*e[7]) for e in ent[:j]), c)
         if (kind == "at" or has_public)
         else math.inf
     )
@@ -315,7 +318,7 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
                     e[4],
                     Fraction(e[6], QE),
                     Fraction(e[5], QE),
-                    Fraction(e[7], QE2),
+                    Fraction(q2_exact(*e[7]), QE2),
                     False,
                 )
             )

@@ -98,6 +98,29 @@ def q2_spark(q: Any) -> list:
     return [F.sum((a * b).cast("decimal(38,0)")) for a, b in ((h, h), (h, lo), (lo, lo))]
 
 
+Q2 = tuple[int, int, int]
+"""The three exact sums (sum qh^2, sum qh ql, sum ql^2) of a group's squared grid levels."""
+
+
+def q2_triple(h: Any, m: Any, lo: Any) -> Q2:
+    """The three sums of :func:`q2_sql` as Python ints (None, an empty group's, counts as 0)."""
+    return (int(h or 0), int(m or 0), int(lo or 0))
+
+
+def q2_level(q: int, n: int) -> Q2:
+    """The three sums for ``n`` users at the one grid level ``q``."""
+    qh, ql = q >> Q2_SPLIT, q & Q2_MASK
+    return (qh * qh * n, qh * ql * n, ql * ql * n)
+
+
+def q2_float(h: int, m: int, lo: int) -> float:
+    """sum (q / QE)^2 as a float from the three sums: (h 2^62 + m 2^32 + l) 2^-84 with each
+    sum correctly rounded and the two additions in this order (the level-bins walks'
+    steering value; hdp_release.engines.segment_bins.q2_floats is the same on arrays).
+    Exact sums (tau*, ||r||_2^2) use :func:`q2_exact`."""
+    return (float(h) * 2.0**62 + float(m) * 2.0**32 + float(lo)) * 2.0**-84
+
+
 def q2_exact(h: Any, m: Any, lo: Any) -> int:
     """sum(q^2), exactly, from the three sums of :func:`q2_sql` (None counts as 0)."""
     return (int(h or 0) << (2 * Q2_SPLIT)) + (int(m or 0) << (Q2_SPLIT + 1)) + int(lo or 0)
@@ -181,7 +204,7 @@ class Histogram:
     e2: np.ndarray  # sum of eps^2 (float)
     emin: np.ndarray
     emax: np.ndarray
-    q2: list[int]  # sum of q^2 (exact; the levels' squares are q2 / QE^2)
+    q2: list[Q2]  # sum of q^2 as three exact sums (q2_exact; the squares are q2 / QE^2)
     sy: list[int]  # sum of y (exact)
     sq: list[int]  # sum of q (exact)
     sqy: list[int]  # sum of q * y (exact)
@@ -207,7 +230,7 @@ class Histogram:
                 "e2": self.e2,
                 "emin": self.emin,
                 "emax": self.emax,
-                "q2": [int(v) / (QE * QE) for v in self.q2],  # sum of (q / QE)^2, rounded
+                "q2": [q2_exact(*t) / (QE * QE) for t in self.q2],  # sum (q / QE)^2, rounded
                 "sy": [int(v) for v in self.sy],
                 "sq": [int(v) for v in self.sq],
                 "sqy": [int(v) for v in self.sqy],
@@ -385,7 +408,7 @@ def histogram_from_rows(rows: list) -> Histogram:
         col(3, float),
         col(4, float),
         col(5, float),
-        ints(6),
+        [q2_triple(*r[6]) if r[6] is not None else (0, 0, 0) for r in keep],
         ints(7),
         ints(8),
         ints(9),

@@ -25,12 +25,11 @@ from hdp_release.engines.base import (
     bad_values,
     histogram_from_rows,
     lit,
-    q2_exact,
+    q2_float,
+    q2_level,
     q2_sql,
+    q2_triple,
 )
-
-QE2 = QE * QE
-"""QE^2 (an int): sum(q^2) / QE2 is the sum of the squared levels."""
 
 
 def grid_sql(lo: float, hi: float) -> str:
@@ -122,7 +121,7 @@ class FastPlan:
         rows = self._run(sql)
         if below is None:
             return rows
-        return [(*r[:6], q2_exact(*r[6:9]), *r[9:]) for r in rows]
+        return [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in rows]
 
     def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
         """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
@@ -139,10 +138,12 @@ class FastPlan:
             i = int(r[0]) - 1
             x, n, sy = lv[i], int(r[1]), int(r[3] or 0)
             if x == 0 or math.isinf(x):
-                out.append((ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0, sy, 0, 0, 0))
+                out.append(
+                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, None, sy, 0, 0, 0)
+                )
             else:  # the general plan's per-bin sums, for one level (exact integers)
                 q = math.floor(min(x, Q_CAP) * QE)
-                out.append((i, n, x * n, x * x * n, x, x, q * q * n, sy, q * n, q * sy, 0))
+                out.append((i, n, x * n, x * x * n, x, x, q2_level(q, n), sy, q * n, q * sy, 0))
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
 
@@ -258,22 +259,22 @@ class FastPlan:
             if k == public:
                 if not (math.isinf(float(r[7])) and math.isinf(float(r[8]))):
                     return None  # a NaN level (max(e) is NaN)
-                out.append((PUBLIC_BIN, n, 0.0, 0.0, math.inf, math.inf, 0, sy, 0, 0, 0))
+                out.append((PUBLIC_BIN, n, 0.0, 0.0, math.inf, math.inf, None, sy, 0, 0, 0))
             elif k == zero:
-                out.append((ZERO_BIN, n, 0.0, 0.0, 0.0, 0.0, 0, sy, 0, 0, 0))
+                out.append((ZERO_BIN, n, 0.0, 0.0, 0.0, 0.0, None, sy, 0, 0, 0))
             elif k == above:  # saturated for sure when the bracket holds: no q sums
-                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0, sy, 0, 0, 0))
+                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), None, sy, 0, 0, 0))
             else:
                 if k < sub:
                     coarse.add(k)
                 sq = int(r[4])
-                q2 = int(r[6])  # sum of q^2, exact
+                q2 = r[6]  # sum of q^2, exact (three sums)
                 out.append(
                     (
                         k,
                         n,
                         sq / QE,
-                        q2 / QE2,
+                        q2_float(*q2),
                         float(r[7]),
                         float(r[8]),
                         q2,

@@ -28,8 +28,8 @@ from hdp_release.engines.base import (
     fetch_rows,
     histogram_from_rows,
     lit,
-    q2_exact,
     q2_sql,
+    q2_triple,
     text_levels,
 )
 from hdp_release.engines.duckdb_fast import FastPlan
@@ -336,7 +336,7 @@ class DuckSource(FastPlan):
                    sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END), min(e), max(e),
                    {q2_sql()}, sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
             FROM u GROUP BY b ORDER BY b NULLS FIRST"""
-        rows = [(*r[:6], q2_exact(*r[6:9]), *r[9:]) for r in self._run(sql)]
+        rows = [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in self._run(sql)]
         return histogram_from_rows(rows)
 
     # ------------------------------------------------ the plan's level sample (DuckDB)
@@ -452,7 +452,7 @@ class DuckSource(FastPlan):
                    {q2_sql()}, min(e), max(e)
             FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
             GROUP BY k ORDER BY k"""
-        return [(*r[:5], q2_exact(*r[5:8]), *r[8:]) for r in self._run(sql)]
+        return [(*r[:5], q2_triple(*r[5:8]), *r[8:]) for r in self._run(sql)]
 
     def close(self) -> None:
         """Close the connection; the ledger check's kept sums (if any) are dropped."""

@@ -44,13 +44,15 @@ from hdp_release.engines.base import (
     fetch_rows,
     from_decimal,
     lit,
-    q2_exact,
+    q2_level,
     q2_spark,
     q2_sql,
+    q2_triple,
 )
 from hdp_release.engines.segment_bins import (
     PART_BITS,
     PART_MASK,
+    Q2_NAMES,
     Grouped,
     grouped_from_columns,
     grouped_from_rows,
@@ -58,8 +60,6 @@ from hdp_release.engines.segment_bins import (
 )
 from hdp_release.engines.spark_source import fetch_levels, refine_levels
 
-Q2_NAMES = ("q2h", "q2m", "q2l")
-"""The grouped pass's three sums of q^2 (base.q2_sql), sent in 42-bit parts."""
 MAX_SEGMENTS = 10_000
 """More segments than this are refused before anything is computed from the values."""
 QY_SPLIT = 31
@@ -310,10 +310,11 @@ def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]
         "e2": np.where(fin, x * x * nf, 0.0),
         "emin": x,
         "emax": x,
-        "q2": np.array([q * q * c for q, c in zip(q_of, n_i, strict=True)], dtype=object),
         "nbad": np.array([int(r[m + 3]) for r in rows], dtype=np.int64),
     }
+    q2 = [q2_level(q, c) for q, c in zip(q_of, n_i, strict=True)]
     for name, ints in (
+        *((w, [t[i] for t in q2]) for i, w in enumerate(Q2_NAMES)),
         ("sy", sy),
         ("sq", [q * c for q, c in zip(q_of, n_i, strict=True)]),
         ("sqy", [q * y for q, y in zip(q_of, sy, strict=True)]),
@@ -353,7 +354,7 @@ class DuckSegment:
             FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
             GROUP BY k ORDER BY k"""
         rows = [tuple(from_decimal(x) for x in r) for r in self.src.run_sql(sql, self.key)]
-        return [(*r[:5], q2_exact(*r[5:8]), *r[8:]) for r in rows]
+        return [(*r[:5], q2_triple(*r[5:8]), *r[8:]) for r in rows]
 
 
 # ------------------------------------------------------------------------------ Spark
@@ -456,7 +457,7 @@ def spark_grouped_histogram(
     m = len(by)
     rows = [tuple(from_decimal(x) for x in r) for r in agg.collect()]
     return grouped_from_rows(
-        [(*r[: m + 6], q2_exact(*r[m + 6 : m + 9]), *r[m + 9 :]) for r in rows], m
+        [(*r[: m + 6], q2_triple(*r[m + 6 : m + 9]), *r[m + 9 :]) for r in rows], m
     )
 
 

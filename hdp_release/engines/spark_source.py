@@ -25,8 +25,8 @@ from hdp_release.engines.base import (
     from_decimal,
     histogram_from_rows,
     kind_of_path,
-    q2_exact,
     q2_spark,
+    q2_triple,
     text_levels,
 )
 from hdp_release.engines.duckdb_source import DuckSource
@@ -295,7 +295,7 @@ class SparkSource:
             F.sum(F.col("badv").cast("long")),
         )
         rows = [tuple(from_decimal(x) for x in r) for r in agg.collect()]
-        rows = [(*r[:6], q2_exact(*r[6:9]), *r[9:]) for r in rows]
+        rows = [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in rows]
         rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
         return histogram_from_rows(rows)
 
@@ -515,4 +515,4 @@ def refine_levels(rows: Any, emin: float, emax: float, m: int) -> list:
         .collect()
     )
     rows = [tuple(from_decimal(x) for x in r) for r in out]
-    return [(*r[:5], q2_exact(*r[5:8]), *r[8:]) for r in rows]
+    return [(*r[:5], q2_triple(*r[5:8]), *r[8:]) for r in rows]
