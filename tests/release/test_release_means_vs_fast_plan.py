@@ -1,10 +1,9 @@
 """release_means per segment against release_mean on the segment's rows, with per-user levels
 (the population target). release_means walks the general plan's level bins; release_mean on
-DuckDB runs the fast plan's bracket pass, whose sum of q^2 is a float summed over other groups
-(1/8-decade classes and 256 sub-bins instead of the ln bins): tau*, the noise scale and the
-interval then differ in their last bits (the existing fast-plan tests compare them with
-rel=1e-12). README and release.py say so; the strict xfail below marks the defect (it fails
-the run the day both agree bit for bit, so that the words can be tightened again).
+DuckDB runs the fast plan's bracket pass, which groups the rows otherwise (1/8-decade classes
+and 256 sub-bins instead of the ln bins). Its sums of q^2 were floats, so tau*, the noise
+scale and the interval differed in their last bits; they are now exact integers and tau* is
+rounded once, so both agree bit for bit (branch exactq2; README and release.py say so).
 
 Oracle: release_mean itself, on the segment's rows (fast plan) and with the general plan
 forced; no noise (OpenDP's map kept)."""

@@ -1,9 +1,9 @@
 """A release must not depend on the order of the table's rows (the mean, tau* and the
 interval are functions of the multiset of (value, level)). With per-user levels, DuckDB's
-fast plan (the bracket pass) sums q^2 per class as doubles in scan order, so tau*, the noise
-scale and the interval move in their last bits with the row order; with threads (a Parquet
-file of several row groups, a glob) they also move from run to run of the same file (seen:
-3-4 different tau* in 12 runs of one 4,000-row Parquet file, main 93213ba the same).
+fast plan (the bracket pass) used to sum q^2 per class as doubles in scan order, so tau*, the
+noise scale and the interval moved in their last bits with the row order (and with threads
+from run to run: 3-4 different tau* in 12 runs of one 4,000-row Parquet file, main 93213ba);
+the sums of q^2 are now exact integers and tau* is rounded once (branch exactq2).
 
 Oracle: the same release on the same rows in another order; no noise (OpenDP's map kept)."""
 
