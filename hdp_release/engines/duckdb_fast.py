@@ -131,7 +131,7 @@ class FastPlan:
         rows = self._tier_rows(lv)
         if rows is None:
             return None
-        out = []
+        out: list[tuple] = []
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
                 return None
