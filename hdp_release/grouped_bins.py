@@ -10,7 +10,9 @@ without a Fraction per bin.
 Equal, bit for bit, to hdp_release.plan.plan_bins + hdp_release.noise.planned on each
 segment's histogram (tests/release/test_release_means.py compares with release_mean): every
 float sum is sequential in the same order (np.cumsum is a sequential loop), every exact sum an
-integer sum, and each rounding the same IEEE operation on the same operands."""
+integer sum (the sums of q^2 as Python ints in object arrays: tau* and the sum of squared
+grants from exact sums, rounded once, hdp_release.plan.tau_star), and each rounding the same
+IEEE operation on the same operands."""
 
 from __future__ import annotations
 
@@ -30,12 +32,21 @@ from hdp_release.engines.base import (
     RECEIPT_ROWS_PER_DECADE,
     SUB_BINS,
     ZERO_BIN,
+    q2_level,
 )
 from hdp_release.engines.grouped import fetch_many, segment_view
-from hdp_release.engines.segment_bins import Grouped, parts_float, parts_int, to_parts
+from hdp_release.engines.segment_bins import (
+    Grouped,
+    parts_float,
+    parts_int,
+    q2_floats,
+    q2_parts,
+    q2_sum,
+    to_parts,
+)
 from hdp_release.finish import finish_planned
 from hdp_release.noise import Planned, frames
-from hdp_release.plan import MAX_PASSES
+from hdp_release.plan import MAX_PASSES, QE2, tau_star
 from hdp_release.result import SATURATED_AT
 
 QEF = float(QE)
@@ -44,8 +55,9 @@ QEF = float(QE)
 @dataclass
 class Entries:
     """A segment's walk entries, ascending: users with levels in [emin, emax], their grid
-    levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), q2 = sum (q / 2^42)^2, and the
-    exact sums of q, q y and y as (k, 3) int64 parts."""
+    levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), the exact sums of q^2 as
+    (k, 9) int64 parts (hdp_release.engines.segment_bins.Q2_NAMES), and the exact sums of q,
+    q y and y as (k, 3) int64 parts."""
 
     emin: np.ndarray
     emax: np.ndarray
@@ -106,7 +118,7 @@ def fetched_entries(got: Any) -> Entries:
         qf,
         qf,
         np.array([x / QE for x in sq], dtype=float),
-        qf * qf * np.asarray(ni, dtype=float),
+        q2_parts([q2_level(a, b) for a, b in zip(qi, ni, strict=True)]),
         to_parts(sq),
         to_parts([a * int(b) for a, b in zip(qi, sy, strict=True)]),
         to_parts([int(b) for b in sy]),
@@ -114,7 +126,8 @@ def fetched_entries(got: Any) -> Entries:
 
 
 def refined_entries(rows: list) -> Entries:
-    """Entries of a refine's sub-bins (rows k, users, sum y, sum q, sum q y, q2, emin, emax)."""
+    """Entries of a refine's sub-bins (rows k, users, sum y, sum q, sum q y, sum q^2, emin,
+    emax)."""
     emin = np.array([float(r[6]) for r in rows], dtype=float)
     emax = np.array([float(r[7]) for r in rows], dtype=float)
     sq = [int(r[3]) for r in rows]
@@ -125,7 +138,7 @@ def refined_entries(rows: list) -> Entries:
         qlevel(emin),
         qlevel(emax),
         np.array([x / QE for x in sq], dtype=float),
-        np.array([float(r[5]) for r in rows], dtype=float),
+        q2_parts([r[5] for r in rows]),
         to_parts(sq),
         to_parts([int(r[4]) for r in rows]),
         to_parts([int(r[2] or 0) for r in rows]),
@@ -134,10 +147,12 @@ def refined_entries(rows: list) -> Entries:
 
 def walk(e: Entries, c: float) -> tuple[int, str, float, float]:
     """hdp_release.plan's _walk on arrays: (j, kind, P1, P2), the first saturated entry, its
-    kind ('at', 'inside', 'none') and the sums of s1 and q2 over the entries before it. G is
+    kind ('at', 'inside', 'none') and the sums of s1 and q2 / 2^84 over the entries before it
+    (floats: tau* comes from the exact sums, :func:`planned_bins`). G is
     the same sequential float sum of the same increments: a_j = (lo_j - prev) P1_j, then, for
     an entry spanning several levels, (hi_j - lo_j) P1_j and max(hi_j s1_j - s2_j, 0)."""
-    lo, hi, s1, s2 = e.qmin, e.qmax, e.s1, e.q2
+    lo, hi, s1 = e.qmin, e.qmax, e.s1
+    s2 = q2_floats(e.q2)  # base.q2_float, as hdp_release.plan's walk
     k = lo.size
     thr = c * SATURATED_AT
     if k == 0:
@@ -266,15 +281,6 @@ def _group_keys(eps: np.ndarray) -> np.ndarray:
     return k
 
 
-def _seq_group_sums(vals: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Each group's sequential float sum (groups are runs starting at ``starts``)."""
-    lens = np.diff(np.append(starts, vals.size))
-    pad = np.zeros((starts.size, int(lens.max())))
-    col = np.arange(vals.size) - np.repeat(starts, lens)
-    pad[np.repeat(np.arange(starts.size), lens), col] = vals
-    return np.cumsum(pad, axis=1)[:, -1]  # trailing zeros leave each sum as it is
-
-
 def planned_bins(
     g: Grouped, e: Entries, pub: np.ndarray, j: int, kind: str, p1: float, p2: float, c: float
 ) -> tuple[Planned, float]:
@@ -282,7 +288,8 @@ def planned_bins(
     _merge_rows): entries before j unsaturated (granted their grid levels), from j on
     saturated (granted tau*), the public users granted tau*."""
     has_public = pub.size > 0
-    tau = (p2 + c) / p1 if (kind == "at" or has_public) else math.inf
+    q2_below = q2_sum(e.q2[:j])  # exact
+    tau = tau_star(parts_int(e.sq[:j]), q2_below, c) if (kind == "at" or has_public) else math.inf
     if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
         tau = min(tau, float(e.qmin[j]))
     k = e.emin.size
@@ -293,15 +300,12 @@ def planned_bins(
     sat = np.arange(k + pub.size) >= j
     r_lo = np.concatenate([e.qmin[:j], np.full(k - j + pub.size, tau)])
     r_hi = np.concatenate([e.qmax[:j], np.full(k - j + pub.size, tau)])
-    s2 = np.concatenate([e.q2[:j], tau * tau * users[j:].astype(float)])
     # groups: the unsaturated rows by 1/8 decade, the saturated finite rows, the public rows
     key = np.empty(k + pub.size)
     key[:j] = _group_keys(e.emin[:j])
     key[j:k] = -math.inf
     key[k:] = math.inf
     starts = np.flatnonzero(np.append(True, key[1:] != key[:-1]))
-    merged_s2 = _seq_group_sums(s2, starts)
-    total_s2 = float(np.cumsum(merged_s2)[-1]) if merged_s2.size else 0.0
     n_sat = int(e.users[j:].sum()) + int(n_pub.sum())
     sy_sat = parts_int(e.sy[j:]) + parts_int(g.sy[pub])
     ftau = Fraction(tau) if math.isfinite(tau) else Fraction(0)
@@ -309,6 +313,7 @@ def planned_bins(
         raise ReleaseError("saturated users without a saturation level; nothing was released")
     s1 = Fraction(parts_int(e.sq[:j]), QE) + ftau * n_sat
     w_num = Fraction(parts_int(e.sqy[:j]), QE) + ftau * sy_sat
+    total_s2 = float(Fraction(q2_below, QE2) + ftau * ftau * n_sat)  # one rounding
     p = Planned(
         np.minimum.reduceat(eps, starts).tolist(),
         np.maximum.reduceat(eps_max, starts).tolist(),

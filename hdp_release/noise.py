@@ -64,7 +64,7 @@ def planned(rows: list[Row]) -> Planned:
         [r.saturated for r in rows],
         sum((r.s1 for r in rows), Fraction(0)),
         sum((r.w_num for r in rows), Fraction(0)),
-        float(sum(r.s2 for r in rows)),
+        float(sum(r.s2 for r in rows)),  # exact when the rows' s2 are Fractions (bins plans)
     )
 
 

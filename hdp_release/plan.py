@@ -23,6 +23,9 @@ from hdp_release.engines.base import (
     RECEIPT_ROWS_PER_DECADE,
     SUB_BINS,
     Histogram,
+    q2_exact,
+    q2_float,
+    q2_level,
 )
 from hdp_release.result import SATURATED_AT
 
@@ -74,7 +77,8 @@ class Row:
     r_max: float
     w_num: Fraction  # contribution to sum_i r_i y_i
     s1: Fraction  # contribution to ||r||_1
-    s2: float  # contribution to ||r||_2^2
+    s2: float | Fraction  # contribution to ||r||_2^2: exact in the bins plans, a float in the
+    # tiers plans (their rows, sorted by level, are summed in one order)
     saturated: bool
 
 
@@ -90,7 +94,7 @@ def _public_row(h: Histogram, i: int, level: float, flevel: Fraction) -> Row:
         level,
         flevel * h.sy[i],
         flevel * n,
-        level * level * float(n),
+        flevel * flevel * n,
         True,
     )
 
@@ -186,7 +190,7 @@ def plan_bins_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int)
                     float(qmax[k]),
                     Fraction(h.sqy[i], QE),
                     Fraction(h.sq[i], QE),
-                    float(h.q2[i]),
+                    Fraction(q2_exact(*h.q2[i]), QE2),
                     False,
                 )
             )
@@ -202,7 +206,7 @@ def plan_bins_table(h: Histogram, fin: np.ndarray, pub: np.ndarray, n_zero: int)
                     r,
                     fr * h.sy[i],
                     fr * users,
-                    r * r * users,
+                    fr * fr * users,
                     bool(qmin[k] >= cap),
                 )
             )
@@ -223,30 +227,41 @@ def _entry(
     users: Any,
     sq: int,
     sqy: int,
-    q2: Any,
+    q2: tuple[int, int, int],
     sy: int,
     key: int | None = None,
     q: int | None = None,
 ) -> list[Any]:
     """One entry of the walk: users with levels in [emin, emax] and their exact sums (``q``:
-    the group's one quantized level, when it is a single fetched level; ``key``: its bin)."""
+    the group's one quantized level, when it is a single fetched level; ``key``: its bin;
+    ``q2`` the exact sum of q^2 as three sums, base.q2_exact)."""
     qmin, qmax = (q / QE, q / QE) if q is not None else (_qlevel(emin), _qlevel(emax))
-    return [float(emin), float(emax), int(users), qmin, qmax, sq, sqy, float(q2), sy, key]
+    return [float(emin), float(emax), int(users), qmin, qmax, sq, sqy, q2, sy, key]
+
+
+QE2 = QE * QE
+
+
+def tau_star(sq: int, sq2: int, c: float) -> float:
+    """ADPM's saturation level (Lemma 1) tau* = (P2 + c) / P1 of the users below it, from the
+    exact sums sq = sum q and sq2 = sum q^2 of their grid levels q / QE: one rounding, so
+    the same for any row order, grouping or plan. Raises ZeroDivisionError when sq = 0."""
+    return float((Fraction(sq2, QE2) + Fraction(c)) / Fraction(sq, QE))
 
 
 def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
-    # entries: (eps_min, eps_max, users, qmin, qmax, sq (int), sqy (int), q2, sy, bin or None)
+    # entries: (eps_min, eps_max, users, qmin, qmax, sq, sqy, q2 (exact ints), sy, bin or None)
     ent = [
         _entry(h.emin[i], h.emax[i], h.n[i], h.sq[i], h.sqy[i], h.q2[i], h.sy[i], int(h.bin[i]))
         for i in np.flatnonzero(fin)
     ]
     passes = 1
     while True:
-        j, kind, p1, p2 = _walk(
+        j, kind, _, _ = _walk(
             [e[3] for e in ent],
             [e[4] for e in ent],
             [e[5] / QE for e in ent],
-            [e[7] for e in ent],
+            [q2_float(*e[7]) for e in ent],
             c,
         )
         if h.coarse and (
@@ -276,14 +291,18 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
                 n[k],
                 int(q[k]) * int(n[k]),
                 int(q[k]) * sy[k],
-                (int(q[k]) / QE) * (int(q[k]) / QE) * float(n[k]),
+                q2_level(int(q[k]), int(n[k])),
                 sy[k],
                 q=int(q[k]),
             )
             for k in range(q.size)
         ]
     has_public = bool(pub.any())
-    tau = (p2 + c) / p1 if (kind == "at" or has_public) else math.inf
+    tau = (
+        tau_star(sum(e[5] for e in ent[:j]), sum(q2_exact(*e[7]) for e in ent[:j]), c)
+        if (kind == "at" or has_public)
+        else math.inf
+    )
     if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
         tau = min(tau, ent[j][3])
     ftau = Fraction(tau) if math.isfinite(tau) else None
@@ -299,14 +318,14 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
                     e[4],
                     Fraction(e[6], QE),
                     Fraction(e[5], QE),
-                    e[7],
+                    Fraction(q2_exact(*e[7]), QE2),
                     False,
                 )
             )
         else:  # saturated entries exist only when tau* is finite
             assert ftau is not None
             rows.append(
-                Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2], tau * tau * e[2], True)
+                Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2], ftau * ftau * e[2], True)
             )
     if pub.any():
         assert ftau is not None  # public users make tau* finite

@@ -96,12 +96,14 @@ How it is computed (the plan; see hdp_release.engines.base for the queries):
   sample only costs time, never correctness. When tau* falls inside a sub-bin of several
   levels, it is isolated as in the general plan (below). Memory: a few hundred groups (at most
   about 3,000 whatever the levels). Every
-  data sum is the same exact integer as in the general plan; tau* and what follows from it
-  (the weights, the noise scale, the interval) may differ in their last bits (the sum of
-  squared levels is a float summed over other groups, and in scan order: with threads it can
-  also move from run to run; tests/release/test_release_row_order.py,
+  data sum is the same exact integer as in the general plan, the sum of the squared grid
+  levels q^2 included (three sums of BIGINT products qh^2, qh ql, ql^2 with q = qh 2^31 + ql,
+  combined in Python): tau* = (P2 + c) / P1 is formed from the exact sums below it and
+  rounded once, and the sum of squared grants likewise, so tau*, the weights, the noise
+  scale and the interval are the same as the general plan's and do not depend on the row
+  order or on threads (tests/release/test_release_row_order.py,
   test_release_means_vs_fast_plan.py). Every grant stays min(eps, tau*) <= eps, checked by
-  OpenDP's map, so no such difference changes what a release may spend.
+  OpenDP's map.
 * General plan (Spark, and DuckDB's fallback): one grouped aggregate in the engine (never
   a Python loop over rows) groups users by their level's bin (bins of relative width
   e^(1/64), about 1.6%) and returns per bin the users, eps sums and exact integer sums of
@@ -156,7 +158,7 @@ rounding, which the 2^-40 in kappa absorbs).
 Both plans and both engines grant min(eps, tau*) and so can never refuse: the check passes
 for any release computed as above, on DuckDB and Spark alike. tau* itself may differ between
 the two plans in its last bits (the tiers plan solves on the float levels, the level-bins
-plan on the 2^-42 grid, with float sums of squared levels); the relative difference is of
+plan on the 2^-42 grid, from exact sums of the squared grid levels); the relative difference is of
 order 2^-42 / eps_min plus float rounding, and it changes weights, never whether a release is
 allowed.
 

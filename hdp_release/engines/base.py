@@ -72,6 +72,59 @@ Q_CAP = float(1 << 20)
 
 """Levels above this (about 1e6 nats, effectively public) are quantized as if at this level."""
 
+Q2_SPLIT = 31
+Q2_MASK = (1 << Q2_SPLIT) - 1
+"""sum(q^2) exactly from three sums of BIGINT products: q < 2^62 + 1 is split q = qh 2^31 + ql
+(qh <= 2^31, ql < 2^31), q^2 = qh^2 2^62 + qh ql 2^32 + ql^2, each product at most 2^62."""
+
+
+def q2_sql(q: str = "q", names: tuple[str, ...] = ()) -> str:
+    """SQL (DuckDB) of the three sums sum(qh qh), sum(qh ql), sum(ql ql) of column ``q``: each
+    product a BIGINT <= 2^62, summed exactly (DuckDB's 128-bit state; fewer than 2^64 rows).
+    :func:`q2_exact` makes sum(q^2) of them."""
+    h, lo = f"({q} >> {Q2_SPLIT})", f"({q} & {Q2_MASK})"
+    sums = [f"sum({a} * {b})" for a, b in ((h, h), (h, lo), (lo, lo))]
+    if names:
+        sums = [f"{x} AS {n}" for x, n in zip(sums, names, strict=True)]
+    return ", ".join(sums)
+
+
+def q2_spark(q: Any) -> list:
+    """Spark's columns of the three sums of :func:`q2_sql` (each product a long <= 2^62,
+    summed as decimal(38, 0): a sum of longs would overflow at 2^63)."""
+    from pyspark.sql import functions as F
+
+    h, lo = F.shiftright(q, Q2_SPLIT), q.bitwiseAND(F.lit(Q2_MASK))
+    return [F.sum((a * b).cast("decimal(38,0)")) for a, b in ((h, h), (h, lo), (lo, lo))]
+
+
+Q2 = tuple[int, int, int]
+"""The three exact sums (sum qh^2, sum qh ql, sum ql^2) of a group's squared grid levels."""
+
+
+def q2_triple(h: Any, m: Any, lo: Any) -> Q2:
+    """The three sums of :func:`q2_sql` as Python ints (None, an empty group's, counts as 0)."""
+    return (int(h or 0), int(m or 0), int(lo or 0))
+
+
+def q2_level(q: int, n: int) -> Q2:
+    """The three sums for ``n`` users at the one grid level ``q``."""
+    qh, ql = q >> Q2_SPLIT, q & Q2_MASK
+    return (qh * qh * n, qh * ql * n, ql * ql * n)
+
+
+def q2_float(h: int, m: int, lo: int) -> float:
+    """sum (q / QE)^2 as a float from the three sums: (h 2^62 + m 2^32 + l) 2^-84 with each
+    sum correctly rounded and the two additions in this order (the level-bins walks'
+    steering value; hdp_release.engines.segment_bins.q2_floats is the same on arrays).
+    Exact sums (tau*, ||r||_2^2) use :func:`q2_exact`."""
+    return (float(h) * 2.0**62 + float(m) * 2.0**32 + float(lo)) * 2.0**-84
+
+
+def q2_exact(h: Any, m: Any, lo: Any) -> int:
+    """sum(q^2), exactly, from the three sums of :func:`q2_sql` (None counts as 0)."""
+    return (int(h or 0) << (2 * Q2_SPLIT)) + (int(m or 0) << (Q2_SPLIT + 1)) + int(lo or 0)
+
 
 BINS_PER_E = 64
 
@@ -151,7 +204,7 @@ class Histogram:
     e2: np.ndarray  # sum of eps^2 (float)
     emin: np.ndarray
     emax: np.ndarray
-    q2: np.ndarray  # sum of (q / QE)^2 (float)
+    q2: list[Q2]  # sum of q^2 as three exact sums (q2_exact; the squares are q2 / QE^2)
     sy: list[int]  # sum of y (exact)
     sq: list[int]  # sum of q (exact)
     sqy: list[int]  # sum of q * y (exact)
@@ -165,7 +218,8 @@ class Histogram:
     hdp_release.release; the general plan is used instead)."""
 
     def as_frame(self):
-        """A pandas DataFrame of the bins (for tests and inspection)."""
+        """A pandas DataFrame of the bins (for tests and inspection; q2 there is the float
+        sum of the squared levels (q / QE)^2, the exact sum rounded once)."""
         import pandas as pd
 
         return pd.DataFrame(
@@ -176,7 +230,7 @@ class Histogram:
                 "e2": self.e2,
                 "emin": self.emin,
                 "emax": self.emax,
-                "q2": self.q2,
+                "q2": [q2_exact(*t) / (QE * QE) for t in self.q2],  # sum (q / QE)^2, rounded
                 "sy": [int(v) for v in self.sy],
                 "sq": [int(v) for v in self.sq],
                 "sqy": [int(v) for v in self.sqy],
@@ -354,7 +408,7 @@ def histogram_from_rows(rows: list) -> Histogram:
         col(3, float),
         col(4, float),
         col(5, float),
-        col(6, float),
+        [q2_triple(*r[6]) if r[6] is not None else (0, 0, 0) for r in keep],
         ints(7),
         ints(8),
         ints(9),

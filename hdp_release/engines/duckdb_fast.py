@@ -25,10 +25,11 @@ from hdp_release.engines.base import (
     bad_values,
     histogram_from_rows,
     lit,
+    q2_float,
+    q2_level,
+    q2_sql,
+    q2_triple,
 )
-
-QE_2 = 2.0**-84
-"""QE^-2, a power of two: sum(q^2) times it is the same float as sum((q / QE)^2)."""
 
 
 def grid_sql(lo: float, hi: float) -> str:
@@ -108,20 +109,19 @@ class FastPlan:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
             qq = f"CASE WHEN {below} THEN {q or self.q_expr} END"
-            # sum of q^2 as a double, scaled by QE^-2 by the caller: the same float as the
-            # general plan's sum((q / QE)^2) (each term and each partial sum differ from it by
-            # the power of two QE^2 exactly), one division fewer per row (issue 29: ~9% of
-            # the bracket pass)
-            qcols = (
-                "sum(q), sum(CAST(q AS HUGEINT) * y), sum(CAST(q AS DOUBLE) * q), min(e), max(e)"
-            )
+            # sum of q^2 exactly (three sums of BIGINT products, base.q2_sql), combined below
+            # into one Python int: the same for any row order, threads or grouping
+            qcols = f"sum(q), sum(CAST(q AS HUGEINT) * y), {q2_sql()}, min(e), max(e)"
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
             FROM (SELECT {key} AS k, e, v, {y or self.yc_expr} AS y
                   {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
             GROUP BY k ORDER BY k NULLS FIRST"""
         self.key_expr = key
-        return self._run(sql)
+        rows = self._run(sql)
+        if below is None:
+            return rows
+        return [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in rows]
 
     def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
         """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
@@ -131,7 +131,7 @@ class FastPlan:
         rows = self._tier_rows(lv)
         if rows is None:
             return None
-        out = []
+        out: list[tuple] = []
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):
                 return None
@@ -139,11 +139,11 @@ class FastPlan:
             x, n, sy = lv[i], int(r[1]), int(r[3] or 0)
             if x == 0 or math.isinf(x):
                 out.append(
-                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, 0.0, sy, 0, 0, 0)
+                    (ZERO_BIN if x == 0 else PUBLIC_BIN, n, 0.0, 0.0, x, x, None, sy, 0, 0, 0)
                 )
             else:  # the general plan's per-bin sums, for one level (exact integers)
                 q = math.floor(min(x, Q_CAP) * QE)
-                out.append((i, n, x * n, x * x * n, x, x, (q / QE) ** 2 * n, sy, q * n, q * sy, 0))
+                out.append((i, n, x * n, x * x * n, x, x, q2_level(q, n), sy, q * n, q * sy, 0))
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
 
@@ -259,22 +259,22 @@ class FastPlan:
             if k == public:
                 if not (math.isinf(float(r[7])) and math.isinf(float(r[8]))):
                     return None  # a NaN level (max(e) is NaN)
-                out.append((PUBLIC_BIN, n, 0.0, 0.0, math.inf, math.inf, 0.0, sy, 0, 0, 0))
+                out.append((PUBLIC_BIN, n, 0.0, 0.0, math.inf, math.inf, None, sy, 0, 0, 0))
             elif k == zero:
-                out.append((ZERO_BIN, n, 0.0, 0.0, 0.0, 0.0, 0.0, sy, 0, 0, 0))
+                out.append((ZERO_BIN, n, 0.0, 0.0, 0.0, 0.0, None, sy, 0, 0, 0))
             elif k == above:  # saturated for sure when the bracket holds: no q sums
-                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), 0.0, sy, 0, 0, 0))
+                out.append((k, n, 0.0, 0.0, float(r[7]), float(r[8]), None, sy, 0, 0, 0))
             else:
                 if k < sub:
                     coarse.add(k)
                 sq = int(r[4])
-                q2 = float(r[6]) * QE_2  # sum of (q / QE)^2, exactly as the general plan's
+                q2 = r[6]  # sum of q^2, exact (three sums)
                 out.append(
                     (
                         k,
                         n,
                         sq / QE,
-                        q2,
+                        q2_float(*q2),
                         float(r[7]),
                         float(r[8]),
                         q2,

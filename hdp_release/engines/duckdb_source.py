@@ -28,6 +28,8 @@ from hdp_release.engines.base import (
     fetch_rows,
     histogram_from_rows,
     lit,
+    q2_sql,
+    q2_triple,
     text_levels,
 )
 from hdp_release.engines.duckdb_fast import FastPlan
@@ -332,10 +334,9 @@ class DuckSource(FastPlan):
                   (v IS NULL OR isnan(v) OR isinf(v)) AS badv FROM t)
             SELECT b, count(*), sum(CASE WHEN isinf(e) THEN 0 ELSE e END),
                    sum(CASE WHEN isinf(e) THEN 0 ELSE e * e END), min(e), max(e),
-                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})),
-                   sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
+                   {q2_sql()}, sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), count_if(badv)
             FROM u GROUP BY b ORDER BY b NULLS FIRST"""
-        rows = self._run(sql)
+        rows = [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in self._run(sql)]
         return histogram_from_rows(rows)
 
     # ------------------------------------------------ the plan's level sample (DuckDB)
@@ -443,15 +444,15 @@ class DuckSource(FastPlan):
 
     def refine(self, emin: float, emax: float, m: int) -> list:
         """The users with levels in [emin, emax] in m equal sub-bins of that range: per
-        sub-bin (key, users, sum of y, sum of q, sum of q y, sum of (q/QE)^2, min and max
+        sub-bin (key, users, sum of y, sum of q, sum of q y, sum of q^2 (exact), min and max
         eps); empty sub-bins left out."""
         scale = lit(m / (emax - emin))
         key = f"least(CAST(floor((e - {lit(emin)}) * {scale}) AS INTEGER), {m - 1})"
         sql = f"""SELECT k, count(*), sum(y), sum(q), sum(CAST(q AS HUGEINT) * y),
-                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)
+                   {q2_sql()}, min(e), max(e)
             FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
             GROUP BY k ORDER BY k"""
-        return [tuple(r) for r in self._run(sql)]
+        return [(*r[:5], q2_triple(*r[5:8]), *r[8:]) for r in self._run(sql)]
 
     def close(self) -> None:
         """Close the connection; the ledger check's kept sums (if any) are dropped."""

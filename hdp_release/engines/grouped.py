@@ -44,10 +44,15 @@ from hdp_release.engines.base import (
     fetch_rows,
     from_decimal,
     lit,
+    q2_level,
+    q2_spark,
+    q2_sql,
+    q2_triple,
 )
 from hdp_release.engines.segment_bins import (
     PART_BITS,
     PART_MASK,
+    Q2_NAMES,
     Grouped,
     grouped_from_columns,
     grouped_from_rows,
@@ -176,18 +181,18 @@ def duck_grouped_histogram(
         WITH t AS (SELECT {v} AS v, {e} AS e, {kcols} FROM {src.rel}),
         u AS (SELECT {klist}, {b} AS b, e, {y} AS y, {qq} AS q FROM t),
         a AS (SELECT {klist}, b, count(*) AS n, min(e) AS emin, max(e) AS emax,
-               sum((q / {float(QE)!r}) * (q / {float(QE)!r})) AS q2, sum(y) AS sy,
+               {q2_sql(names=Q2_NAMES)}, sum(y) AS sy,
                sum(q) AS sq, sum((q >> {QY_SPLIT}) * y) AS sqyh,
                sum((q & {(1 << QY_SPLIT) - 1}) * y) AS sqyl, count(*) - count(y) AS nbad
             FROM u GROUP BY {klist}, b)"""
     sqy = f"(CAST(sqyh AS HUGEINT) << {QY_SPLIT}) + sqyl"
     parts = ", ".join(
         f"CAST((coalesce({x}, 0) >> {PART_BITS * i}) & {PART_MASK} AS BIGINT) AS {n}{i}"
-        for n, x in (("sy", "sy"), ("sq", "sq"), ("sqy", sqy))
+        for n, x in (("sy", "sy"), ("sq", "sq"), ("sqy", sqy), *((w, w) for w in Q2_NAMES))
         for i in range(3)
     )
     cols_sql = f"""coalesce(b, 0) AS b, b IS NULL AS badb, n, coalesce(emin, 0) AS emin,
-        coalesce(emax, 0) AS emax, coalesce(q2, 0) AS q2, {parts}, nbad"""
+        coalesce(emax, 0) AS emax, {parts}, nbad"""
     if all(src.types.get(c, "") in NUMPY_KEY_TYPES for c in by):
         # keys whose numpy values are the Python values DuckDB's rows give (numbers, text,
         # booleans): one query, the segment of each (segment, bin) found in numpy
@@ -234,7 +239,7 @@ def _duck_tiers(src: Any, kcols: str, klist: str, m: int, v: str, e: str, y: str
     general y on good values and NULL on a missing, NaN or infinite value, counted). Returns
     the general pass's Grouped (one bin per level, emin = emax = the level; users, sum of y
     and bad values counted exactly as there; the q sums follow from the one level, the float
-    sums e1, e2, q2 are n times the level's, which the tiers plans never read), or None when
+    sums e1, e2 are n times the level's, which the tiers plans never read), or None when
     a row has a level outside the sample or the levels are not tiers (the general pass then
     runs)."""
     got = src.run_numpy(f"SELECT {e} AS e FROM {src.rel} LIMIT {SAMPLE_MAX}")["e"]
@@ -278,7 +283,7 @@ def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]
     """The tiers pass's rows (key..., the level's position from 1, users, sum of y, bad
     values; one per segment and level: aggregates, never the table's rows) as the general
     pass's Grouped: each level's bin, q and sums from the level (as the general pass forms
-    them: e1 = x n, e2 = x x n, q2 = (q / QE)^2 n, sq = q n, sqy = q sy; 0 for eps = 0 and
+    them: e1 = x n, e2 = x x n, q2 = q^2 n, sq = q n, sqy = q sy; 0 for eps = 0 and
     public rows), built column by column."""
     index: dict[tuple, int] = {}
     sid = np.array([index.setdefault(tuple(r[:m]), len(index)) for r in rows], dtype=np.int64)
@@ -288,9 +293,9 @@ def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]
     level = [
         (ZERO_BIN if x == 0 else PUBLIC_BIN, 0, 0.0)
         if x == 0 or math.isinf(x)
-        else (bin_of[x], q := math.floor(min(x, Q_CAP) * QE), (q / QE) ** 2)
+        else (bin_of[x], math.floor(min(x, Q_CAP) * QE), 0.0)
         for x in lv
-    ]  # per level: (bin, q, (q / QE)^2), the general pass's own formulas
+    ]  # per level: (bin, q), the general pass's own formula
     x = np.array(lv, dtype=float)[k]
     fin = np.array([0 < v < math.inf for v in lv], dtype=bool)[k]
     n = np.array(n_i, dtype=np.int64)
@@ -305,10 +310,11 @@ def _tiers_grouped(rows: list, m: int, lv: list[float], bin_of: dict[float, int]
         "e2": np.where(fin, x * x * nf, 0.0),
         "emin": x,
         "emax": x,
-        "q2": np.array([level[j][2] for j in k], dtype=float) * nf,
         "nbad": np.array([int(r[m + 3]) for r in rows], dtype=np.int64),
     }
+    q2 = [q2_level(q, c) for q, c in zip(q_of, n_i, strict=True)]
     for name, ints in (
+        *((w, [t[i] for t in q2]) for i, w in enumerate(Q2_NAMES)),
         ("sy", sy),
         ("sq", [q * c for q, c in zip(q_of, n_i, strict=True)]),
         ("sqy", [q * y for q, y in zip(q_of, sy, strict=True)]),
@@ -344,10 +350,11 @@ class DuckSegment:
         scale = lit(m / (emax - emin))
         key = f"least(CAST(floor((e - {lit(emin)}) * {scale}) AS INTEGER), {m - 1})"
         sql = f"""SELECT k, count(*), sum(y), sum(q), sum(CAST(q AS HUGEINT) * y),
-                   sum((q / {float(QE)!r}) * (q / {float(QE)!r})), min(e), max(e)
+                   {q2_sql()}, min(e), max(e)
             FROM (SELECT {key} AS k, e, y, q FROM {self._in_range(emin, emax)})
             GROUP BY k ORDER BY k"""
-        return [tuple(from_decimal(x) for x in r) for r in self.src.run_sql(sql, self.key)]
+        rows = [tuple(from_decimal(x) for x in r) for r in self.src.run_sql(sql, self.key)]
+        return [(*r[:5], q2_triple(*r[5:8]), *r[8:]) for r in rows]
 
 
 # ------------------------------------------------------------------------------ Spark
@@ -435,20 +442,23 @@ def spark_grouped_histogram(
     )
     src.use_rows(u)
     fin = F.when(F.col("e") == math.inf, F.lit(0.0)).otherwise(F.col("e"))
-    qf = F.col("q") / F.lit(float(QE))
     agg = u.groupBy(*keys, "b").agg(
         F.count(F.lit(1)),
         F.sum(fin),
         F.sum(fin * fin),
         F.min("e"),
         F.max("e"),
-        F.sum(qf * qf),
+        *q2_spark(F.col("q")),
         F.sum("y"),
         F.sum(F.col("q").cast("decimal(20,0)")),
         F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
         F.sum(F.col("badv").cast("long")),
     )
-    return grouped_from_rows([tuple(r) for r in agg.collect()], len(by))
+    m = len(by)
+    rows = [tuple(from_decimal(x) for x in r) for r in agg.collect()]
+    return grouped_from_rows(
+        [(*r[: m + 6], q2_triple(*r[m + 6 : m + 9]), *r[m + 9 :]) for r in rows], m
+    )
 
 
 class SparkSegment:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hdp_release.engines.base import Histogram, from_decimal
+from hdp_release.engines.base import Histogram, from_decimal, q2_exact
 
 PART_BITS = 42
 PART_MASK = (1 << PART_BITS) - 1
@@ -49,7 +49,9 @@ def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
         _arr(cols["e2"], float)[keep] if "e2" in cols else nan,
         _arr(cols["emin"], float)[keep],
         _arr(cols["emax"], float)[keep],
-        _arr(cols["q2"], float)[keep],
+        np.stack([_arr(cols[f"{x}{i}"], np.int64) for x in Q2_NAMES for i in range(3)], axis=1)[
+            keep
+        ],
         parts("sy"),
         parts("sq"),
         parts("sqy"),
@@ -57,6 +59,30 @@ def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
         int(n[bad].sum()),
         int(nbad.sum()),
     )
+
+
+Q2_NAMES = ("q2h", "q2m", "q2l")
+"""The three exact sums of q^2 (hdp_release.engines.base.q2_sql), each in three 42-bit parts:
+a Grouped's q2 is (rows, 9) int64, columns q2h0..q2h2, q2m0..q2m2, q2l0..q2l2."""
+
+
+def q2_floats(p: np.ndarray) -> np.ndarray:
+    """hdp_release.engines.base.q2_float of each row of (rows, 9) parts: the same IEEE
+    operations on the same correctly rounded sums."""
+    h, m, lo = (parts_float(p[:, 3 * i : 3 * i + 3]) for i in range(3))
+    return (h * 2.0**62 + m * 2.0**32 + lo) * 2.0**-84
+
+
+def q2_sum(p: np.ndarray) -> int:
+    """The exact sum of q^2 over the rows of (rows, 9) parts (fewer than 2^21 rows)."""
+    return q2_exact(*(parts_int(p[:, 3 * i : 3 * i + 3]) for i in range(3)))
+
+
+def q2_parts(ts: list) -> np.ndarray:
+    """(rows, 9) parts of a list of three-sum tuples (hdp_release.engines.base.Q2)."""
+    if not ts:
+        return np.zeros((0, 9), dtype=np.int64)
+    return np.concatenate([to_parts([t[i] for t in ts]) for i in range(3)], axis=1)
 
 
 def to_parts(xs: list[int]) -> np.ndarray:
@@ -103,7 +129,7 @@ class Grouped:
     e2: np.ndarray
     emin: np.ndarray
     emax: np.ndarray
-    q2: np.ndarray
+    q2: np.ndarray  # exact sums of q^2: (rows, 9) parts (Q2_NAMES)
     sy: np.ndarray
     sq: np.ndarray
     sqy: np.ndarray
@@ -130,7 +156,9 @@ class Grouped:
             self.e2[r],
             self.emin[r],
             self.emax[r],
-            self.q2[r],
+            list(
+                zip(*(parts_ints(self.q2[r][:, 3 * i : 3 * i + 3]) for i in range(3)), strict=True)
+            ),
             parts_ints(self.sy[r]),
             parts_ints(self.sq[r]),
             parts_ints(self.sqy[r]),
@@ -148,7 +176,7 @@ class Grouped:
             self.e2,
             self.emin,
             self.emax,
-            self.q2,
+            [],
             [],
             [],
             [],
@@ -186,9 +214,11 @@ def grouped_from_rows(rows: list, m: int) -> Grouped:
         "e2": col(4, float),
         "emin": col(5, float),
         "emax": col(6, float),
-        "q2": col(7, float),
         "nbad": col(11, np.int64),
     }
+    p9 = q2_parts([t[7] if t[7] is not None else (0, 0, 0) for t in flat])
+    for i in range(9):
+        cols[f"{Q2_NAMES[i // 3]}{i % 3}"] = p9[:, i]
     for x, j in (("sy", 8), ("sq", 9), ("sqy", 10)):
         p = to_parts(ints(j))
         for i in range(3):

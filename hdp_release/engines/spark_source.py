@@ -25,6 +25,8 @@ from hdp_release.engines.base import (
     from_decimal,
     histogram_from_rows,
     kind_of_path,
+    q2_spark,
+    q2_triple,
     text_levels,
 )
 from hdp_release.engines.duckdb_source import DuckSource
@@ -280,20 +282,20 @@ class SparkSource:
         )
         self._u = u
         fin = F.when(F.col("e") == math.inf, F.lit(0.0)).otherwise(F.col("e"))
-        qf = F.col("q") / F.lit(float(QE))
         agg = u.groupBy("b").agg(
             F.count(F.lit(1)),
             F.sum(fin),
             F.sum(fin * fin),
             F.min("e"),
             F.max("e"),
-            F.sum(qf * qf),
+            *q2_spark(F.col("q")),
             F.sum("y"),
             F.sum(F.col("q").cast("decimal(20,0)")),
             F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
             F.sum(F.col("badv").cast("long")),
         )
         rows = [tuple(from_decimal(x) for x in r) for r in agg.collect()]
+        rows = [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in rows]
         rows.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
         return histogram_from_rows(rows)
 
@@ -489,14 +491,13 @@ def fetch_levels(rows: Any, emin: float, emax: float) -> Any:
 
 def refine_levels(rows: Any, emin: float, emax: float, m: int) -> list:
     """[emin, emax] split into m equal sub-bins of the rows' levels: per sub-bin the users,
-    the exact sums of y, q and q y, the sum of (q/QE)^2 and the smallest and largest level."""
+    the exact sums of y, q, q y and q^2 and the smallest and largest level."""
     from pyspark.sql import functions as F
 
     k = F.least(
         F.floor((F.col("e") - F.lit(emin)) * F.lit(m / (emax - emin))).cast("int"),
         F.lit(m - 1),
     )
-    qf = F.col("q") / F.lit(float(QE))
     out = (
         _in_range(rows, emin, emax)
         .select(k.alias("k"), "e", "y", "q")
@@ -506,11 +507,12 @@ def refine_levels(rows: Any, emin: float, emax: float, m: int) -> list:
             F.sum("y"),
             F.sum(F.col("q").cast("decimal(20,0)")),
             F.sum(F.col("q").cast("decimal(20,0)") * F.col("y").cast("decimal(11,0)")),
-            F.sum(qf * qf),
+            *q2_spark(F.col("q")),
             F.min("e"),
             F.max("e"),
         )
         .orderBy("k")
         .collect()
     )
-    return [tuple(from_decimal(x) for x in r) for r in out]
+    rows = [tuple(from_decimal(x) for x in r) for r in out]
+    return [(*r[:5], q2_triple(*r[5:8]), *r[8:]) for r in rows]

@@ -1,10 +1,9 @@
 """release_means per segment against release_mean on the segment's rows, with per-user levels
 (the population target). release_means walks the general plan's level bins; release_mean on
-DuckDB runs the fast plan's bracket pass, whose sum of q^2 is a float summed over other groups
-(1/8-decade classes and 256 sub-bins instead of the ln bins): tau*, the noise scale and the
-interval then differ in their last bits (the existing fast-plan tests compare them with
-rel=1e-12). README and release.py say so; the strict xfail below marks the defect (it fails
-the run the day both agree bit for bit, so that the words can be tightened again).
+DuckDB runs the fast plan's bracket pass, which groups the rows otherwise (1/8-decade classes
+and 256 sub-bins instead of the ln bins). Its sums of q^2 were floats, so tau*, the noise
+scale and the interval differed in their last bits; they are now exact integers and tau* is
+rounded once, so both agree bit for bit (branch exactq2; README and release.py say so).
 
 Oracle: release_mean itself, on the segment's rows (fast plan) and with the general plan
 forced; no noise (OpenDP's map kept)."""
@@ -13,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from helpers import NoNoise
 
 import hdp_release.finish
@@ -44,13 +42,6 @@ def test_a_segment_equals_release_mean_with_the_general_plan(monkeypatch):
         assert getattr(seg, f) == getattr(gen, f), f
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="release_mean's fast bracket plan sums q^2 as floats over other groups than the "
-    "general plan's bins: tau*, noise scale and interval differ from release_means' segment "
-    "(and from the general plan) in the last bits (pre-existing, main 93213ba the same; "
-    "README and release.py say so)",
-)
 def test_a_segment_equals_release_mean_bit_for_bit(monkeypatch):
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     df = _frame()

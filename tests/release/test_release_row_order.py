@@ -1,9 +1,9 @@
 """A release must not depend on the order of the table's rows (the mean, tau* and the
 interval are functions of the multiset of (value, level)). With per-user levels, DuckDB's
-fast plan (the bracket pass) sums q^2 per class as doubles in scan order, so tau*, the noise
-scale and the interval move in their last bits with the row order; with threads (a Parquet
-file of several row groups, a glob) they also move from run to run of the same file (seen:
-3-4 different tau* in 12 runs of one 4,000-row Parquet file, main 93213ba the same).
+fast plan (the bracket pass) used to sum q^2 per class as doubles in scan order, so tau*, the
+noise scale and the interval moved in their last bits with the row order (and with threads
+from run to run: 3-4 different tau* in 12 runs of one 4,000-row Parquet file, main 93213ba);
+the sums of q^2 are now exact integers and tau* is rounded once (branch exactq2).
 
 Oracle: the same release on the same rows in another order; no noise (OpenDP's map kept)."""
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from helpers import NoNoise
 
 import hdp_release.finish
@@ -36,12 +35,6 @@ def test_the_estimate_does_not_depend_on_the_row_order(monkeypatch):
     assert a.estimate == b.estimate and a.n_users == b.n_users
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fast bracket pass sums q^2 as doubles in scan order (sum(CAST(q AS DOUBLE) "
-    "* q)): tau*, noise scale and interval differ in the last bits when the rows are "
-    "reversed (and from run to run with threads); pre-existing, main 93213ba the same",
-)
 def test_the_release_does_not_depend_on_the_row_order(monkeypatch):
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     df = _frame()
