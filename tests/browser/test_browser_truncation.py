@@ -1,7 +1,8 @@
 """Issues 23 and 31: nothing cut on any page at a projector's 1024 x 768 nor at 1280 x 800, in
 every state listed in VISITS (toggles on, a profile loaded, the CSV upload's example buttons,
-a Simulation step's quick result and its button, every Tier designer section open, and on the Release page a wage table in USD/week released
-under a dataset name: the released numbers, the ledger's history, every expander open).
+a Simulation step's quick result and its button, every Tier designer section open, and on the
+Release page a wage table in USD/week released under a dataset name: the released numbers,
+the ledger's history, every expander open).
 
 Two measures, in Chromium, on the rendered page:
 
