@@ -38,7 +38,7 @@ KW: dict[str, Any] = {"value": "v", "eps": "e", "lo": 0, "hi": 500}
 VARIANTS = ("none", "spend", "dataset", "first", "second")
 
 
-def _best_interleaved(runs: dict, k: int) -> tuple[dict[str, float], dict[str, float]]:
+def best_interleaved(runs: dict, k: int) -> tuple[dict[str, float], dict[str, float]]:
     """Best of ``k`` timings of each ``runs[name] = (run, prepare)``, taken in turns (one of
     each per round), so a change in the machine's load falls on every variant alike: wall
     time, and this process's CPU time (every thread's: DuckDB's too; steadier on a busy
@@ -53,6 +53,21 @@ def _best_interleaved(runs: dict, k: int) -> tuple[dict[str, float], dict[str, f
             out[name].append(time.perf_counter() - t)
             cpu[name].append(time.process_time() - c)
     return {n: min(x) for n, x in out.items()}, {n: min(x) for n, x in cpu.items()}
+
+
+def write_people_table(path: str, n: int, rng: np.random.Generator) -> None:
+    """The benchmarks' table of ``n`` persons as Parquet at ``path``: an integer id ``uid``
+    (a permutation), a value ``v`` in [0, 500] and one of four tiers ``e``."""
+    pq.write_table(
+        pa.table(
+            {
+                "uid": rng.permutation(n).astype(np.int64),
+                "v": rng.uniform(0, 500, n),
+                "e": rng.choice([0.1, 0.5, 1.0, 2.0], n),
+            }
+        ),
+        path,
+    )
 
 
 def _once(variant: str, path: str, ledger: str) -> None:
@@ -97,16 +112,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "t.parquet")
-        pq.write_table(
-            pa.table(
-                {
-                    "uid": rng.permutation(n).astype(np.int64),
-                    "v": rng.uniform(0, 500, n),
-                    "e": rng.choice([0.1, 0.5, 1.0, 2.0], n),
-                }
-            ),
-            path,
-        )
+        write_people_table(path, n, rng)
         seq = iter(range(10**6))
 
         def fresh(copy_of: str | None = None) -> PrivacyLedger:
@@ -135,7 +141,7 @@ def main() -> None:
         }
         if a.no_people:
             del runs["first"], runs["second"]
-        t, c = _best_interleaved(runs, k)
+        t, c = best_interleaved(runs, k)
         mem = dict.fromkeys(VARIANTS, "")
         if a.memory:
             for v in runs:

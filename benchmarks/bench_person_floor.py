@@ -28,32 +28,16 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 from collections.abc import Callable
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from bench_ledger_people import best_interleaved, write_people_table
 
 from hdp_release.engines.duckdb_sql import shared_cursor
 from hdp_release.release import release_mean
 
 KEY = "ab" * 32 + "|"
 """A key of the ledger's shape: 32 secret bytes as 64 hex digits, then the separator."""
-
-
-def best_in_turns(runs: dict[str, Callable[[], object]], k: int) -> tuple[dict, dict]:
-    """Best wall and CPU seconds (this process, every thread) of each run, ``k`` rounds in
-    turns so a change of the machine's load falls on every run alike."""
-    wall: dict[str, float] = dict.fromkeys(runs, float("inf"))
-    cpu: dict[str, float] = dict.fromkeys(runs, float("inf"))
-    for _ in range(k):
-        for name, run in runs.items():
-            t, c = time.perf_counter(), time.process_time()
-            run()
-            wall[name] = min(wall[name], time.perf_counter() - t)
-            cpu[name] = min(cpu[name], time.process_time() - c)
-    return wall, cpu
 
 
 def main() -> None:
@@ -65,32 +49,26 @@ def main() -> None:
     n = a.rows
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "t.parquet")
-        pq.write_table(
-            pa.table(
-                {
-                    "uid": rng.permutation(n).astype(np.int64),
-                    "v": rng.uniform(0, 500, n),
-                    "e": rng.choice([0.1, 0.5, 1.0, 2.0], n),
-                }
-            ),
-            path,
-        )
+        write_people_table(path, n, rng)
         con = shared_cursor()
         rel = "read_parquet('" + path.replace("'", "''") + "')"
 
-        def one(sql: str, key: str | None = None) -> Callable[[], object]:
+        def one(sql: str, key: str | None = None) -> tuple[Callable[[object], object], None]:
             params = None if key is None else [key]
-            return lambda: con.execute(sql, params).fetchall()
+            return lambda _: con.execute(sql, params).fetchall(), None
 
         ids = "CAST(uid AS VARCHAR)"
         runs = {
-            "release": lambda: release_mean(path, value="v", eps="e", lo=0, hi=500, ledger=False),
+            "release": (
+                lambda _: release_mean(path, value="v", eps="e", lo=0, hi=500, ledger=False),
+                None,
+            ),
             "sha256": one(f"SELECT max(sha256(? || {ids})) FROM {rel}", KEY),
             "sha256_1block": one(f"SELECT max(sha256(? || {ids})) FROM {rel}", KEY[32:]),
             "md5": one(f"SELECT max(md5_number(? || {ids})) FROM {rel}", KEY[32:]),
             "distinct": one(f"SELECT count(DISTINCT uid) FROM {rel}"),
         }
-        wall, cpu = best_in_turns(runs, a.repeat)
+        wall, cpu = best_interleaved(runs, a.repeat)
     labels = {
         "release": "release_mean, no ledger",
         "sha256": "keyed SHA-256 of every id (the ledger's)",

@@ -121,6 +121,17 @@ def whole_frame(at, index: int = 0):
     return pd.concat(parts, axis=1)
 
 
+def same_release(a, b) -> None:
+    """Assert two releases are the same bit for bit: estimate, interval, noise scale,
+    saturation level, bias bound, the user counts and the receipt frame."""
+    import pandas as pd
+
+    assert (a.estimate, a.ci95, a.noise_scale) == (b.estimate, b.ci95, b.noise_scale)
+    assert (a.saturation_level, a.bias_bound) == (b.saturation_level, b.bias_bound)
+    assert (a.n_users, a.n_excluded, a.n_public) == (b.n_users, b.n_excluded, b.n_public)
+    pd.testing.assert_frame_equal(a.tiers, b.tiers)
+
+
 class NoNoise:
     """OpenDP's real measurement for ``scale`` (its privacy map kept, so every check still
     runs), returning its input unchanged: a release without noise. Tests put it in place of

@@ -133,10 +133,17 @@ def early_trials(plan: TrialPlan) -> int | None:
     from its own streams (seed, stream, c), so a run of this many trials with the same seed
     draws the run's first chunks, whatever the run's length
     (tests/app/test_views_simulation.py checks it)."""
-    if plan.cells < EARLY_MIN_CELLS:
+    return _first_chunks(plan, EARLY_MIN_CELLS, EARLY_TRIALS)
+
+
+def _first_chunks(plan: TrialPlan, min_cells: int, trials: int) -> int | None:
+    """The fewest whole chunks of simulate_mse reaching ``trials`` (at least MIN_TRIALS) for
+    the run ``plan``, or None when the run is under ``min_cells`` values or under twice that
+    many trials."""
+    if plan.cells < min_cells:
         return None
     step = max(1, min(plan.trials, CHUNK_CELLS // max(1, plan.width)))
-    first = step * math.ceil(max(EARLY_TRIALS, MIN_TRIALS) / step)
+    first = step * math.ceil(max(trials, MIN_TRIALS) / step)
     return first if 2 * first <= plan.trials else None
 
 
@@ -170,11 +177,7 @@ def quick_trials(plan: TrialPlan) -> int | None:
     simulate_mse reaching QUICK_TRIALS, so that they are exactly the run's first trials (as
     :func:`early_trials`), or None when the run is under QUICK_MIN_CELLS values or under
     twice that many trials (it is shown whole)."""
-    if plan.cells < QUICK_MIN_CELLS:
-        return None
-    step = max(1, min(plan.trials, CHUNK_CELLS // max(1, plan.width)))
-    first = step * math.ceil(max(QUICK_TRIALS, MIN_TRIALS) / step)
-    return first if 2 * first <= plan.trials else None
+    return _first_chunks(plan, QUICK_MIN_CELLS, QUICK_TRIALS)
 
 
 def shown_trials(plan: TrialPlan, page_run: bool, whole_asked: bool, whole_ready: bool) -> int:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import NoNoise
+from helpers import NoNoise, same_release
 
 import hdp_release.finish
 import hdp_release.release
@@ -49,16 +49,6 @@ def tiers_frame(n=3000, seed=1, segs=("north", "south", "east", "Zürich ✓", "
     )
 
 
-def _same(a, b):
-    assert a.estimate == b.estimate
-    assert a.ci95 == b.ci95
-    assert a.noise_scale == b.noise_scale
-    assert a.saturation_level == b.saturation_level
-    assert a.bias_bound == b.bias_bound
-    assert (a.n_users, a.n_excluded, a.n_public) == (b.n_users, b.n_excluded, b.n_public)
-    pd.testing.assert_frame_equal(a.tiers, b.tiers)
-
-
 @pytest.mark.parametrize("target", ["population", "table"])
 def test_each_segment_equals_release_mean_on_its_rows_tiers(no_noise, target):
     df = tiers_frame()
@@ -68,7 +58,7 @@ def test_each_segment_equals_release_mean_on_its_rows_tiers(no_noise, target):
         one = release_mean(
             df[df.seg == k].reset_index(drop=True), value="v", eps="e", lo=LO, hi=HI, target=target
         )
-        _same(r, one)
+        same_release(r, one)
 
 
 def test_two_segment_columns_equal_release_mean(no_noise):
@@ -77,7 +67,7 @@ def test_two_segment_columns_equal_release_mean(no_noise):
     assert len(g) == 10
     for (s, p), r in zip(g.keys, g.releases, strict=True):
         part = df[(df.seg == s) & (df.plan == p)].reset_index(drop=True)
-        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, data_sd=20))
+        same_release(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, data_sd=20))
 
 
 @pytest.mark.parametrize("target", ["population", "table"])
@@ -100,7 +90,7 @@ def test_per_user_levels_equal_release_mean(no_noise, general_plan, target):
         assert "+ 1 pass for segments whose tau*" in g.plan, g.plan
     for (k,), r in zip(g.keys, g.releases, strict=True):
         part = df[df.seg == k].reset_index(drop=True)
-        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, target=target))
+        same_release(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, target=target))
 
 
 @pytest.mark.slow
@@ -186,7 +176,7 @@ def test_keys_given_and_present(no_noise):
     assert g.n_left_out == 1 and g.users_left_out == int((df.seg == "b").sum())
     full = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI)
     assert [k[0] for k in full.keys] == ["a", "b", "c"] and full.n_left_out == 0
-    _same(g.releases[0], full.releases[2])
+    same_release(g.releases[0], full.releases[2])
     f = g.to_frame()
     assert list(f["present"]) == [True, False, True] and list(f["seg"]) == ["c", "zz", "a"]
     with pytest.raises(ReleaseError, match="repeats"):
@@ -245,7 +235,7 @@ def test_hostile_segment_values_are_segments_and_never_in_messages(no_noise):
     g = release_means(df, value="v", eps="e", by="s", lo=LO, hi=HI)
     assert sorted(k[0] for k in g.keys) == sorted(HOSTILE)
     for (k,), r in zip(g.keys, g.releases, strict=True):
-        _same(
+        same_release(
             r, release_mean(df[df.s == k].reset_index(drop=True), value="v", eps="e", lo=LO, hi=HI)
         )
     # a bad value cell in such a table: the message names row and column, never a cell
@@ -388,4 +378,4 @@ def test_batched_second_pass_with_hostile_and_number_keys(no_noise, general_plan
     assert "+ 1 pass for segments whose tau*" in g.plan
     for (s, k), r in zip(g.keys, g.releases, strict=True):
         part = df[(df.s == s) & (df.k == k)].reset_index(drop=True)
-        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
+        same_release(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))

@@ -13,7 +13,7 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import NoNoise
+from helpers import NoNoise, same_release
 
 import hdp_release.engines.grouped as eg
 import hdp_release.finish
@@ -27,13 +27,6 @@ LO, HI = 0.0, 100.0
 def no_noise(monkeypatch):
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     monkeypatch.setattr(hdp_release.release, "fast_histogram", lambda *a, **k: (None, 0, ""))
-
-
-def _same(a, b):
-    assert (a.estimate, a.ci95, a.noise_scale) == (b.estimate, b.ci95, b.noise_scale)
-    assert (a.saturation_level, a.bias_bound) == (b.saturation_level, b.bias_bound)
-    assert (a.n_users, a.n_excluded, a.n_public) == (b.n_users, b.n_excluded, b.n_public)
-    pd.testing.assert_frame_equal(a.tiers, b.tiers)
 
 
 def _frame(n: int, seed: int, keys: list, big: bool = False) -> pd.DataFrame:
@@ -70,7 +63,7 @@ def test_general_pass_keys_and_sums_equal_release_mean(no_noise, kind, big):
     assert all("tiers" not in r.plan for r in g.releases)  # the general pass's plans
     for (k,), r in zip(g.keys, g.releases, strict=True):
         part = df[df.seg == k].reset_index(drop=True)
-        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
+        same_release(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
 
 
 def test_two_key_columns_one_query_or_the_temp_table_alike(no_noise, monkeypatch):
@@ -85,7 +78,7 @@ def test_two_key_columns_one_query_or_the_temp_table_alike(no_noise, monkeypatch
     slow = release_means(df, value="v", eps="e", by=by, lo=LO, hi=HI)
     assert fast.keys == slow.keys and len(fast) == 9
     for a, b in zip(fast.releases, slow.releases, strict=True):
-        _same(a, b)
+        same_release(a, b)
 
 
 def test_factorize_gives_python_keys_and_each_rows_segment():

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import NoNoise
+from helpers import NoNoise, same_release
 
 import hdp_release.engines.grouped as eg
 import hdp_release.engines.segment_bins as sb
@@ -31,17 +31,10 @@ def no_noise(monkeypatch):
     monkeypatch.setattr(hdp_release.release, "fast_histogram", lambda *a, **k: (None, 0, ""))
 
 
-def _same(a, b):
-    assert (a.estimate, a.ci95, a.noise_scale) == (b.estimate, b.ci95, b.noise_scale)
-    assert (a.saturation_level, a.bias_bound) == (b.saturation_level, b.bias_bound)
-    assert (a.n_users, a.n_excluded, a.n_public) == (b.n_users, b.n_excluded, b.n_public)
-    pd.testing.assert_frame_equal(a.tiers, b.tiers)
-
-
 def _each_equals_release_mean(g, df, by, target="population"):
     for k, r in zip(g.keys, g.releases, strict=True):
         part = df[df[by] == k[0]].reset_index(drop=True)
-        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, target=target))
+        same_release(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI, target=target))
 
 
 def _tiers(n: int, seed: int, levels=(0.05, 0.2, 1.0, 3.0, math.inf, 0.0)) -> pd.DataFrame:
@@ -63,7 +56,7 @@ def test_tiers_pass_equals_the_general_pass(no_noise, monkeypatch, target):
     slow = release_means(df, value="v", eps="e", by="seg", lo=LO, hi=HI, target=target)
     assert fast.keys == slow.keys
     for a, b in zip(fast.releases, slow.releases, strict=True):
-        _same(a, b)
+        same_release(a, b)
 
 
 def test_tiers_pass_falls_back_on_levels_outside_the_sample(no_noise, monkeypatch):
@@ -179,7 +172,7 @@ def test_segments_of_one_scale_share_opendp_but_each_draws_its_noise(monkeypatch
     assert (built, maps) == (b1 + b2, m1 + m2) and m1 >= 2
     for (k,), r in zip(g.keys, g.releases, strict=True):
         part = df[df.seg == k].reset_index(drop=True)
-        _same(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
+        same_release(r, release_mean(part, value="v", eps="e", lo=LO, hi=HI))
 
 
 def test_a_shared_privacy_map_still_refuses(monkeypatch):
