@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 from hdp_core.errors import ReleaseError
@@ -365,6 +366,20 @@ class SparkSource:
             return None
         d.tier_names = self.tier_names
         return d
+
+    def local_row(self, find: Callable[[DuckSource], int], col: str) -> int:
+        """The row (1-based) that ``find`` names on the same local file or pandas DataFrame
+        read by DuckDB (Spark's rows have no order), or 0 where there is none (a Spark
+        DataFrame, a cluster path, ``col`` not read there)."""
+        duck = self._duck()
+        if duck is None:
+            return 0
+        try:
+            return int(find(duck)) if col in duck.types else 0
+        except ReleaseError:
+            return 0
+        finally:
+            duck.close()
 
     def raw_cell(self, col: str, row: int) -> str | None:
         """As DuckSource.raw_cell, for a local file or pandas DataFrame (read by DuckDB)."""

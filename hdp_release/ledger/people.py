@@ -98,6 +98,8 @@ from hdp_release.ledger.person_charge import (
     V,
     as_hash_bytes,
     check_reserved,
+    duck_id_text,
+    null_id_row,
     people_charge,
     refuse_ids,
     run_charge,
@@ -153,21 +155,6 @@ def attach_id(src: Any, id_col: str, vcol: str, ecol: str) -> str:
     return icol
 
 
-def _id_text(src: Any, icol: str) -> str:
-    t = src.types.get(icol, "")
-    if t in ("VARCHAR", "STRING", "TEXT"):
-        return f"nullif(trim({_q(icol)}), '')"
-    return f"CAST({_q(icol)} AS VARCHAR)"
-
-
-def _null_row(src: Any, icol: str) -> int:
-    rows = src.con.execute(
-        f"SELECT rn FROM (SELECT row_number() OVER () AS rn, {_id_text(src, icol)} AS i "
-        f"FROM {src.rel}) WHERE i IS NULL ORDER BY rn LIMIT 1"
-    ).fetchall()
-    return int(rows[0][0]) if rows else 0
-
-
 # ------------------------------------------------------------------------------ the charge
 def charge_people(
     led: PrivacyLedger,
@@ -210,7 +197,7 @@ def charge_people(
     # Each 128-bit hash travels as two unsigned 64-bit halves (Arrow has no 128-bit integer)
     # and becomes one UHUGEINT in the ledger: fixed-width keys join, count and store about
     # three times cheaper than 16-byte BLOBs (issue 30)
-    sha = f"sha256($k || {_id_text(src, icol)})"
+    sha = f"sha256($k || {duck_id_text(src, icol)})"
     held = [  # held only until the ledger's working table holds the persons
         src.con.sql(
             f"SELECT CAST('0x' || substr(s, 1, 16) AS UBIGINT) AS {H}, "
@@ -230,7 +217,7 @@ def charge_people(
         n_null, n_dup = con.execute(
             f"SELECT count_if({H} IS NULL), count({H}) - count(DISTINCT {h128}) FROM hdp_in"
         ).fetchall()[0]
-        refuse_ids(icol, int(n_null), int(n_dup), lambda: _null_row(src, icol))
+        refuse_ids(icol, int(n_null), int(n_dup), lambda: null_id_row(src, icol))
 
     def joined(con: Any) -> None:
         con.unregister("hdp_in")

@@ -21,7 +21,14 @@ from fractions import Fraction
 from typing import Any
 
 from hdp_core.errors import ReleaseError
-from hdp_release.ledger.person_charge import SEG, E, H, refuse_ids, run_charge
+from hdp_release.ledger.person_charge import (
+    SEG,
+    E,
+    H,
+    null_id_row,
+    refuse_ids,
+    run_charge,
+)
 
 KEY_COL = "hdp_k__"
 """The column holding the ledger's secret in the one-row DataFrame cross-joined in."""
@@ -135,7 +142,12 @@ def charge_spark(
             n_null, n_dup = con.execute(
                 f"SELECT count_if(h IS NULL), count(h) - count(DISTINCT h) FROM {rows}"
             ).fetchall()[0]
-            refuse_ids(icol, int(n_null or 0), int(n_dup or 0), lambda: 0)
+            refuse_ids(
+                icol,
+                int(n_null or 0),
+                int(n_dup or 0),
+                lambda: src.local_row(lambda d: null_id_row(d, icol), icol),
+            )
 
         def after(con: Any) -> None:
             con.execute(f"COPY (SELECT h AS {H}, c FROM hdp_chg) TO '{out_path}' (FORMAT parquet)")

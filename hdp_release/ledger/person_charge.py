@@ -25,6 +25,7 @@ from hdp_core.errors import BadCellError, BudgetExceeded, LedgerUnusable, Releas
 from hdp_core.table_mean import table_mean
 from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
 from hdp_release.engines.base import lit
+from hdp_release.engines.duckdb_sql import quote_name
 from hdp_release.ledger.modes import check_persons_allowed
 from hdp_release.ledger.store import ChargeTicket
 from hdp_release.plan import run_profile, tiers_solution
@@ -153,6 +154,25 @@ def cap_of(lv: np.ndarray, ct: np.ndarray, target: str, sd_norm: float | None) -
     if target == "table":
         return float(table_mean(run_profile(lv, ct)).cap_level)
     return float(tiers_solution(lv[use], ct[use], sd_norm)[1])
+
+
+def duck_id_text(src: Any, icol: str) -> str:
+    """DuckDB SQL of the id column ``icol`` of ``src`` as text (trimmed text, an empty one
+    NULL; an integer as its digits): what the keyed hash reads."""
+    t = src.types.get(icol, "")
+    if t in ("VARCHAR", "STRING", "TEXT"):
+        return f"nullif(trim({quote_name(icol)}), '')"
+    return f"CAST({quote_name(icol)} AS VARCHAR)"
+
+
+def null_id_row(src: Any, icol: str) -> int:
+    """The first row (1-based, in the source's order) whose id is missing on the DuckDB
+    source ``src``, or 0 if none."""
+    rows = src.con.execute(
+        f"SELECT rn FROM (SELECT row_number() OVER () AS rn, {duck_id_text(src, icol)} AS i "
+        f"FROM {src.rel}) WHERE i IS NULL ORDER BY rn LIMIT 1"
+    ).fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def refuse_ids(icol: str, n_null: int, n_dup: int, null_row: Any) -> None:

@@ -93,8 +93,11 @@ def test_one_ledger_across_engines_and_refusals_on_spark(tmp_path, monkeypatch):
         release_mean(dup, value="x", eps="eps", lo=0, hi=1, ledger=led, id="uid", engine="spark")
     miss = df.astype({"uid": object})
     miss.loc[3, "uid"] = None
-    with pytest.raises(BadCellError):
+    with pytest.raises(BadCellError) as bad:
         release_mean(miss, value="x", eps="eps", lo=0, hi=1, ledger=led, id="uid", engine="spark")
+    # named where, as on DuckDB: the local DataFrame's row (Spark's rows have no order)
+    assert (bad.value.row, bad.value.column, bad.value.reason) == (4, "uid", "empty")
+    assert "row 4" in str(bad.value)
     spent = person_spent_units(led)
     secret = led.secret_key()
     assert set(spent) == {key_hash(secret, u) for u in df.uid}
