@@ -247,10 +247,11 @@ def opendp_counts(paths: dict[str, str]) -> dict[str, dict]:
     import bench_release_means as brm
 
     brm.instrument()
+    calls = release_calls(paths)
     out = {}
     for kind in ("continuous", "tiers"):
         brm.SPENT.clear()
-        brm._release(paths[kind])
+        calls[f"release_means [{kind}]"]()
         out[kind] = {k: brm.SPENT.get(k, 0) for k in ("built", "maps", "draws")}
     return out
 
@@ -264,7 +265,7 @@ def _files(d: str, n: int, segments: int) -> dict[str, str]:
     return paths
 
 
-def measure(paths: dict[str, str], rounds: int) -> tuple[dict, OpenDPCalls]:
+def measure(paths: dict[str, str], rounds: int) -> dict[str, list[float]]:
     """Best (CPU, wall) seconds of every item over ``rounds`` interleaved rounds."""
     cons = connections()
     items: dict[str, Callable[[], object]] = {}
@@ -290,7 +291,7 @@ def measure(paths: dict[str, str], rounds: int) -> tuple[dict, OpenDPCalls]:
             w, c = time.perf_counter() - t0, _cpu() - c0
             best[k][0] = min(best[k][0], c)
             best[k][1] = min(best[k][1], w)
-    return best, od
+    return best
 
 
 def report(best: dict, counts: dict, segments: int) -> None:
@@ -498,7 +499,7 @@ def main() -> None:
             print(f"selftest ok: {selftest(paths):,} groups and sums checked, {n:,} rows")
             return
         load0, t0 = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        best, _ = measure(paths, a.rounds)
+        best = measure(paths, a.rounds)
         counts = opendp_counts(paths)
         load1 = os.getloadavg()
     print(
