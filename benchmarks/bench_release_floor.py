@@ -29,8 +29,12 @@ compared with numpy's on a file of ``--rows`` rows, default 10^5: counts and exa
 equal, float sums within 1e-9 relative, the weighted sum at a bin edge rebuilt from the bins'
 sums) and OpenDP's calls, then exits (tests/release/test_bench_release_floor.py runs it).
 
-    python benchmarks/bench_release_floor.py [--rows N] [--segments S] [--rounds R]
+    python benchmarks/bench_release_floor.py [--rows N] [--segments S] [--rounds R] [--reps K]
         [--keep DIR] [--selftest]
+
+Each round runs the queries and OpenDP's calls ``--reps`` times in turn (default 3: more
+samples of the short baselines, whose best varied by a fifth between runs of 5 rounds), then
+each real release once.
 """
 
 from __future__ import annotations
@@ -265,32 +269,35 @@ def _files(d: str, n: int, segments: int) -> dict[str, str]:
     return paths
 
 
-def measure(paths: dict[str, str], rounds: int) -> dict[str, list[float]]:
-    """Best (CPU, wall) seconds of every item over ``rounds`` interleaved rounds."""
+def measure(paths: dict[str, str], rounds: int, reps: int) -> dict[str, list[float]]:
+    """Best (CPU, wall) seconds of every item over ``rounds`` interleaved rounds: in each, the
+    queries and OpenDP's calls ``reps`` times in turn (each takes 0.04-1.3 s: more samples of
+    the short baselines), then each real release once."""
     cons = connections()
-    items: dict[str, Callable[[], object]] = {}
+    short: dict[str, Callable[[], object]] = {}
     for name, f, tmpl, _ in QUERIES:
         con = cons["rel" if f.endswith("_rel") else "own"]
         sql = sql_of(tmpl, paths[f.removesuffix("_rel")])
-        items[name] = lambda con=con, sql=sql: con.execute(sql).fetchall()
+        short[name] = lambda con=con, sql=sql: con.execute(sql).fetchall()
     od = OpenDPCalls()
-    items |= {
+    short |= {
         "OpenDP build": od.build,
         "OpenDP map": od.map,
         "OpenDP invoke": od.invoke,
         "OpenDP vector invoke": od.vector,
     }
-    items |= release_calls(paths)
-    for fn in items.values():  # warm: imports, DuckDB's first read of each file
+    releases = release_calls(paths)
+    for fn in [*short.values(), *releases.values()]:  # warm: imports, first reads of files
         fn()
-    best = {k: [math.inf, math.inf] for k in items}
+    best = {k: [math.inf, math.inf] for k in [*short, *releases]}
     for _ in range(rounds):
-        for k, fn in items.items():
-            t0, c0 = time.perf_counter(), _cpu()
-            fn()
-            w, c = time.perf_counter() - t0, _cpu() - c0
-            best[k][0] = min(best[k][0], c)
-            best[k][1] = min(best[k][1], w)
+        for batch in [short] * reps + [releases]:
+            for k, fn in batch.items():
+                t0, c0 = time.perf_counter(), _cpu()
+                fn()
+                w, c = time.perf_counter() - t0, _cpu() - c0
+                best[k][0] = min(best[k][0], c)
+                best[k][1] = min(best[k][1], w)
     return best
 
 
@@ -487,6 +494,7 @@ def main() -> None:
     ap.add_argument("--rows", type=float, default=None, help="rows (1e7; 1e5 with --selftest)")
     ap.add_argument("--segments", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3, help="queries and OpenDP calls per round")
     ap.add_argument("--keep", default=None, help="keep (and reuse) the files in this folder")
     ap.add_argument("--selftest", action="store_true", help="check the queries, then exit")
     a = ap.parse_args()
@@ -499,12 +507,13 @@ def main() -> None:
             print(f"selftest ok: {selftest(paths):,} groups and sums checked, {n:,} rows")
             return
         load0, t0 = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        best = measure(paths, a.rounds)
+        best = measure(paths, a.rounds, a.reps)
         counts = opendp_counts(paths)
         load1 = os.getloadavg()
     print(
         f"{t0}, commit {_commit()}, {n:,} rows, {a.segments:,} segments, best of {a.rounds} "
-        f"interleaved rounds (CPU time of all threads; wall), load average "
+        f"interleaved rounds (queries and OpenDP calls {a.reps} times a round; CPU time of all "
+        f"threads; wall), load average "
         f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} -> {load1[0]:.2f} {load1[1]:.2f} "
         f"{load1[2]:.2f}, {os.cpu_count()} cores"
     )
