@@ -57,7 +57,8 @@ class Entries:
     """A segment's walk entries, ascending: users with levels in [emin, emax], their grid
     levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), the exact sums of q^2 as
     (k, 9) int64 parts (hdp_release.engines.segment_bins.Q2_NAMES), and the exact sums of q,
-    q y and y as (k, 3) int64 parts."""
+    q y and y as (k, 3) int64 parts; s2: the walk's float sum of q^2 / 2^84 per entry
+    (hdp_release.engines.segment_bins.q2_floats of q2)."""
 
     emin: np.ndarray
     emax: np.ndarray
@@ -69,6 +70,7 @@ class Entries:
     sq: np.ndarray
     sqy: np.ndarray
     sy: np.ndarray
+    s2: np.ndarray
 
     def splice(self, j: int, new: Entries) -> Entries:
         """Entry j replaced by ``new`` (its fetched levels or its sub-bins)."""
@@ -79,7 +81,7 @@ class Entries:
         return Entries(*(cat(getattr(self, f), getattr(new, f)) for f in _FIELDS))
 
 
-_FIELDS = ("emin", "emax", "users", "qmin", "qmax", "s1", "q2", "sq", "sqy", "sy")
+_FIELDS = ("emin", "emax", "users", "qmin", "qmax", "s1", "q2", "sq", "sqy", "sy", "s2")
 
 
 def qlevel(e: np.ndarray) -> np.ndarray:
@@ -87,21 +89,40 @@ def qlevel(e: np.ndarray) -> np.ndarray:
     return np.floor(np.minimum(e, Q_CAP) * QEF) / QEF
 
 
-def bin_entries(g: Grouped, r: slice, fin: np.ndarray) -> Entries:
-    """The walk's entries of one segment's finite bins (its flat rows ``r`` of ``g``)."""
-    emin, emax = g.emin[r][fin], g.emax[r][fin]
-    sq = g.sq[r][fin]
+@dataclass
+class RowFloats:
+    """The walk's per-bin floats of every row of a Grouped, computed once (each elementwise,
+    so a segment's slice equals the same function on the segment's rows): grid levels qmin,
+    qmax, s1 = sum q / 2^42 and s2 = sum q^2 / 2^84 (the walk's steering sums)."""
+
+    qmin: np.ndarray
+    qmax: np.ndarray
+    s1: np.ndarray
+    s2: np.ndarray
+
+
+def row_floats(g: Grouped) -> RowFloats:
+    """:class:`RowFloats` of every row of ``g``."""
+    return RowFloats(qlevel(g.emin), qlevel(g.emax), parts_float(g.sq) / QEF, q2_floats(g.q2))
+
+
+def bin_entries(g: Grouped, r: slice, fin: np.ndarray, f: RowFloats | None = None) -> Entries:
+    """The walk's entries of one segment's finite bins (its flat rows ``r`` of ``g``; ``f``:
+    :func:`row_floats` of ``g``, computed here when not given)."""
+    if f is None:
+        f = row_floats(g)
     return Entries(
-        emin,
-        emax,
+        g.emin[r][fin],
+        g.emax[r][fin],
         g.n[r][fin],
-        qlevel(emin),
-        qlevel(emax),
-        parts_float(sq) / QEF,
+        f.qmin[r][fin],
+        f.qmax[r][fin],
+        f.s1[r][fin],
         g.q2[r][fin],
-        sq,
+        g.sq[r][fin],
         g.sqy[r][fin],
         g.sy[r][fin],
+        f.s2[r][fin],
     )
 
 
@@ -111,6 +132,7 @@ def fetched_entries(got: Any) -> Entries:
     qi, ni = [int(x) for x in q.tolist()], [int(x) for x in n.tolist()]
     qf = np.array([x / QE for x in qi], dtype=float)
     sq = [a * b for a, b in zip(qi, ni, strict=True)]
+    q2 = q2_parts([q2_level(a, b) for a, b in zip(qi, ni, strict=True)])
     return Entries(
         np.asarray(emn, dtype=float),
         np.asarray(emx, dtype=float),
@@ -118,10 +140,11 @@ def fetched_entries(got: Any) -> Entries:
         qf,
         qf,
         np.array([x / QE for x in sq], dtype=float),
-        q2_parts([q2_level(a, b) for a, b in zip(qi, ni, strict=True)]),
+        q2,
         to_parts(sq),
         to_parts([a * int(b) for a, b in zip(qi, sy, strict=True)]),
         to_parts([int(b) for b in sy]),
+        q2_floats(q2),
     )
 
 
@@ -131,6 +154,7 @@ def refined_entries(rows: list) -> Entries:
     emin = np.array([float(r[6]) for r in rows], dtype=float)
     emax = np.array([float(r[7]) for r in rows], dtype=float)
     sq = [int(r[3]) for r in rows]
+    q2 = q2_parts([r[5] for r in rows])
     return Entries(
         emin,
         emax,
@@ -138,10 +162,11 @@ def refined_entries(rows: list) -> Entries:
         qlevel(emin),
         qlevel(emax),
         np.array([x / QE for x in sq], dtype=float),
-        q2_parts([r[5] for r in rows]),
+        q2,
         to_parts(sq),
         to_parts([int(r[4]) for r in rows]),
         to_parts([int(r[2] or 0) for r in rows]),
+        q2_floats(q2),
     )
 
 
@@ -152,7 +177,7 @@ def walk(e: Entries, c: float) -> tuple[int, str, float, float]:
     the same sequential float sum of the same increments: a_j = (lo_j - prev) P1_j, then, for
     an entry spanning several levels, (hi_j - lo_j) P1_j and max(hi_j s1_j - s2_j, 0)."""
     lo, hi, s1 = e.qmin, e.qmax, e.s1
-    s2 = q2_floats(e.q2)  # base.q2_float, as hdp_release.plan's walk
+    s2 = e.s2  # base.q2_float of each entry, as hdp_release.plan's walk
     k = lo.size
     thr = c * SATURATED_AT
     if k == 0:
@@ -202,11 +227,12 @@ def bins_segments(
     ents: dict[int, Entries] = {}
     pub_rows: dict[int, np.ndarray] = {}
     extra = dict.fromkeys(segs, 0)
+    f = row_floats(g)
     for s in segs:
         r = g.rows(chosen[s][0])
         b = g.bin[r]
         fin = (b != ZERO_BIN) & (b != PUBLIC_BIN)
-        ents[s] = bin_entries(g, r, fin)
+        ents[s] = bin_entries(g, r, fin, f)
         pub_rows[s] = np.flatnonzero(b == PUBLIC_BIN) + r.start
     done: dict[int, tuple[int, str, float, float]] = {}
     pending = list(segs)
