@@ -17,7 +17,7 @@ IEEE operation on the same operands."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -44,8 +44,8 @@ from hdp_release.engines.segment_bins import (
     q2_sum,
     to_parts,
 )
-from hdp_release.finish import finish_planned
-from hdp_release.noise import Planned, frames
+from hdp_release.finish import finish_planned, put_receipts
+from hdp_release.noise import Planned
 from hdp_release.plan import MAX_PASSES, QE2, tau_star
 from hdp_release.result import SATURATED_AT
 
@@ -292,8 +292,7 @@ def bins_segments(
             receipts=receipts,
             shared=shared,
         )
-    for s, df in zip(segs, frames(receipts), strict=True):
-        out[s] = replace(out[s], tiers=df)
+    put_receipts(out, segs, receipts)
 
 
 def _group_keys(eps: np.ndarray) -> np.ndarray:

@@ -16,9 +16,9 @@ import numpy as np
 from hdp_core.segments import adpm_tiers_batch
 from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
 from hdp_release.engines.segment_bins import parts_ints
-from hdp_release.finish import all_public, finish, finish_planned
+from hdp_release.finish import all_public, finish, finish_planned, put_receipts
 from hdp_release.grouped_bins import bins_segments
-from hdp_release.noise import Planned, frames
+from hdp_release.noise import Planned
 from hdp_release.plan import plan_bins_table, plan_tiers_table
 from hdp_release.result import Release
 
@@ -226,8 +226,7 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
             receipts=receipts,
             shared=shared,
         )
-    for s, df in zip(batch, frames(receipts), strict=True):
-        out[s] = replace(out[s], tiers=df)
+    put_receipts(out, batch, receipts)
 
 
 def exact_sum(r: list[float], mult: list[int], ratio: dict) -> Fraction:

@@ -28,8 +28,12 @@ def measurement(scale: float):
 
 
 def noise_scale(width: Fraction, s1: Fraction, kappa: float) -> float:
-    """Laplace scale in data units, R (1 + kappa) / ||r||_1, rounded up."""
-    return math.nextafter(float(width * (1 + Fraction(kappa)) / s1), math.inf)
+    """Laplace scale in data units, R (1 + kappa) / ||r||_1, rounded up: the exact rational
+    rounded once (one integer division, correctly rounded, of its unreduced numerator and
+    denominator: the same float as float(width * (1 + Fraction(kappa)) / s1))."""
+    kn, kd = kappa.as_integer_ratio()
+    num = width.numerator * (kd + kn) * s1.denominator
+    return math.nextafter(num / (width.denominator * kd * s1.numerator), math.inf)
 
 
 def up(x: float) -> float:
@@ -85,8 +89,9 @@ def receipt(
     seen: dict[float, float] = {}  # one map call per distinct grant (saturated rows share tau*)
     if known is None:
         known = {}
-    ratio = width / s1
-    num, den = ratio.numerator, ratio.denominator
+    # width / s1 as an unreduced ratio of integers: each d_in below is the same correctly
+    # rounded quotient of the same rational as with the reduced Fraction
+    num, den = width.numerator * s1.denominator, width.denominator * s1.numerator
     for eps, eps_max, users, r_lo, r_hi in zip(
         p.eps, p.eps_max, p.users, p.r_min, p.r_max, strict=True
     ):
