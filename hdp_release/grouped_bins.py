@@ -108,21 +108,28 @@ def row_floats(g: Grouped) -> RowFloats:
 
 def bin_entries(g: Grouped, r: slice, fin: np.ndarray, f: RowFloats | None = None) -> Entries:
     """The walk's entries of one segment's finite bins (its flat rows ``r`` of ``g``; ``f``:
-    :func:`row_floats` of ``g``, computed here when not given)."""
+    :func:`row_floats` of ``g``, computed here when not given). A segment's rows are sorted by
+    bin (ZERO_BIN first, PUBLIC_BIN last), so its finite bins are one run of rows: taken as
+    views (the general case, any mask, by index)."""
     if f is None:
         f = row_floats(g)
+    at = np.flatnonzero(fin)
+    if at.size and int(at[-1]) - int(at[0]) + 1 == at.size:
+        take: Any = slice(r.start + int(at[0]), r.start + int(at[-1]) + 1)
+    else:
+        take = at + r.start
     return Entries(
-        g.emin[r][fin],
-        g.emax[r][fin],
-        g.n[r][fin],
-        f.qmin[r][fin],
-        f.qmax[r][fin],
-        f.s1[r][fin],
-        g.q2[r][fin],
-        g.sq[r][fin],
-        g.sqy[r][fin],
-        g.sy[r][fin],
-        f.s2[r][fin],
+        g.emin[take],
+        g.emax[take],
+        g.n[take],
+        f.qmin[take],
+        f.qmax[take],
+        f.s1[take],
+        g.q2[take],
+        g.sq[take],
+        g.sqy[take],
+        g.sy[take],
+        f.s2[take],
     )
 
 
@@ -314,7 +321,8 @@ def planned_bins(
     saturated (granted tau*), the public users granted tau*."""
     has_public = pub.size > 0
     q2_below = q2_sum(e.q2[:j])  # exact
-    tau = tau_star(parts_int(e.sq[:j]), q2_below, c) if (kind == "at" or has_public) else math.inf
+    sq_below = parts_int(e.sq[:j])
+    tau = tau_star(sq_below, q2_below, c) if (kind == "at" or has_public) else math.inf
     if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
         tau = min(tau, float(e.qmin[j]))
     k = e.emin.size
@@ -333,12 +341,15 @@ def planned_bins(
     starts = np.flatnonzero(np.append(True, key[1:] != key[:-1]))
     n_sat = int(e.users[j:].sum()) + int(n_pub.sum())
     sy_sat = parts_int(e.sy[j:]) + parts_int(g.sy[pub])
-    ftau = Fraction(tau) if math.isfinite(tau) else Fraction(0)
+    tn, td = tau.as_integer_ratio() if math.isfinite(tau) else (0, 1)
     if n_sat and not math.isfinite(tau):
         raise ReleaseError("saturated users without a saturation level; nothing was released")
-    s1 = Fraction(parts_int(e.sq[:j]), QE) + ftau * n_sat
-    w_num = Fraction(parts_int(e.sqy[:j]), QE) + ftau * sy_sat
-    total_s2 = float(Fraction(q2_below, QE2) + ftau * ftau * n_sat)  # one rounding
+    # the exact totals over one common denominator (QE td; QE2 td^2): the same rationals as
+    # Fraction(sum, QE) + Fraction(tau) x count, normalised once (s1, w_num) or rounded once
+    # (total_s2: one correctly rounded integer division)
+    s1 = Fraction(sq_below * td + tn * n_sat * QE, QE * td)
+    w_num = Fraction(parts_int(e.sqy[:j]) * td + tn * sy_sat * QE, QE * td)
+    total_s2 = (q2_below * td * td + tn * tn * n_sat * QE2) / (QE2 * td * td)  # one rounding
     p = Planned(
         np.minimum.reduceat(eps, starts).tolist(),
         np.maximum.reduceat(eps_max, starts).tolist(),

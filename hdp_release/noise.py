@@ -92,29 +92,32 @@ def receipt(
     # width / s1 as an unreduced ratio of integers: each d_in below is the same correctly
     # rounded quotient of the same rational as with the reduced Fraction
     num, den = width.numerator * s1.denominator, width.denominator * s1.numerator
+    two_delta, nxt, inf = 2.0 * delta, math.nextafter, math.inf
     for eps, eps_max, users, r_lo, r_hi in zip(
         p.eps, p.eps_max, p.users, p.r_min, p.r_max, strict=True
     ):
-        out = []
+        pair = []
         for r in (r_lo, r_hi):
-            if r not in seen:
+            got = seen.get(r)
+            if got is None:
                 rn, rd = float(r).as_integer_ratio()
                 # float(Fraction(r) * width / s1): one correctly rounded int division
-                d_in = up(up((rn * num) / (rd * den)) + 2.0 * delta)
+                d_in = nxt(nxt((rn * num) / (rd * den), inf) + two_delta, inf)
                 got = known.get(d_in)
                 if got is None:
                     got = known[d_in] = float(meas.map(d_in))
                 seen[r] = got
-            out.append(seen[r])
-        if not (out[0] <= eps and out[1] <= eps_max):
+            pair.append(got)
+        lost, lost_max = pair
+        if not (lost <= eps and lost_max <= eps_max):
             lvl = "public (inf)" if math.isinf(eps) else f"{eps:.6g}"
             raise ReleaseError(
                 f"privacy check failed for the level eps = {lvl} ({users:,} users): "
-                f"OpenDP's privacy map gives a loss of {out[0]:.6g} > {lvl}; nothing was "
+                f"OpenDP's privacy map gives a loss of {lost:.6g} > {lvl}; nothing was "
                 "released"
             )
-        loss.append(out[0])
-        loss_max.append(out[1])
+        loss.append(lost)
+        loss_max.append(lost_max)
     return loss, loss_max
 
 
