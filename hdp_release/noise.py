@@ -151,6 +151,8 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
     """:func:`frame` of many receipts (plan, loss, loss_max, factor) at once: one DataFrame
     of all their rows, each receipt a slice of it with its own index 0..k-1 (equal to
     :func:`frame`'s; pandas' copy-on-write keeps them independent)."""
+    from itertools import chain
+
     import numpy as np
     import pandas as pd
 
@@ -158,8 +160,8 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
         return []
     sizes = [len(p.users) for p, _, _, _ in items]
 
-    def cat(get: Any, dtype: Any) -> np.ndarray:
-        return np.concatenate([np.asarray(get(it), dtype=dtype) for it in items])
+    def cat(get: Any, dtype: Any) -> np.ndarray:  # one conversion of all the receipts' column
+        return np.array(list(chain.from_iterable(get(it) for it in items)), dtype=dtype)
 
     run = cat(lambda it: it[0].eps, np.float64)
     run_max = cat(lambda it: it[0].eps_max, np.float64)
