@@ -47,7 +47,7 @@ class _Recording:
         return x
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     lo=st.floats(min_value=-1e6, max_value=1e6),
     span=floats,
