@@ -5,6 +5,7 @@ every rounding in its allowance, the receipt of privacy losses, and the all-publ
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -18,7 +19,16 @@ from hdp_core.intervals import (
 )
 from hdp_core.rounding import release_half_width
 from hdp_release.engines.base import Histogram, Q
-from hdp_release.noise import Planned, frame, measurement, noise_scale, planned, receipt, up
+from hdp_release.noise import (
+    Planned,
+    frame,
+    frames,
+    measurement,
+    noise_scale,
+    planned,
+    receipt,
+    up,
+)
 from hdp_release.result import UNIT_ROUNDOFF, Release
 
 
@@ -88,7 +98,7 @@ def finish_planned(
     the granted levels (weight of a user granted r is r / norm): ADPM's ||r||_1 (None) or,
     for the table target, 1 / eta (then the weights sum to S / norm <= 1 and the estimate is
     affine about the middle of the range)."""
-    width = Fraction(hi) - Fraction(lo)
+    width = range_width(hi, lo)
     wf = float(width)
     # the noise is added to the mean relative to lo, a number in [0, R]: its one rounding to
     # a float is at most 2^-53 R (2^-52 R below, with room), whatever lo is
@@ -151,8 +161,12 @@ def finish_planned(
     weights = Fraction(1) if norm == s1 else s1 / norm
     spare = 1 - weights
     # the weighted mean minus lo, exactly, in [0, R]: R (sum_i w_i y_i / Q + (1 - W) / 2)
-    relative = width * (w_num / (norm * Q) + spare / 2) if spare else width * w_num / (norm * Q)
-    x = float(relative)
+    if spare:
+        x = float(width * (w_num / (norm * Q) + spare / 2))
+    else:  # the same rational as a Fraction, rounded once (one correctly rounded division)
+        x = (width.numerator * w_num.numerator * norm.denominator) / (
+            width.denominator * w_num.denominator * norm.numerator * Q
+        )
     # fail closed: only a finite number in [0, R] (the clamped, weighted mean relative to lo)
     # ever reaches the noise (rounding is monotone: x <= fl(R))
     if not 0.0 <= x <= wf:
@@ -196,6 +210,22 @@ def finish_planned(
         target=target,
         bias_bound=bias * wf,
     )
+
+
+def put_receipts(out: list, segs: list[int], receipts: list) -> None:
+    """Give each Release ``out[s]`` (made by :func:`finish_planned` with ``receipts``: its
+    receipt left None) its receipt, the DataFrames of all built at once
+    (hdp_release.noise.frames). The Releases are new, not yet returned to anyone: the frozen
+    field is set in place (what dataclasses.replace would copy the Release to set)."""
+    for s, df in zip(segs, frames(receipts), strict=True):
+        object.__setattr__(out[s], "tiers", df)
+
+
+@functools.lru_cache(maxsize=64)
+def range_width(hi: float, lo: float) -> Fraction:
+    """hi - lo exactly (a Fraction; kept for the few ranges in use: every segment of a
+    release has the same)."""
+    return Fraction(hi) - Fraction(lo)
 
 
 def _receipt(p: Planned, loss, loss_max, factor: float, receipts: list | None):

@@ -17,7 +17,7 @@ IEEE operation on the same operands."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -44,8 +44,8 @@ from hdp_release.engines.segment_bins import (
     q2_sum,
     to_parts,
 )
-from hdp_release.finish import finish_planned
-from hdp_release.noise import Planned, frames
+from hdp_release.finish import finish_planned, put_receipts
+from hdp_release.noise import Planned
 from hdp_release.plan import MAX_PASSES, QE2, tau_star
 from hdp_release.result import SATURATED_AT
 
@@ -57,7 +57,8 @@ class Entries:
     """A segment's walk entries, ascending: users with levels in [emin, emax], their grid
     levels qmin, qmax (2^-42 grid), s1 = sum q / 2^42 (float), the exact sums of q^2 as
     (k, 9) int64 parts (hdp_release.engines.segment_bins.Q2_NAMES), and the exact sums of q,
-    q y and y as (k, 3) int64 parts."""
+    q y and y as (k, 3) int64 parts; s2: the walk's float sum of q^2 / 2^84 per entry
+    (hdp_release.engines.segment_bins.q2_floats of q2)."""
 
     emin: np.ndarray
     emax: np.ndarray
@@ -69,6 +70,7 @@ class Entries:
     sq: np.ndarray
     sqy: np.ndarray
     sy: np.ndarray
+    s2: np.ndarray
 
     def splice(self, j: int, new: Entries) -> Entries:
         """Entry j replaced by ``new`` (its fetched levels or its sub-bins)."""
@@ -79,7 +81,7 @@ class Entries:
         return Entries(*(cat(getattr(self, f), getattr(new, f)) for f in _FIELDS))
 
 
-_FIELDS = ("emin", "emax", "users", "qmin", "qmax", "s1", "q2", "sq", "sqy", "sy")
+_FIELDS = ("emin", "emax", "users", "qmin", "qmax", "s1", "q2", "sq", "sqy", "sy", "s2")
 
 
 def qlevel(e: np.ndarray) -> np.ndarray:
@@ -87,21 +89,47 @@ def qlevel(e: np.ndarray) -> np.ndarray:
     return np.floor(np.minimum(e, Q_CAP) * QEF) / QEF
 
 
-def bin_entries(g: Grouped, r: slice, fin: np.ndarray) -> Entries:
-    """The walk's entries of one segment's finite bins (its flat rows ``r`` of ``g``)."""
-    emin, emax = g.emin[r][fin], g.emax[r][fin]
-    sq = g.sq[r][fin]
+@dataclass
+class RowFloats:
+    """The walk's per-bin floats of every row of a Grouped, computed once (each elementwise,
+    so a segment's slice equals the same function on the segment's rows): grid levels qmin,
+    qmax, s1 = sum q / 2^42 and s2 = sum q^2 / 2^84 (the walk's steering sums)."""
+
+    qmin: np.ndarray
+    qmax: np.ndarray
+    s1: np.ndarray
+    s2: np.ndarray
+
+
+def row_floats(g: Grouped) -> RowFloats:
+    """:class:`RowFloats` of every row of ``g``."""
+    return RowFloats(qlevel(g.emin), qlevel(g.emax), parts_float(g.sq) / QEF, q2_floats(g.q2))
+
+
+def bin_entries(g: Grouped, r: slice, fin: np.ndarray, f: RowFloats | None = None) -> Entries:
+    """The walk's entries of one segment's finite bins (its flat rows ``r`` of ``g``; ``f``:
+    :func:`row_floats` of ``g``, computed here when not given). A segment's rows are sorted by
+    bin (ZERO_BIN first, PUBLIC_BIN last), so its finite bins are one run of rows: taken as
+    views (the general case, any mask, by index)."""
+    if f is None:
+        f = row_floats(g)
+    at = np.flatnonzero(fin)
+    if at.size and int(at[-1]) - int(at[0]) + 1 == at.size:
+        take: Any = slice(r.start + int(at[0]), r.start + int(at[-1]) + 1)
+    else:
+        take = at + r.start
     return Entries(
-        emin,
-        emax,
-        g.n[r][fin],
-        qlevel(emin),
-        qlevel(emax),
-        parts_float(sq) / QEF,
-        g.q2[r][fin],
-        sq,
-        g.sqy[r][fin],
-        g.sy[r][fin],
+        g.emin[take],
+        g.emax[take],
+        g.n[take],
+        f.qmin[take],
+        f.qmax[take],
+        f.s1[take],
+        g.q2[take],
+        g.sq[take],
+        g.sqy[take],
+        g.sy[take],
+        f.s2[take],
     )
 
 
@@ -111,6 +139,7 @@ def fetched_entries(got: Any) -> Entries:
     qi, ni = [int(x) for x in q.tolist()], [int(x) for x in n.tolist()]
     qf = np.array([x / QE for x in qi], dtype=float)
     sq = [a * b for a, b in zip(qi, ni, strict=True)]
+    q2 = q2_parts([q2_level(a, b) for a, b in zip(qi, ni, strict=True)])
     return Entries(
         np.asarray(emn, dtype=float),
         np.asarray(emx, dtype=float),
@@ -118,10 +147,11 @@ def fetched_entries(got: Any) -> Entries:
         qf,
         qf,
         np.array([x / QE for x in sq], dtype=float),
-        q2_parts([q2_level(a, b) for a, b in zip(qi, ni, strict=True)]),
+        q2,
         to_parts(sq),
         to_parts([a * int(b) for a, b in zip(qi, sy, strict=True)]),
         to_parts([int(b) for b in sy]),
+        q2_floats(q2),
     )
 
 
@@ -131,6 +161,7 @@ def refined_entries(rows: list) -> Entries:
     emin = np.array([float(r[6]) for r in rows], dtype=float)
     emax = np.array([float(r[7]) for r in rows], dtype=float)
     sq = [int(r[3]) for r in rows]
+    q2 = q2_parts([r[5] for r in rows])
     return Entries(
         emin,
         emax,
@@ -138,10 +169,11 @@ def refined_entries(rows: list) -> Entries:
         qlevel(emin),
         qlevel(emax),
         np.array([x / QE for x in sq], dtype=float),
-        q2_parts([r[5] for r in rows]),
+        q2,
         to_parts(sq),
         to_parts([int(r[4]) for r in rows]),
         to_parts([int(r[2] or 0) for r in rows]),
+        q2_floats(q2),
     )
 
 
@@ -152,7 +184,7 @@ def walk(e: Entries, c: float) -> tuple[int, str, float, float]:
     the same sequential float sum of the same increments: a_j = (lo_j - prev) P1_j, then, for
     an entry spanning several levels, (hi_j - lo_j) P1_j and max(hi_j s1_j - s2_j, 0)."""
     lo, hi, s1 = e.qmin, e.qmax, e.s1
-    s2 = q2_floats(e.q2)  # base.q2_float, as hdp_release.plan's walk
+    s2 = e.s2  # base.q2_float of each entry, as hdp_release.plan's walk
     k = lo.size
     thr = c * SATURATED_AT
     if k == 0:
@@ -202,11 +234,12 @@ def bins_segments(
     ents: dict[int, Entries] = {}
     pub_rows: dict[int, np.ndarray] = {}
     extra = dict.fromkeys(segs, 0)
+    f = row_floats(g)
     for s in segs:
         r = g.rows(chosen[s][0])
         b = g.bin[r]
         fin = (b != ZERO_BIN) & (b != PUBLIC_BIN)
-        ents[s] = bin_entries(g, r, fin)
+        ents[s] = bin_entries(g, r, fin, f)
         pub_rows[s] = np.flatnonzero(b == PUBLIC_BIN) + r.start
     done: dict[int, tuple[int, str, float, float]] = {}
     pending = list(segs)
@@ -266,8 +299,7 @@ def bins_segments(
             receipts=receipts,
             shared=shared,
         )
-    for s, df in zip(segs, frames(receipts), strict=True):
-        out[s] = replace(out[s], tiers=df)
+    put_receipts(out, segs, receipts)
 
 
 def _group_keys(eps: np.ndarray) -> np.ndarray:
@@ -289,7 +321,8 @@ def planned_bins(
     saturated (granted tau*), the public users granted tau*."""
     has_public = pub.size > 0
     q2_below = q2_sum(e.q2[:j])  # exact
-    tau = tau_star(parts_int(e.sq[:j]), q2_below, c) if (kind == "at" or has_public) else math.inf
+    sq_below = parts_int(e.sq[:j])
+    tau = tau_star(sq_below, q2_below, c) if (kind == "at" or has_public) else math.inf
     if kind == "at":  # granted min(eps, tau*): never above the smallest saturated level
         tau = min(tau, float(e.qmin[j]))
     k = e.emin.size
@@ -308,12 +341,15 @@ def planned_bins(
     starts = np.flatnonzero(np.append(True, key[1:] != key[:-1]))
     n_sat = int(e.users[j:].sum()) + int(n_pub.sum())
     sy_sat = parts_int(e.sy[j:]) + parts_int(g.sy[pub])
-    ftau = Fraction(tau) if math.isfinite(tau) else Fraction(0)
+    tn, td = tau.as_integer_ratio() if math.isfinite(tau) else (0, 1)
     if n_sat and not math.isfinite(tau):
         raise ReleaseError("saturated users without a saturation level; nothing was released")
-    s1 = Fraction(parts_int(e.sq[:j]), QE) + ftau * n_sat
-    w_num = Fraction(parts_int(e.sqy[:j]), QE) + ftau * sy_sat
-    total_s2 = float(Fraction(q2_below, QE2) + ftau * ftau * n_sat)  # one rounding
+    # the exact totals over one common denominator (QE td; QE2 td^2): the same rationals as
+    # Fraction(sum, QE) + Fraction(tau) x count, normalised once (s1, w_num) or rounded once
+    # (total_s2: one correctly rounded integer division)
+    s1 = Fraction(sq_below * td + tn * n_sat * QE, QE * td)
+    w_num = Fraction(parts_int(e.sqy[:j]) * td + tn * sy_sat * QE, QE * td)
+    total_s2 = (q2_below * td * td + tn * tn * n_sat * QE2) / (QE2 * td * td)  # one rounding
     p = Planned(
         np.minimum.reduceat(eps, starts).tolist(),
         np.maximum.reduceat(eps_max, starts).tolist(),

@@ -16,9 +16,9 @@ import numpy as np
 from hdp_core.segments import adpm_tiers_batch
 from hdp_release.engines.base import PUBLIC_BIN, ZERO_BIN
 from hdp_release.engines.segment_bins import parts_ints
-from hdp_release.finish import all_public, finish, finish_planned
+from hdp_release.finish import all_public, finish, finish_planned, put_receipts
 from hdp_release.grouped_bins import bins_segments
-from hdp_release.noise import Planned, frames
+from hdp_release.noise import Planned
 from hdp_release.plan import plan_bins_table, plan_tiers_table
 from hdp_release.result import Release
 
@@ -75,6 +75,7 @@ def plan_segments(
     out: list[Release | None] = [None] * len(chosen)
     batch = []  # segments on the population target's tiers plan: solved at once
     bins: list[int] = []  # segments on the population target's level-bins plan
+    per = segment_sums(hists)  # per segment of hists: users at eps = 0, public, finite; ranged
     for s, (key, here, _) in enumerate(chosen):  # per segment: classification only
         if not here:
             out[s] = _no_data(
@@ -87,12 +88,9 @@ def plan_segments(
                 "This segment is not in the table: the mid-range, from no data.",
             )
             continue
-        r = hists.rows(key)  # the segment's bins (flat arrays; exact sums only when used)
-        b, n = hists.bin[r], hists.n[r]
-        zero, pub = b == ZERO_BIN, b == PUBLIC_BIN
-        fin = ~zero & ~pub
-        n_ex, n_pub = int(n[zero].sum()), int(n[pub].sum())
-        n_used = int(n[fin].sum()) + n_pub
+        i = hists.index.get(key)
+        n_ex, n_pub, n_fin, ranged = (0, 0, 0, 0) if i is None else (x[i] for x in per)
+        n_used = n_fin + n_pub
         if n_used == 0:
             out[s] = _no_data(
                 lo,
@@ -104,14 +102,18 @@ def plan_segments(
                 "Every user of this segment has eps = 0: the mid-range, from no data.",
             )
         elif n_pub == n_used:
+            pub = hists.bin[hists.rows(key)] == PUBLIC_BIN
             out[s] = all_public(
                 hists[key], pub, lo, hi, engine, n_ex, target, sd_norm, data_sd, factor
             )
-        elif target == "population" and bool((hists.emin[r][fin] == hists.emax[r][fin]).all()):
+        elif target == "population" and ranged == 0:  # every finite bin holds one level
             batch.append(s)
         elif target == "population":
             bins.append(s)
         else:
+            b = hists.bin[hists.rows(key)]
+            pub = b == PUBLIC_BIN
+            fin = (b != ZERO_BIN) & ~pub
             out[s] = _one_segment(
                 hists[key],
                 fin,
@@ -148,6 +150,26 @@ def plan_segments(
         _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor)
     assert all(r is not None for r in out)
     return [r for r in out if r is not None]
+
+
+def segment_sums(g) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Per segment of the Grouped ``g`` (in its key order), as Python ints: its users with
+    eps = 0, its public users, its users with a finite positive level, and its finite bins
+    holding more than one level (emin < emax); exact integer sums over each segment's rows
+    (differences of cumulative sums), for all segments at once."""
+    b = g.bin
+    zero, pub = b == ZERO_BIN, b == PUBLIC_BIN
+    fin = ~zero & ~pub
+    lo, hi = g.start[:-1], g.start[1:]
+
+    def per(x: np.ndarray) -> list[int]:
+        cs = np.concatenate([[0], np.cumsum(x, dtype=np.int64)])
+        return (cs[hi] - cs[lo]).tolist()
+
+    zero_n = np.where(zero, g.n, 0)
+    pub_n = np.where(pub, g.n, 0)
+    fin_n = np.where(fin, g.n, 0)
+    return per(zero_n), per(pub_n), per(fin_n), per(fin & (g.emin != g.emax))
 
 
 def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine, factor):
@@ -226,8 +248,7 @@ def _tiers_batch(batch, chosen, hists, out, lo, hi, sd_norm, data_sd, c, engine,
             receipts=receipts,
             shared=shared,
         )
-    for s, df in zip(batch, frames(receipts), strict=True):
-        out[s] = replace(out[s], tiers=df)
+    put_receipts(out, batch, receipts)
 
 
 def exact_sum(r: list[float], mult: list[int], ratio: dict) -> Fraction:

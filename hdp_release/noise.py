@@ -28,8 +28,12 @@ def measurement(scale: float):
 
 
 def noise_scale(width: Fraction, s1: Fraction, kappa: float) -> float:
-    """Laplace scale in data units, R (1 + kappa) / ||r||_1, rounded up."""
-    return math.nextafter(float(width * (1 + Fraction(kappa)) / s1), math.inf)
+    """Laplace scale in data units, R (1 + kappa) / ||r||_1, rounded up: the exact rational
+    rounded once (one integer division, correctly rounded, of its unreduced numerator and
+    denominator: the same float as float(width * (1 + Fraction(kappa)) / s1))."""
+    kn, kd = kappa.as_integer_ratio()
+    num = width.numerator * (kd + kn) * s1.denominator
+    return math.nextafter(num / (width.denominator * kd * s1.numerator), math.inf)
 
 
 def up(x: float) -> float:
@@ -85,31 +89,35 @@ def receipt(
     seen: dict[float, float] = {}  # one map call per distinct grant (saturated rows share tau*)
     if known is None:
         known = {}
-    ratio = width / s1
-    num, den = ratio.numerator, ratio.denominator
+    # width / s1 as an unreduced ratio of integers: each d_in below is the same correctly
+    # rounded quotient of the same rational as with the reduced Fraction
+    num, den = width.numerator * s1.denominator, width.denominator * s1.numerator
+    two_delta, nxt, inf = 2.0 * delta, math.nextafter, math.inf
     for eps, eps_max, users, r_lo, r_hi in zip(
         p.eps, p.eps_max, p.users, p.r_min, p.r_max, strict=True
     ):
-        out = []
+        pair = []
         for r in (r_lo, r_hi):
-            if r not in seen:
+            got = seen.get(r)
+            if got is None:
                 rn, rd = float(r).as_integer_ratio()
                 # float(Fraction(r) * width / s1): one correctly rounded int division
-                d_in = up(up((rn * num) / (rd * den)) + 2.0 * delta)
+                d_in = nxt(nxt((rn * num) / (rd * den), inf) + two_delta, inf)
                 got = known.get(d_in)
                 if got is None:
                     got = known[d_in] = float(meas.map(d_in))
                 seen[r] = got
-            out.append(seen[r])
-        if not (out[0] <= eps and out[1] <= eps_max):
+            pair.append(got)
+        lost, lost_max = pair
+        if not (lost <= eps and lost_max <= eps_max):
             lvl = "public (inf)" if math.isinf(eps) else f"{eps:.6g}"
             raise ReleaseError(
                 f"privacy check failed for the level eps = {lvl} ({users:,} users): "
-                f"OpenDP's privacy map gives a loss of {out[0]:.6g} > {lvl}; nothing was "
+                f"OpenDP's privacy map gives a loss of {lost:.6g} > {lvl}; nothing was "
                 "released"
             )
-        loss.append(out[0])
-        loss_max.append(out[1])
+        loss.append(lost)
+        loss_max.append(lost_max)
     return loss, loss_max
 
 
@@ -143,6 +151,8 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
     """:func:`frame` of many receipts (plan, loss, loss_max, factor) at once: one DataFrame
     of all their rows, each receipt a slice of it with its own index 0..k-1 (equal to
     :func:`frame`'s; pandas' copy-on-write keeps them independent)."""
+    from itertools import chain
+
     import numpy as np
     import pandas as pd
 
@@ -150,8 +160,8 @@ def frames(items: list[tuple[Planned, Any, Any, float]]) -> list:
         return []
     sizes = [len(p.users) for p, _, _, _ in items]
 
-    def cat(get: Any, dtype: Any) -> np.ndarray:
-        return np.concatenate([np.asarray(get(it), dtype=dtype) for it in items])
+    def cat(get: Any, dtype: Any) -> np.ndarray:  # one conversion of all the receipts' column
+        return np.array(list(chain.from_iterable(get(it) for it in items)), dtype=dtype)
 
     run = cat(lambda it: it[0].eps, np.float64)
     run_max = cat(lambda it: it[0].eps_max, np.float64)

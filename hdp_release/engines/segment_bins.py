@@ -24,41 +24,57 @@ def _arr(x: Any, dtype: Any) -> np.ndarray:
 
 def grouped_from_columns(keys: list[tuple], cols: dict) -> Grouped:
     """A Grouped from the grouped pass's columns (rows in any order: sorted here by sid, then
-    bin), ``keys[sid]`` each segment's key. Without columns e1, e2 (DuckDB's pass does not
-    sum them: no plan reads them) they are NaN."""
+    bin; rows with a bad level left out and counted), ``keys[sid]`` each segment's key.
+    Without columns e1, e2 (DuckDB's pass does not sum them: no plan reads them) they are
+    NaN. The rows are sorted by one integer key (sid, then the bin clipped to +-2^18: a finite
+    level's bin floor(ln(e) 64) lies within +-2^16 and ZERO_BIN, PUBLIC_BIN are +-2^62, so the
+    clip keeps the order) and every column gathered once; the exact sums' parts come as
+    (rows, k) views of one block per name group."""
     sid0 = _arr(cols["sid"], np.int64)
     bad0 = _arr(cols["badb"], bool)
-    order = np.lexsort((_arr(cols["b"], np.int64), ~bad0, sid0))
-    cols = {k: _arr(x, None)[order] for k, x in cols.items()}
-    sid, bad = sid0[order], bad0[order]
-    n = _arr(cols["n"], np.int64)
+    b0 = _arr(cols["b"], np.int64)
+    n0 = _arr(cols["n"], np.int64)
     nbad = _arr(cols["nbad"], np.int64)
-    keep = ~bad
-    nan = np.full(int(keep.sum()), math.nan)
+    keep = np.flatnonzero(~bad0)
+    kb = b0[keep]
+    key = (sid0[keep] << BIN_SHIFT) + (np.clip(kb, -BIN_CLIP, BIN_CLIP) + BIN_CLIP)
+    order = keep[np.argsort(key, kind="stable")]  # stable: as a lexsort of (sid, bin)
+    m = order.size
 
-    def parts(x: str) -> np.ndarray:
-        return np.stack([_arr(cols[f"{x}{i}"], np.int64)[keep] for i in range(3)], axis=1)
+    def take(x: str, dtype: Any) -> np.ndarray:
+        return np.take(_arr(cols[x], dtype), order)
 
-    start = np.searchsorted(sid[keep], np.arange(len(keys) + 1), side="left")
+    def block(names: list[str]) -> np.ndarray:
+        out = np.empty((len(names), m), dtype=np.int64)
+        for i, x in enumerate(names):
+            np.take(_arr(cols[x], np.int64), order, out=out[i])
+        return out.T  # (rows, k), one column per name
+
+    nan = np.full(m, math.nan)
+    sid = sid0[order]
+    start = np.searchsorted(sid, np.arange(len(keys) + 1), side="left")
     return Grouped(
         keys,
         start,
-        _arr(cols["b"], np.int64)[keep],
-        n[keep],
-        _arr(cols["e1"], float)[keep] if "e1" in cols else nan,
-        _arr(cols["e2"], float)[keep] if "e2" in cols else nan,
-        _arr(cols["emin"], float)[keep],
-        _arr(cols["emax"], float)[keep],
-        np.stack([_arr(cols[f"{x}{i}"], np.int64) for x in Q2_NAMES for i in range(3)], axis=1)[
-            keep
-        ],
-        parts("sy"),
-        parts("sq"),
-        parts("sqy"),
-        int(n.sum()),
-        int(n[bad].sum()),
+        b0[order],
+        n0[order],
+        take("e1", float) if "e1" in cols else nan,
+        take("e2", float) if "e2" in cols else nan,
+        take("emin", float),
+        take("emax", float),
+        block([f"{x}{i}" for x in Q2_NAMES for i in range(3)]),
+        block([f"sy{i}" for i in range(3)]),
+        block([f"sq{i}" for i in range(3)]),
+        block([f"sqy{i}" for i in range(3)]),
+        int(n0.sum()),
+        int(n0[bad0].sum()),
         int(nbad.sum()),
     )
+
+
+BIN_SHIFT = 20
+BIN_CLIP = 1 << 18
+"""The sort key of a (segment, bin) row: sid 2^20 + clip(bin, -2^18, 2^18) + 2^18."""
 
 
 Q2_NAMES = ("q2h", "q2m", "q2l")
