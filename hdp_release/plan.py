@@ -414,8 +414,8 @@ def fast_histogram(
     if checked is not None:
         h = src.fast_tiers(checked)
         return h, 1, ("shared with the ledger's check" if h is not None else "")
-    sample, n_rows = src.sample_levels()
-    if n_rows == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
+    sample = src.level_sample()  # empty exactly when the table is
+    if sample.size == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
         return None, 0, ""
     distinct, counts = np.unique(sample, return_counts=True)
     if distinct.size <= MAX_TIERS:
@@ -424,7 +424,7 @@ def fast_histogram(
         return h, 1, ("" if h is not None else "fast tiers pass missed levels")
     if tiers_only:
         return None, 0, ""
-    br = _bracket(sample, n_rows, c)
+    br = _bracket(sample, src.row_count(), c)
     if br is None:
         return None, 0, ""
     fin = sample[np.isfinite(sample)]

@@ -32,6 +32,14 @@ from hdp_release.engines.base import (
 )
 
 
+def grid_t(lo: float, hi: float) -> str:
+    """SQL of the value ``v`` on the 2^30 grid of [lo, hi] before rounding, (v - lo) / R * Q
+    (a double); v / R * Q when lo is 0 (v - 0 is v exactly, and the sign of a zero does not
+    change the rounded y)."""
+    d = "v" if lo == 0 else f"(v - {lit(lo)})"
+    return f"{d} / {lit(hi - lo)} * {Q}"
+
+
 def grid_sql(lo: float, hi: float) -> str:
     """SQL of y, the value ``v`` on the 2^30 grid of [lo, hi] (hdp_release.engines.base): the
     general plan's y, cheaper in DuckDB than least/greatest. CAST rounds half away from zero,
@@ -40,9 +48,25 @@ def grid_sql(lo: float, hi: float) -> str:
     input; DuckDB orders NaN above +inf)."""
     lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
     return (
-        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
-        f"{lit(hi - lo)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
-        f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST({grid_t(lo, hi)} AS BIGINT) "
+        f"WHEN v < {lo_s} AND v >= -{mx} THEN 0 WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+    )
+
+
+def inside_pass_sql(key: str, scan: str, lo: float, hi: float) -> str:
+    """The tiers pass without a CASE (issue 29), for tables whose values all lie in [lo, hi]:
+    per key its rows, the rows whose y = TRY_CAST((v - lo) / R * Q AS UINTEGER) is at most
+    Q, and the sum of y. y is NULL for a missing, NaN or infinite value and for a value far
+    enough below lo to round below 0 (UINTEGER has no negatives). When the two counts agree
+    in every group, every row's y is in [0, Q], and then it is :func:`grid_sql`'s y: the same
+    rounding of the same double for a value in [lo, hi], 0 for one below lo (t <= 0 rounds to
+    0) and Q for one above hi (t >= Q rounds to Q); so the rows equal the CASE pass's (key,
+    rows, good values, sum of y). Otherwise the caller runs the CASE pass. Per row one cast
+    and one integer comparison instead of the CASE's comparisons and branches."""
+    return (
+        f"SELECT k, count(*), count_if(y <= {Q}), sum(y) FROM (SELECT {key} AS k, "
+        f"TRY_CAST({grid_t(lo, hi)} AS UINTEGER) AS y FROM {scan}) GROUP BY k ORDER BY k "
+        "NULLS FIRST"
     )
 
 
@@ -85,6 +109,8 @@ class FastPlan:
 
         def _scaled(self, e: str) -> str: ...
 
+        def values_inside(self, lo: float, hi: float) -> bool: ...
+
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
@@ -100,11 +126,27 @@ class FastPlan:
         return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
 
     def _fast(
-        self, key: str, below: str | None, q: str | None = None, scan: str = "", y: str = ""
+        self,
+        key: str,
+        below: str | None,
+        q: str | None = None,
+        scan: str = "",
+        bounds: tuple[float, float] | None = None,
     ) -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
-        default the general one; ``y``: the SQL of y, default the release's)."""
+        default the general one; ``bounds``: the range (lo, hi) of y, default the
+        release's). Without ``below`` (the tiers pass), when the Parquet file's statistics
+        say every value is in the range (``values_inside``, only a hint), the pass without
+        a CASE (:func:`inside_pass_sql`) is tried first; its rows are kept only when every
+        row's value was in the range, else the CASE pass below runs."""
+        lo, hi = bounds or self.bounds
+        self.key_expr = key
+        scan = scan or self._scan()
+        if below is None and self.values_inside(lo, hi):
+            rows = self._run(inside_pass_sql(key, scan, lo, hi))
+            if all(int(r[2]) == int(r[1]) for r in rows):
+                return rows
         if below is None:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
@@ -112,12 +154,12 @@ class FastPlan:
             # sum of q^2 exactly (three sums of BIGINT products, base.q2_sql), combined below
             # into one Python int: the same for any row order, threads or grouping
             qcols = f"sum(q), sum(CAST(q AS HUGEINT) * y), {q2_sql()}, min(e), max(e)"
+        y = self.yc_expr if bounds is None else grid_sql(lo, hi)
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
-            FROM (SELECT {key} AS k, e, v, {y or self.yc_expr} AS y
-                  {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
+            FROM (SELECT {key} AS k, e, v, {y} AS y
+                  {", " + qq + " AS q" if below is not None else ""} FROM {scan})
             GROUP BY k ORDER BY k NULLS FIRST"""
-        self.key_expr = key
         rows = self._run(sql)
         if below is None:
             return rows
@@ -191,7 +233,7 @@ class FastPlan:
         self.checked = None
         lo, hi = bounds
         scan = f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
-        rows = self._fast(tier_key(lv), None, scan=scan, y=grid_sql(lo, hi))
+        rows = self._fast(tier_key(lv), None, scan=scan, bounds=(lo, hi))
         cnt = [0] * len(lv)
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):

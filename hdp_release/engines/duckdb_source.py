@@ -62,6 +62,7 @@ class DuckSource(FastPlan):
         self.all_varchar = all_varchar
         self.cols: tuple[str, str] | None = None
         self.check_passes = 0  # the dataset ledger's check scans (precheck): 1 or 2
+        self.value_stats: tuple[str, tuple[float, float] | None] | None = None  # values_inside
         self.con = shared_cursor()  # its own connection: registrations stay local to it
         self.path: str | None = None
         if isinstance(source, (str, os.PathLike)):
@@ -354,17 +355,56 @@ class DuckSource(FastPlan):
             )
         return f"SELECT {select} FROM {self.rel} LIMIT {SAMPLE_MAX}"
 
-    def sample_levels(self) -> tuple[np.ndarray, int]:
-        """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
-        metadata). Only steers the plan."""
-        n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
+    def level_sample(self) -> np.ndarray:
+        """The levels of the first SAMPLE_MAX rows (the levels the release runs at; empty
+        exactly when the table is). Only steers the plan."""
         scaled = self.level_factor != 1.0
         e = self.e0_expr if scaled else self.e_expr
         x = self._run(self._head(f"{e} AS e"), "numpy")["e"]
         x = np.asarray(np.ma.filled(np.ma.asarray(x, dtype=float), np.nan), dtype=float)
         if scaled:  # the asked levels kept for the tiers pass; eps x factor as the SQL's
             self.sample0, x = np.unique(x[~np.isnan(x)]), x * self.level_factor
-        return x, n_rows
+        return x
+
+    def row_count(self) -> int:
+        """The number of rows (Parquet: from its metadata). Only steers the plan (the
+        bracket pass); the tiers plan does not ask it."""
+        return int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
+
+    def sample_levels(self) -> tuple[np.ndarray, int]:
+        """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
+        metadata). Only steers the plan."""
+        return self.level_sample(), self.row_count()
+
+    def values_inside(self, lo: float, hi: float) -> bool:
+        """Whether the value column's own statistics in a Parquet file (or glob) say every
+        value lies in [lo, hi]: the smallest and largest value of every row group, read from
+        the files' metadata (no scan). Only a hint that steers the tiers pass
+        (:meth:`FastPlan._fast`): the pass itself checks every row's value, so a file whose
+        statistics are missing, wrong or leave out NaN costs time, never correctness. False
+        for other sources, text columns and files without such statistics."""
+        if self.kind != "parquet" or self.path is None or self.cols is None:
+            return False
+        col = self.cols[0]
+        t = self.types.get(col, "")
+        if not (t in NUMERIC_DUCK or t.startswith("DECIMAL")):
+            return False
+        if self.value_stats is None or self.value_stats[0] != col:
+            try:
+                got = self.con.execute(
+                    "SELECT count(*), count(stats_min_value), count(stats_max_value), "
+                    "min(TRY_CAST(stats_min_value AS DOUBLE)), "
+                    "max(TRY_CAST(stats_max_value AS DOUBLE)) FROM "
+                    f"parquet_metadata({sql_path(self.path)}) WHERE path_in_schema = "
+                    f"{sql_str(col)}"
+                ).fetchall()[0]
+            except Exception:  # a hint only: the CASE pass answers
+                got = (0, 0, 0, None, None)
+            n, n_min, n_max, vmin, vmax = got
+            ok = n > 0 and n_min == n_max == n and vmin is not None and vmax is not None
+            self.value_stats = (col, (float(vmin), float(vmax)) if ok else None)
+        span = self.value_stats[1]
+        return span is not None and lo <= span[0] and span[1] <= hi
 
     def _text_relation(self, col: str) -> str | None:
         """A relation holding column ``col`` as the file writes it (text), or None: the
