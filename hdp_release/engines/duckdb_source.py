@@ -391,14 +391,15 @@ class DuckSource(FastPlan):
             return False
         if self.value_stats is None or self.value_stats[0] != col:
             try:
-                got = self.con.execute(
+                got = self._run(
                     "SELECT count(*), count(stats_min_value), count(stats_max_value), "
                     "min(TRY_CAST(stats_min_value AS DOUBLE)), "
                     "max(TRY_CAST(stats_max_value AS DOUBLE)) FROM "
                     f"parquet_metadata({sql_path(self.path)}) WHERE path_in_schema = "
-                    f"{sql_str(col)}"
-                ).fetchall()[0]
-            except Exception:  # a hint only: the CASE pass answers
+                    f"{sql_str(col)}",
+                    "one",
+                )
+            except ReleaseError:  # a hint only: the CASE pass answers
                 got = (0, 0, 0, None, None)
             n, n_min, n_max, vmin, vmax = got
             ok = n > 0 and n_min == n_max == n and vmin is not None and vmax is not None
