@@ -42,31 +42,36 @@ def grid_t(lo: float, hi: float) -> str:
 
 def grid_sql(lo: float, hi: float) -> str:
     """SQL of y, the value ``v`` on the 2^30 grid of [lo, hi] (hdp_release.engines.base): the
-    general plan's y, cheaper in DuckDB than least/greatest. CAST rounds half away from zero,
-    as round() does, and v in [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below
-    lo counts 0, above hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad
-    input; DuckDB orders NaN above +inf)."""
+    general plan's y, cheaper in DuckDB than least/greatest. round() rounds half away from
+    zero, as the general plan (DuckDB) and Spark's F.round (HALF_UP, on y >= 0) do; a bare
+    CAST of a DOUBLE to an integer rounds ties to even in DuckDB, which gave the fast plan
+    another y than the general plan and Spark on a value exactly halfway between two grid
+    points (found in session 11; tests/release/test_release_fast_grid.py). v in [lo, hi]
+    gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above hi counts Q;
+    a missing, NaN or infinite value gives NULL (counted: bad input; DuckDB orders NaN above
+    +inf)."""
     lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
     return (
-        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST({grid_t(lo, hi)} AS BIGINT) "
+        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST(round({grid_t(lo, hi)}) AS BIGINT) "
         f"WHEN v < {lo_s} AND v >= -{mx} THEN 0 WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
     )
 
 
 def inside_pass_sql(key: str, scan: str, lo: float, hi: float) -> str:
     """The tiers pass without a CASE (issue 29), for tables whose values all lie in [lo, hi]:
-    per key its rows, the rows whose y = TRY_CAST((v - lo) / R * Q AS UINTEGER) is at most
-    Q, and the sum of y. y is NULL for a missing, NaN or infinite value and for a value far
-    enough below lo to round below 0 (UINTEGER has no negatives). When the two counts agree
-    in every group, every row's y is in [0, Q], and then it is :func:`grid_sql`'s y: the same
-    rounding of the same double for a value in [lo, hi], 0 for one below lo (t <= 0 rounds to
-    0) and Q for one above hi (t >= Q rounds to Q); so the rows equal the CASE pass's (key,
-    rows, good values, sum of y). Otherwise the caller runs the CASE pass. Per row one cast
-    and one integer comparison instead of the CASE's comparisons and branches."""
+    per key its rows, the rows whose y = TRY_CAST(round((v - lo) / R * Q) AS UINTEGER) is at
+    most Q, and the sum of y. y is NULL for a missing, NaN or infinite value and for a value
+    far enough below lo to round below 0 (UINTEGER has no negatives). When the two counts
+    agree in every group, every row's y is in [0, Q], and then it is :func:`grid_sql`'s y:
+    the same rounding of the same double for a value in [lo, hi], 0 for one below lo (t <= 0
+    rounds to 0) and Q for one above hi (t >= Q rounds to Q); so the rows equal the CASE
+    pass's (key, rows, good values, sum of y). Otherwise the caller runs the CASE pass. Per
+    row one cast and one integer comparison instead of the CASE's comparisons and
+    branches."""
     return (
         f"SELECT k, count(*), count_if(y <= {Q}), sum(y) FROM (SELECT {key} AS k, "
-        f"TRY_CAST({grid_t(lo, hi)} AS UINTEGER) AS y FROM {scan}) GROUP BY k ORDER BY k "
-        "NULLS FIRST"
+        f"TRY_CAST(round({grid_t(lo, hi)}) AS UINTEGER) AS y FROM {scan}) GROUP BY k "
+        "ORDER BY k NULLS FIRST"
     )
 
 
