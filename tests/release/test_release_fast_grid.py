@@ -247,3 +247,17 @@ def test_the_ledger_check_takes_the_pass_without_a_case_and_equals_the_unfused_r
     plain = release_mean(p, **kw, ledger=PrivacyLedger(tmp_path / "b.duckdb"))
     assert "+ 1 ledger check pass" in plain.plan
     same_release(fused, plain)
+
+
+@pytest.mark.slow
+def test_duckdb_and_spark_agree_on_values_at_ties(tmp_path, spark):
+    """Values exactly between two grid points: DuckDB's fast plan (a DataFrame: the CASE
+    pass; a Parquet file: the pass without a CASE) releases what Spark releases (marked slow:
+    a local Spark session)."""
+    df = _ties(600)
+    kw = {"value": "v", "eps": "e", "lo": 0.0, "hi": float(Q)}
+    sp = release_mean(spark.createDataFrame(df), **kw, engine="spark")
+    for src in (df, _parquet(tmp_path, df)):
+        duck = release_mean(src, **kw)
+        assert duck.plan.startswith("tiers (1 aggregate pass)")
+        same_release(duck, sp)
