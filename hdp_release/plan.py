@@ -419,8 +419,7 @@ def fast_histogram(
         return None, 0, ""
     distinct, counts = np.unique(sample, return_counts=True)
     if distinct.size <= MAX_TIERS:
-        distinct = distinct[np.argsort(-counts, kind="stable")]  # common levels tested first
-        h = src.fast_tiers(distinct)
+        h = src.fast_tiers(distinct, float(counts.max()) / sample.size)
         return h, 1, ("" if h is not None else "fast tiers pass missed levels")
     if tiers_only:
         return None, 0, ""

@@ -57,21 +57,33 @@ def grid_sql(lo: float, hi: float) -> str:
     )
 
 
-def inside_pass_sql(key: str, scan: str, lo: float, hi: float) -> str:
+DOUBLE_ROWS = 1 << 23
+"""A sum of at most this many grid values (each an integer in [0, Q], Q = 2^30) is exact in
+doubles, whatever the order or threads: every partial sum is an integer <= 2^53."""
+
+
+def inside_pass_sql(key: str, scan: str, lo: float, hi: float, double: bool = False) -> str:
     """The tiers pass without a CASE (issue 29), for tables whose values all lie in [lo, hi]:
-    per key its rows, the rows whose y = TRY_CAST(round((v - lo) / R * Q) AS UINTEGER) is at
-    most Q, and the sum of y. y is NULL for a missing, NaN or infinite value and for a value
-    far enough below lo to round below 0 (UINTEGER has no negatives). When the two counts
-    agree in every group, every row's y is in [0, Q], and then it is :func:`grid_sql`'s y:
-    the same rounding of the same double for a value in [lo, hi], 0 for one below lo (t <= 0
-    rounds to 0) and Q for one above hi (t >= Q rounds to Q); so the rows equal the CASE
-    pass's (key, rows, good values, sum of y). Otherwise the caller runs the CASE pass. Per
-    row one cast and one integer comparison instead of the CASE's comparisons and
-    branches."""
+    per key its rows, the rows whose y = round((v - lo) / R * Q) is in [0, Q], and the sum
+    of y. As TRY_CAST(... AS UINTEGER) (an integer sum), y is NULL for a missing, NaN or
+    infinite value and for a value far enough below lo to round below 0 (UINTEGER has no
+    negatives), so one integer comparison checks it; with ``double``, y stays a double
+    (NaN, +-inf fail the check; no cast per row) and its sum is exact when the group has at
+    most DOUBLE_ROWS rows (the caller checks). When the two counts agree in every group,
+    every row's y is in [0, Q], and then it is :func:`grid_sql`'s y: the same rounding of
+    the same double for a value in [lo, hi], 0 for one below lo (t <= 0 rounds to 0) and Q
+    for one above hi (t >= Q rounds to Q); so the rows equal the CASE pass's (key, rows, good
+    values, sum of y). Otherwise the caller runs the CASE pass. Per row no CASE's
+    comparisons and branches."""
+    t = f"round({grid_t(lo, hi)})"
+    y, ok = (
+        (t, f"y >= 0 AND y <= {float(Q)!r}")
+        if double
+        else (f"TRY_CAST({t} AS UINTEGER)", f"y <= {Q}")
+    )
     return (
-        f"SELECT k, count(*), count_if(y <= {Q}), sum(y) FROM (SELECT {key} AS k, "
-        f"TRY_CAST(round({grid_t(lo, hi)}) AS UINTEGER) AS y FROM {scan}) GROUP BY k "
-        "ORDER BY k NULLS FIRST"
+        f"SELECT k, count(*), count_if({ok}), sum(y) FROM (SELECT {key} AS k, {y} AS y FROM "
+        f"{scan}) GROUP BY k ORDER BY k NULLS FIRST"
     )
 
 
@@ -116,6 +128,8 @@ class FastPlan:
 
         def values_inside(self, lo: float, hi: float) -> bool: ...
 
+        def stats_rows(self) -> int | None: ...
+
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
@@ -137,21 +151,32 @@ class FastPlan:
         q: str | None = None,
         scan: str = "",
         bounds: tuple[float, float] | None = None,
+        share: float = 1.0,
     ) -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
         default the general one; ``bounds``: the range (lo, hi) of y, default the
         release's). Without ``below`` (the tiers pass), when the Parquet file's statistics
         say every value is in the range (``values_inside``, only a hint), the pass without
-        a CASE (:func:`inside_pass_sql`) is tried first; its rows are kept only when every
-        row's value was in the range, else the CASE pass below runs."""
+        a CASE (:func:`inside_pass_sql`) is tried first, with double sums when the largest
+        group (``share`` of the rows, the level sample's estimate) should hold at most half
+        DOUBLE_ROWS rows; its rows are kept only when every row's value was in the range
+        and every double sum is exact (else the integer sums, or the CASE pass, run)."""
         lo, hi = bounds or self.bounds
         self.key_expr = key
         scan = scan or self._scan()
         if below is None and self.values_inside(lo, hi):
-            rows = self._run(inside_pass_sql(key, scan, lo, hi))
+            rows_est = self.stats_rows()
+            double = rows_est is not None and share * rows_est <= DOUBLE_ROWS // 2
+            rows = self._run(inside_pass_sql(key, scan, lo, hi, double))
             if all(int(r[2]) == int(r[1]) for r in rows):
-                return rows
+                if not double:
+                    return rows
+                if all(int(r[1]) <= DOUBLE_ROWS for r in rows):
+                    return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+                rows = self._run(inside_pass_sql(key, scan, lo, hi))  # a group too large
+                if all(int(r[2]) == int(r[1]) for r in rows):
+                    return rows
         if below is None:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
@@ -170,12 +195,13 @@ class FastPlan:
             return rows
         return [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in rows]
 
-    def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
+    def fast_tiers(self, levels: np.ndarray, share: float = 1.0) -> Histogram | None:
         """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
         levels) a row has (or the ledger check's scan, :meth:`tiers_check`, when it read
-        this table); None when some row has another level or any value is bad."""
+        this table); None when some row has another level or any value is bad. ``share``:
+        the sample's largest share of rows at one level (only steers the pass's sums)."""
         lv = sorted(float(x) for x in levels)
-        rows = self._tier_rows(lv)
+        rows = self._tier_rows(lv, share)
         if rows is None:
             return None
         out: list[tuple] = []
@@ -194,7 +220,7 @@ class FastPlan:
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
 
-    def _tier_rows(self, lv: list[float]) -> list | None:
+    def _tier_rows(self, lv: list[float], share: float = 1.0) -> list | None:
         """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
         y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
         level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
@@ -206,10 +232,11 @@ class FastPlan:
             return self._to_run_levels(kept[0], kept[1], lv)
         u = self.sample0
         if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
-            return self._fast(tier_key(lv), None)
+            return self._fast(tier_key(lv), None, share=share)
         asked = [float(x) for x in u]
         scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
-        return self._to_run_levels(asked, self._fast(tier_key(asked), None, scan=scan), lv)
+        rows = self._fast(tier_key(asked), None, scan=scan, share=share)
+        return self._to_run_levels(asked, rows, lv)
 
     def _to_run_levels(self, asked: list[float], rows: list, lv: list[float]) -> list | None:
         """``rows`` keyed by the position in ``asked`` (levels as asked) re-keyed by the

@@ -62,7 +62,8 @@ class DuckSource(FastPlan):
         self.all_varchar = all_varchar
         self.cols: tuple[str, str] | None = None
         self.check_passes = 0  # the dataset ledger's check scans (precheck): 1 or 2
-        self.value_stats: tuple[str, tuple[float, float] | None] | None = None  # values_inside
+        # values_inside: (value column, its (min, max) from the statistics, rows)
+        self.value_stats: tuple[str, tuple[float, float] | None, int | None] | None = None
         self.con = shared_cursor()  # its own connection: registrations stay local to it
         self.path: str | None = None
         if isinstance(source, (str, os.PathLike)):
@@ -383,29 +384,40 @@ class DuckSource(FastPlan):
         (:meth:`FastPlan._fast`): the pass itself checks every row's value, so a file whose
         statistics are missing, wrong or leave out NaN costs time, never correctness. False
         for other sources, text columns and files without such statistics."""
+        span = self._value_stats()[0]
+        return span is not None and lo <= span[0] and span[1] <= hi
+
+    def stats_rows(self) -> int | None:
+        """The number of rows the Parquet metadata gives (with :meth:`values_inside`'s
+        query; None for other sources). Only a hint (the tiers pass counts its rows)."""
+        return self._value_stats()[1]
+
+    def _value_stats(self) -> tuple[tuple[float, float] | None, int | None]:
+        """((smallest, largest) value from the statistics, or None; rows, or None), read once
+        per value column."""
         if self.kind != "parquet" or self.path is None or self.cols is None:
-            return False
+            return None, None
         col = self.cols[0]
         t = self.types.get(col, "")
         if not (t in NUMERIC_DUCK or t.startswith("DECIMAL")):
-            return False
+            return None, None
         if self.value_stats is None or self.value_stats[0] != col:
             try:
                 got = self._run(
                     "SELECT count(*), count(stats_min_value), count(stats_max_value), "
                     "min(TRY_CAST(stats_min_value AS DOUBLE)), "
-                    "max(TRY_CAST(stats_max_value AS DOUBLE)) FROM "
+                    "max(TRY_CAST(stats_max_value AS DOUBLE)), sum(row_group_num_rows) FROM "
                     f"parquet_metadata({sql_path(self.path)}) WHERE path_in_schema = "
                     f"{sql_str(col)}",
                     "one",
                 )
             except ReleaseError:  # a hint only: the CASE pass answers
-                got = (0, 0, 0, None, None)
-            n, n_min, n_max, vmin, vmax = got
+                got = (0, 0, 0, None, None, None)
+            n, n_min, n_max, vmin, vmax, rows = got
             ok = n > 0 and n_min == n_max == n and vmin is not None and vmax is not None
-            self.value_stats = (col, (float(vmin), float(vmax)) if ok else None)
-        span = self.value_stats[1]
-        return span is not None and lo <= span[0] and span[1] <= hi
+            span = (float(vmin), float(vmax)) if ok else None
+            self.value_stats = (col, span, None if rows is None else int(rows))
+        return self.value_stats[1], self.value_stats[2]
 
     def _text_relation(self, col: str) -> str | None:
         """A relation holding column ``col`` as the file writes it (text), or None: the

@@ -144,11 +144,12 @@ EDGE = [  # (what, cells as functions of lo and R = hi - lo, the pass without a 
 
 @pytest.mark.parametrize(("lo", "hi"), [(0.0, 100.0), (-50.0, 100.0)])
 @pytest.mark.parametrize(("what", "cells", "taken"), EDGE)
-def test_the_pass_without_a_case_equals_the_case_pass(lo, hi, what, cells, taken):
-    """Every row of the pass without a CASE whose counts agree is the CASE pass's row; a
-    table with a value outside the range (beyond half a grid step) or a bad value fails the
-    check and the CASE pass answers (``_fast`` gives its rows in every case, also when the
-    statistics hint is forced true, as a file with lying statistics would)."""
+def test_the_pass_without_a_case_equals_the_case_pass(lo, hi, what, cells, taken, monkeypatch):
+    """Every row of the pass without a CASE (integer or double sums) whose counts agree is
+    the CASE pass's row; a table with a value outside the range (beyond half a grid step)
+    or a bad value fails the check and the CASE pass answers (``_fast`` gives its rows in
+    every case, also when the statistics hint is forced true, as a file with lying
+    statistics would, and when a group is too large for exact double sums)."""
     df = _frame(400, lo=lo, hi=hi)
     df["v"] = df["v"].astype(object)
     for i, c in enumerate(cells):
@@ -157,16 +158,18 @@ def test_the_pass_without_a_case_equals_the_case_pass(lo, hi, what, cells, taken
     try:
         src._prepare(v, e, lo, hi)
         key = duckdb_fast.tier_key(sorted(set(LEVELS)))
-        fast = src._run(duckdb_fast.inside_pass_sql(key, src._scan(), lo, hi))
-        case = _case_rows(src, lo, hi)
-        agree = all(int(r[2]) == int(r[1]) for r in fast)
-        assert agree is taken, what
-        if agree:
-            assert [tuple(r) for r in fast] == [tuple(r[:4]) for r in case]
-        with pytest.MonkeyPatch.context() as m:
-            m.setattr(DuckSource, "values_inside", lambda self, a, b: True)
-            got = src._fast(key, None)
-        assert [tuple(r[:4]) for r in got] == [tuple(r[:4]) for r in case]
+        case = [tuple(r[:4]) for r in _case_rows(src, lo, hi)]
+        for double in (False, True):
+            fast = src._run(duckdb_fast.inside_pass_sql(key, src._scan(), lo, hi, double))
+            agree = all(int(r[2]) == int(r[1]) for r in fast)
+            assert agree is taken, (what, double)
+            if agree:
+                assert [(r[0], r[1], r[2], int(r[3])) for r in fast] == case
+        monkeypatch.setattr(DuckSource, "values_inside", lambda self, a, b: True)
+        for rows, limit in ((None, 1 << 23), (400, 1 << 23), (10, 60)):
+            monkeypatch.setattr(DuckSource, "stats_rows", lambda self, r=rows: r)
+            monkeypatch.setattr(duckdb_fast, "DOUBLE_ROWS", limit)  # 60: groups too large
+            assert [tuple(r[:4]) for r in src._fast(key, None)] == case, (rows, limit)
     finally:
         src.close()
 
@@ -241,7 +244,8 @@ def test_the_ledger_check_takes_the_pass_without_a_case_and_equals_the_unfused_r
     )
     fused = release_mean(p, **kw, ledger=PrivacyLedger(tmp_path / "a.duckdb"))
     assert "shared with the ledger's check" in fused.plan
-    assert sum("UINTEGER" in s for s in sqls) == 1 and not any("CASE WHEN v >=" in s for s in sqls)
+    passes = [s for s in sqls if "GROUP BY k" in s]
+    assert len(passes) == 1 and "count_if(y" in passes[0] and "CASE WHEN v >=" not in passes[0]
     real_pre = R.precheck
     monkeypatch.setattr(R, "precheck", lambda *a: real_pre(*a[:6]))
     plain = release_mean(p, **kw, ledger=PrivacyLedger(tmp_path / "b.duckdb"))
