@@ -17,9 +17,9 @@ worker's own, all threads) and prints its best times and ratios beside this tree
 ``--where`` also prints where one more release's time goes: each DuckDB query alone (wall
 time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP). ``--passes``
 times the tiers file's queries alone against ``SUM(value)`` on the release's own DuckDB
-connection (statistics propagation off), in interleaved rounds: the tiers pass keyed by a
-BIGINT (before session 10) and by a UTINYINT (now), and the level sample by LIMIT (before)
-and by the Parquet file's row numbers (now).
+connection (statistics propagation off), in interleaved rounds: the tiers pass with its CASE
+(before session 11) and without it (integer or double sums), the floor (GROUP BY the level),
+the level sample and the Parquet statistics query.
 
     python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
                                        [--passes] [--no-spark] [--compare TREE]
@@ -212,37 +212,43 @@ def where(path: str) -> None:
 
 def passes(path: str, reps: int) -> None:
     """Print the CPU time of the tiers file's queries alone (best of ``reps`` interleaved
-    rounds) and their ratio to ``SUM(value)``, on the release's own connection."""
-    from hdp_release.engines.duckdb_fast import grid_sql, tier_key
+    rounds) and their ratio to ``SUM(value)``, on the release's own connection: the tiers
+    pass with the CASE (main's before session 11; still the pass when a value is out of the
+    range), without it (session 11: integer sums, and double sums for groups of at most 2^23
+    rows), the floor of any tiers release (GROUP BY the level, count and sum of the value), the
+    level sample and the Parquet statistics query."""
+    from hdp_release.engines.duckdb_fast import grid_sql, inside_pass_sql, tier_key
     from hdp_release.engines.duckdb_source import DuckSource
 
     src = DuckSource(path)
     try:
         rel = src.rel
         lv = sorted(float(x) for x in np.unique(src.run_numpy(src._head("eps AS e"))["e"]))
-        y = grid_sql(0.0, 1000.0)
         scan = f"(SELECT CAST(value AS DOUBLE) AS v, CAST(eps AS DOUBLE) AS e FROM {rel})"
-
-        def tiers(key: str) -> str:
-            return (
-                f"SELECT k, count(*), count(y), sum(y) FROM (SELECT {key} AS k, {y} AS y "
-                f"FROM {scan}) GROUP BY k ORDER BY k NULLS FIRST"
-            )
-
-        narrow = tier_key(lv)
-        wide = narrow.replace("CAST(", "", 1).replace(" AS UTINYINT)", "")
+        key = tier_key(lv)
+        src.cols = ("value", "eps")
         sqls = {
             "SUM(value)": f"SELECT SUM(value) FROM {rel}",
-            "tiers pass, BIGINT key": tiers(wide),
-            "tiers pass, UTINYINT key": tiers(narrow),
-            "level sample, LIMIT": f"SELECT eps FROM {rel} LIMIT 50000",
-            "level sample, row numbers": src._head("eps"),
+            "floor: GROUP BY eps": f"SELECT eps, count(*), sum(value) FROM {rel} GROUP BY eps",
+            "tiers pass, CASE": (
+                f"SELECT k, count(*), count(y), sum(y) FROM (SELECT {key} AS k, "
+                f"{grid_sql(0.0, 1000.0)} AS y FROM {scan}) GROUP BY k ORDER BY k NULLS FIRST"
+            ),
+            "tiers pass, no CASE, integer": inside_pass_sql(key, scan, 0.0, 1000.0),
+            "tiers pass, no CASE, double": inside_pass_sql(key, scan, 0.0, 1000.0, True),
         }
         fns = {k: (lambda q=q: src.con.execute(q).fetchall()) for k, q in sqls.items()}
+        fns["level sample"] = lambda: src.run_numpy(src._head("eps"))  # as the release
+
+        def stats() -> None:
+            src.value_stats = None
+            src.values_inside(0.0, 1000.0)
+
+        fns["Parquet statistics"] = stats
         b = rounds(fns, reps)
         base = b["SUM(value)"][1]
-        for k in sqls:
-            print(f"            {k:28s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
+        for k in fns:
+            print(f"            {k:30s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
     finally:
         src.close()
 
