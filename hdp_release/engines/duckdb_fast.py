@@ -255,17 +255,20 @@ class FastPlan:
             m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
         return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
 
-    def tiers_check(self, lv: list[float], bounds: tuple[float, float]) -> list[int] | None:
+    def tiers_check(
+        self, lv: list[float], bounds: tuple[float, float], share: float = 1.0
+    ) -> list[int] | None:
         """The ledger's light check as the tiers pass itself (issue 30): one scan of the
         parsed values and levels (as asked) grouped by which of ``lv`` a row's level is,
         giving per level its rows, good values and the exact sum of y on the grid of
         ``bounds`` = (lo, hi). Returns the rows per level of ``lv`` when every row holds one
         of them and every value is finite (the check's light answer; the rows are kept on the
-        source, unused, for the release after the charge), else None (nothing kept)."""
+        source, unused, for the release after the charge), else None (nothing kept).
+        ``share``: the first rows' largest share at one level (steers the pass's sums)."""
         self.checked = None
         lo, hi = bounds
         scan = f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
-        rows = self._fast(tier_key(lv), None, scan=scan, bounds=(lo, hi))
+        rows = self._fast(tier_key(lv), None, scan=scan, bounds=(lo, hi), share=share)
         cnt = [0] * len(lv)
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):

@@ -248,13 +248,14 @@ class DuckSource(FastPlan):
         # general counts and the identity's own pass, as before. With the release's range
         # (bounds) the light scan is the tiers pass (the same counts: y is NULL exactly when
         # the value is not finite), whose sums wait on the source for the charge.
-        first = self._run(
-            f"SELECT DISTINCT e FROM ({self._head(f'{e} AS e')}) "
-            f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
+        first = self._run(  # the distinct levels, with their rows (only to steer the pass)
+            f"SELECT e, count(*) FROM ({self._head(f'{e} AS e')}) "
+            f"WHERE e IS NOT NULL AND NOT isnan(e) GROUP BY e LIMIT {MAX_TIERS + 1}"
         )
         if 0 < len(first) <= MAX_TIERS and bounds is not None:
             lv = sorted(float(r[0]) for r in first)
-            cnt = self.tiers_check(lv, bounds)  # None: another level, or a bad value
+            share = max(int(r[1]) for r in first) / sum(int(r[1]) for r in first)
+            cnt = self.tiers_check(lv, bounds, share)  # None: another level, or a bad value
             if cnt is not None:
                 self.check_passes = 1
                 return self._counts_from_levels(lv, cnt, key)
