@@ -368,6 +368,29 @@ class DuckSource(FastPlan):
             self.sample0, x = np.unique(x[~np.isnan(x)]), x * self.level_factor
         return x
 
+    def level_counts(self) -> list[tuple[float, int]]:
+        """The distinct levels of the first SAMPLE_MAX rows with their rows, as the release
+        runs them (a missing level as NaN), at most MAX_TIERS + 1 of them (more: many levels,
+        :meth:`level_sample` then reads them all); empty exactly when the table is. One
+        grouped query over the first rows instead of fetching them (the tiers plan's only
+        use of the sample). At a spend below 1 the asked levels are kept (``sample0``) and
+        asked levels with one run level are one entry. Only steers the plan."""
+        scaled = self.level_factor != 1.0
+        e = self.e0_expr if scaled else self.e_expr
+        got = self._run(
+            f"SELECT e, count(*) FROM ({self._head(f'{e} AS e')}) GROUP BY e LIMIT {MAX_TIERS + 1}"
+        )
+        rows = [(math.nan if x is None else float(x), int(n)) for x, n in got]
+        if not scaled or len(rows) > MAX_TIERS:
+            return rows
+        asked = np.unique(np.array([x for x, _ in rows if not math.isnan(x)], dtype=float))
+        self.sample0 = asked
+        run: dict[float, int] = {}
+        for x, n in rows:
+            y = x * self.level_factor
+            run[y] = run.get(y, 0) + n  # NaN keys stay apart (never equal): refused anyway
+        return list(run.items())
+
     def row_count(self) -> int:
         """The number of rows (Parquet: from its metadata). Only steers the plan (the
         bracket pass); the tiers plan does not ask it."""

@@ -265,3 +265,41 @@ def test_duckdb_and_spark_agree_on_values_at_ties(tmp_path, spark):
         duck = release_mean(src, **kw)
         assert duck.plan.startswith("tiers (1 aggregate pass)")
         same_release(duck, sp)
+
+
+@pytest.mark.parametrize("factor", [1.0, 0.75])
+def test_the_first_rows_levels_are_the_level_samples(tmp_path, factor):
+    """level_counts (one grouped query, the tiers plan's sample) gives the distinct levels
+    and rows of level_sample (the first rows fetched), at the run levels; at a spend below 1
+    the asked levels kept for the tiers pass are the same, and two asked levels that run at
+    one level are one entry. A missing or NaN level is NaN (the plan then takes the general
+    plan), more than MAX_TIERS levels are cut at MAX_TIERS + 1."""
+    u = 1.5 + 2 * 2.0**-52
+    w = math.nextafter(u, 9.0)
+    assert u * 0.75 == w * 0.75
+    rng = np.random.default_rng(2)
+    tables = [
+        rng.choice([0.1, 0.5, 0.0, math.inf, u, w], 900),
+        np.append(rng.choice([0.1, 0.5], 900), [math.nan, -1.0]),
+        np.linspace(0.1, 3, 60),
+    ]
+    for e in tables:
+        df = pd.DataFrame({"v": rng.uniform(0, 1, e.size), "e": e})
+        src, v, col = open_source(_parquet(tmp_path, df), "v", "e", "duckdb", {})
+        try:
+            src.level_factor = factor
+            src._prepare(v, col, 0.0, 1.0)
+            got = src.level_counts()
+            kept = src.sample0
+            x = src.level_sample()
+            if len(got) > 32:
+                assert len(got) == 33
+                continue
+            d, c = np.unique(x[~np.isnan(x)], return_counts=True)
+            want = dict(zip(d.tolist(), c.tolist(), strict=True))
+            assert {k: n for k, n in got if not math.isnan(k)} == want
+            assert sum(n for k, n in got if math.isnan(k)) == int(np.isnan(x).sum())
+            if factor != 1.0:
+                np.testing.assert_array_equal(kept, src.sample0)
+        finally:
+            src.close()
