@@ -77,7 +77,7 @@ def inside_pass_sql(key: str, scan: str, lo: float, hi: float, double: bool = Fa
     comparisons and branches."""
     t = f"round({grid_t(lo, hi)})"
     y, ok = (
-        (t, f"y >= 0 AND y <= {float(Q)!r}")
+        (t, f"y BETWEEN 0 AND {float(Q)!r}")
         if double
         else (f"TRY_CAST({t} AS UINTEGER)", f"y <= {Q}")
     )
