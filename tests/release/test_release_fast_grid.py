@@ -303,3 +303,18 @@ def test_the_first_rows_levels_are_the_level_samples(tmp_path, factor):
                 np.testing.assert_array_equal(kept, src.sample0)
         finally:
             src.close()
+
+
+def test_release_means_rounds_ties_as_release_mean():
+    """release_means on DuckDB (its grouped pass: hdp_release/engines/grouped.py) gives each
+    segment release_mean's answer on its rows, also on values exactly between two grid
+    points (the same rounding, half away from zero)."""
+    from hdp_release import release_means
+
+    df = _ties(1500)
+    df["s"] = np.random.default_rng(4).choice([1, 2], len(df))
+    kw = {"value": "v", "eps": "e", "lo": 0.0, "hi": float(Q)}
+    got = release_means(df, by="s", **kw).to_frame().set_index("s")["estimate"]
+    for seg in (1, 2):
+        one = release_mean(df[df["s"] == seg].reset_index(drop=True), **kw)
+        assert got[seg] == one.estimate, seg
