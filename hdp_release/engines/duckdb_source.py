@@ -428,7 +428,8 @@ class DuckSource(FastPlan):
         if self.value_stats is None or self.value_stats[0] != col:
             try:
                 got = self._run(
-                    "SELECT count(*), count(stats_min_value), count(stats_max_value), "
+                    "SELECT count(*), count(TRY_CAST(stats_min_value AS DOUBLE)), "
+                    "count(TRY_CAST(stats_max_value AS DOUBLE)), "
                     "min(TRY_CAST(stats_min_value AS DOUBLE)), "
                     "max(TRY_CAST(stats_max_value AS DOUBLE)), sum(row_group_num_rows) FROM "
                     f"parquet_metadata({sql_path(self.path)}) WHERE path_in_schema = "
