@@ -318,3 +318,26 @@ def test_release_means_rounds_ties_as_release_mean():
     for seg in (1, 2):
         one = release_mean(df[df["s"] == seg].reset_index(drop=True), **kw)
         assert got[seg] == one.estimate, seg
+
+
+def test_integer_and_decimal_value_columns_take_the_pass_without_a_case(tmp_path, monkeypatch):
+    """Statistics of integer and decimal columns steer the pass too; the release equals the
+    general plan's bit for bit."""
+    import decimal
+
+    rng = np.random.default_rng(8)
+    n = 1200
+    e = rng.choice(LEVELS, n)
+    ints = rng.integers(0, 101, n)
+    decs = [decimal.Decimal(int(x)) / 4 for x in ints]
+    kw = {"value": "v", "eps": "e", "lo": 0.0, "hi": 100.0}
+    for col in (pa.array(ints, pa.int32()), pa.array(decs, pa.decimal128(9, 2))):
+        p = str(tmp_path / f"{col.type}.parquet".replace("(", "").replace(")", ""))
+        pq.write_table(pa.table({"v": col, "e": pa.array(e)}), p)
+        src, v, c = open_source(p, "v", "e", "duckdb", {})
+        try:
+            src.cols = (v, c)
+            assert src.values_inside(0.0, 100.0) and not src.values_inside(0.0, 20.0)
+        finally:
+            src.close()
+        same_release(release_mean(p, **kw), _general(monkeypatch, p, **kw))
