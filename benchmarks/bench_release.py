@@ -10,22 +10,29 @@ average, and Spark local mode at 1e7 beside it. ``--repeat R`` runs R interleave
 (SUM, both columns, release in turn, each round) and reports the best of each: on a shared
 machine the ratio of bests is steadier than one timing.
 
+``--compare TREE`` (an export of another commit, e.g. main) runs that tree's
+``release_mean`` in a worker process in the same interleaved rounds (its CPU time is the
+worker's own, all threads) and prints its best times and ratios beside this tree's.
+
 ``--where`` also prints where one more release's time goes: each DuckDB query alone (wall
 time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP). ``--passes``
 times the tiers file's queries alone against ``SUM(value)`` on the release's own DuckDB
-connection (statistics propagation off), in interleaved rounds: the tiers pass keyed by a
-BIGINT (before session 10) and by a UTINYINT (now), and the level sample by LIMIT (before)
-and by the Parquet file's row numbers (now).
+connection (statistics propagation off), in interleaved rounds: the tiers pass with its CASE
+(before session 11) and without it (integer or double sums), the floor (GROUP BY the level),
+the level sample and the Parquet statistics query.
 
     python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
-                                       [--passes] [--no-spark]
+                                       [--passes] [--no-spark] [--compare TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -115,6 +122,69 @@ def rounds(fns: dict, reps: int) -> dict:
     return best
 
 
+def _release(path: str):
+    return release_mean(path, value="value", eps="eps", lo=0, hi=1000)
+
+
+def _worker() -> None:
+    """The --compare worker: reads a Parquet path per line, runs release_mean (of the tree on
+    its PYTHONPATH) on it once and writes one JSON line (wall, CPU of this process, plan)."""
+    for line in sys.stdin:
+        path = line.strip()
+        t0, c0 = time.perf_counter(), _cpu()
+        rel = _release(path)
+        print(json.dumps([time.perf_counter() - t0, _cpu() - c0, rel.plan]), flush=True)
+
+
+class Other:
+    """release_mean of another tree (``--compare``), in a worker process."""
+
+    def __init__(self, tree: str):
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=os.path.abspath(tree),
+        )
+
+    def run(self, path: str) -> tuple[float, float, str]:
+        assert self.p.stdin is not None and self.p.stdout is not None
+        self.p.stdin.write(path + "\n")
+        self.p.stdin.flush()
+        wall, cpu, plan = json.loads(self.p.stdout.readline())
+        return wall, cpu, plan
+
+    def close(self) -> None:
+        if self.p.stdin is not None:
+            self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def rounds_other(fns: dict, other: Other | None, path: str, reps: int) -> dict:
+    """:func:`rounds` with the other tree's release (key "other") in each round, after this
+    tree's; its times are those the worker measured."""
+    best = {k: [float("inf"), float("inf"), None] for k in fns}
+    if other is not None:
+        other.run(path)  # warm: its first DuckDB connection and imports
+        best["other"] = [float("inf"), float("inf"), None]
+    for _ in range(reps):
+        for k, fn in fns.items():
+            t0, c0 = time.perf_counter(), _cpu()
+            out = fn()
+            b = best[k]
+            b[0] = min(b[0], time.perf_counter() - t0)
+            b[1] = min(b[1], _cpu() - c0)
+            b[2] = out
+        if other is not None:
+            wall, cpu, plan = other.run(path)
+            b = best["other"]
+            b[0], b[1], b[2] = min(b[0], wall), min(b[1], cpu), plan
+    return best
+
+
 def where(path: str) -> None:
     """Print the wall time of each DuckDB query of one release of ``path``, and the rest."""
     from hdp_release.engines import duckdb_source
@@ -142,42 +212,51 @@ def where(path: str) -> None:
 
 def passes(path: str, reps: int) -> None:
     """Print the CPU time of the tiers file's queries alone (best of ``reps`` interleaved
-    rounds) and their ratio to ``SUM(value)``, on the release's own connection."""
-    from hdp_release.engines.duckdb_fast import grid_sql, tier_key
+    rounds) and their ratio to ``SUM(value)``, on the release's own connection: the tiers
+    pass with the CASE (main's before session 11; still the pass when a value is out of the
+    range), without it (session 11: integer sums, and double sums for groups of at most 2^23
+    rows), the floor of any tiers release (GROUP BY the level, count and sum of the value), the
+    level sample and the Parquet statistics query."""
+    from hdp_release.engines.duckdb_fast import grid_sql, inside_pass_sql, tier_key
     from hdp_release.engines.duckdb_source import DuckSource
 
     src = DuckSource(path)
     try:
         rel = src.rel
         lv = sorted(float(x) for x in np.unique(src.run_numpy(src._head("eps AS e"))["e"]))
-        y = grid_sql(0.0, 1000.0)
         scan = f"(SELECT CAST(value AS DOUBLE) AS v, CAST(eps AS DOUBLE) AS e FROM {rel})"
-
-        def tiers(key: str) -> str:
-            return (
-                f"SELECT k, count(*), count(y), sum(y) FROM (SELECT {key} AS k, {y} AS y "
-                f"FROM {scan}) GROUP BY k ORDER BY k NULLS FIRST"
-            )
-
-        narrow = tier_key(lv)
-        wide = narrow.replace("CAST(", "", 1).replace(" AS UTINYINT)", "")
+        key = tier_key(lv)
+        src.cols = ("value", "eps")
         sqls = {
             "SUM(value)": f"SELECT SUM(value) FROM {rel}",
-            "tiers pass, BIGINT key": tiers(wide),
-            "tiers pass, UTINYINT key": tiers(narrow),
-            "level sample, LIMIT": f"SELECT eps FROM {rel} LIMIT 50000",
-            "level sample, row numbers": src._head("eps"),
+            "floor: GROUP BY eps": f"SELECT eps, count(*), sum(value) FROM {rel} GROUP BY eps",
+            "tiers pass, CASE": (
+                f"SELECT k, count(*), count(y), sum(y) FROM (SELECT {key} AS k, "
+                f"{grid_sql(0.0, 1000.0)} AS y FROM {scan}) GROUP BY k ORDER BY k NULLS FIRST"
+            ),
+            "tiers pass, no CASE, integer": inside_pass_sql(key, scan, 0.0, 1000.0),
+            "tiers pass, no CASE, double": inside_pass_sql(key, scan, 0.0, 1000.0, True),
         }
         fns = {k: (lambda q=q: src.con.execute(q).fetchall()) for k, q in sqls.items()}
+        fns["level sample"] = lambda: src.run_numpy(src._head("eps"))  # as the release
+
+        def stats() -> None:
+            src.value_stats = None
+            src.values_inside(0.0, 1000.0)
+
+        fns["Parquet statistics"] = stats
         b = rounds(fns, reps)
         base = b["SUM(value)"][1]
-        for k in sqls:
-            print(f"            {k:28s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
+        for k in fns:
+            print(f"            {k:30s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
     finally:
         src.close()
 
 
 def main() -> None:
+    if "--worker" in sys.argv:
+        _worker()
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7, help="rows of the files (default 1e7)")
     ap.add_argument("--big", action="store_true", help="also 1e8 rows")
@@ -186,14 +265,17 @@ def main() -> None:
     ap.add_argument("--where", action="store_true", help="time each query of one release")
     ap.add_argument("--passes", action="store_true", help="time the tiers queries alone")
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--compare", default=None, help="another tree's release_mean beside it")
+    ap.add_argument("--kinds", default="tiers,continuous", help="which files (default both)")
     a = ap.parse_args()
+    other = Other(a.compare) if a.compare else None
     sizes = [int(a.rows)] + ([10**8] if a.big else [])
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         d = a.keep or tmp
         os.makedirs(d, exist_ok=True)
         for n in sizes:
-            for kind in ("tiers", "continuous"):
+            for kind in a.kinds.split(","):
                 path = os.path.join(d, f"{kind}_{n}.parquet")
                 if not os.path.exists(path):
                     write(path, n, kind)
@@ -204,14 +286,14 @@ def main() -> None:
                     con.execute(sql1).fetchall()
                 with Peak() as p_rel:
                     release_mean(path, value="value", eps="eps", lo=0, hi=1000)
-                b = rounds(
+                b = rounds_other(
                     {
                         "sum": lambda con=con, sql1=sql1: con.execute(sql1).fetchall(),
                         "two": lambda con=con, sql2=sql2: con.execute(sql2).fetchall(),
-                        "rel": lambda path=path: release_mean(
-                            path, value="value", eps="eps", lo=0, hi=1000
-                        ),
+                        "rel": lambda path=path: _release(path),
                     },
+                    other,
+                    path,
                     a.repeat,
                 )
                 t_sum, c_sum = b["sum"][:2]
@@ -225,6 +307,14 @@ def main() -> None:
                     f"{t_rel / t_two:5.2f}  load {os.getloadavg()[0]:.2f}  plan: {rel.plan}",
                     flush=True,
                 )
+                if other is not None:
+                    t_o, c_o, plan_o = b["other"]
+                    print(
+                        f"            beside it, {a.compare}: release_mean {t_o:6.3f}s (CPU "
+                        f"{c_o:6.3f}s; this tree {c_rel:6.3f}s)  ratio {t_o / t_sum:5.2f} (CPU "
+                        f"time ratio {c_o / c_sum:5.2f})  plan: {plan_o}",
+                        flush=True,
+                    )
                 if a.where:
                     where(path)
                 if a.passes and kind == "tiers":
@@ -244,6 +334,8 @@ def main() -> None:
                         f"DuckDB SUM {t_sp / t_sum:5.1f}",
                         flush=True,
                     )
+    if other is not None:
+        other.close()
 
 
 if __name__ == "__main__":

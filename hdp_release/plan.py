@@ -414,17 +414,20 @@ def fast_histogram(
     if checked is not None:
         h = src.fast_tiers(checked)
         return h, 1, ("shared with the ledger's check" if h is not None else "")
-    sample, n_rows = src.sample_levels()
-    if n_rows == 0 or bool((np.isnan(sample) | (sample < 0)).any()):
+    head = src.level_counts()  # the first rows' distinct levels (empty: an empty table)
+    if not head or any(math.isnan(x) or x < 0 for x, _ in head):
         return None, 0, ""
-    distinct, counts = np.unique(sample, return_counts=True)
-    if distinct.size <= MAX_TIERS:
-        distinct = distinct[np.argsort(-counts, kind="stable")]  # common levels tested first
-        h = src.fast_tiers(distinct)
+    if len(head) <= MAX_TIERS:
+        levels = np.array([x for x, _ in head], dtype=float)
+        share = max(n for _, n in head) / sum(n for _, n in head)
+        h = src.fast_tiers(levels, share)
         return h, 1, ("" if h is not None else "fast tiers pass missed levels")
     if tiers_only:
         return None, 0, ""
-    br = _bracket(sample, n_rows, c)
+    sample = src.level_sample()
+    if bool((np.isnan(sample) | (sample < 0)).any()):
+        return None, 0, ""
+    br = _bracket(sample, src.row_count(), c)
     if br is None:
         return None, 0, ""
     fin = sample[np.isfinite(sample)]

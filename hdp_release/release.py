@@ -77,12 +77,21 @@ no data (as the paper's ADPM outputs 0 on [-1/2, 1/2]).
 
 How it is computed (the plan; see hdp_release.engines.base for the queries):
 
-* **Fast plan (DuckDB).** The levels of the first 50,000 rows (and the row count, from Parquet
-  metadata) steer the plan; they never enter the answer. Few distinct levels (<= 32): one scan
-  grouped by which of those levels a row has (its position in the list of levels, NULL for
-  none of them) gives per level the users and the exact integer sum of the clamped values; a
-  row with any other level, a bad level or a missing/NaN/infinite value (a NULL grid value,
-  counted in the same scan) sends the release to the general plan below. With a dataset
+* **Fast plan (DuckDB).** The levels of the first 50,000 rows (and, for per-user levels, the
+  row count, from Parquet metadata) steer the plan; they never enter the answer. Few distinct
+  levels (<= 32): one scan grouped by which of those levels a row has (its position in the
+  list of levels, NULL for none of them) gives per level the users and the exact integer sum
+  of the clamped values; a row with any other level, a bad level or a missing/NaN/infinite
+  value (a NULL grid value, counted in the same scan) sends the release to the general plan
+  below. When a Parquet file's own statistics (min and max of the value column per row group,
+  from its metadata: a hint, never trusted) put every value in [lo, hi], the scan first forms
+  y without the clamp's CASE and counts the rows whose y is in [0, Q] (issue 29); only if
+  every row's is (then each y is the clamped one, so the sums are the same) are its sums
+  kept, else the scan with the CASE runs. Its sums of y are doubles when every group has at
+  most 2^23 rows (each partial sum an integer <= 2^53: exact in any order), else 128-bit
+  integers. The grid value rounds half away from zero on every plan and engine (round(); a
+  bare CAST of a double rounds ties to even, which gave this plan another y than the general
+  plan and Spark on values exactly between two grid points until session 11). With a dataset
   ledger this scan is the ledger check's own (keyed by the level as asked, before the
   charge; its sums mapped to the run levels after it). Many levels: a
   bracket [a, b) for tau* is estimated from the sample (G scaled by rows / sample, slack 5% +

@@ -37,7 +37,10 @@ for every row and a hash table on a 64-bit key; the fast plan avoids ln, clamps 
 forms q y only below the bracket, keys tiers by list_position (evaluated per entry of a
 dictionary-encoded column) and the bracket's classes by single comparisons (issue 29: with
 statistics propagation off, issue 32, DuckDB builds no perfect hash table, so the key's own
-cost counts).
+cost counts; a UTINYINT key gets DuckDB's perfect hash group by from the type alone). When a
+Parquet file's statistics put every value in the range, the tiers pass forms y without the
+CASE and checks every row's y in the same scan (duckdb_fast.inside_pass_sql). Every plan
+rounds y half away from zero (round(); DuckDB's CAST of a double rounds ties to even).
 """
 
 from __future__ import annotations

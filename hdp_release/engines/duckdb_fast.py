@@ -32,17 +32,58 @@ from hdp_release.engines.base import (
 )
 
 
+def grid_t(lo: float, hi: float) -> str:
+    """SQL of the value ``v`` on the 2^30 grid of [lo, hi] before rounding, (v - lo) / R * Q
+    (a double); v / R * Q when lo is 0 (v - 0 is v exactly, and the sign of a zero does not
+    change the rounded y)."""
+    d = "v" if lo == 0 else f"(v - {lit(lo)})"
+    return f"{d} / {lit(hi - lo)} * {Q}"
+
+
 def grid_sql(lo: float, hi: float) -> str:
     """SQL of y, the value ``v`` on the 2^30 grid of [lo, hi] (hdp_release.engines.base): the
-    general plan's y, cheaper in DuckDB than least/greatest. CAST rounds half away from zero,
-    as round() does, and v in [lo, hi] gives (v - lo) / R * Q in [0, Q] exactly; a value below
-    lo counts 0, above hi counts Q; a missing, NaN or infinite value gives NULL (counted: bad
-    input; DuckDB orders NaN above +inf)."""
+    general plan's y, cheaper in DuckDB than least/greatest. round() rounds half away from
+    zero, as the general plan (DuckDB) and Spark's F.round (HALF_UP, on y >= 0) do; a bare
+    CAST of a DOUBLE to an integer rounds ties to even in DuckDB, which gave the fast plan
+    another y than the general plan and Spark on a value exactly halfway between two grid
+    points (found in session 11; tests/release/test_release_fast_grid.py). v in [lo, hi]
+    gives (v - lo) / R * Q in [0, Q] exactly; a value below lo counts 0, above hi counts Q;
+    a missing, NaN or infinite value gives NULL (counted: bad input; DuckDB orders NaN above
+    +inf)."""
     lo_s, hi_s, mx = lit(lo), lit(hi), lit(DBL_MAX)
     return (
-        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST((v - {lo_s}) / "
-        f"{lit(hi - lo)} * {Q} AS BIGINT) WHEN v < {lo_s} AND v >= -{mx} THEN 0 "
-        f"WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+        f"CASE WHEN v >= {lo_s} AND v <= {hi_s} THEN CAST(round({grid_t(lo, hi)}) AS BIGINT) "
+        f"WHEN v < {lo_s} AND v >= -{mx} THEN 0 WHEN v > {hi_s} AND v <= {mx} THEN {Q} END"
+    )
+
+
+DOUBLE_ROWS = 1 << 23
+"""A sum of at most this many grid values (each an integer in [0, Q], Q = 2^30) is exact in
+doubles, whatever the order or threads: every partial sum is an integer <= 2^53."""
+
+
+def inside_pass_sql(key: str, scan: str, lo: float, hi: float, double: bool = False) -> str:
+    """The tiers pass without a CASE (issue 29), for tables whose values all lie in [lo, hi]:
+    per key its rows, the rows whose y = round((v - lo) / R * Q) is in [0, Q], and the sum
+    of y. As TRY_CAST(... AS UINTEGER) (an integer sum), y is NULL for a missing, NaN or
+    infinite value and for a value far enough below lo to round below 0 (UINTEGER has no
+    negatives), so one integer comparison checks it; with ``double``, y stays a double
+    (NaN, +-inf fail the check; no cast per row) and its sum is exact when the group has at
+    most DOUBLE_ROWS rows (the caller checks). When the two counts agree in every group,
+    every row's y is in [0, Q], and then it is :func:`grid_sql`'s y: the same rounding of
+    the same double for a value in [lo, hi], 0 for one below lo (t <= 0 rounds to 0) and Q
+    for one above hi (t >= Q rounds to Q); so the rows equal the CASE pass's (key, rows, good
+    values, sum of y). Otherwise the caller runs the CASE pass. Per row no CASE's
+    comparisons and branches."""
+    t = f"round({grid_t(lo, hi)})"
+    y, ok = (
+        (t, f"y BETWEEN 0 AND {float(Q)!r}")
+        if double
+        else (f"TRY_CAST({t} AS UINTEGER)", f"y <= {Q}")
+    )
+    return (
+        f"SELECT k, count(*), count_if({ok}), sum(y) FROM (SELECT {key} AS k, {y} AS y FROM "
+        f"{scan}) GROUP BY k ORDER BY k NULLS FIRST"
     )
 
 
@@ -85,6 +126,10 @@ class FastPlan:
 
         def _scaled(self, e: str) -> str: ...
 
+        def values_inside(self, lo: float, hi: float) -> bool: ...
+
+        def stats_rows(self) -> int | None: ...
+
     def _prepare(self, value: str, eps: str, lo: float, hi: float) -> None:
         self.cols = (value, eps)
         self.v_expr = self._as_double(value, "value", False)
@@ -100,11 +145,38 @@ class FastPlan:
         return f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
 
     def _fast(
-        self, key: str, below: str | None, q: str | None = None, scan: str = "", y: str = ""
+        self,
+        key: str,
+        below: str | None,
+        q: str | None = None,
+        scan: str = "",
+        bounds: tuple[float, float] | None = None,
+        share: float = 1.0,
     ) -> list:
         """One grouped scan by ``key`` (an integer, NULL for a bad level): users, good values
         and exact integer sums (q sums only where ``below`` holds; ``q``: the SQL of q there,
-        default the general one; ``y``: the SQL of y, default the release's)."""
+        default the general one; ``bounds``: the range (lo, hi) of y, default the
+        release's). Without ``below`` (the tiers pass), when the Parquet file's statistics
+        say every value is in the range (``values_inside``, only a hint), the pass without
+        a CASE (:func:`inside_pass_sql`) is tried first, with double sums when the largest
+        group (``share`` of the rows, the level sample's estimate) should hold at most half
+        DOUBLE_ROWS rows; its rows are kept only when every row's value was in the range
+        and every double sum is exact (else the integer sums, or the CASE pass, run)."""
+        lo, hi = bounds or self.bounds
+        self.key_expr = key
+        scan = scan or self._scan()
+        if below is None and self.values_inside(lo, hi):
+            rows_est = self.stats_rows()
+            double = rows_est is not None and share * rows_est <= DOUBLE_ROWS // 2
+            rows = self._run(inside_pass_sql(key, scan, lo, hi, double))
+            if all(int(r[2]) == int(r[1]) for r in rows):
+                if not double:
+                    return rows
+                if all(int(r[1]) <= DOUBLE_ROWS for r in rows):
+                    return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+                rows = self._run(inside_pass_sql(key, scan, lo, hi))  # a group too large
+                if all(int(r[2]) == int(r[1]) for r in rows):
+                    return rows
         if below is None:
             qcols = "NULL, NULL, NULL, NULL"
         else:  # q is NULL (skipped by the sums) outside ``below``
@@ -112,23 +184,24 @@ class FastPlan:
             # sum of q^2 exactly (three sums of BIGINT products, base.q2_sql), combined below
             # into one Python int: the same for any row order, threads or grouping
             qcols = f"sum(q), sum(CAST(q AS HUGEINT) * y), {q2_sql()}, min(e), max(e)"
+        y = self.yc_expr if bounds is None else grid_sql(lo, hi)
         sql = f"""
             SELECT k, count(*), count(y), sum(y), {qcols}
-            FROM (SELECT {key} AS k, e, v, {y or self.yc_expr} AS y
-                  {", " + qq + " AS q" if below is not None else ""} FROM {scan or self._scan()})
+            FROM (SELECT {key} AS k, e, v, {y} AS y
+                  {", " + qq + " AS q" if below is not None else ""} FROM {scan})
             GROUP BY k ORDER BY k NULLS FIRST"""
-        self.key_expr = key
         rows = self._run(sql)
         if below is None:
             return rows
         return [(*r[:6], q2_triple(*r[6:9]), *r[9:]) for r in rows]
 
-    def fast_tiers(self, levels: np.ndarray) -> Histogram | None:
+    def fast_tiers(self, levels: np.ndarray, share: float = 1.0) -> Histogram | None:
         """The tiers pass: one scan grouped by which of ``levels`` (the sample's distinct
         levels) a row has (or the ledger check's scan, :meth:`tiers_check`, when it read
-        this table); None when some row has another level or any value is bad."""
+        this table); None when some row has another level or any value is bad. ``share``:
+        the sample's largest share of rows at one level (only steers the pass's sums)."""
         lv = sorted(float(x) for x in levels)
-        rows = self._tier_rows(lv)
+        rows = self._tier_rows(lv, share)
         if rows is None:
             return None
         out: list[tuple] = []
@@ -147,7 +220,7 @@ class FastPlan:
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
 
-    def _tier_rows(self, lv: list[float]) -> list | None:
+    def _tier_rows(self, lv: list[float], share: float = 1.0) -> list | None:
         """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of
         y), or None for a level not in it. At a spend below 1 (issue 30) keyed by the asked
         level eps, mapped to its run level eps x factor (the SQL's product, which per row cost
@@ -159,10 +232,11 @@ class FastPlan:
             return self._to_run_levels(kept[0], kept[1], lv)
         u = self.sample0
         if self.level_factor == 1.0 or u is None or u.size > MAX_TIERS:
-            return self._fast(tier_key(lv), None)
+            return self._fast(tier_key(lv), None, share=share)
         asked = [float(x) for x in u]
         scan = f"(SELECT {self.v_expr} AS v, {self.e0_expr} AS e FROM {self.rel})"
-        return self._to_run_levels(asked, self._fast(tier_key(asked), None, scan=scan), lv)
+        rows = self._fast(tier_key(asked), None, scan=scan, share=share)
+        return self._to_run_levels(asked, rows, lv)
 
     def _to_run_levels(self, asked: list[float], rows: list, lv: list[float]) -> list | None:
         """``rows`` keyed by the position in ``asked`` (levels as asked) re-keyed by the
@@ -181,17 +255,20 @@ class FastPlan:
             m[0], m[1], m[2] = m[0] + int(r[1]), m[1] + int(r[2]), m[2] + int(r[3] or 0)
         return [(k, n, ny, sy) for k, (n, ny, sy) in sorted(merged.items())]
 
-    def tiers_check(self, lv: list[float], bounds: tuple[float, float]) -> list[int] | None:
+    def tiers_check(
+        self, lv: list[float], bounds: tuple[float, float], share: float = 1.0
+    ) -> list[int] | None:
         """The ledger's light check as the tiers pass itself (issue 30): one scan of the
         parsed values and levels (as asked) grouped by which of ``lv`` a row's level is,
         giving per level its rows, good values and the exact sum of y on the grid of
         ``bounds`` = (lo, hi). Returns the rows per level of ``lv`` when every row holds one
         of them and every value is finite (the check's light answer; the rows are kept on the
-        source, unused, for the release after the charge), else None (nothing kept)."""
+        source, unused, for the release after the charge), else None (nothing kept).
+        ``share``: the first rows' largest share at one level (steers the pass's sums)."""
         self.checked = None
         lo, hi = bounds
         scan = f"(SELECT {self.v_expr} AS v, {self.e_expr} AS e FROM {self.rel})"
-        rows = self._fast(tier_key(lv), None, scan=scan, y=grid_sql(lo, hi))
+        rows = self._fast(tier_key(lv), None, scan=scan, bounds=(lo, hi), share=share)
         cnt = [0] * len(lv)
         for r in rows:
             if r[0] is None or not 1 <= int(r[0]) <= len(lv) or bad_values(r):

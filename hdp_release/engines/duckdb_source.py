@@ -62,6 +62,8 @@ class DuckSource(FastPlan):
         self.all_varchar = all_varchar
         self.cols: tuple[str, str] | None = None
         self.check_passes = 0  # the dataset ledger's check scans (precheck): 1 or 2
+        # values_inside: (value column, its (min, max) from the statistics, rows)
+        self.value_stats: tuple[str, tuple[float, float] | None, int | None] | None = None
         self.con = shared_cursor()  # its own connection: registrations stay local to it
         self.path: str | None = None
         if isinstance(source, (str, os.PathLike)):
@@ -246,13 +248,14 @@ class DuckSource(FastPlan):
         # general counts and the identity's own pass, as before. With the release's range
         # (bounds) the light scan is the tiers pass (the same counts: y is NULL exactly when
         # the value is not finite), whose sums wait on the source for the charge.
-        first = self._run(
-            f"SELECT DISTINCT e FROM ({self._head(f'{e} AS e')}) "
-            f"WHERE e IS NOT NULL AND NOT isnan(e) LIMIT {MAX_TIERS + 1}"
+        first = self._run(  # the distinct levels, with their rows (only to steer the pass)
+            f"SELECT e, count(*) FROM ({self._head(f'{e} AS e')}) "
+            f"WHERE e IS NOT NULL AND NOT isnan(e) GROUP BY e LIMIT {MAX_TIERS + 1}"
         )
         if 0 < len(first) <= MAX_TIERS and bounds is not None:
             lv = sorted(float(r[0]) for r in first)
-            cnt = self.tiers_check(lv, bounds)  # None: another level, or a bad value
+            share = max(int(r[1]) for r in first) / sum(int(r[1]) for r in first)
+            cnt = self.tiers_check(lv, bounds, share)  # None: another level, or a bad value
             if cnt is not None:
                 self.check_passes = 1
                 return self._counts_from_levels(lv, cnt, key)
@@ -354,17 +357,92 @@ class DuckSource(FastPlan):
             )
         return f"SELECT {select} FROM {self.rel} LIMIT {SAMPLE_MAX}"
 
-    def sample_levels(self) -> tuple[np.ndarray, int]:
-        """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
-        metadata). Only steers the plan."""
-        n_rows = int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
+    def level_sample(self) -> np.ndarray:
+        """The levels of the first SAMPLE_MAX rows (the levels the release runs at; empty
+        exactly when the table is). Only steers the plan."""
         scaled = self.level_factor != 1.0
         e = self.e0_expr if scaled else self.e_expr
         x = self._run(self._head(f"{e} AS e"), "numpy")["e"]
         x = np.asarray(np.ma.filled(np.ma.asarray(x, dtype=float), np.nan), dtype=float)
         if scaled:  # the asked levels kept for the tiers pass; eps x factor as the SQL's
             self.sample0, x = np.unique(x[~np.isnan(x)]), x * self.level_factor
-        return x, n_rows
+        return x
+
+    def level_counts(self) -> list[tuple[float, int]]:
+        """The distinct levels of the first SAMPLE_MAX rows with their rows, as the release
+        runs them (a missing level as NaN), at most MAX_TIERS + 1 of them (more: many levels,
+        :meth:`level_sample` then reads them all); empty exactly when the table is. One
+        grouped query over the first rows instead of fetching them (the tiers plan's only
+        use of the sample). At a spend below 1 the asked levels are kept (``sample0``) and
+        asked levels with one run level are one entry. Only steers the plan."""
+        scaled = self.level_factor != 1.0
+        e = self.e0_expr if scaled else self.e_expr
+        got = self._run(
+            f"SELECT e, count(*) FROM ({self._head(f'{e} AS e')}) GROUP BY e LIMIT {MAX_TIERS + 1}"
+        )
+        rows = [(math.nan if x is None else float(x), int(n)) for x, n in got]
+        if not scaled or len(rows) > MAX_TIERS:
+            return rows
+        asked = np.unique(np.array([x for x, _ in rows if not math.isnan(x)], dtype=float))
+        self.sample0 = asked
+        run: dict[float, int] = {}
+        for x, n in rows:
+            y = x * self.level_factor
+            run[y] = run.get(y, 0) + n  # NaN keys stay apart (never equal): refused anyway
+        return list(run.items())
+
+    def row_count(self) -> int:
+        """The number of rows (Parquet: from its metadata). Only steers the plan (the
+        bracket pass); the tiers plan does not ask it."""
+        return int((self._run(f"SELECT count(*) FROM {self.rel}", "one") or (0,))[0])
+
+    def sample_levels(self) -> tuple[np.ndarray, int]:
+        """The levels of the first SAMPLE_MAX rows and the number of rows (Parquet: from its
+        metadata). Only steers the plan."""
+        return self.level_sample(), self.row_count()
+
+    def values_inside(self, lo: float, hi: float) -> bool:
+        """Whether the value column's own statistics in a Parquet file (or glob) say every
+        value lies in [lo, hi]: the smallest and largest value of every row group, read from
+        the files' metadata (no scan). Only a hint that steers the tiers pass
+        (:meth:`FastPlan._fast`): the pass itself checks every row's value, so a file whose
+        statistics are missing, wrong or leave out NaN costs time, never correctness. False
+        for other sources, text columns and files without such statistics."""
+        span = self._value_stats()[0]
+        return span is not None and lo <= span[0] and span[1] <= hi
+
+    def stats_rows(self) -> int | None:
+        """The number of rows the Parquet metadata gives (with :meth:`values_inside`'s
+        query; None for other sources). Only a hint (the tiers pass counts its rows)."""
+        return self._value_stats()[1]
+
+    def _value_stats(self) -> tuple[tuple[float, float] | None, int | None]:
+        """((smallest, largest) value from the statistics, or None; rows, or None), read once
+        per value column."""
+        if self.kind != "parquet" or self.path is None or self.cols is None:
+            return None, None
+        col = self.cols[0]
+        t = self.types.get(col, "")
+        if not (t in NUMERIC_DUCK or t.startswith("DECIMAL")):
+            return None, None
+        if self.value_stats is None or self.value_stats[0] != col:
+            try:
+                got = self._run(
+                    "SELECT count(*), count(TRY_CAST(stats_min_value AS DOUBLE)), "
+                    "count(TRY_CAST(stats_max_value AS DOUBLE)), "
+                    "min(TRY_CAST(stats_min_value AS DOUBLE)), "
+                    "max(TRY_CAST(stats_max_value AS DOUBLE)), sum(row_group_num_rows) FROM "
+                    f"parquet_metadata({sql_path(self.path)}) WHERE path_in_schema = "
+                    f"{sql_str(col)}",
+                    "one",
+                )
+            except ReleaseError:  # a hint only: the CASE pass answers
+                got = (0, 0, 0, None, None, None)
+            n, n_min, n_max, vmin, vmax, rows = got
+            ok = n > 0 and n_min == n_max == n and vmin is not None and vmax is not None
+            span = (float(vmin), float(vmax)) if ok else None
+            self.value_stats = (col, span, None if rows is None else int(rows))
+        return self.value_stats[1], self.value_stats[2]
 
     def _text_relation(self, col: str) -> str | None:
         """A relation holding column ``col`` as the file writes it (text), or None: the

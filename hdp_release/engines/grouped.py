@@ -154,11 +154,12 @@ def duck_grouped_histogram(
     R = hi - lo
     mx = lit(DBL_MAX)
     # y as DuckSource's fast plan forms it: the general plan's y (round half away from zero
-    # of the clamped value on the grid) on every good value, NULL on a missing, NaN or
-    # infinite one (counted as bad input: count(*) - count(y)); cheaper than least/greatest
+    # of the clamped value on the grid: round(), since a bare CAST of a double rounds ties to
+    # even) on every good value, NULL on a missing, NaN or infinite one (counted as bad
+    # input: count(*) - count(y)); cheaper than least/greatest
     y = (
-        f"CASE WHEN v >= {lit(lo)} AND v <= {lit(hi)} THEN CAST((v - {lit(lo)}) / {lit(R)} * "
-        f"{Q} AS BIGINT) WHEN v < {lit(lo)} AND v >= -{mx} THEN 0 WHEN v > {lit(hi)} AND "
+        f"CASE WHEN v >= {lit(lo)} AND v <= {lit(hi)} THEN CAST(round((v - {lit(lo)}) / {lit(R)} "
+        f"* {Q}) AS BIGINT) WHEN v < {lit(lo)} AND v >= -{mx} THEN 0 WHEN v > {lit(hi)} AND "
         f"v <= {mx} THEN {Q} END"
     )
     qq = f"CAST(floor(least(greatest(e, 0), {lit(Q_CAP)}) * {float(QE)!r}) AS BIGINT)"
