@@ -240,6 +240,11 @@ def main() -> None:
     ap.add_argument(
         "--compare", type=pathlib.Path, help="a second app.py stepped in the same rounds"
     )
+    ap.add_argument(
+        "--pages",
+        default="",
+        help="step only the pages whose label contains one of these comma-separated words",
+    )
     args = ap.parse_args()
     floor_dir = pathlib.Path(tempfile.mkdtemp(prefix="hdp-floor-"))
     floor = floor_dir / "floor_app.py"
@@ -247,8 +252,12 @@ def main() -> None:
     with B.chromium() as browser:
         if args.runs:
             bench_first_loads(browser, floor, args.runs, args.compare)
+        print(f"(load average at the start: {os.getloadavg()[0]:.2f})")
         if args.moves:
-            bench_sliders(browser, floor, args.moves, args.rounds, args.compare)
+            words = [w.strip().lower() for w in args.pages.split(",") if w.strip()]
+            pages = [p for p in APP_PAGES if not words or any(w in p[0].lower() for w in words)]
+            bench_sliders(browser, floor, args.moves, args.rounds, args.compare, pages)
+        print(f"(load average at the end: {os.getloadavg()[0]:.2f} 1 min, {os.getloadavg()[1]:.2f} 5 min)")
 
 
 def bench_first_loads(
@@ -285,11 +294,17 @@ def bench_first_loads(
 
 
 def bench_sliders(
-    browser, floor: pathlib.Path, moves: int, rounds: int = 1, compare: pathlib.Path | None = None
+    browser,
+    floor: pathlib.Path,
+    moves: int,
+    rounds: int = 1,
+    compare: pathlib.Path | None = None,
+    pages: list | None = None,
 ) -> None:
     """Slider steps of every page against the floor's, in rounds; with ``compare`` a second
     app (e.g. an export of main: ``git archive``) is stepped in the same rounds, right after
-    this one, page by page (in turns: this app first in even rounds, second in odd ones)."""
+    this one, page by page (in turns: this app first in even rounds, second in odd ones);
+    ``pages``: the rows of APP_PAGES to step (default all)."""
     print("Slider step to drawn:")
     apps = [("", B.APP)] + ([("main ", compare)] if compare else [])
     fsrv = B.Server(floor)
@@ -302,7 +317,7 @@ def bench_sliders(
         early: dict[str, list] = {}
         floor_moves: list[float] = []
         for r in range(rounds):
-            for label, path, radio, charts in APP_PAGES:
+            for label, path, radio, charts in pages or APP_PAGES:
                 fresh = label == FRESH
                 if fresh:  # a seed of its own per round: no step is a cached run
                     path = f"{path}?sim_seed={SEED_BASE + r}"

@@ -52,6 +52,8 @@ LOADED_NOTE = "sim_loaded_note"
 PAPER_SHOWN = "sim_paper_shown"
 APP_RERUN = "sim_app_rerun"
 PAGE_RUN, WHOLE_ASKED = "sim_page_run", "sim_whole_asked"  # the whole run, not a quick one
+FULL_RUN = "sim_full_run"  # True while the whole page runs: closed sections are built too
+SWEEP_DRAWN = "sim_sw_drawn"  # the sweep's settings as last drawn (for the script)
 URL: dict[str, Any] = {"bind": "query-params"}
 
 
@@ -190,17 +192,25 @@ def simulation_section() -> None:
     early_top, top = st.empty(), st.empty()
     if tuned_sd is not None:
         tuned_part(prof, dist, tuned_sd, s.own)
-    st.subheader("What the noise does to one answer")
-    hist = st.multiselect(
-        "Show the spread of the estimates of",
-        [m for m in simview.method_options() if m in shown or m in hdp.METHODS],
-        default=sc.DEFAULT_HIST,
-        format_func=short_label,
-        key="sim_hist",
-        wrap=True,
-        help=sc.SIM_HELP["sim_hist"],
-    )
-    early_hist, hist_slot, csv_slot = st.empty(), st.empty(), st.empty()
+    # the spread of the estimates: built on a full run and while open (not on a step while
+    # closed: views.simulation.builds_closed); its choice of methods kept meanwhile
+    hist_box = st.expander(sc.HIST_LABEL, key="sim_hist_box", on_change="rerun")
+    hist: list[str] = []
+    early_hist = hist_slot = None
+    if simview.builds_closed(page_run, hist_box.open):
+        with hist_box:
+            hist = st.multiselect(
+                "Show the spread of the estimates of",
+                [m for m in simview.method_options() if m in shown or m in hdp.METHODS],
+                default=sc.DEFAULT_HIST,
+                format_func=short_label,
+                key="sim_hist",
+                wrap=True,
+                help=sc.SIM_HELP["sim_hist"],
+                persist_state="page",
+            )
+            early_hist, hist_slot = st.empty(), st.empty()
+    csv_slot = st.empty()
     first = simview.early_trials(plan)
     ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
     trials = simview.shown_trials(plan, page_run, whole_asked, ready)
@@ -210,11 +220,13 @@ def simulation_section() -> None:
         if first is not None:
             early = cache.run_early(prof, spec, first, seed, tuned_sd, extra)
             for slot in (top, hist_slot, csv_slot):
-                slot.empty()  # the last step's results go: the early draw stands alone
+                if slot is not None:
+                    slot.empty()  # the last step's results go: the early draw stands alone
             with early_top.container():
                 R.results_part(early, run, first, early=True)
-            with early_hist.container():
-                R.histogram_chart(early, hist, run, early=True)
+            if early_hist is not None:
+                with early_hist.container():
+                    R.histogram_chart(early, hist, run, early=True)
             rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan.trials, seed)
             results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
         else:
@@ -226,19 +238,22 @@ def simulation_section() -> None:
             ):
                 results = simulate(prof, spec, trials, seed, tuned_sd, extra)
     except (hdp.ProfileError, ValueError) as exc:
-        early_top.empty()
-        early_hist.empty()
+        for slot in (early_top, early_hist):
+            if slot is not None:
+                slot.empty()
         top.error(plain(exc))
         return
     for slot in (early_top, early_hist):
-        slot.empty()  # the early draw goes
+        if slot is not None:
+            slot.empty()  # the early draw goes
     run.update(trials=trials)  # a quick result's, or the whole run's
     with top.container():
         if trials < plan.trials:
             R.quick_part(trials, plan.trials, WHOLE_ASKED)
         rows = R.results_part(results, run, trials, early=False)
-    with hist_slot.container():
-        R.histogram_chart(results, hist, run, early=False)
+    if hist_slot is not None:
+        with hist_slot.container():
+            R.histogram_chart(results, hist, run, early=False)
     with csv_slot.container():
         R.download_part(rows, run)
     if first is None:
@@ -313,6 +328,11 @@ def whatif_section(
 
 
 # the group sweep ------------------------------------------------------------------------
+def _full_run() -> bool:
+    """Whether the whole page is running (not a fragment's rerun: a step)."""
+    return bool(st.session_state.get(FULL_RUN))
+
+
 def sweep_section(spec: tuple, methods: list[str], repro: dict | None) -> None:
     """The group-sweep chart and the reproducible script (a nested fragment: its widgets
     rerun only it; ``repro`` holds the simulation's settings for the script)."""
@@ -323,6 +343,23 @@ def sweep_section(spec: tuple, methods: list[str], repro: dict | None) -> None:
 
 @st.fragment
 def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
+    """The sweep in an expander built on a full run and whenever it is open (a step of the
+    live controls leaves it empty while it is closed), then the reproducible script with the
+    sweep's settings as last drawn (its widgets can change only while drawn)."""
+    full = _full_run()
+    box = st.expander(gs.BOX_LABEL, key="sim_sweep_box", on_change="rerun")
+    settings = st.session_state.get(SWEEP_DRAWN)
+    if simview.builds_closed(full, box.open):
+        with box:
+            settings = _sweep_body(spec, methods)
+        st.session_state[SWEEP_DRAWN] = settings
+    if repro is not None:
+        R.reproduce_expander(repro, settings, full)
+
+
+def _sweep_body(spec: tuple, methods: tuple) -> dict | None:
+    """The sweep's controls, cards, chart and captions; returns its settings for the script
+    (views.group_sweep.sweep_settings), or None when they are not valid (said so)."""
     n_fixed, eps_fixed, n_var, lo, hi = (
         number(col, f, **URL) for col, f in zip(st.columns(5), gs.FIELDS)
     )
@@ -342,9 +379,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
         sw = cache.run_sweep(int(n_fixed), float(eps_fixed), int(n_var), tuple(values), spec)
     except (hdp.ProfileError, ValueError) as exc:
         st.error(plain(exc))
-        if repro is not None:
-            R.reproduce_expander(repro, None)
-        return
+        return None
     shown = gs.shown(methods)
     row = metric_row()
     for m in gs.sweep_metrics(sat, sw.mse, gs.axis_end(public, hi)):
@@ -357,8 +392,7 @@ def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
     beats = gs.sweep_beaters(sw.mse, shown)
     if beats:
         st.caption(gs.beaters_text(beats))
-    if repro is not None:
-        R.reproduce_expander(repro, gs.sweep_settings(n_fixed, eps_fixed, n_var, lo, hi, public))
+    return gs.sweep_settings(n_fixed, eps_fixed, n_var, lo, hi, public)
 
 
 # the paper's experiment -----------------------------------------------------------------
@@ -435,8 +469,10 @@ def main() -> None:
     label = st.session_state.get(PROFILE_LABEL, "")
     st.caption(simview.current_profile_caption(label, prof.n, prof.n_public))
     st.session_state[PAGE_RUN] = True  # the whole run: the page was opened or fully rerun
+    st.session_state[FULL_RUN] = True
     simulation_section()
     paper_section()
+    st.session_state[FULL_RUN] = False
 
 
 main()
