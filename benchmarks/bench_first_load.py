@@ -257,7 +257,8 @@ def main() -> None:
             words = [w.strip().lower() for w in args.pages.split(",") if w.strip()]
             pages = [p for p in APP_PAGES if not words or any(w in p[0].lower() for w in words)]
             bench_sliders(browser, floor, args.moves, args.rounds, args.compare, pages)
-        print(f"(load average at the end: {os.getloadavg()[0]:.2f} 1 min, {os.getloadavg()[1]:.2f} 5 min)")
+        one, five, _ = os.getloadavg()
+        print(f"(load average at the end: {one:.2f} over 1 min, {five:.2f} over 5 min)")
 
 
 def bench_first_loads(
