@@ -15,6 +15,7 @@ import streamlit as st
 
 import hdp_core as hdp
 from hdp_app import simulation_results as R
+from hdp_app import simulation_sweep as sweep
 from hdp_app.caches import simulation as cache
 from hdp_app.common import (
     PROFILE_LABEL,
@@ -52,8 +53,6 @@ LOADED_NOTE = "sim_loaded_note"
 PAPER_SHOWN = "sim_paper_shown"
 APP_RERUN = "sim_app_rerun"
 PAGE_RUN, WHOLE_ASKED = "sim_page_run", "sim_whole_asked"  # the whole run, not a quick one
-FULL_RUN = "sim_full_run"  # True while the whole page runs: closed sections are built too
-SWEEP_DRAWN = "sim_sw_drawn"  # the sweep's settings as last drawn (for the script)
 URL: dict[str, Any] = {"bind": "query-params"}
 
 
@@ -136,7 +135,7 @@ def exact_only(prof: EpsilonProfile, s: sc.SimSettings, dist: Any, plan: Any) ->
     whatif_section(prof, spec, methods, None, check_data_range(s.lo, s.hi) if s.real else None)
     every = sc.methods_or_all(methods)
     spec_now = st.session_state.get(PROFILE_SPEC)
-    sweep_section(spec, every, sc.repro(prof, spec_now, dist, every, plan.requested, seed))
+    sweep.sweep_section(spec, every, sc.repro(prof, spec_now, dist, every, plan.requested, seed))
 
 
 def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> None:
@@ -154,7 +153,10 @@ def simulation_section() -> None:
     A long run first draws its first trials (views.simulation.early_trials, said so), then the
     rest of the page, then the whole run in their place; a step of its controls shows a quick
     result of a long run's first trials, said so, and the whole run on request
-    (views.simulation.shown_trials; issue 29)."""
+    (views.simulation.shown_trials; issue 29). The spread of the estimates, the sweep and the
+    script sit in expanders, closed at first, built on a full run and while open: a step
+    leaves a closed one empty (views.simulation.builds_closed), so it redraws the results
+    only."""
     page_run, whole_asked = (bool(st.session_state.pop(k, False)) for k in (PAGE_RUN, WHOLE_ASKED))
     prof = get_profile()
     st.header("Simulated error of each method")
@@ -181,7 +183,7 @@ def simulation_section() -> None:
         st.info(simview.reduced_text(plan))
     if not methods:
         st.warning(sc.NO_METHOD)
-        sweep_section(spec, list(hdp.METHODS), None)
+        sweep.sweep_section(spec, list(hdp.METHODS), None)
         return
     extra = sc.extra_methods(methods)
     shown = sc.shown_methods(methods, tuned_sd)
@@ -274,7 +276,7 @@ def rest_of_page(
     the script reproduces the ``trials`` shown)."""
     whatif_section(prof, spec, methods, tuned_sd, data_range)
     spec_now = st.session_state.get(PROFILE_SPEC)
-    sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, trials, seed))
+    sweep.sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, trials, seed))
 
 
 # values differ by privacy level (issue 21) -----------------------------------------------
@@ -325,74 +327,6 @@ def whatif_section(
     note = wv.sm_left_out(methods, entries)
     if note:
         st.caption(note)
-
-
-# the group sweep ------------------------------------------------------------------------
-def _full_run() -> bool:
-    """Whether the whole page is running (not a fragment's rerun: a step)."""
-    return bool(st.session_state.get(FULL_RUN))
-
-
-def sweep_section(spec: tuple, methods: list[str], repro: dict | None) -> None:
-    """The group-sweep chart and the reproducible script (a nested fragment: its widgets
-    rerun only it; ``repro`` holds the simulation's settings for the script)."""
-    st.header("When one group relaxes its privacy")
-    st.markdown(gs.INTRO)
-    _sweep_fragment(spec, tuple(methods), repro)
-
-
-@st.fragment
-def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
-    """The sweep in an expander built on a full run and whenever it is open (a step of the
-    live controls leaves it empty while it is closed), then the reproducible script with the
-    sweep's settings as last drawn (its widgets can change only while drawn)."""
-    full = _full_run()
-    box = st.expander(gs.BOX_LABEL, key="sim_sweep_box", on_change="rerun")
-    settings = st.session_state.get(SWEEP_DRAWN)
-    if simview.builds_closed(full, box.open):
-        with box:
-            settings = _sweep_body(spec, methods)
-        st.session_state[SWEEP_DRAWN] = settings
-    if repro is not None:
-        R.reproduce_expander(repro, settings, full)
-
-
-def _sweep_body(spec: tuple, methods: tuple) -> dict | None:
-    """The sweep's controls, cards, chart and captions; returns its settings for the script
-    (views.group_sweep.sweep_settings), or None when they are not valid (said so)."""
-    n_fixed, eps_fixed, n_var, lo, hi = (
-        number(col, f, **URL) for col, f in zip(st.columns(5), gs.FIELDS)
-    )
-    # the toggle on its own line: in a sixth of the column its label was cut
-    public = st.toggle(
-        gs.SWEEP_PUBLIC_LABEL, value=True, key="sim_sw_pub", help=gs.SWEEP_PUBLIC_HELP, **URL
-    )
-    help_ = sc.SIM_HELP["sim_sw_data"]
-    data = st.radio(
-        "Data for the sweep", gs.SWEEP_DATA, key="sim_sw_data", help=help_, horizontal=True, **URL
-    )
-    if data == gs.SWEEP_DATA[1]:
-        spec = gs.WORST_CASE
-    try:
-        sat = simview.saturation_point(int(n_fixed), float(eps_fixed))
-        values = simview.sweep_eps_values(float(lo), float(hi), gs.SWEEP_POINTS, public, [sat])
-        sw = cache.run_sweep(int(n_fixed), float(eps_fixed), int(n_var), tuple(values), spec)
-    except (hdp.ProfileError, ValueError) as exc:
-        st.error(plain(exc))
-        return None
-    shown = gs.shown(methods)
-    row = metric_row()
-    for m in gs.sweep_metrics(sat, sw.mse, gs.axis_end(public, hi)):
-        show_metric(row, m, width="content")
-    st.plotly_chart(
-        figs.sweep_figure(sw, shown, sat, int(n_fixed), float(eps_fixed), int(n_var)),
-        key="sim_sweep_chart",
-    )
-    st.caption(gs.sweep_caption(simview.make_distribution(*spec)))
-    beats = gs.sweep_beaters(sw.mse, shown)
-    if beats:
-        st.caption(gs.beaters_text(beats))
-    return gs.sweep_settings(n_fixed, eps_fixed, n_var, lo, hi, public)
 
 
 # the paper's experiment -----------------------------------------------------------------
@@ -469,10 +403,10 @@ def main() -> None:
     label = st.session_state.get(PROFILE_LABEL, "")
     st.caption(simview.current_profile_caption(label, prof.n, prof.n_public))
     st.session_state[PAGE_RUN] = True  # the whole run: the page was opened or fully rerun
-    st.session_state[FULL_RUN] = True
+    st.session_state[sweep.FULL_RUN] = True
     simulation_section()
     paper_section()
-    st.session_state[FULL_RUN] = False
+    st.session_state[sweep.FULL_RUN] = False
 
 
 main()
