@@ -18,7 +18,6 @@ from hdp_app.common import metric_row
 from hdp_app.figures import simulation as figs
 from hdp_app.views import group_sweep as gs
 from hdp_app.views import simulation as simview
-from hdp_app.views import simulation_controls as sc
 from hdp_app.views.formatting import plain
 from hdp_app.widgets import number, show_metric
 
@@ -69,7 +68,7 @@ def _sweep_body(spec: tuple, methods: tuple) -> dict | None:
     public = st.toggle(
         gs.SWEEP_PUBLIC_LABEL, value=True, key="sim_sw_pub", help=gs.SWEEP_PUBLIC_HELP, **URL
     )
-    help_ = sc.SIM_HELP["sim_sw_data"]
+    help_ = gs.SWEEP_DATA_HELP
     data = st.radio(
         "Data for the sweep", gs.SWEEP_DATA, key="sim_sw_data", help=help_, horizontal=True, **URL
     )

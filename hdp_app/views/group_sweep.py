@@ -20,6 +20,8 @@ from hdp_core.estimators import METHODS
 
 SWEEP_DATA = ["As chosen above", "Worst case"]
 """Data of the group sweep: the simulation's distribution, or the worst case (two-point, 1/2)."""
+SWEEP_DATA_HELP = SIM_HELP["sim_sw_data"]
+"""The help of the sweep's data radio (SWEEP_DATA)."""
 WORST_CASE = dist_spec("twopoint", 2.0, 3.0, 0.5)
 """The worst-case data (two-point with p = 1/2: every value ±0.5), as a distribution spec."""
 BOX_LABEL = "The sweep: its settings and chart"

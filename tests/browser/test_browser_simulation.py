@@ -72,9 +72,7 @@ def _open(page, label: str) -> None:
     wait_drawn(page, runs_before=before)
 
 
-def test_a_step_leaves_closed_sections_empty_and_opening_one_draws_it_for_the_step(
-    server, page
-):
+def test_a_step_leaves_closed_sections_empty_and_opening_one_draws_it_for_the_step(server, page):
     """A step (two-point data, then p one step up) draws the results only: the spread of the
     estimates, the sweep and the script sit in closed expanders and are left empty. Opening
     each draws it for the stepped settings: the sweep's caption names the stepped data and
