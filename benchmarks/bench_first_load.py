@@ -21,7 +21,13 @@ result is printed as well: an early draw of the run's first trials, labelled "Ea
 on the page (pages/simulation.py), once its MSE chart and every other chart are drawn. Goal:
 the fresh step within 2x the floor.
 
+Since session 11 a step of the Simulation page leaves its closed sections (the spread of the
+estimates, the sweep, the script: folded at first) empty: it redraws the results only.
+``--pages simulation,tier`` steps only the pages whose label holds one of those words; the load
+average is printed at the start and the end.
+
 Run: .venv/bin/python benchmarks/bench_first_load.py [--runs 5] [--moves 5] [--rounds 1]
+[--pages WORDS] [--compare <export of main>/app.py]
 Not a test: nothing is asserted, the numbers are printed.
 """
 
