@@ -189,9 +189,25 @@ def simulation_section() -> None:
     shown = sc.shown_methods(methods, tuned_sd)
     run = dict(shown=shown, range=data_range, tuned_sd=tuned_sd, seed=seed, dist=dist)
     run.update(trials=plan.trials, n=prof.n)
-    # the results: an early draw in slots of their own (a slot's container keeps elements it
-    # got earlier in the same run), then the whole run
-    early_top, top = st.empty(), st.empty()
+    first = simview.early_trials(plan)
+    ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
+    trials = simview.shown_trials(plan, page_run, whole_asked, ready)
+    if ready or trials < plan.trials:
+        first = None  # the whole run is at hand, or a quick result is shown: no early draw
+    # the results: drawn in place, in containers (a step updates their elements, as the
+    # floor's chart is updated, instead of drawing new ones); for an early draw in slots of
+    # their own (a slot's container keeps elements it got earlier in the same run), then the
+    # whole run in their place
+    in_place = first is None
+
+    def new_slot() -> Any:
+        return st.container() if in_place else st.empty()
+
+    def box(where: Any) -> Any:
+        return where if in_place else where.container()
+
+    early_top: Any = None if in_place else st.empty()
+    top = new_slot()
     if tuned_sd is not None:
         tuned_part(prof, dist, tuned_sd, s.own)
     # the spread of the estimates: built on a full run and while open (not on a step while
@@ -211,13 +227,9 @@ def simulation_section() -> None:
                 help=sc.SIM_HELP["sim_hist"],
                 persist_state="page",
             )
-            early_hist, hist_slot = st.empty(), st.empty()
-    csv_slot = st.empty()
-    first = simview.early_trials(plan)
-    ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
-    trials = simview.shown_trials(plan, page_run, whole_asked, ready)
-    if ready or trials < plan.trials:
-        first = None  # the whole run is at hand, or a quick result is shown: no early draw
+            early_hist = None if in_place else st.empty()
+            hist_slot = new_slot()
+    csv_slot = new_slot()
     try:
         if first is not None:
             early = cache.run_early(prof, spec, first, seed, tuned_sd, extra)
@@ -235,7 +247,7 @@ def simulation_section() -> None:
             n_methods = sc.methods_run(methods, tuned_sd is not None)
             simulate = cache.run_simulation if trials == plan.trials else cache.run_early
             with (
-                top.container(),
+                box(top),
                 st.spinner(sc.spinner_text(trials, prof.n, n_methods), show_time=True),
             ):
                 results = simulate(prof, spec, trials, seed, tuned_sd, extra)
@@ -243,20 +255,20 @@ def simulation_section() -> None:
         for slot in (early_top, early_hist):
             if slot is not None:
                 slot.empty()
-        top.error(plain(exc))
+        box(top).error(plain(exc))
         return
     for slot in (early_top, early_hist):
         if slot is not None:
             slot.empty()  # the early draw goes
     run.update(trials=trials)  # a quick result's, or the whole run's
-    with top.container():
+    with box(top):
         if trials < plan.trials:
             R.quick_part(trials, plan.trials, WHOLE_ASKED)
         rows = R.results_part(results, run, trials, early=False)
     if hist_slot is not None:
-        with hist_slot.container():
+        with box(hist_slot):
             R.histogram_chart(results, hist, run, early=False)
-    with csv_slot.container():
+    with box(csv_slot):
         R.download_part(rows, run)
     if first is None:
         rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, trials, seed)
@@ -403,10 +415,12 @@ def main() -> None:
     label = st.session_state.get(PROFILE_LABEL, "")
     st.caption(simview.current_profile_caption(label, prof.n, prof.n_public))
     st.session_state[PAGE_RUN] = True  # the whole run: the page was opened or fully rerun
-    st.session_state[sweep.FULL_RUN] = True
-    simulation_section()
-    paper_section()
-    st.session_state[sweep.FULL_RUN] = False
+    st.session_state[sweep.FULL_RUN] = True  # closed sections are built too (not on a step)
+    try:
+        simulation_section()
+        paper_section()
+    finally:
+        st.session_state[sweep.FULL_RUN] = False
 
 
 main()
