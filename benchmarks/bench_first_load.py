@@ -177,13 +177,20 @@ def first_load(browser, script: pathlib.Path) -> float:
 
 
 def slider_times(
-    page, moves: int, charts: int = 1, one_way: bool = False, early: list | None = None
+    page,
+    moves: int,
+    charts: int = 1,
+    one_way: bool = False,
+    early: list | None = None,
+    shown: list | None = None,
 ) -> list[float]:
     """Seconds from a keyboard step of the page's first slider to drawn, ``moves`` times
     (right and left in turn, or right only with ``one_way``). With ``early`` a list, the
     seconds to the first drawn early result of each step are appended to it (None: the step
-    drew none). A step that starts no run within 15 s (the key press was lost) is pressed
-    again and not counted."""
+    drew none). With ``shown`` a list, the seconds until what a reader sees stopped changing
+    are appended to it (browser_support.wait_drawn_shown: changes inside a canvas, the
+    dataframe grids' accessibility tables, left out). A step that starts no run within 15 s
+    (the key press was lost) is pressed again and not counted."""
     out = []
     page.bring_to_front()  # key events reach only the window that has the focus
     slider = page.get_by_role("slider").first
@@ -201,8 +208,10 @@ def slider_times(
                 arg = {"mark": EARLY_MARK, "chart": EARLY_CHART, "endedBefore": ended}
                 arg["timeoutMs"] = 15_000
                 first = page.evaluate(_EARLY_JS, arg)
-            drawn = B.wait_drawn(page, charts, runs_before=before, timeout_ms=15_000)
+            drawn, seen = B.wait_drawn_shown(page, charts, runs_before=before, timeout_ms=15_000)
             out.append(drawn - t0)
+            if shown is not None:
+                shown.append(seen - t0)
             if early is not None:
                 early.append(None if first is None else first / 1000.0 - t0)
         except AssertionError:
@@ -323,18 +332,20 @@ def bench_sliders(
         rows: dict[str, list[float]] = {}
         early: dict[str, list] = {}
         floor_moves: list[float] = []
+        seen: dict[str, list[float]] = {"floor": []}
         for r in range(rounds):
             for label, path, radio, charts in pages or APP_PAGES:
                 fresh = label == FRESH
                 if fresh:  # a seed of its own per round: no step is a cached run
                     path = f"{path}?sim_seed={SEED_BASE + r}"
                 open_page(page, fbase, "/", None)
-                floor_moves += slider_times(page, moves)
+                floor_moves += slider_times(page, moves, shown=seen["floor"])
                 order = list(zip(apps, bases))
                 for (tag, _), base in order if r % 2 == 0 else order[::-1]:
                     open_page(page, base, path, radio, charts)
                     firsts = early.setdefault(tag, []) if fresh else None
-                    xs = slider_times(page, moves, charts, fresh, firsts)
+                    shown = seen.setdefault(tag + label, [])
+                    xs = slider_times(page, moves, charts, fresh, firsts, shown)
                     rows.setdefault(tag + label, []).extend(xs)
                     if fresh:
                         t = whole_on_request(page, charts)
@@ -353,6 +364,12 @@ def bench_sliders(
             if len(got) < len(firsts):
                 print(f"  ({tag}{len(firsts) - len(got)} of {len(firsts)} steps: no early draw)")
         print("  (goals: every page within 1.5x the floor; the Simulation page's fresh step 2x)")
+        print("Slider step to what a reader sees (changes inside a canvas left out: the dataframe")
+        print("grids' accessibility tables, never drawn, which they update after their canvas):")
+        smed = statistics.median(seen["floor"])
+        for label, xs in seen.items():
+            r = statistics.median(xs) / smed
+            print(f"  {label:<28} {fmt(xs)}  ratio {r:.2f}")
         ctx.close()
     finally:
         fsrv.stop()
