@@ -21,7 +21,13 @@ result is printed as well: an early draw of the run's first trials, labelled "Ea
 on the page (pages/simulation.py), once its MSE chart and every other chart are drawn. Goal:
 the fresh step within 2x the floor.
 
+Since session 11 a step of the Simulation page leaves its closed sections (the spread of the
+estimates, the sweep, the script: folded at first) empty: it redraws the results only.
+``--pages simulation,tier`` steps only the pages whose label holds one of those words; the load
+average is printed at the start and the end.
+
 Run: .venv/bin/python benchmarks/bench_first_load.py [--runs 5] [--moves 5] [--rounds 1]
+[--pages WORDS] [--compare <export of main>/app.py]
 Not a test: nothing is asserted, the numbers are printed.
 """
 
@@ -171,13 +177,20 @@ def first_load(browser, script: pathlib.Path) -> float:
 
 
 def slider_times(
-    page, moves: int, charts: int = 1, one_way: bool = False, early: list | None = None
+    page,
+    moves: int,
+    charts: int = 1,
+    one_way: bool = False,
+    early: list | None = None,
+    shown: list | None = None,
 ) -> list[float]:
     """Seconds from a keyboard step of the page's first slider to drawn, ``moves`` times
     (right and left in turn, or right only with ``one_way``). With ``early`` a list, the
     seconds to the first drawn early result of each step are appended to it (None: the step
-    drew none). A step that starts no run within 15 s (the key press was lost) is pressed
-    again and not counted."""
+    drew none). With ``shown`` a list, the seconds until what a reader sees stopped changing
+    are appended to it (browser_support.wait_drawn_shown: changes inside a canvas, the
+    dataframe grids' accessibility tables, left out). A step that starts no run within 15 s
+    (the key press was lost) is pressed again and not counted."""
     out = []
     page.bring_to_front()  # key events reach only the window that has the focus
     slider = page.get_by_role("slider").first
@@ -195,8 +208,10 @@ def slider_times(
                 arg = {"mark": EARLY_MARK, "chart": EARLY_CHART, "endedBefore": ended}
                 arg["timeoutMs"] = 15_000
                 first = page.evaluate(_EARLY_JS, arg)
-            drawn = B.wait_drawn(page, charts, runs_before=before, timeout_ms=15_000)
+            drawn, seen = B.wait_drawn_shown(page, charts, runs_before=before, timeout_ms=15_000)
             out.append(drawn - t0)
+            if shown is not None:
+                shown.append(seen - t0)
             if early is not None:
                 early.append(None if first is None else first / 1000.0 - t0)
         except AssertionError:
@@ -240,6 +255,11 @@ def main() -> None:
     ap.add_argument(
         "--compare", type=pathlib.Path, help="a second app.py stepped in the same rounds"
     )
+    ap.add_argument(
+        "--pages",
+        default="",
+        help="step only the pages whose label contains one of these comma-separated words",
+    )
     args = ap.parse_args()
     floor_dir = pathlib.Path(tempfile.mkdtemp(prefix="hdp-floor-"))
     floor = floor_dir / "floor_app.py"
@@ -247,8 +267,13 @@ def main() -> None:
     with B.chromium() as browser:
         if args.runs:
             bench_first_loads(browser, floor, args.runs, args.compare)
+        print(f"(load average at the start: {os.getloadavg()[0]:.2f})")
         if args.moves:
-            bench_sliders(browser, floor, args.moves, args.rounds, args.compare)
+            words = [w.strip().lower() for w in args.pages.split(",") if w.strip()]
+            pages = [p for p in APP_PAGES if not words or any(w in p[0].lower() for w in words)]
+            bench_sliders(browser, floor, args.moves, args.rounds, args.compare, pages)
+        one, five, _ = os.getloadavg()
+        print(f"(load average at the end: {one:.2f} over 1 min, {five:.2f} over 5 min)")
 
 
 def bench_first_loads(
@@ -285,11 +310,17 @@ def bench_first_loads(
 
 
 def bench_sliders(
-    browser, floor: pathlib.Path, moves: int, rounds: int = 1, compare: pathlib.Path | None = None
+    browser,
+    floor: pathlib.Path,
+    moves: int,
+    rounds: int = 1,
+    compare: pathlib.Path | None = None,
+    pages: list | None = None,
 ) -> None:
     """Slider steps of every page against the floor's, in rounds; with ``compare`` a second
     app (e.g. an export of main: ``git archive``) is stepped in the same rounds, right after
-    this one, page by page (in turns: this app first in even rounds, second in odd ones)."""
+    this one, page by page (in turns: this app first in even rounds, second in odd ones);
+    ``pages``: the rows of APP_PAGES to step (default all)."""
     print("Slider step to drawn:")
     apps = [("", B.APP)] + ([("main ", compare)] if compare else [])
     fsrv = B.Server(floor)
@@ -301,18 +332,20 @@ def bench_sliders(
         rows: dict[str, list[float]] = {}
         early: dict[str, list] = {}
         floor_moves: list[float] = []
+        seen: dict[str, list[float]] = {"floor": []}
         for r in range(rounds):
-            for label, path, radio, charts in APP_PAGES:
+            for label, path, radio, charts in pages or APP_PAGES:
                 fresh = label == FRESH
                 if fresh:  # a seed of its own per round: no step is a cached run
                     path = f"{path}?sim_seed={SEED_BASE + r}"
                 open_page(page, fbase, "/", None)
-                floor_moves += slider_times(page, moves)
+                floor_moves += slider_times(page, moves, shown=seen["floor"])
                 order = list(zip(apps, bases))
                 for (tag, _), base in order if r % 2 == 0 else order[::-1]:
                     open_page(page, base, path, radio, charts)
                     firsts = early.setdefault(tag, []) if fresh else None
-                    xs = slider_times(page, moves, charts, fresh, firsts)
+                    shown = seen.setdefault(tag + label, [])
+                    xs = slider_times(page, moves, charts, fresh, firsts, shown)
                     rows.setdefault(tag + label, []).extend(xs)
                     if fresh:
                         t = whole_on_request(page, charts)
@@ -331,6 +364,12 @@ def bench_sliders(
             if len(got) < len(firsts):
                 print(f"  ({tag}{len(firsts) - len(got)} of {len(firsts)} steps: no early draw)")
         print("  (goals: every page within 1.5x the floor; the Simulation page's fresh step 2x)")
+        print("Slider step to what a reader sees (changes inside a canvas left out: the dataframe")
+        print("grids' accessibility tables, never drawn, which they update after their canvas):")
+        smed = statistics.median(seen["floor"])
+        for label, xs in seen.items():
+            r = statistics.median(xs) / smed
+            print(f"  {label:<28} {fmt(xs)}  ratio {r:.2f}")
         ctx.close()
     finally:
         fsrv.stop()

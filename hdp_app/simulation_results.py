@@ -94,9 +94,14 @@ def download_part(rows: list[dict], run: dict) -> None:
     )
 
 
-def reproduce_expander(repro: dict, sweep: dict | None) -> None:
-    """The exact hdp_core calls for the current settings (and profile.csv if needed)."""
-    with st.expander("Reproduce in Python"):
+def reproduce_expander(repro: dict, sweep: dict | None, full_run: bool) -> None:
+    """The exact hdp_core calls for the current settings (and profile.csv if needed), in an
+    expander whose content is built on a full run of the page and whenever it is open, not
+    on a step while it is closed (views.simulation.builds_closed; opening it reruns)."""
+    box = st.expander("Reproduce in Python", key="sim_repro_box", on_change="rerun")
+    if not simview.builds_closed(full_run, box.open):
+        return
+    with box:
         snippet = cache.reproduce(repro, sweep)
         st.code(snippet.code, language="python", wrap_lines=True)
         if snippet.needs_profile_csv:

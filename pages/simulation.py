@@ -15,6 +15,7 @@ import streamlit as st
 
 import hdp_core as hdp
 from hdp_app import simulation_results as R
+from hdp_app import simulation_sweep as sweep
 from hdp_app.caches import simulation as cache
 from hdp_app.common import (
     PROFILE_LABEL,
@@ -134,7 +135,7 @@ def exact_only(prof: EpsilonProfile, s: sc.SimSettings, dist: Any, plan: Any) ->
     whatif_section(prof, spec, methods, None, check_data_range(s.lo, s.hi) if s.real else None)
     every = sc.methods_or_all(methods)
     spec_now = st.session_state.get(PROFILE_SPEC)
-    sweep_section(spec, every, sc.repro(prof, spec_now, dist, every, plan.requested, seed))
+    sweep.sweep_section(spec, every, sc.repro(prof, spec_now, dist, every, plan.requested, seed))
 
 
 def tuned_part(prof: EpsilonProfile, dist: Any, tuned_sd: float, own: bool) -> None:
@@ -152,7 +153,10 @@ def simulation_section() -> None:
     A long run first draws its first trials (views.simulation.early_trials, said so), then the
     rest of the page, then the whole run in their place; a step of its controls shows a quick
     result of a long run's first trials, said so, and the whole run on request
-    (views.simulation.shown_trials; issue 29)."""
+    (views.simulation.shown_trials; issue 29). The spread of the estimates, the sweep and the
+    script sit in expanders, closed at first, built on a full run and while open: a step
+    leaves a closed one empty (views.simulation.builds_closed), so it redraws the results
+    only."""
     page_run, whole_asked = (bool(st.session_state.pop(k, False)) for k in (PAGE_RUN, WHOLE_ASKED))
     prof = get_profile()
     st.header("Simulated error of each method")
@@ -179,67 +183,92 @@ def simulation_section() -> None:
         st.info(simview.reduced_text(plan))
     if not methods:
         st.warning(sc.NO_METHOD)
-        sweep_section(spec, list(hdp.METHODS), None)
+        sweep.sweep_section(spec, list(hdp.METHODS), None)
         return
     extra = sc.extra_methods(methods)
     shown = sc.shown_methods(methods, tuned_sd)
     run = dict(shown=shown, range=data_range, tuned_sd=tuned_sd, seed=seed, dist=dist)
     run.update(trials=plan.trials, n=prof.n)
-    # the results: an early draw in slots of their own (a slot's container keeps elements it
-    # got earlier in the same run), then the whole run
-    early_top, top = st.empty(), st.empty()
-    if tuned_sd is not None:
-        tuned_part(prof, dist, tuned_sd, s.own)
-    st.subheader("What the noise does to one answer")
-    hist = st.multiselect(
-        "Show the spread of the estimates of",
-        [m for m in simview.method_options() if m in shown or m in hdp.METHODS],
-        default=sc.DEFAULT_HIST,
-        format_func=short_label,
-        key="sim_hist",
-        wrap=True,
-        help=sc.SIM_HELP["sim_hist"],
-    )
-    early_hist, hist_slot, csv_slot = st.empty(), st.empty(), st.empty()
     first = simview.early_trials(plan)
     ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
     trials = simview.shown_trials(plan, page_run, whole_asked, ready)
     if ready or trials < plan.trials:
         first = None  # the whole run is at hand, or a quick result is shown: no early draw
+    # the results: drawn in place, in containers (a step updates their elements, as the
+    # floor's chart is updated, instead of drawing new ones); for an early draw in slots of
+    # their own (a slot's container keeps elements it got earlier in the same run), then the
+    # whole run in their place
+    in_place = first is None
+
+    def new_slot() -> Any:
+        return st.container() if in_place else st.empty()
+
+    def box(where: Any) -> Any:
+        return where if in_place else where.container()
+
+    early_top: Any = None if in_place else st.empty()
+    top = new_slot()
+    if tuned_sd is not None:
+        tuned_part(prof, dist, tuned_sd, s.own)
+    # the spread of the estimates: built on a full run and while open (not on a step while
+    # closed: views.simulation.builds_closed); its choice of methods kept meanwhile
+    hist_box = st.expander(sc.HIST_LABEL, key="sim_hist_box", on_change="rerun")
+    hist: list[str] = []
+    early_hist = hist_slot = None
+    if simview.builds_closed(page_run, hist_box.open):
+        with hist_box:
+            hist = st.multiselect(
+                "Show the spread of the estimates of",
+                [m for m in simview.method_options() if m in shown or m in hdp.METHODS],
+                default=sc.DEFAULT_HIST,
+                format_func=short_label,
+                key="sim_hist",
+                wrap=True,
+                help=sc.SIM_HELP["sim_hist"],
+                persist_state="page",
+            )
+            early_hist = None if in_place else st.empty()
+            hist_slot = new_slot()
+    csv_slot = new_slot()
     try:
         if first is not None:
             early = cache.run_early(prof, spec, first, seed, tuned_sd, extra)
             for slot in (top, hist_slot, csv_slot):
-                slot.empty()  # the last step's results go: the early draw stands alone
+                if slot is not None:
+                    slot.empty()  # the last step's results go: the early draw stands alone
             with early_top.container():
                 R.results_part(early, run, first, early=True)
-            with early_hist.container():
-                R.histogram_chart(early, hist, run, early=True)
+            if early_hist is not None:
+                with early_hist.container():
+                    R.histogram_chart(early, hist, run, early=True)
             rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, plan.trials, seed)
             results = cache.run_simulation(prof, spec, plan.trials, seed, tuned_sd, extra)
         else:
             n_methods = sc.methods_run(methods, tuned_sd is not None)
             simulate = cache.run_simulation if trials == plan.trials else cache.run_early
             with (
-                top.container(),
+                box(top),
                 st.spinner(sc.spinner_text(trials, prof.n, n_methods), show_time=True),
             ):
                 results = simulate(prof, spec, trials, seed, tuned_sd, extra)
     except (hdp.ProfileError, ValueError) as exc:
-        early_top.empty()
-        early_hist.empty()
-        top.error(plain(exc))
+        for slot in (early_top, early_hist):
+            if slot is not None:
+                slot.empty()
+        box(top).error(plain(exc))
         return
     for slot in (early_top, early_hist):
-        slot.empty()  # the early draw goes
+        if slot is not None:
+            slot.empty()  # the early draw goes
     run.update(trials=trials)  # a quick result's, or the whole run's
-    with top.container():
+    with box(top):
         if trials < plan.trials:
             R.quick_part(trials, plan.trials, WHOLE_ASKED)
         rows = R.results_part(results, run, trials, early=False)
-    with hist_slot.container():
-        R.histogram_chart(results, hist, run, early=False)
-    with csv_slot.container():
+    if hist_slot is not None:
+        with box(hist_slot):
+            R.histogram_chart(results, hist, run, early=False)
+    with box(csv_slot):
         R.download_part(rows, run)
     if first is None:
         rest_of_page(prof, spec, methods, tuned_sd, data_range, dist, trials, seed)
@@ -259,7 +288,7 @@ def rest_of_page(
     the script reproduces the ``trials`` shown)."""
     whatif_section(prof, spec, methods, tuned_sd, data_range)
     spec_now = st.session_state.get(PROFILE_SPEC)
-    sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, trials, seed))
+    sweep.sweep_section(spec, methods, sc.repro(prof, spec_now, dist, methods, trials, seed))
 
 
 # values differ by privacy level (issue 21) -----------------------------------------------
@@ -310,55 +339,6 @@ def whatif_section(
     note = wv.sm_left_out(methods, entries)
     if note:
         st.caption(note)
-
-
-# the group sweep ------------------------------------------------------------------------
-def sweep_section(spec: tuple, methods: list[str], repro: dict | None) -> None:
-    """The group-sweep chart and the reproducible script (a nested fragment: its widgets
-    rerun only it; ``repro`` holds the simulation's settings for the script)."""
-    st.header("When one group relaxes its privacy")
-    st.markdown(gs.INTRO)
-    _sweep_fragment(spec, tuple(methods), repro)
-
-
-@st.fragment
-def _sweep_fragment(spec: tuple, methods: tuple, repro: dict | None) -> None:
-    n_fixed, eps_fixed, n_var, lo, hi = (
-        number(col, f, **URL) for col, f in zip(st.columns(5), gs.FIELDS)
-    )
-    # the toggle on its own line: in a sixth of the column its label was cut
-    public = st.toggle(
-        gs.SWEEP_PUBLIC_LABEL, value=True, key="sim_sw_pub", help=gs.SWEEP_PUBLIC_HELP, **URL
-    )
-    help_ = sc.SIM_HELP["sim_sw_data"]
-    data = st.radio(
-        "Data for the sweep", gs.SWEEP_DATA, key="sim_sw_data", help=help_, horizontal=True, **URL
-    )
-    if data == gs.SWEEP_DATA[1]:
-        spec = gs.WORST_CASE
-    try:
-        sat = simview.saturation_point(int(n_fixed), float(eps_fixed))
-        values = simview.sweep_eps_values(float(lo), float(hi), gs.SWEEP_POINTS, public, [sat])
-        sw = cache.run_sweep(int(n_fixed), float(eps_fixed), int(n_var), tuple(values), spec)
-    except (hdp.ProfileError, ValueError) as exc:
-        st.error(plain(exc))
-        if repro is not None:
-            R.reproduce_expander(repro, None)
-        return
-    shown = gs.shown(methods)
-    row = metric_row()
-    for m in gs.sweep_metrics(sat, sw.mse, gs.axis_end(public, hi)):
-        show_metric(row, m, width="content")
-    st.plotly_chart(
-        figs.sweep_figure(sw, shown, sat, int(n_fixed), float(eps_fixed), int(n_var)),
-        key="sim_sweep_chart",
-    )
-    st.caption(gs.sweep_caption(simview.make_distribution(*spec)))
-    beats = gs.sweep_beaters(sw.mse, shown)
-    if beats:
-        st.caption(gs.beaters_text(beats))
-    if repro is not None:
-        R.reproduce_expander(repro, gs.sweep_settings(n_fixed, eps_fixed, n_var, lo, hi, public))
 
 
 # the paper's experiment -----------------------------------------------------------------
@@ -435,8 +415,12 @@ def main() -> None:
     label = st.session_state.get(PROFILE_LABEL, "")
     st.caption(simview.current_profile_caption(label, prof.n, prof.n_public))
     st.session_state[PAGE_RUN] = True  # the whole run: the page was opened or fully rerun
-    simulation_section()
-    paper_section()
+    st.session_state[sweep.FULL_RUN] = True  # closed sections are built too (not on a step)
+    try:
+        simulation_section()
+        paper_section()
+    finally:
+        st.session_state[sweep.FULL_RUN] = False
 
 
 main()

@@ -159,7 +159,8 @@ NAV_SELECTOR = (
 
 INIT_SCRIPT = """
 (() => {
-  const S = window.__hdp = {nav: [], seen: new Set(), runsEnded: 0, msgs: 0, changes: 0};
+  const S = window.__hdp = {nav: [], seen: new Set(), runsEnded: 0, msgs: 0, changes: 0,
+                            shown: 0};
   // Every message from the server counts too: a fragment run can end so fast that React
   // never draws data-test-script-state="running", so no attribute change marks it.
   const WS = window.WebSocket;
@@ -187,8 +188,17 @@ INIT_SCRIPT = """
     }
   }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                         attributeFilter: ["data-test-script-state"]});
-  new MutationObserver((records) => { S.changes += records.length; scan(); })
-    .observe(document, {subtree: true, childList: true, characterData: true});
+  // shown: the changes a reader can see, i.e. not inside a <canvas> (a canvas's children are
+  // its fallback content, never drawn: the dataframe grid's accessibility table lives there)
+  const inCanvas = (n) => {
+    const el = n.nodeType === 1 ? n : n.parentElement;
+    return !!(el && el.closest("canvas"));
+  };
+  new MutationObserver((records) => {
+    S.changes += records.length;
+    for (const r of records) if (!inCanvas(r.target)) S.shown++;
+    scan();
+  }).observe(document, {subtree: true, childList: true, characterData: true});
 })();
 """.replace("__SEL__", repr(NAV_SELECTOR))
 
@@ -196,7 +206,7 @@ _DRAWN_JS = """
 async ({minCharts, runsBefore, timeoutMs, stableMs}) => {
   const S = window.__hdp;
   const t0 = performance.now();
-  let sig = null, since = null, why = "";
+  let sig = null, since = null, why = "", sigV = null, sinceV = null;
   while (performance.now() - t0 < timeoutMs) {
     const app = document.querySelector("[data-testid=stApp]");
     const charts = [...document.querySelectorAll("[data-testid=stPlotlyChart]")];
@@ -212,11 +222,14 @@ async ({minCharts, runsBefore, timeoutMs, stableMs}) => {
     const now = performance.now();
     if (!why) {
       const s = S.runsEnded + "/" + S.msgs + "/" + S.changes;
+      const v = S.runsEnded + "/" + S.msgs + "/" + S.shown;
+      if (v !== sigV) { sigV = v; sinceV = now; }
       if (s !== sig) { sig = s; since = now; }
       else if (now - since >= stableMs) {
-        return {ok: true, drawnEpochMs: performance.timeOrigin + since, charts: charts.length};
+        return {ok: true, drawnEpochMs: performance.timeOrigin + since, charts: charts.length,
+                shownEpochMs: performance.timeOrigin + sinceV};
       }
-    } else { sig = null; }
+    } else { sig = null; sigV = null; }
     await new Promise(r => setTimeout(r, 20));
   }
   return {ok: false, why};
@@ -235,6 +248,16 @@ def wait_drawn(
 ) -> float:
     """Wait until the page is drawn (module docstring) after more than ``runs_before`` script
     runs have ended; returns the epoch time (s) at which it became drawn and stayed so."""
+    return wait_drawn_shown(page, min_charts, runs_before, timeout_ms)[0]
+
+
+def wait_drawn_shown(
+    page, min_charts: int = 1, runs_before: int = 0, timeout_ms: int = DRAWN_TIMEOUT_MS
+) -> tuple[float, float]:
+    """:func:`wait_drawn`, returning two epoch times (s): when the page became drawn and
+    stayed so, and when what a reader sees stopped changing (the same, leaving out changes
+    inside a ``<canvas>``: its children are fallback content, never drawn; the dataframe
+    grid updates its accessibility table there, after its canvas is drawn)."""
     res = page.evaluate(
         _DRAWN_JS,
         {
@@ -246,7 +269,7 @@ def wait_drawn(
     )
     if not res["ok"]:
         raise AssertionError(f"the page was not drawn within {timeout_ms} ms: {res['why']}")
-    return res["drawnEpochMs"] / 1000.0
+    return res["drawnEpochMs"] / 1000.0, res["shownEpochMs"] / 1000.0
 
 
 def nav_seen(page) -> list[str]:

@@ -20,8 +20,13 @@ from hdp_core.estimators import METHODS
 
 SWEEP_DATA = ["As chosen above", "Worst case"]
 """Data of the group sweep: the simulation's distribution, or the worst case (two-point, 1/2)."""
+SWEEP_DATA_HELP = SIM_HELP["sim_sw_data"]
+"""The help of the sweep's data radio (SWEEP_DATA)."""
 WORST_CASE = dist_spec("twopoint", 2.0, 3.0, 0.5)
 """The worst-case data (two-point with p = 1/2: every value ±0.5), as a distribution spec."""
+BOX_LABEL = "The sweep: its settings and chart"
+"""The expander that holds the sweep (closed at first: a step of the live controls above does
+not redraw it while it is closed; issue 29)."""
 SWEEP_POINTS = 60
 """Finite levels of the varying group on the sweep's x axis."""
 SWEEP_PUBLIC_LABEL = "Then public (eps = ∞)"

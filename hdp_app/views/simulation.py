@@ -190,6 +190,15 @@ def shown_trials(plan: TrialPlan, page_run: bool, whole_asked: bool, whole_ready
     return quick_trials(plan) or plan.trials
 
 
+def builds_closed(full_run: bool, is_open: bool | None) -> bool:
+    """Whether a section folded in a closed expander is built in this run: on a full run of
+    the page (``full_run``: opened, or rerun as a whole; every section is built, as a reader
+    of the page's elements sees them) and whenever it is open; on a step of the live
+    controls (a fragment rerun) a closed one is left empty, so that a step redraws only what
+    is in view (issue 29). Opening it reruns the part that holds it."""
+    return bool(full_run or is_open)
+
+
 QUICK_LABEL = "Quick result"
 """How the note over a quick result starts."""
 

@@ -48,6 +48,9 @@ TUNED_OWN_HELP = (
 )
 DEFAULT_HIST = ["ADPM", "PropDPM", "UNI"]
 """Methods whose estimates the histogram shows first."""
+HIST_LABEL = "What the noise does to one answer: where the estimates land"
+"""The expander that holds the spread of the estimates (closed at first: a step of the live
+controls does not redraw it while it is closed; issue 29)."""
 
 
 SIM_HELP = {

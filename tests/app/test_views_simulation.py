@@ -399,3 +399,18 @@ def test_a_step_shows_the_quick_result_and_the_rest_the_whole_run(page_run, aske
     assert text.startswith(simview.QUICK_LABEL)
     assert f"the first {quick:,} of the 20,000 trials (same seed)" in text
     assert simview.whole_run_label(20_000) == "Run all 20,000 trials"
+
+
+@pytest.mark.parametrize(
+    "full_run, is_open, built",
+    [
+        (True, None, True),  # a full run builds every section, closed or not
+        (True, False, True),
+        (True, True, True),
+        (False, True, True),  # a step rebuilds what is open
+        (False, False, False),  # and leaves a closed section empty (issue 29)
+        (False, None, False),
+    ],
+)
+def test_builds_closed_sections_on_full_runs_and_while_open(full_run, is_open, built):
+    assert simview.builds_closed(full_run, is_open) is built

@@ -11,6 +11,7 @@ import pytest
 from browser_support import runs_ended, wait_drawn
 
 import hdp_core as hdp
+from hdp_app.views import group_sweep as gs
 from hdp_app.views import simulation_controls as sc
 from hdp_app.views.simulation import QUICK_LABEL, QUICK_MIN_CELLS, QUICK_TRIALS
 from hdp_core.simulate import CHUNK_CELLS
@@ -60,3 +61,53 @@ def test_a_step_shows_a_quick_result_then_the_whole_run_on_request(server, page)
     assert page.get_by_text(QUICK_LABEL).count() == 0
     assert page.get_by_text(f"{whole:,} trials, seed {SEED}").count() == 1
     assert _adpm_metric(page) == _adpm_mse(two_point, whole)
+
+
+def _open(page, label: str) -> None:
+    """Open the main column's expander whose header starts with ``label`` (a rerun)."""
+    before = runs_ended(page)
+    page.get_by_test_id("stMain").get_by_test_id("stExpander").filter(has_text=label).locator(
+        "summary"
+    ).first.click()
+    wait_drawn(page, runs_before=before)
+
+
+def test_a_step_leaves_closed_sections_empty_and_opening_one_draws_it_for_the_step(server, page):
+    """A step (two-point data, then p one step up) draws the results only: the spread of the
+    estimates, the sweep and the script sit in closed expanders and are left empty. Opening
+    each draws it for the stepped settings: the sweep's caption names the stepped data and
+    keeps a linked setting of its own (500 fixed users), the script holds both; a next step
+    redraws what is open."""
+    page.goto(f"{server}/simulation?sim_seed={SEED}&sim_trials={WHOLE}&sim_sw_n1=500")
+    wait_drawn(page)
+    before = runs_ended(page)
+    page.get_by_test_id("stRadio").first.get_by_text("Two-point", exact=True).click()
+    wait_drawn(page, runs_before=before)
+    slider = page.get_by_role("slider").first
+    before = runs_ended(page)
+    slider.focus()
+    slider.press("ArrowRight")  # p 0.50 -> 0.51
+    wait_drawn(page, runs_before=before)
+    charts = page.get_by_test_id("stPlotlyChart")
+    assert charts.count() == 1  # the MSE chart only
+    assert page.get_by_test_id("stCode").count() == 0
+    assert page.get_by_text(QUICK_LABEL).count() == 1
+
+    _open(page, gs.BOX_LABEL)
+    assert page.locator(".st-key-sim_sweep_chart .main-svg").count() >= 1
+    sweep_caption = page.get_by_test_id("stCaptionContainer").filter(has_text="closed forms")
+    assert "data Two-point (p = 0.51)" in sweep_caption.inner_text()
+    assert page.get_by_role("spinbutton", name=gs.N_FIXED.label).input_value() == "500"
+    _open(page, sc.HIST_LABEL)
+    assert page.locator(".st-key-sim_hist_chart .main-svg").count() >= 1
+    _open(page, "Reproduce in Python")
+    code = page.get_by_test_id("stCode").first.inner_text()
+    assert "TwoPoint(0.51)" in code.replace(" ", "") and "group_sweep(500," in code
+
+    before = runs_ended(page)
+    slider.focus()
+    slider.press("ArrowRight")  # p 0.52, every section open: all redrawn
+    wait_drawn(page, 3, runs_before=before)
+    assert charts.count() == 3
+    assert "data Two-point (p = 0.52)" in sweep_caption.inner_text()
+    assert "TwoPoint(0.52)" in page.get_by_test_id("stCode").first.inner_text().replace(" ", "")
