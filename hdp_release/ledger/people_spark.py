@@ -22,6 +22,7 @@ from typing import Any
 
 from hdp_core.errors import ReleaseError
 from hdp_release.ledger.person_charge import (
+    ID_SPACES,
     SEG,
     E,
     H,
@@ -79,7 +80,7 @@ def _id_text(src: Any, icol: str) -> Any:
 
     c = _col(icol)
     if src.types.get(icol) == "STRING":
-        t = F.trim(c)
+        t = F.trim(c, F.lit(ID_SPACES))  # as DuckDB's trim (Zs), not only ' '
         return F.when(t == F.lit(""), F.lit(None)).otherwise(t)
     return c.cast("string")
 
