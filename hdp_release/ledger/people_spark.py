@@ -147,7 +147,7 @@ def charge_spark(
                 icol,
                 int(n_null or 0),
                 int(n_dup or 0),
-                lambda: src.local_row(lambda d: null_id_row(d, icol), icol),
+                lambda: src.local_row(lambda d: null_id_row(d, icol), icol, text=True),
             )
 
         def after(con: Any) -> None:

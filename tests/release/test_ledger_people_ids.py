@@ -8,6 +8,7 @@ Python of the characters whose Unicode category is Zs (unicodedata)."""
 
 from __future__ import annotations
 
+import types
 import unicodedata
 
 import duckdb
@@ -17,10 +18,11 @@ from helpers import NoNoise
 from test_ledger_people import key_hash
 
 import hdp_release.finish
-from hdp_core.errors import BadCellError
+from hdp_core.errors import BadCellError, LedgerError
 from hdp_release import release_mean
+from hdp_release.engines.spark_source import SparkSource
 from hdp_release.ledger.people import person_spent_units
-from hdp_release.ledger.person_charge import ID_SPACES
+from hdp_release.ledger.person_charge import ID_SPACES, null_id_row
 from hdp_release.ledger.store import PrivacyLedger
 
 ZS = "".join(
@@ -58,3 +60,34 @@ def test_an_id_with_unicode_spaces_is_one_person_on_duckdb_and_spark(tmp_path, s
         with pytest.raises(BadCellError) as bad:
             release_mean(empty, **kw, engine=engine)
         assert (bad.value.row, bad.value.column, bad.value.reason) == (3, "uid", "empty")
+    # a local CSV with a text id past DuckDB's type sniffing: the missing id's row, not a
+    # ledger failure (the row finder's DuckDB read failed on the text id)
+    late = _late_text_csv(tmp_path)
+    with pytest.raises(BadCellError) as bad:
+        release_mean(late, **kw, engine="spark")
+    assert (bad.value.row, bad.value.column, bad.value.reason) == (30002, "uid", "empty")
+    assert "SECRET" not in str(bad.value)
+    assert not isinstance(bad.value, LedgerError)
+
+
+def _late_text_csv(path) -> str:
+    """A CSV whose id column DuckDB's sniffer (its first 20,480 rows) reads as integers,
+    with a text id after them and then a missing one (row 30,002)."""
+    p = str(path / "late.csv")
+    with open(p, "w") as f:
+        f.write("uid,x,eps\n" + "".join(f"{i},0.5,1\n" for i in range(30000)))
+        f.write("SECRET-ID-42,0.5,1\n,0.5,1\n")
+    return p
+
+
+def test_the_missing_ids_row_on_a_local_csv_is_read_as_text(tmp_path):
+    """SparkSource.local_row (Spark names a missing id's row through DuckDB, reading the
+    same local file): the CSV read as text, as Spark reads an id column, so a text id past
+    DuckDB's type sniffing neither fails the finder nor shows in any message; a finder that
+    fails answers 0 ("a row"), never another refusal."""
+    src = types.SimpleNamespace(local_path=_late_text_csv(tmp_path), local_frame=None)
+    src.tier_names = {}
+    src._duck = types.MethodType(SparkSource._duck, src)
+    find = lambda d: null_id_row(d, "uid")  # noqa: E731
+    assert SparkSource.local_row(src, find, "uid", text=True) == 30002
+    assert SparkSource.local_row(src, find, "uid") == 0  # DuckDB's types fail on row 30,001
