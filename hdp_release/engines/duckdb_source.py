@@ -43,6 +43,7 @@ from hdp_release.engines.duckdb_sql import (
     shared_cursor,
     sql_path,
     sql_str,
+    type_text,
 )
 
 
@@ -190,7 +191,7 @@ class DuckSource(FastPlan):
             # check's tiers scan is used by the release only if it read the same SQL)
             whens = "".join(f"WHEN {sql_str(k)} THEN {lit(x)} " for k, x in sorted(levels.items()))
             return f"CASE {c} {whens}ELSE {num} END" if whens else num
-        raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
+        raise ReleaseError(f"{role} column {col!r} has type {type_text(t)}, not numbers")
 
     def _scaled(self, e: str) -> str:
         """The level the release runs at: eps x level_factor (a spend below 1)."""

@@ -46,6 +46,13 @@ def number_sql(x: str) -> str:
     return f"CASE WHEN strpos({x}, '_') > 0 THEN NULL ELSE TRY_CAST(trim({x}) AS DOUBLE) END"
 
 
+def type_text(t: str) -> str:
+    """A DuckDB column type as a message may show it: an ENUM's type lists its values (a
+    pandas categorical's categories: the column's cells, ids included), so it shows as
+    'ENUM (categorical)' only; other types as DuckDB names them."""
+    return "ENUM (categorical)" if t.upper().startswith("ENUM") else t
+
+
 def quote_name(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 

@@ -367,16 +367,19 @@ class SparkSource:
         d.tier_names = self.tier_names
         return d
 
-    def local_row(self, find: Callable[[DuckSource], int], col: str) -> int:
+    def local_row(self, find: Callable[[DuckSource], int], col: str, text: bool = False) -> int:
         """The row (1-based) that ``find`` names on the same local file or pandas DataFrame
         read by DuckDB (Spark's rows have no order), or 0 where there is none (a Spark
-        DataFrame, a cluster path, ``col`` not read there)."""
-        duck = self._duck()
+        DataFrame, a cluster path, ``col`` not read there, or DuckDB failing to read it: only
+        a message's row, never a reason to refuse otherwise). ``text``: a CSV read with every
+        column as text, as Spark reads an id column (DuckDB's own types, sniffed from the
+        first rows, fail on a later cell that does not fit them)."""
+        duck = self._duck(all_varchar=text)
         if duck is None:
             return 0
         try:
             return int(find(duck)) if col in duck.types else 0
-        except ReleaseError:
+        except Exception:  # duckdb's own errors too (their text may quote a cell: not shown)
             return 0
         finally:
             duck.close()

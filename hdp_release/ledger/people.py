@@ -84,6 +84,7 @@ from typing import Any
 
 from hdp_core.errors import ReleaseError
 from hdp_release.engines.base import check_column_names, match_column
+from hdp_release.engines.duckdb_sql import type_text
 from hdp_release.ledger.modes import has_people_table
 from hdp_release.ledger.people_spark import attach_spark, charge_spark, is_spark
 from hdp_release.ledger.person_charge import (
@@ -149,8 +150,8 @@ def attach_id(src: Any, id_col: str, vcol: str, ecol: str) -> str:
     t = src.types.get(icol, "")
     if not (t in _INT_TYPES or t in ("VARCHAR", "STRING", "TEXT") or t.endswith(",0)")):
         raise ReleaseError(
-            f"id column {icol!r} has type {t}; ids must be integers or text (a float id can "
-            "print differently in another engine)"
+            f"id column {icol!r} has type {type_text(t)}; ids must be integers or text (a float "
+            "id can print differently in another engine)"
         )
     return icol
 

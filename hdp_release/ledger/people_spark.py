@@ -22,6 +22,7 @@ from typing import Any
 
 from hdp_core.errors import ReleaseError
 from hdp_release.ledger.person_charge import (
+    ID_SPACES,
     SEG,
     E,
     H,
@@ -79,7 +80,7 @@ def _id_text(src: Any, icol: str) -> Any:
 
     c = _col(icol)
     if src.types.get(icol) == "STRING":
-        t = F.trim(c)
+        t = F.trim(c, F.lit(ID_SPACES))  # as DuckDB's trim (Zs), not only ' '
         return F.when(t == F.lit(""), F.lit(None)).otherwise(t)
     return c.cast("string")
 
@@ -146,7 +147,7 @@ def charge_spark(
                 icol,
                 int(n_null or 0),
                 int(n_dup or 0),
-                lambda: src.local_row(lambda d: null_id_row(d, icol), icol),
+                lambda: src.local_row(lambda d: null_id_row(d, icol), icol, text=True),
             )
 
         def after(con: Any) -> None:
