@@ -419,6 +419,8 @@ def fast_histogram(
         return None, 0, ""
     if len(head) <= MAX_TIERS:
         levels = np.array([x for x, _ in head], dtype=float)
+        if src.levels_share_a_bin(sorted(float(x) for x in levels)):
+            return None, 0, ""  # the general plan's level bins hold several of these levels
         share = max(n for _, n in head) / sum(n for _, n in head)
         h = src.fast_tiers(levels, share)
         return h, 1, ("" if h is not None else "fast tiers pass missed levels")

@@ -5,12 +5,14 @@ the query runner, the cells' parsing and the level sample (``sample_levels``).""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hdp_release.engines.base import (
+    BINS_PER_E,
     DBL_MAX,
     DECADE_OFFSET,
     MAX_TIERS,
@@ -201,6 +203,8 @@ class FastPlan:
         this table); None when some row has another level or any value is bad. ``share``:
         the sample's largest share of rows at one level (only steers the pass's sums)."""
         lv = sorted(float(x) for x in levels)
+        if self.levels_share_a_bin(lv):
+            return None
         rows = self._tier_rows(lv, share)
         if rows is None:
             return None
@@ -219,6 +223,25 @@ class FastPlan:
                 out.append((i, n, x * n, x * x * n, x, x, q2_level(q, n), sy, q * n, q * sy, 0))
         out.sort(key=lambda t: t[0])
         return histogram_from_rows(out)
+
+    def levels_share_a_bin(self, lv: list[float]) -> bool:
+        """Whether two of the positive finite levels ``lv`` (ascending, distinct) fall in one
+        level bin of the general plan (floor(ln(e) BINS_PER_E), DuckDB's own ln): then the
+        general plan walks that bin's levels together (the level bins plan), and the tiers
+        pass, one bin per level, would release other numbers than the general plan, Spark
+        and release_means (found by helper attack11, session 11). DuckDB is asked only when
+        two levels are within a factor e^(1/BINS_PER_E) (a hair over) of each other."""
+        pos = [x for x in lv if 0 < x < math.inf]
+        near = math.exp(1 / BINS_PER_E) * (1 + 1e-9)
+        if not any(b < a * near for a, b in itertools.pairwise(pos)):
+            return False
+        vals = ", ".join(f"({lit(x)})" for x in pos)
+        got = self._run(
+            f"SELECT count(DISTINCT CAST(floor(ln(x) * {BINS_PER_E}) AS BIGINT)) FROM "
+            f"(VALUES {vals}) AS l(x)",
+            "one",
+        )
+        return int(got[0]) != len(pos)
 
     def _tier_rows(self, lv: list[float], share: float = 1.0) -> list | None:
         """The tiers pass's rows (position of the level in ``lv``, users, good values, sum of

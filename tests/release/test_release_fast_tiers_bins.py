@@ -5,14 +5,7 @@ e^(1/64) of each other can share a bin, which the general plan walks as level bi
 such a table (tiers 0.3 and 0.3000000001, or 1.0 and 1.01) got the tiers plan from the fast
 pass and other numbers (noise scale, tau*, interval, receipt rows) than the general plan,
 Spark and each segment of release_means. Oracle: the general plan's release (no fast pass)
-and the bins computed here with Python's log.
-
-NOT FIXED here (xfail strict): tests/release/test_release_safety.py::
-test_edge_levels_released_by_both_plans asserts the opposite plan choice (the fast plan's
-tiers beside the general plan's level bins, equal only to 1e-12) on levels sharing a bin; the
-fix (commit 1ebd336 on branch attack11, reverted after it: FastPlan.levels_share_a_bin, the
-general plan whenever two run levels share a bin by DuckDB's own ln) makes this test pass and
-that one fail, so the lead decides."""
+and the bins computed here with Python's log."""
 
 from __future__ import annotations
 
@@ -36,19 +29,12 @@ def _general(monkeypatch, *a, **kw):
         return release_mean(*a, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fast tiers pass runs on levels sharing a level bin of the general plan (also "
-    "at spend < 1, where the run levels can share one): another release than the general plan, "
-    "Spark and release_means; fix in 1ebd336, reverted (test_release_safety expects tiers there)",
-)
 @pytest.mark.parametrize(
     ("levels", "shared"),
     [
         ([0.3, 0.3000000001, 1.7, math.inf, 0.0], True),
         ([1.0, 1.01, 2.5], True),
-        # a factor 1.0101 apart, in bins -1 and 0; at spend 1/3 (0.33, 0.3333...) in one bin
-        ([0.99, 1.0, 3.0], False),
+        ([0.99, 1.0, 3.0], False),  # a factor 1.0101 apart, but in bins -1 and 0
     ],
 )
 def test_levels_in_one_bin_get_the_general_plans_release(tmp_path, monkeypatch, levels, shared):

@@ -328,14 +328,17 @@ def test_edge_levels_released_by_both_plans(monkeypatch, no_noise):
     fast = release_mean(df, value="v", eps="e", lo=-0.5, hi=0.5)
     monkeypatch.setattr(R, "fast_histogram", lambda *a, **k: (None, 0, ""))
     general = release_mean(df, value="v", eps="e", lo=-0.5, hi=0.5)
-    assert fast.plan.startswith("tiers") and general.plan.startswith("level bins")
+    # the two edge levels share a level bin: DuckDB's fast tiers pass steps aside (session
+    # 11), so both runs take the level bins plan and release the same numbers, bit for bit
+    assert fast.plan.startswith("level bins") and general.plan.startswith("level bins")
     for rel in (fast, general):
         t = rel.tiers
         assert (t["granted_eps"] <= t["eps"]).all() and (t["privacy_loss"] <= t["eps"]).all()
         assert (t["granted_eps_max"] <= t["eps_max"]).all()
         assert (t["privacy_loss_max"] <= t["eps_max"]).all()
-    assert general.saturation_level == pytest.approx(fast.saturation_level, rel=1e-12)
-    assert general.estimate == pytest.approx(fast.estimate, abs=1e-12)
+    assert general.saturation_level == fast.saturation_level
+    assert general.estimate == fast.estimate and general.noise_scale == fast.noise_scale
+    pd.testing.assert_frame_equal(general.tiers, fast.tiers)
 
 
 def test_receipt_rows_span_what_the_docstring_says(no_noise):
