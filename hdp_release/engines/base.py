@@ -81,6 +81,22 @@ Q2_MASK = (1 << Q2_SPLIT) - 1
 (qh <= 2^31, ql < 2^31), q^2 = qh^2 2^62 + qh ql 2^32 + ql^2, each product at most 2^62."""
 
 
+TEXT_SPACES = (
+    " \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u202f\u205f\u3000"
+)
+"""The characters trimmed from both ends of a text cell (a number, a level, an id): Unicode's
+space separators (Zs), the set DuckDB's trim() removes (tests/release/test_ledger_people_ids.py
+checks DuckDB's set). Spark's one-argument trim removes only ' ', so Spark trims these
+explicitly."""
+
+NUMBER_TEXT = r"^[+-]?(([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))$"
+"""A trimmed text cell Spark reads as a number (Java's regular expressions): a plain decimal
+number or the words inf, infinity, nan. Spark's cast alone (Java's parseDouble) also takes
+'0.5d', '0.5f', hex floats and ASCII control characters around the number, which DuckDB's
+cast refuses (tests/release/test_release_spark_text_cells.py)."""
+
+
 def q2_sql(q: str = "q", names: tuple[str, ...] = ()) -> str:
     """SQL (DuckDB) of the three sums sum(qh qh), sum(qh ql), sum(ql ql) of column ``q``: each
     product a BIGINT <= 2^62, summed exactly (DuckDB's 128-bit state; fewer than 2^64 rows).

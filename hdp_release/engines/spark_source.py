@@ -13,9 +13,11 @@ from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS, cell_reason
 from hdp_release.engines.base import (
     BINS_PER_E,
     MAX_TEXTS,
+    NUMBER_TEXT,
     PUBLIC_BIN,
     Q_CAP,
     QE,
+    TEXT_SPACES,
     ZERO_BIN,
     Histogram,
     Q,
@@ -162,15 +164,18 @@ class SparkSource:
         if t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE") or t.startswith(
             "DECIMAL"
         ):
+            if self.kind == "csv":
+                self._check_inferred(col, role, eps)
             return c.cast("double")
         if t == "STRING":
-            num = F.trim(c).cast("double")
+            tc = F.trim(c, F.lit(TEXT_SPACES))  # as DuckDB's trim (Zs), not only ' '
+            num = F.when(tc.rlike(NUMBER_TEXT), tc.cast("double"))  # DuckDB's numbers only
             expr = num
             bad_texts: list[str] = []
             if eps:
                 # texts that are not numbers, and numbers too large for a float ('1e400'
                 # casts to inf): only the words for public (and tier names) mean public
-                over = (num == F.lit(math.inf)) & ~F.lower(F.trim(c)).isin(*sorted(PUBLIC_WORDS))
+                over = (num == F.lit(math.inf)) & ~F.lower(tc).isin(*sorted(PUBLIC_WORDS))
                 texts = [
                     str(r[0])
                     for r in self.df.select(c.alias("v"))
@@ -195,7 +200,7 @@ class SparkSource:
             else:
                 bad = (
                     self.df.select(c.alias("v"))
-                    .where(num.isNull() & c.isNotNull() & (F.trim(c) != ""))
+                    .where(num.isNull() & c.isNotNull() & (tc != ""))
                     .limit(1)
                 )
             found = bad.collect() if bad is not None else []
@@ -210,6 +215,22 @@ class SparkSource:
                 raise bad_cell(role, col, 0, found[0][0], self.tier_names)  # rows unordered
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
+
+    def _check_inferred(self, col: str, role: str, eps: bool) -> None:
+        """A CSV column Spark's schema inference took for numbers: its inference (Java's
+        parseDouble) also takes cells DuckDB's cast refuses ('0.5d', '0.5f', hex floats,
+        ASCII control characters around a number). When DuckDB reads the same local file's
+        column as text, its own parse of the column runs and refuses such a cell naming its
+        row, as a release on DuckDB would. A cluster path is read by Spark alone."""
+        duck = self._duck()
+        if duck is None:
+            return
+        try:
+            if duck.types.get(col, "") in ("VARCHAR", "STRING", "TEXT"):
+                duck.tier_names = self.tier_names
+                duck._as_double(col, role, eps)  # raises, naming the row, unless it reads it
+        finally:
+            duck.close()
 
     def value_col(self, col: str):
         """Column ``col`` read as the release's values (a double; bad text refused)."""
@@ -414,10 +435,11 @@ class SparkSource:
         if self.path is None:
             return
         text = self.spark.read.option("header", True).csv(self.path)
-        c = F.trim(_spark_col(col))
+        c = F.trim(_spark_col(col), F.lit(TEXT_SPACES))
+        num = F.when(c.rlike(NUMBER_TEXT), c.cast("double"))
         found = (
             text.select(c.alias("v"))
-            .where((c.cast("double") == F.lit(math.inf)) & ~F.lower(c).isin(*sorted(PUBLIC_WORDS)))
+            .where((num == F.lit(math.inf)) & ~F.lower(c).isin(*sorted(PUBLIC_WORDS)))
             .limit(1)
             .collect()
         )

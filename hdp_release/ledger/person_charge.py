@@ -24,7 +24,7 @@ import numpy as np
 from hdp_core.errors import BadCellError, BudgetExceeded, LedgerUnusable, ReleaseError
 from hdp_core.table_mean import table_mean
 from hdp_core.validate import LEVEL_MAX, LEVEL_MIN
-from hdp_release.engines.base import lit
+from hdp_release.engines.base import TEXT_SPACES, lit
 from hdp_release.engines.duckdb_sql import quote_name
 from hdp_release.ledger.modes import check_persons_allowed
 from hdp_release.ledger.store import ChargeTicket
@@ -156,14 +156,9 @@ def cap_of(lv: np.ndarray, ct: np.ndarray, target: str, sd_norm: float | None) -
     return float(tiers_solution(lv[use], ct[use], sd_norm)[1])
 
 
-ID_SPACES = (
-    " \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u202f\u205f\u3000"
-)
-"""The characters trimmed from both ends of a text id: Unicode's space separators (Zs), the
-set DuckDB's trim() removes (tests/release/test_ledger_people_ids.py checks DuckDB's set).
-Spark's one-argument trim removes only ' ', so Spark trims these explicitly: an id with a
-no-break space at an end is the same person (the same keyed hash) on both engines."""
+ID_SPACES = TEXT_SPACES
+"""The characters trimmed from both ends of a text id (engines.base.TEXT_SPACES): an id with
+a no-break space at an end is the same person (the same keyed hash) on both engines."""
 
 
 def duck_id_text(src: Any, icol: str) -> str:
