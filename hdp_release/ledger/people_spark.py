@@ -66,6 +66,12 @@ def attach_spark(src: Any, icol: str) -> str:
             .csv(src.path)
         )
         src.types = {f.name: f.dataType.simpleString().upper() for f in src.df.schema.fields}
+    frame = getattr(src, "local_frame", None)
+    if frame is not None and str(frame[icol].dtype).lower() == "uint64":
+        # Spark has no unsigned 64-bit integer: createDataFrame turns ids >= 2^63 into nulls.
+        # The ids as their digits instead (DuckDB's text of them: the same keyed hash)
+        src.df = src.spark.createDataFrame(frame.assign(**{icol: frame[icol].astype("string")}))
+        src.types = {f.name: f.dataType.simpleString().upper() for f in src.df.schema.fields}
     t = src.types.get(icol, "")
     if not (t in ("TINYINT", "SMALLINT", "INT", "BIGINT", "STRING") or t.endswith(",0)")):
         raise ReleaseError(

@@ -95,12 +95,10 @@ def test_the_missing_ids_row_on_a_local_csv_is_read_as_text(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="Spark's createDataFrame turns pandas uint64 ids >= 2^63 into nulls: Spark refuses "
-    "them as empty ids ('a row', n rows have none) where DuckDB charges them as persons",
-)
 def test_uint64_ids_past_int64_are_persons_on_duckdb_and_spark(tmp_path, spark, monkeypatch):
+    """Spark's createDataFrame turned pandas uint64 ids >= 2^63 into nulls (refused as empty
+    ids where DuckDB charged them as persons; found by attack11): the ids now go to Spark as
+    their digits, the same keyed hash as DuckDB's. Oracle: the documented keyed hash."""
     import numpy as np
 
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
@@ -114,4 +112,13 @@ def test_uint64_ids_past_int64_are_persons_on_duckdb_and_spark(tmp_path, spark, 
             release_mean(df, **kw, engine=engine, spend="1/4")
     secret = led.secret_key()
     half = person_spent_units(led)[key_hash(secret, "5")]
+    assert person_spent_units(led) == {key_hash(secret, str(int(i))): half for i in ids}
+    # a nullable UInt64 id column: a missing id stays missing (refused naming its row, as on
+    # DuckDB), never the text '<NA>' taken for a person
+    miss = df.assign(uid=pd.array([2**64 - 1, None, 5, 7], dtype="UInt64"))
+    for engine in ("duckdb", "spark"):
+        with pytest.raises(BadCellError) as bad, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            release_mean(miss, **kw, engine=engine, spend="1/4")
+        assert (bad.value.row, bad.value.column, bad.value.reason) == (2, "uid", "empty")
     assert person_spent_units(led) == {key_hash(secret, str(int(i))): half for i in ids}
