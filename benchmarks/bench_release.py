@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -110,16 +111,7 @@ def timed(fn, reps: int = 3):
 def rounds(fns: dict, reps: int) -> dict:
     """Best wall time, best CPU time and last result of each function, over ``reps``
     interleaved rounds (every function once per round)."""
-    best = {k: [float("inf"), float("inf"), None] for k in fns}
-    for _ in range(reps):
-        for k, fn in fns.items():
-            t0, c0 = time.perf_counter(), _cpu()
-            out = fn()
-            b = best[k]
-            b[0] = min(b[0], time.perf_counter() - t0)
-            b[1] = min(b[1], _cpu() - c0)
-            b[2] = out
-    return best
+    return rounds_other(fns, None, "", reps)
 
 
 def _release(path: str):
@@ -136,13 +128,15 @@ def _worker() -> None:
         print(json.dumps([time.perf_counter() - t0, _cpu() - c0, rel.plan]), flush=True)
 
 
-class Other:
-    """release_mean of another tree (``--compare``), in a worker process."""
+class TreeWorker:
+    """A benchmark script of another tree (``--compare``) in a worker process, run as
+    ``script --worker`` with that tree on its PYTHONPATH: :meth:`ask` sends it a path and
+    returns the JSON line it answers."""
 
-    def __init__(self, tree: str):
+    def __init__(self, tree: str, script: str):
         env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
         self.p = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker"],
+            [sys.executable, os.path.abspath(script), "--worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -150,17 +144,27 @@ class Other:
             cwd=os.path.abspath(tree),
         )
 
-    def run(self, path: str) -> tuple[float, float, str]:
+    def ask(self, path: str) -> Any:
         assert self.p.stdin is not None and self.p.stdout is not None
         self.p.stdin.write(path + "\n")
         self.p.stdin.flush()
-        wall, cpu, plan = json.loads(self.p.stdout.readline())
-        return wall, cpu, plan
+        return json.loads(self.p.stdout.readline())
 
     def close(self) -> None:
         if self.p.stdin is not None:
             self.p.stdin.close()
         self.p.wait(timeout=60)
+
+
+class Other(TreeWorker):
+    """release_mean of another tree (``--compare``), in a worker process."""
+
+    def __init__(self, tree: str):
+        super().__init__(tree, __file__)
+
+    def run(self, path: str) -> tuple[float, float, str]:
+        wall, cpu, plan = self.ask(path)
+        return wall, cpu, plan
 
 
 def rounds_other(fns: dict, other: Other | None, path: str, reps: int) -> dict:

@@ -35,7 +35,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from bench_release import Peak
+from bench_release import Peak, TreeWorker
 
 import hdp_release.finish
 import hdp_release.grouped
@@ -167,32 +167,15 @@ def _worker() -> None:
         print(json.dumps([wall, cpu, mb, parts, out.plan]), flush=True)
 
 
-class _Other:
+class _Other(TreeWorker):
     """release_means of another tree (``--compare``), in a worker process."""
 
     def __init__(self, tree: str):
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-        self.tree = tree
-        self.p = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=os.path.abspath(tree),
-        )
+        super().__init__(tree, __file__)
 
     def run(self, path: str) -> tuple:
-        assert self.p.stdin is not None and self.p.stdout is not None
-        self.p.stdin.write(path + "\n")
-        self.p.stdin.flush()
-        wall, cpu, mb, parts, plan = json.loads(self.p.stdout.readline())
+        wall, cpu, mb, parts, plan = self.ask(path)
         return wall, cpu, mb, parts, type("Out", (), {"plan": plan})()
-
-    def close(self) -> None:
-        if self.p.stdin is not None:
-            self.p.stdin.close()
-        self.p.wait(timeout=60)
 
 
 def _parts_line(label: str, r_: list) -> str:

@@ -205,13 +205,7 @@ class SparkSource:
                 )
             found = bad.collect() if bad is not None else []
             if found:
-                duck = self._duck()
-                if duck is not None:  # raises, naming the row, unless DuckDB reads it
-                    try:
-                        if col in duck.types:
-                            duck._as_double(col, role, eps)
-                    finally:
-                        duck.close()
+                self._duck_parse(col, role, eps, text_only=False)  # names the row
                 raise bad_cell(role, col, 0, found[0][0], self.tier_names)  # rows unordered
             return expr
         raise ReleaseError(f"{role} column {col!r} has type {t}, not numbers")
@@ -222,13 +216,19 @@ class SparkSource:
         ASCII control characters around a number). When DuckDB reads the same local file's
         column as text, its own parse of the column runs and refuses such a cell naming its
         row, as a release on DuckDB would. A cluster path is read by Spark alone."""
+        self._duck_parse(col, role, eps, text_only=True)
+
+    def _duck_parse(self, col: str, role: str, eps: bool, text_only: bool) -> None:
+        """DuckDB's parse of column ``col`` of the same local file or DataFrame (only when
+        DuckDB reads it as text, with ``text_only``): raises its refusal, naming the row,
+        unless DuckDB reads every cell; nothing for a cluster path or a column DuckDB lacks."""
         duck = self._duck()
         if duck is None:
             return
         try:
-            if duck.types.get(col, "") in ("VARCHAR", "STRING", "TEXT"):
-                duck.tier_names = self.tier_names
-                duck._as_double(col, role, eps)  # raises, naming the row, unless it reads it
+            t = duck.types.get(col)
+            if t is not None and (not text_only or t in ("VARCHAR", "STRING", "TEXT")):
+                duck._as_double(col, role, eps)
         finally:
             duck.close()
 
