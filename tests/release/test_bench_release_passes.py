@@ -24,7 +24,7 @@ def bench():
 
 
 def test_passes_queries_selftest(bench):
-    assert bench.selftest(rows=5_000) == 40  # 8 grouped queries x 5 levels
+    assert bench.selftest(rows=5_000) == 45  # 9 grouped queries x 5 levels
 
 
 def test_selftest_catches_a_wrong_grid(bench, monkeypatch):
