@@ -19,10 +19,12 @@ time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP). `
 times the tiers file's queries alone against ``SUM(value)`` on the release's own DuckDB
 connection (statistics propagation off), in interleaved rounds: the tiers pass with its CASE
 (before session 11) and without it (integer or double sums), the floor (GROUP BY the level),
-the level sample and the Parquet statistics query.
+the pass taken apart (session 12: the key alone, with a plain sum, with the grid's sum and no
+check, and GROUP BY the level column), the level sample and the Parquet statistics query.
+``--selftest`` checks those queries' rows and sums against numpy on a small file, then exits.
 
     python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
-                                       [--passes] [--no-spark] [--compare TREE]
+                                       [--passes] [--no-spark] [--compare TREE] [--selftest]
 """
 
 from __future__ import annotations
