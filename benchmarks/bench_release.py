@@ -19,10 +19,12 @@ time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP). `
 times the tiers file's queries alone against ``SUM(value)`` on the release's own DuckDB
 connection (statistics propagation off), in interleaved rounds: the tiers pass with its CASE
 (before session 11) and without it (integer or double sums), the floor (GROUP BY the level),
-the level sample and the Parquet statistics query.
+the pass taken apart (session 12: the key alone, with a plain sum, with the grid's sum and no
+check, and GROUP BY the level column), the level sample and the Parquet statistics query.
+``--selftest`` checks those queries' rows and sums against numpy on a small file, then exits.
 
     python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
-                                       [--passes] [--no-spark] [--compare TREE]
+                                       [--passes] [--no-spark] [--compare TREE] [--selftest]
 """
 
 from __future__ import annotations
@@ -214,33 +216,59 @@ def where(path: str) -> None:
     print(f"            {total - sum(t for t, _ in log):6.3f}s  the rest (Python)", flush=True)
 
 
+def pass_sqls(rel: str, lv: list[float], lo: float = 0.0, hi: float = 1000.0) -> dict:
+    """The tiers file's queries that ``--passes`` times, by name, on relation ``rel`` whose
+    levels are ``lv`` (the first rows' distinct levels, as the release finds them): the
+    tiers pass as the release runs it (with the CASE, and without it: integer or double
+    sums), the floor of any tiers release (GROUP BY the level, count and sum of the value),
+    and the pass taken apart (issue 29, session 12): the level key alone (count per key),
+    the key with the plain sum of the value (no grid), the key with the grid's sum but no
+    range check, and grouping by the level column itself instead of the key (what the key
+    costs; not used by the release: its groups would not be bounded by the first rows'
+    levels when later rows hold others). Every grouped query gives per group (key, rows,
+    ...), the last column its sum."""
+    from hdp_release.engines.duckdb_fast import grid_sql, grid_t, inside_pass_sql, tier_key
+
+    scan = f"(SELECT CAST(value AS DOUBLE) AS v, CAST(eps AS DOUBLE) AS e FROM {rel})"
+    key = tier_key(lv)
+    y = f"round({grid_t(lo, hi)})"
+    ok = f"count_if(y BETWEEN 0 AND {float(1 << 30)!r})"
+
+    def grouped(k: str, aggs: str, cols: str) -> str:
+        return (
+            f"SELECT k, {aggs} FROM (SELECT {k} AS k, {cols} FROM {scan}) GROUP BY k "
+            "ORDER BY k NULLS FIRST"
+        )
+
+    return {
+        "SUM(value)": f"SELECT SUM(value) FROM {rel}",
+        "floor: GROUP BY eps": f"SELECT eps, count(*), sum(value) FROM {rel} GROUP BY eps",
+        "tiers pass, CASE": grouped(key, "count(*), count(y), sum(y)", f"{grid_sql(lo, hi)} AS y"),
+        "tiers pass, no CASE, integer": inside_pass_sql(key, scan, lo, hi),
+        "tiers pass, no CASE, double": inside_pass_sql(key, scan, lo, hi, True),
+        "  apart: GROUP BY e, count only": grouped("e", "count(*)", "e"),
+        "  apart: the key alone": grouped(key, "count(*)", "e"),
+        "  apart: key, sum(v) (no grid)": grouped(key, "count(*), sum(v)", "v"),
+        "  apart: key, grid, no check": grouped(key, "count(*), sum(y)", f"{y} AS y"),
+        "  apart: GROUP BY e, grid, check": grouped("e", f"count(*), {ok}, sum(y)", f"{y} AS y"),
+    }
+
+
 def passes(path: str, reps: int) -> None:
-    """Print the CPU time of the tiers file's queries alone (best of ``reps`` interleaved
-    rounds) and their ratio to ``SUM(value)``, on the release's own connection: the tiers
-    pass with the CASE (main's before session 11; still the pass when a value is out of the
-    range), without it (session 11: integer sums, and double sums for groups of at most 2^23
-    rows), the floor of any tiers release (GROUP BY the level, count and sum of the value), the
-    level sample and the Parquet statistics query."""
-    from hdp_release.engines.duckdb_fast import grid_sql, inside_pass_sql, tier_key
+    """Print the CPU time of the tiers file's queries alone (:func:`pass_sqls`; best of
+    ``reps`` interleaved rounds) and their ratio to ``SUM(value)``, on the release's own
+    connection (statistics propagation off), then the level sample and the Parquet
+    statistics query. Read the pass taken apart as differences: the key alone minus GROUP BY
+    e's count is the key's cost; key + sum(v) minus the key alone, one grouped sum;
+    key + grid minus key + sum(v), the grid's arithmetic; the double pass minus key + grid,
+    the range check."""
     from hdp_release.engines.duckdb_source import DuckSource
 
     src = DuckSource(path)
     try:
-        rel = src.rel
         lv = sorted(float(x) for x in np.unique(src.run_numpy(src._head("eps AS e"))["e"]))
-        scan = f"(SELECT CAST(value AS DOUBLE) AS v, CAST(eps AS DOUBLE) AS e FROM {rel})"
-        key = tier_key(lv)
         src.cols = ("value", "eps")
-        sqls = {
-            "SUM(value)": f"SELECT SUM(value) FROM {rel}",
-            "floor: GROUP BY eps": f"SELECT eps, count(*), sum(value) FROM {rel} GROUP BY eps",
-            "tiers pass, CASE": (
-                f"SELECT k, count(*), count(y), sum(y) FROM (SELECT {key} AS k, "
-                f"{grid_sql(0.0, 1000.0)} AS y FROM {scan}) GROUP BY k ORDER BY k NULLS FIRST"
-            ),
-            "tiers pass, no CASE, integer": inside_pass_sql(key, scan, 0.0, 1000.0),
-            "tiers pass, no CASE, double": inside_pass_sql(key, scan, 0.0, 1000.0, True),
-        }
+        sqls = pass_sqls(src.rel, lv)
         fns = {k: (lambda q=q: src.con.execute(q).fetchall()) for k, q in sqls.items()}
         fns["level sample"] = lambda: src.run_numpy(src._head("eps"))  # as the release
 
@@ -252,14 +280,59 @@ def passes(path: str, reps: int) -> None:
         b = rounds(fns, reps)
         base = b["SUM(value)"][1]
         for k in fns:
-            print(f"            {k:30s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
+            print(f"            {k:34s} CPU {b[k][1]:6.3f}s  {b[k][1] / base:5.2f}x", flush=True)
     finally:
         src.close()
+
+
+def selftest(rows: int = 20_000) -> int:
+    """Check that every grouped query of :func:`pass_sqls` computes what it claims on a small
+    tiers file written here: per level its rows and its sum (of the value, or of the grid
+    value round((v - lo) / R Q), each row's own, summed in Python as exact integers), all
+    rows in range. Returns the number of groups checked; raises AssertionError."""
+    from hdp_release.engines.duckdb_source import DuckSource
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "tiers.parquet")
+        write(path, rows, "tiers", seed=7)
+        t = pq.read_table(path)
+        v, e = t["value"].to_numpy(), t["eps"].to_numpy()
+        lv = sorted(float(x) for x in np.unique(e))
+        t_ = v / 1000.0 * (1 << 30)  # the same double operations as the SQL (v >= 0 here)
+        fl = np.floor(t_)
+        y = (fl + (t_ - fl >= 0.5)).astype(np.int64)  # half away from zero, exactly
+        src = DuckSource(path)
+        checked = 0
+        try:
+            for name, sql in pass_sqls(src.rel, lv).items():
+                got = src.con.execute(sql).fetchall()
+                if name == "SUM(value)":
+                    assert abs(got[0][0] - float(v.sum())) <= 1e-9 * float(v.sum()), name
+                    continue
+                by_level = name.startswith("floor") or "GROUP BY e" in name
+                for r in got:
+                    level = float(r[0]) if by_level else lv[int(r[0]) - 1]
+                    m = e == level
+                    assert int(r[1]) == int(m.sum()), (name, level)
+                    assert all(int(c) == int(m.sum()) for c in r[2:-1]), (name, level)
+                    if name.startswith("floor") or "sum(v)" in name:
+                        want = float(v[m].sum())
+                        assert abs(float(r[-1]) - want) <= 1e-9 * want, (name, level)
+                    elif len(r) > 2:  # not a count only
+                        assert int(r[-1]) == int(y[m].sum()), (name, level)
+                    checked += 1
+                assert sum(int(r[1]) for r in got) == rows, name
+        finally:
+            src.close()
+    return checked
 
 
 def main() -> None:
     if "--worker" in sys.argv:
         _worker()
+        return
+    if "--selftest" in sys.argv:
+        print(f"selftest ok: {selftest():,} groups checked", flush=True)
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7, help="rows of the files (default 1e7)")
