@@ -32,6 +32,14 @@ from hdp_release.engines.base import (
     q2_sql,
     q2_triple,
 )
+from hdp_release.engines.duckdb_bracket import (
+    QH_LEVEL,
+    inside_y,
+    merge_split_rows,
+    ok_sql,
+    qh_term,
+    split_pass_sql,
+)
 
 
 def grid_t(lo: float, hi: float) -> str:
@@ -317,6 +325,22 @@ class FastPlan:
             return None
         return np.unique(np.asarray(kept[0], dtype=float) * self.level_factor)
 
+    def _split_bracket(self, key: str, b: float) -> list:
+        """The bracket pass with the split key (hdp_release.engines.duckdb_bracket), its
+        rows added back into the general bracket pass's rows (the same classes and exact
+        sums). Without the value's CASE first when the Parquet statistics put every value in
+        the release's range (only a hint: kept only when every row's y was in [0, Q], which
+        makes it the CASE's y), else with it."""
+        lo, hi = self.bounds
+        self.key_expr = key
+        scan = self._scan()
+        if self.values_inside(lo, hi):
+            rows = self._run(split_pass_sql(key, inside_y(lo, hi), ok_sql(True), b, scan))
+            if not any(bad_values(r) for r in rows):
+                return merge_split_rows(rows)
+        rows = self._run(split_pass_sql(key, self.yc_expr, ok_sql(False), b, scan))
+        return merge_split_rows(rows)
+
     def fast_bracket(
         self, a: float, b: float, m: int, above_first: bool = False
     ) -> Histogram | None:
@@ -335,8 +359,12 @@ class FastPlan:
         # sends the release to the general plan.
         sub = SUB_KEY
         above, public, zero = sub + m + 1, sub + m + 2, sub + m + 3
-        inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER)"
-        decade = f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}"
+        split = b <= QH_LEVEL  # the level's high part in the key: narrower sums (below)
+        qh = f" + {qh_term()}" if split else ""
+        inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER){qh}"
+        decade = (
+            f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}{qh}"
+        )
         high = (
             f"WHEN e BETWEEN {lit(b)} AND {lit(DBL_MAX)} THEN {above} "
             f"WHEN e > {lit(DBL_MAX)} THEN {public} WHEN e >= {lit(a)} THEN {inner} "
@@ -346,10 +374,13 @@ class FastPlan:
         else:
             when = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} {high}"
         key = f"CASE {when}WHEN e = 0 THEN {zero} END"
-        # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative level's q
-        # is never used, but must not fail the cast (-inf)
-        q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
-        rows = self._fast(key, f"e < {lit(b)}", q)
+        if split:
+            rows = self._split_bracket(key, b)
+        else:
+            # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative
+            # level's q is never used, but must not fail the cast (-inf)
+            q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
+            rows = self._fast(key, f"e < {lit(b)}", q)
         out = []
         coarse = set()
         for r in rows:
