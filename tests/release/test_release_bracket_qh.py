@@ -251,3 +251,41 @@ def test_values_outside_the_range_take_the_case_pass_with_the_same_release(tmp_p
     assert rels[0].estimate == pytest.approx(
         weighted_mean_oracle(df, LO, HI)[0], abs=1e-7 * (HI - LO)
     )
+
+
+def test_receipt_rows_merged_in_integers_equal_one_row_per_entry_merged():
+    """plan._bins_rows (runs of entries merged as integers, one Fraction per row) against the
+    rows built one per entry with their own Fractions (w_num = sum q y / QE, s1 = sum q / QE,
+    s2 = sum q^2 / QE^2; saturated: tau* sum y, tau* users, tau*^2 users) and merged by
+    plan._merge_rows: the same rows, field for field, for random walks of entries."""
+    from fractions import Fraction
+
+    from hdp_release.engines.base import q2_exact
+    from hdp_release.plan import Row, _bins_rows, _merge_rows
+
+    QE2 = QE * QE
+    rnd = random.Random(17)
+    for _ in range(60):
+        levels = sorted(10 ** rnd.uniform(-6, 1) for _ in range(rnd.randrange(1, 40)))
+        ent = []
+        for x in levels:
+            x2 = x * (1 + rnd.random() * 0.01)
+            n = rnd.randrange(1, 50)
+            q = math.floor(x * QE)
+            q2 = (rnd.randrange(0, 1 << 40), rnd.randrange(0, 1 << 60), rnd.randrange(0, 1 << 62))
+            sq, sqy, sy = q * n, q * rnd.randrange(0, n * Q), rnd.randrange(0, n * Q)
+            ent.append([x, x2, n, q / QE, math.floor(x2 * QE) / QE, sq, sqy, q2, sy, None])
+        j = rnd.randrange(0, len(ent) + 1)
+        tau = ent[j][3] if j < len(ent) else math.inf
+        ftau = Fraction(tau) if math.isfinite(tau) else None
+        one = []
+        for k, e in enumerate(ent):
+            if k < j:
+                w, s1, s2 = Fraction(e[6], QE), Fraction(e[5], QE), Fraction(q2_exact(*e[7]), QE2)
+                one.append(Row(e[0], e[1], e[2], e[3], e[4], w, s1, s2, False))
+            else:
+                assert ftau is not None
+                one.append(
+                    Row(e[0], e[1], e[2], tau, tau, ftau * e[8], ftau * e[2], ftau**2 * e[2], True)
+                )
+        assert _merge_rows(_bins_rows(ent, j, tau, ftau)) == _merge_rows(one)
