@@ -472,10 +472,11 @@ def fast_histogram(
     sample = src.level_sample()
     if bool((np.isnan(sample) | (sample < 0)).any()):
         return None, 0, ""
-    br = _bracket(sample, src.row_count(), c)
+    n_rows = src.row_count()
+    br = _bracket(sample, n_rows, c)
     if br is None:
         return None, 0, ""
     fin = sample[np.isfinite(sample)]
     above_first = bool((fin >= br[1]).sum() > (fin < br[0]).sum())
-    h = src.fast_bracket(br[0], br[1], SUB_BINS, above_first)
+    h = src.fast_bracket(br[0], br[1], SUB_BINS, above_first, n_rows)
     return h, 1, ("" if h is not None else "fast bracket pass found bad input")

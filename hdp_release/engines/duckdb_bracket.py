@@ -56,12 +56,22 @@ def inside_y(lo: float, hi: float) -> str:
 
 def split_pass_sql(key: str, y: str, ok: str, b: float, scan: str) -> str:
     """The bracket pass with the split key ``key`` (class + QH_KEY qh below b): per key its
-    rows, the good values (``ok``: count(y), or the rows with y in [0, Q] for the pass without
-    the CASE), sum y, sum ql, sum ql y, sum ql^2 and min and max of e."""
+    good values (``ok``: count(y), or the rows with y in [0, Q] for the pass without the
+    CASE), sum y, sum ql, sum ql y, sum ql^2 and min and max of e. No count(*) (one sum less
+    per row): the caller keeps the rows only when the good values add up to the table's rows
+    (then every row's value is good and each key's good values are its rows)."""
     return f"""
-        SELECT k, count(*), {ok}, sum(y), sum(ql), sum(ql * y), sum(ql * ql), min(e), max(e)
+        SELECT k, {ok}, sum(y), sum(ql), sum(ql * y), sum(ql * ql), min(e), max(e)
         FROM (SELECT {key} AS k, e, {y} AS y, {ql_sql(b)} AS ql FROM {scan})
         GROUP BY k ORDER BY k NULLS FIRST"""
+
+
+def all_good(rows: list, n_rows: int) -> list | None:
+    """The split pass's ``rows`` with each key's rows (its good values) put in second place,
+    when the good values add up to ``n_rows`` (every value good); else None."""
+    if sum(int(r[1]) for r in rows) != n_rows:
+        return None
+    return [(r[0], r[1], *r[1:]) for r in rows]
 
 
 def ok_sql(inside: bool) -> str:

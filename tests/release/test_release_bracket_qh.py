@@ -87,8 +87,9 @@ def _bracket_hist(src: DuckSource, split: bool, monkeypatch):
     monkeypatch.setattr(F, "QH_LEVEL", 1.0 if split else -1.0)
     src._prepare("v", "e", LO, HI)
     sample = src.level_sample()
-    a, b = _bracket(sample, src.row_count(), 8.0)
-    return src.fast_bracket(a, b, SUB_BINS, True), a, b
+    n = src.row_count()
+    a, b = _bracket(sample, n, 8.0)
+    return src.fast_bracket(a, b, SUB_BINS, True, n), a, b
 
 
 def test_merge_split_rows_against_integer_sums_over_rows():
@@ -159,6 +160,8 @@ def test_split_pass_equals_the_integer_oracle_and_main_s_pass(tmp_path, monkeypa
         h, a, b = _bracket_hist(src, True, monkeypatch)
         assert h is not None and 2.0**-11 < b <= 1.0  # the key holds levels' high parts > 0
         assert any("TRY_CAST" in s and "UINTEGER" in s for s in sqls) == (kind == "parquet")
+        assert any("sum(ql * ql)" in s for s in sqls)  # the split pass ran
+        assert not any("count(*)" in s and "sum(ql" in s for s in sqls)  # without count(*)
         old, a0, b0 = _bracket_hist(src, False, monkeypatch)
     finally:
         src.close()
