@@ -187,15 +187,17 @@ def test_split_pass_equals_the_integer_oracle_and_main_s_pass(tmp_path, monkeypa
     assert (h.coarse, h.coarse_above, h.n_rows) == (old.coarse, old.coarse_above, old.n_rows)
 
 
-def test_release_with_the_split_pass_equals_main_s_pass_and_the_oracle(monkeypatch):
+@pytest.mark.parametrize("spend", [1, 0.5])
+def test_release_with_the_split_pass_equals_main_s_pass_and_the_oracle(monkeypatch, spend):
     """The whole release (no noise): estimate, tau*, noise scale, interval and receipt equal
-    those made with the general bracket pass, and the brute-force weighted mean."""
+    those made with the general bracket pass, and the brute-force weighted mean (at the run
+    levels eps x spend)."""
     monkeypatch.setattr(hdp_release.finish, "measurement", NoNoise)
     df = _frame(seed=5, top=0.6)
     rels = []
     for level in (1.0, -1.0):
         monkeypatch.setattr(F, "QH_LEVEL", level)
-        rels.append(release_mean(df, value="v", eps="e", lo=LO, hi=HI))
+        rels.append(release_mean(df, value="v", eps="e", lo=LO, hi=HI, spend=spend))
     new, old = rels
     assert new.plan == old.plan and new.plan.startswith("level bins")
     assert (new.estimate, new.saturation_level, new.noise_scale, new.ci95) == (
@@ -205,7 +207,7 @@ def test_release_with_the_split_pass_equals_main_s_pass_and_the_oracle(monkeypat
         old.ci95,
     )
     pd.testing.assert_frame_equal(new.tiers, old.tiers)
-    mean, tau, _ = weighted_mean_oracle(df, LO, HI)
+    mean, tau, _ = weighted_mean_oracle(df.assign(e=df["e"] * spend), LO, HI)
     assert new.saturation_level == pytest.approx(tau, rel=1e-9)
     assert new.estimate == pytest.approx(mean, abs=1e-7 * (HI - LO))
 
