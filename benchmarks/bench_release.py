@@ -14,6 +14,8 @@ machine the ratio of bests is steadier than one timing.
 ``release_mean`` in a worker process in the same interleaved rounds (its CPU time is the
 worker's own, all threads) and prints its best times and ratios beside this tree's.
 
+``--queries`` prints every DuckDB query of one release, each then timed alone (best CPU time
+of interleaved rounds, ratio to ``SUM(value)``), and what is left for Python.
 ``--where`` also prints where one more release's time goes: each DuckDB query alone (wall
 time, first words of its SQL) and the rest (Python: plan, exact sums, OpenDP). ``--passes``
 times the tiers file's queries alone against ``SUM(value)`` on the release's own DuckDB
@@ -24,7 +26,8 @@ check, and GROUP BY the level column), the level sample and the Parquet statisti
 ``--selftest`` checks those queries' rows and sums against numpy on a small file, then exits.
 
     python benchmarks/bench_release.py [--rows N] [--big] [--repeat R] [--keep DIR] [--where]
-                                       [--passes] [--no-spark] [--compare TREE] [--selftest]
+                                       [--passes] [--queries] [--no-spark] [--compare TREE]
+                                       [--selftest]
 """
 
 from __future__ import annotations
@@ -254,6 +257,41 @@ def pass_sqls(rel: str, lv: list[float], lo: float = 0.0, hi: float = 1000.0) ->
     }
 
 
+def queries(path: str, reps: int) -> None:
+    """Print every DuckDB query one release of ``path`` runs, each timed alone afterwards on the
+    release's connection (best CPU time of ``reps`` interleaved rounds, with DuckDB's own
+    ``SUM(value)`` on a plain connection in each round) and its ratio to ``SUM(value)``; then
+    the release's own best CPU time in the same rounds and what is left for Python."""
+    from hdp_release.engines import duckdb_source
+    from hdp_release.engines.duckdb_sql import shared_cursor
+
+    real = duckdb_source.DuckSource._run
+    log: list[str] = []
+
+    def run(self, sql: str, how: str = "all"):
+        log.append(sql)
+        return real(self, sql, how)
+
+    duckdb_source.DuckSource._run = run
+    try:
+        _release(path)
+    finally:
+        duckdb_source.DuckSource._run = real
+    con, own = shared_cursor(), duckdb.connect()
+    fns = {"SUM(value)": lambda: own.execute(f"SELECT SUM(value) FROM read_parquet('{path}')")}
+    for i, sql in enumerate(log):
+        fns[f"q{i}"] = lambda sql=sql: con.execute(sql).fetchall()
+    fns["release_mean"] = lambda: _release(path)
+    b = rounds(fns, reps)
+    base = b["SUM(value)"][1]
+    for i, sql in enumerate(log):
+        c = b[f"q{i}"][1]
+        print(f"            q{i} CPU {c:6.3f}s {c / base:6.2f}x  {' '.join(sql.split())[:90]}")
+    c = b["release_mean"][1]
+    rest = c - sum(b[f"q{i}"][1] for i in range(len(log)))
+    print(f"            release_mean CPU {c:6.3f}s {c / base:6.2f}x; the rest {rest:6.3f}s")
+
+
 def passes(path: str, reps: int) -> None:
     """Print the CPU time of the tiers file's queries alone (:func:`pass_sqls`; best of
     ``reps`` interleaved rounds) and their ratio to ``SUM(value)``, on the release's own
@@ -341,6 +379,7 @@ def main() -> None:
     ap.add_argument("--keep", default=None, help="write (or reuse) the files in this folder")
     ap.add_argument("--where", action="store_true", help="time each query of one release")
     ap.add_argument("--passes", action="store_true", help="time the tiers queries alone")
+    ap.add_argument("--queries", action="store_true", help="CPU of each query of a release")
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--compare", default=None, help="another tree's release_mean beside it")
     ap.add_argument("--kinds", default="tiers,continuous", help="which files (default both)")
@@ -394,6 +433,8 @@ def main() -> None:
                     )
                 if a.where:
                     where(path)
+                if a.queries:
+                    queries(path, max(a.repeat, 5))
                 if a.passes and kind == "tiers":
                     passes(path, max(a.repeat, 5))
                 if n == 10**7 and not a.no_spark:

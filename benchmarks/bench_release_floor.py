@@ -98,6 +98,37 @@ EXACT_PASS = (
 # per-user levels, one pass with the release's exact integers: per bin users, sum y, sum q,
 # sum q y (two BIGINT products: q = qh 2^31 + ql) and sum q^2 (one HUGEINT product), no checks
 
+TAU_NEAR = 0.005
+"""About the per-user file's tau* (0.0048 at c = 8): the release's exact pass needs the level
+sums only below it (the bracket pass forms q only below the bracket's top)."""
+
+KB = f"CASE WHEN eps < {TAU_NEAR} THEN CAST(floor(8 * log10(eps)) AS INTEGER) ELSE 100 END"
+"""1/8-decade classes below TAU_NEAR, one class (100) from it."""
+
+EXACT_BELOW = (
+    "SELECT k, count(*), sum(y), sum(q), sum(CAST(q AS HUGEINT) * y), sum((q >> 31) * (q >> 31)), "
+    "sum((q >> 31) * (q & 2147483647)), sum((q & 2147483647) * (q & 2147483647)) FROM (SELECT "
+    f"{KB} AS k, {Y} AS y, CASE WHEN eps < {TAU_NEAR} THEN {Q} END AS q FROM {{rel}}) GROUP BY k"
+)
+# per-user levels, one pass with main's exact sums as the release's bracket pass forms them (q
+# only below tau*): per class users, sum y, sum q, sum q y (a HUGEINT product) and sum q^2 as
+# three BIGINT products (qh^2, qh ql, ql^2 with q = qh 2^31 + ql), no checks, no sub-bins
+
+KS = (
+    f"CASE WHEN eps < {TAU_NEAR} THEN CAST(floor(8 * log10(eps)) AS INTEGER) + 64 * "
+    "CAST(floor(eps * 2048.0) AS INTEGER) ELSE 100000 END"
+)
+"""KB's classes below TAU_NEAR split by qh = floor(eps 2^11) = q >> 31 (key class + 64 qh)."""
+
+EXACT_SPLIT = (
+    "SELECT k, count(*), sum(y), sum(ql), sum(ql * y), sum(ql * ql) FROM (SELECT "
+    f"{KS} AS k, {Y} AS y, CASE WHEN eps < {TAU_NEAR} THEN {Q} & 2147483647 END AS ql "
+    "FROM {rel}) GROUP BY k"
+)
+# the same exact sums with qh in the key (session 12, the release's split bracket pass,
+# hdp_release.engines.duckdb_bracket): one qh per group, so sum q, sum q y and the three sums
+# of q^2 follow exactly from users, sum y, sum ql, sum ql y and sum ql^2 (BIGINT products)
+
 KNOWN_TAU = "SELECT sum(least(eps, {tau}) * value), sum(least(eps, {tau})) FROM {rel}"
 # per-user levels with tau* known in advance (no histogram at all): the weighted sum alone
 
@@ -149,6 +180,8 @@ QUERIES: list[tuple[str, str, str, str]] = [
     ("histogram, 1/8-decade bins", "continuous_rel", HIST, "SUM(value) [continuous]"),
     ("one pass per bin, float sums", "continuous_rel", FLOAT_PASS, "SUM(value) [continuous]"),
     ("one pass per bin, exact ints", "continuous_rel", EXACT_PASS, "SUM(value) [continuous]"),
+    ("exact ints below tau*, main sums", "continuous_rel", EXACT_BELOW, "SUM(value) [continuous]"),
+    ("exact ints below tau*, qh key", "continuous_rel", EXACT_SPLIT, "SUM(value) [continuous]"),
     ("tau* known: weighted sum only", "continuous_rel", KNOWN_TAU, "SUM(value) [continuous]"),
     ("tiers: GROUP BY eps, float", "tiers_rel", TIERS_FLOAT, "SUM(value) [tiers]"),
     ("tiers: GROUP BY eps, exact grid", "tiers_rel", TIERS_EXACT, "SUM(value) [tiers]"),
@@ -353,7 +386,9 @@ def report(best: dict, counts: dict, segments: int) -> None:
     print(
         f"floor of a per-user release_mean (float, no checks) = "
         f"{r('one pass per bin, float sums', sc):.1f}x vs goal 5x (exact ints "
-        f"{r('one pass per bin, exact ints', sc):.1f}x; tau* known "
+        f"{r('one pass per bin, exact ints', sc):.1f}x; exact ints below tau* only "
+        f"{r('exact ints below tau*, main sums', sc):.1f}x with main's sums, "
+        f"{r('exact ints below tau*, qh key', sc):.1f}x with qh in the key; tau* known "
         f"{r('tau* known: weighted sum only', sc):.1f}x; "
         f"histogram alone {r('histogram, 1/8-decade bins', sc):.1f}x; the release "
         f"{r('release_mean [continuous]', sc):.1f}x)"
@@ -416,7 +451,7 @@ def _check_groups(
             raise AssertionError(f"{what} {key}: count {row[ngroup]} != {w['n']}")
         for n, got in zip(names, row[ngroup + int(count) :], strict=True):
             if isinstance(w[n], int):
-                if int(got) != w[n]:
+                if int(got or 0) != w[n]:  # a sum over no row (all NULL) is NULL
                     raise AssertionError(f"{what} {key} {n}: {got} != {w[n]}")
             else:
                 _close(float(got), float(w[n]), f"{what} {key} {n}")
@@ -470,6 +505,15 @@ def selftest(paths: dict[str, str]) -> int:
         checks += _check_groups(run(G_FLOAT, kind), 2, g, list(fl), "seg x bin float")
         g = _grouped([seg, k], ex)
         checks += _check_groups(run(G_EXACT, kind), 2, g, list(ex), "seg x bin exact")
+        below = e < TAU_NEAR
+        kb = np.where(below, k, 100)
+        qb = np.where(below, q, 0)
+        qh, ql = qb >> 31, qb & 2147483647
+        ex = {"y": y, "q": qb, "qy": qb * y, "hh": qh * qh, "hl": qh * ql, "ll": ql * ql}
+        checks += _check_groups(run(EXACT_BELOW, kind), 1, _grouped([kb], ex), list(ex), "below")
+        ks = np.where(below, k + 64 * np.floor(e * 2048.0).astype(np.int64), 100000)
+        ex = {"y": y, "ql": ql, "qly": ql * y, "qll": ql * ql}
+        checks += _check_groups(run(EXACT_SPLIT, kind), 1, _grouped([ks], ex), list(ex), "split")
         kn = run(KNOWN_TAU, kind)[0]
         _close(kn[0], float(np.sum(np.minimum(e, TAU_KNOWN) * v)), "known tau sum")
         _close(kn[1], float(np.sum(np.minimum(e, TAU_KNOWN))), "known tau weight")

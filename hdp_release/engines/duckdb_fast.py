@@ -32,6 +32,15 @@ from hdp_release.engines.base import (
     q2_sql,
     q2_triple,
 )
+from hdp_release.engines.duckdb_bracket import (
+    QH_LEVEL,
+    all_good,
+    inside_y,
+    merge_split_rows,
+    ok_sql,
+    qh_term,
+    split_pass_sql,
+)
 
 
 def grid_t(lo: float, hi: float) -> str:
@@ -317,13 +326,35 @@ class FastPlan:
             return None
         return np.unique(np.asarray(kept[0], dtype=float) * self.level_factor)
 
+    def _split_bracket(self, key: str, b: float, n_rows: int) -> list | None:
+        """The bracket pass with the split key (hdp_release.engines.duckdb_bracket), its
+        rows added back into the general bracket pass's rows (the same classes and exact
+        sums), or None when some value is bad (then the general plan counts and refuses).
+        Without the value's CASE first when the Parquet statistics put every value in the
+        release's range (only a hint: kept only when every row's y was in [0, Q], which
+        makes it the CASE's y), else with it. The table's ``n_rows`` (count(*), as the
+        bracket's estimate used) stands for the pass's own count: when the good values add
+        up to it, each key's good values are its rows."""
+        lo, hi = self.bounds
+        self.key_expr = key
+        scan = self._scan()
+        if self.values_inside(lo, hi):
+            rows = self._run(split_pass_sql(key, inside_y(lo, hi), ok_sql(True), b, scan))
+            good = all_good(rows, n_rows)
+            if good is not None:
+                return merge_split_rows(good)
+        sql = split_pass_sql(key, self.yc_expr, ok_sql(False), b, scan)
+        good = all_good(self._run(sql), n_rows)
+        return None if good is None else merge_split_rows(good)
+
     def fast_bracket(
-        self, a: float, b: float, m: int, above_first: bool = False
+        self, a: float, b: float, m: int, above_first: bool = False, n_rows: int | None = None
     ) -> Histogram | None:
         """The bracket pass for per-user levels: one scan grouped into the levels below ``a``
         (one class per 1/8 decade, the receipt's rows), m equal sub-bins of [a, b), the finite
         levels from ``b`` (one class), public and zero levels; None when any level or value
-        is bad."""
+        is bad. ``n_rows``: the table's rows (count(*)), which the pass with the split key
+        (brackets below 1) needs; without it main's general bracket pass runs."""
         # Keys (INTEGER): below a, floor(8 log10 e) + DECADE_OFFSET (one per 1/8 decade,
         # the receipt's rows; below SUB_KEY for any positive double below Q_CAP); SUB_KEY + i
         # for sub-bin i of [a, b) (i in 0..m: the product may round up to m just below b);
@@ -335,8 +366,12 @@ class FastPlan:
         # sends the release to the general plan.
         sub = SUB_KEY
         above, public, zero = sub + m + 1, sub + m + 2, sub + m + 3
-        inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER)"
-        decade = f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}"
+        split = b <= QH_LEVEL and n_rows is not None  # the level's high part in the key
+        qh = f" + {qh_term()}" if split else ""
+        inner = f"{sub} + CAST(floor((e - {lit(a)}) * {lit(m / (b - a))}) AS INTEGER){qh}"
+        decade = (
+            f"CAST(floor(log10(e) * {RECEIPT_ROWS_PER_DECADE}) AS INTEGER) + {DECADE_OFFSET}{qh}"
+        )
         high = (
             f"WHEN e BETWEEN {lit(b)} AND {lit(DBL_MAX)} THEN {above} "
             f"WHEN e > {lit(DBL_MAX)} THEN {public} WHEN e >= {lit(a)} THEN {inner} "
@@ -346,10 +381,17 @@ class FastPlan:
         else:
             when = f"WHEN e > 0 AND e < {lit(a)} THEN {decade} {high}"
         key = f"CASE {when}WHEN e = 0 THEN {zero} END"
-        # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative level's q
-        # is never used, but must not fail the cast (-inf)
-        q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
-        rows = self._fast(key, f"e < {lit(b)}", q)
+        if split:
+            assert n_rows is not None
+            got = self._split_bracket(key, b, n_rows)
+            if got is None:
+                return None  # a bad value: the general plan counts and refuses
+            rows = got
+        else:
+            # q only below b (< Q_CAP: no upper clamp); greatest(e, 0): a bad negative
+            # level's q is never used, but must not fail the cast (-inf)
+            q = f"CAST(floor(greatest(e, 0) * {float(QE)!r}) AS BIGINT)"
+            rows = self._fast(key, f"e < {lit(b)}", q)
         out = []
         coarse = set()
         for r in rows:
