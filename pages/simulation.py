@@ -188,7 +188,7 @@ def simulation_section() -> None:
     extra = sc.extra_methods(methods)
     shown = sc.shown_methods(methods, tuned_sd)
     run = dict(shown=shown, range=data_range, tuned_sd=tuned_sd, seed=seed, dist=dist)
-    run.update(trials=plan.trials, n=prof.n)
+    run.update(trials=plan.trials, n=prof.n, full_run=page_run)
     first = simview.early_trials(plan)
     ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
     trials = simview.shown_trials(plan, page_run, whole_asked, ready)
