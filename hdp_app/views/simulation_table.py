@@ -110,11 +110,14 @@ def table_parts(
     rows: Sequence[Mapping[str, Any]], real: bool, width_px: float = TABLE_WIDTH_PX
 ) -> list[list[int]]:
     """The column groups (indices into column_groups(real)) of each stacked table: consecutive
-    groups share a table while its estimated width (the method column, which wraps at its
-    words, and every column's widest cell or header word) fits ``width_px``."""
+    groups share a table while its estimated width fits ``width_px``: the method column,
+    which wraps at its words (its longest word, or its first after the colour dot), and each
+    column's widest cell or its header's longest word (headers wrap, numbers do not)."""
     cells = table_cells(rows, real)
-    labels = [c[0] for c in cells] + ["Method"]
-    method = max(len(w) for t in labels for w in t.split()) * CHAR_PX + CELL_PAD_PX + DOT_PX
+    labels = [c[0].split() or [""] for c in cells] + [["Method"]]
+    longest = max(len(w) for words in labels for w in words) * CHAR_PX
+    first = max(len(words[0]) for words in labels) * CHAR_PX + DOT_PX  # the dot's line
+    method = max(longest, first) + CELL_PAD_PX
     parts: list[list[int]] = []
     used = math.inf
     i = 1
