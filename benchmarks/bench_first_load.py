@@ -22,7 +22,9 @@ on the page (pages/simulation.py), once its MSE chart and every other chart are 
 the fresh step within 2x the floor.
 
 Since session 11 a step of the Simulation page leaves its closed sections (the spread of the
-estimates, the sweep, the script: folded at first) empty: it redraws the results only.
+estimates, the sweep, the script: folded at first) empty: it redraws the results only. Since
+session 12 the results are one static HTML table (hdp_app.views.simulation_table), the
+dataframe grid folded under it and left empty by a step too.
 ``--pages simulation,tier`` steps only the pages whose label holds one of those words; the load
 average is printed at the start and the end.
 

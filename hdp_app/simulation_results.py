@@ -1,7 +1,8 @@
 """The Simulation page's results, drawn twice per long run (issue 29): an early draw of the
 run's first trials, said so, then the whole run in its place (pages/simulation.py puts each in
 a slot); on a step of the page's controls, a long run's quick result, said so, with a button
-for the whole run; and the "Reproduce in Python" expander. Widgets and layout only: rows,
+for the whole run; the results as a static HTML table (views.simulation_table) with the grid
+folded under it; and the "Reproduce in Python" expander. Widgets and layout only: rows,
 tables, sentences from hdp_app.views.simulation and simulation_controls, figures from
 hdp_app.figures.simulation.
 

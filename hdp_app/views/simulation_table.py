@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hdp_app.views.formatting import TABLE_WIDTH_PX
-from hdp_app.views.simulation import method_label
+from hdp_app.views.simulation import TABLE_FORMATS, method_label
 
 __all__ = [
     "CHAR_PX",
@@ -42,24 +42,25 @@ GRID_LABEL = "The same numbers as a grid (sort, copy)"
 """The folded section holding the results as a dataframe grid (views.simulation.results_frame),
 built on a full run of the page and while open (views.simulation.builds_closed)."""
 
-Column = tuple[str, str, str, str]
+Column = tuple[str, str, str]
 """A column: (row key of views.simulation.simulation_rows, its header under its group's, the
-results grid's column name (views.simulation.results_frame), its printf format)."""
+results grid's column name (views.simulation.results_frame), whose format in
+views.simulation.TABLE_FORMATS it takes)."""
 
 SIMULATED: tuple[Column, ...] = (
-    ("mse", "MSE", "Simulated MSE", "%.3e"),
-    ("ci_low", "95% CI low", "95% CI low", "%.3e"),
-    ("ci_high", "95% CI high", "95% CI high", "%.3e"),
-    ("ln_mse", "ln MSE", "ln MSE (simulated)", "%.2f"),
-    ("ratio", "× ADPM", "× ADPM (simulated)", "%.3g×"),
+    ("mse", "MSE", "Simulated MSE"),
+    ("ci_low", "95% CI low", "95% CI low"),
+    ("ci_high", "95% CI high", "95% CI high"),
+    ("ln_mse", "ln MSE", "ln MSE (simulated)"),
+    ("ratio", "× ADPM", "× ADPM (simulated)"),
 )
 EXACT: tuple[Column, ...] = (
-    ("exact", "MSE", "Exact MSE", "%.3e"),
-    ("ln_exact", "ln MSE", "ln MSE (exact)", "%.2f"),
-    ("ratio_exact", "× ADPM", "× ADPM (exact)", "%.3g×"),
+    ("exact", "MSE", "Exact MSE"),
+    ("ln_exact", "ln MSE", "ln MSE (exact)"),
+    ("ratio_exact", "× ADPM", "× ADPM (exact)"),
 )
-REAL_SIMULATED: Column = ("rmse_real", "RMSE (data units)", "RMSE (real units)", "%.4g")
-REAL_EXACT: Column = ("rmse_real_exact", "RMSE (data units)", "RMSE exact (real units)", "%.4g")
+REAL_SIMULATED: Column = ("rmse_real", "RMSE (data units)", "RMSE (real units)")
+REAL_EXACT: Column = ("rmse_real_exact", "RMSE (data units)", "RMSE exact (real units)")
 
 SIMULATED_HELP = (
     "Over the trials: the mean of the squared errors (MSE, data scaled to [-0.5, 0.5]) with "
@@ -97,7 +98,11 @@ def table_cells(rows: Sequence[Mapping[str, Any]], real: bool) -> list[list[str]
     simulation_rows): the method's label, then every column of column_groups(real) in order,
     formatted as the results grid formats it (MISSING where a number is not defined)."""
     cols = [c for _, _, cs in column_groups(real) for c in cs]
-    return [[method_label(r["method"]), *(_cell(r.get(k), f) for k, _, _, f in cols)] for r in rows]
+    fmts = [TABLE_FORMATS[name] for _, _, name in cols]
+    return [
+        [method_label(r["method"]), *(_cell(r.get(c[0]), f) for c, f in zip(cols, fmts))]
+        for r in rows
+    ]
 
 
 def _width(texts: Sequence[str], head: str) -> float:
@@ -178,7 +183,7 @@ def results_table_html(
                 f'<th class="g" colspan="{len(cols)}" scope="colgroup" title="{esc(why)}">'
                 f"{esc(head)}</th>"
             )
-            sub += [f'<th scope="col" title="{esc(name)}">{esc(h)}</th>' for _, h, name, _ in cols]
+            sub += [f'<th scope="col" title="{esc(name)}">{esc(h)}</th>' for _, h, name in cols]
             picked += list(range(starts[g], starts[g + 1]))
         body = []
         for r, row in zip(rows, cells, strict=True):
