@@ -59,8 +59,8 @@ EXACT: tuple[Column, ...] = (
     ("ln_exact", "ln MSE", "ln MSE (exact)"),
     ("ratio_exact", "× ADPM", "× ADPM (exact)"),
 )
-REAL_SIMULATED: Column = ("rmse_real", "RMSE (data units)", "RMSE (real units)")
-REAL_EXACT: Column = ("rmse_real_exact", "RMSE (data units)", "RMSE exact (real units)")
+REAL_SIMULATED: Column = ("rmse_real", "RMSE (real units)", "RMSE (real units)")
+REAL_EXACT: Column = ("rmse_real_exact", "RMSE (real units)", "RMSE exact (real units)")
 
 SIMULATED_HELP = (
     "Over the trials: the mean of the squared errors (MSE, data scaled to [-0.5, 0.5]) with "
