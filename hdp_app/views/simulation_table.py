@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -86,11 +87,9 @@ def column_groups(real: bool) -> list[tuple[str, str, tuple[Column, ...]]]:
 
 
 def _cell(v: Any, fmt: str) -> str:
-    if v is None or isinstance(v, bool) or not isinstance(v, int | float):
-        return MISSING
-    if not math.isfinite(v):
-        return MISSING
-    return fmt % v
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+        return MISSING  # None, NaN or an infinity: not a number to show
+    return fmt % float(v)
 
 
 def table_cells(rows: Sequence[Mapping[str, Any]], real: bool) -> list[list[str]]:

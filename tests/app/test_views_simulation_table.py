@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from simulation_table_support import DASH, Tables, body_rows, column_names, merged, oracle
 
@@ -85,6 +86,10 @@ def test_missing_numbers_show_a_dash_and_every_text_is_escaped():
     assert cells["ADPM (optimal)"]["Simulated MSE"] == "0.000e+00"
     assert cells["<b>x</b>"]["Simulated MSE"] == DASH and cells["<b>x</b>"]["Exact MSE"] == DASH
     assert cells["<b>x</b>"]["× ADPM (simulated)"] == "1.5×"
+    as_numpy = dict(zero, mse=np.float32(0.5), exact=np.int64(2), ratio=np.float64(3.0))
+    numpy_cells = merged(stv.results_table_html([as_numpy], False))["ADPM (optimal)"]
+    assert numpy_cells["Simulated MSE"] == "5.000e-01" and numpy_cells["Exact MSE"] == "2.000e+00"
+    assert numpy_cells["× ADPM (simulated)"] == "3×"
 
 
 def test_every_method_has_its_chart_colour_and_the_headers_say_what_they_hold(results):
