@@ -22,7 +22,12 @@ on the page (pages/simulation.py), once its MSE chart and every other chart are 
 the fresh step within 2x the floor.
 
 Since session 11 a step of the Simulation page leaves its closed sections (the spread of the
-estimates, the sweep, the script: folded at first) empty: it redraws the results only.
+estimates, the sweep, the script: folded at first) empty: it redraws the results only. Since
+session 12 the results are one static HTML table (hdp_app.views.simulation_table), the
+dataframe grid folded under it and left empty by a step too.
+The CPU seconds per step of the server and of the browser (Chromium's and Playwright's
+processes, the wait for a drawn page included) are printed too, medians over the rounds:
+steadier than wall time while others use the machine.
 ``--pages simulation,tier`` steps only the pages whose label holds one of those words; the load
 average is printed at the start and the end.
 
@@ -234,6 +239,11 @@ def whole_on_request(page, charts: int) -> float | None:
     return B.wait_drawn(page, charts, runs_before=before, timeout_ms=30_000) - t0
 
 
+def per_step(c0: tuple[float, float], c1: tuple[float, float], moves: int) -> tuple[float, float]:
+    """(server, browser) CPU seconds per step between two cpu_split readings."""
+    return (c1[0] - c0[0]) / moves, (c1[1] - c0[1]) / moves
+
+
 def open_page(page, base: str, path: str, radio: str | None, charts: int = 1) -> None:
     page.goto(base + path)
     B.wait_drawn(page, charts)
@@ -332,6 +342,7 @@ def bench_sliders(
         rows: dict[str, list[float]] = {}
         early: dict[str, list] = {}
         floor_moves: list[float] = []
+        step_cpu: dict[str, list[tuple[float, float]]] = {}
         seen: dict[str, list[float]] = {"floor": []}
         for r in range(rounds):
             for label, path, radio, charts in pages or APP_PAGES:
@@ -339,14 +350,22 @@ def bench_sliders(
                 if fresh:  # a seed of its own per round: no step is a cached run
                     path = f"{path}?sim_seed={SEED_BASE + r}"
                 open_page(page, fbase, "/", None)
+                c0 = cpu_split(fsrv.proc.pid)
                 floor_moves += slider_times(page, moves, shown=seen["floor"])
+                step_cpu.setdefault("floor", []).append(
+                    per_step(c0, cpu_split(fsrv.proc.pid), moves)
+                )
                 order = list(zip(apps, bases))
-                for (tag, _), base in order if r % 2 == 0 else order[::-1]:
+                pairs = list(zip(order, servers))
+                for ((tag, _), base), srv in pairs if r % 2 == 0 else pairs[::-1]:
                     open_page(page, base, path, radio, charts)
+                    c0 = cpu_split(srv.proc.pid)
                     firsts = early.setdefault(tag, []) if fresh else None
                     shown = seen.setdefault(tag + label, [])
                     xs = slider_times(page, moves, charts, fresh, firsts, shown)
                     rows.setdefault(tag + label, []).extend(xs)
+                    cpu = per_step(c0, cpu_split(srv.proc.pid), moves)
+                    step_cpu.setdefault(tag + label, []).append(cpu)
                     if fresh:
                         t = whole_on_request(page, charts)
                         if t is not None:
@@ -364,6 +383,19 @@ def bench_sliders(
             if len(got) < len(firsts):
                 print(f"  ({tag}{len(firsts) - len(got)} of {len(firsts)} steps: no early draw)")
         print("  (goals: every page within 1.5x the floor; the Simulation page's fresh step 2x)")
+        print(
+            "CPU seconds per step (medians over the rounds; server = the app's Streamlit process,"
+        )
+        print(
+            "browser = Chromium's and Playwright's processes, the wait for a drawn page included):"
+        )
+        fs, fb = (statistics.median(c[i] for c in step_cpu["floor"]) for i in (0, 1))
+        for label, cs in step_cpu.items():
+            s_, b_ = (statistics.median(c[i] for c in cs) for i in (0, 1))
+            print(
+                f"  {label:<28} server {s_:.3f} s, browser {b_:.3f} s, both {s_ + b_:.3f} s"
+                f"  ratio {(s_ + b_) / (fs + fb):.2f}"
+            )
         print("Slider step to what a reader sees (changes inside a canvas left out: the dataframe")
         print("grids' accessibility tables, never drawn, which they update after their canvas):")
         smed = statistics.median(seen["floor"])

@@ -1,7 +1,8 @@
 """The Simulation page's results, drawn twice per long run (issue 29): an early draw of the
 run's first trials, said so, then the whole run in its place (pages/simulation.py puts each in
 a slot); on a step of the page's controls, a long run's quick result, said so, with a button
-for the whole run; and the "Reproduce in Python" expander. Widgets and layout only: rows,
+for the whole run; the results as a static HTML table (views.simulation_table) with the grid
+folded under it; and the "Reproduce in Python" expander. Widgets and layout only: rows,
 tables, sentences from hdp_app.views.simulation and simulation_controls, figures from
 hdp_app.figures.simulation.
 
@@ -19,6 +20,7 @@ from hdp_app.common import PROFILE_LABEL, metric_row
 from hdp_app.figures import simulation as figs
 from hdp_app.views import simulation as simview
 from hdp_app.views import simulation_controls as sc
+from hdp_app.views import simulation_table as stv
 from hdp_app.views import tuned as tview
 from hdp_app.views.formatting import frame_to_csv
 from hdp_app.widgets import show_metric, wide_dataframe
@@ -62,11 +64,24 @@ def results_part(results: dict, run: dict[str, Any], trials: int, early: bool) -
     dip = tview.dip_note(sc.exact_by_method(rows, adpm_all), run["tuned_sd"])
     if dip:
         st.caption(dip)
-    df = simview.results_frame(rows, run["range"] is not None)
-    wide_dataframe(df, "sim_table" + sfx, simview.TABLE_FORMATS)
+    real = run["range"] is not None
+    st.html(stv.results_table_html(rows, real, figs.METHOD_COLORS))
     st.caption(simview.run_caption(trials, run["seed"], run["dist"].label(), run["n"]))
     st.plotly_chart(figs.mse_figure(rows), key="sim_mse_chart" + sfx)
+    if not early:
+        results_grid(rows, real, bool(run.get("full_run")))
     return rows
+
+
+def results_grid(rows: list[dict], real: bool, full_run: bool) -> None:
+    """The results as a dataframe grid (to sort or copy; views.simulation.results_frame), in a
+    folded section built on a full run of the page and while open, not on a step while
+    folded (views.simulation.builds_closed; opening it reruns): the grid's canvas and
+    accessibility tables, three parts at 1024 px, cost a step more than the rest of it."""
+    box = st.expander(stv.GRID_LABEL, key="sim_grid_box", on_change="rerun")
+    if simview.builds_closed(full_run, box.open):
+        with box:
+            wide_dataframe(simview.results_frame(rows, real), "sim_table", simview.TABLE_FORMATS)
 
 
 def histogram_chart(results: dict, hist: list[str], run: dict, early: bool) -> None:

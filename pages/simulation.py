@@ -153,8 +153,9 @@ def simulation_section() -> None:
     A long run first draws its first trials (views.simulation.early_trials, said so), then the
     rest of the page, then the whole run in their place; a step of its controls shows a quick
     result of a long run's first trials, said so, and the whole run on request
-    (views.simulation.shown_trials; issue 29). The spread of the estimates, the sweep and the
-    script sit in expanders, closed at first, built on a full run and while open: a step
+    (views.simulation.shown_trials; issue 29). The results are a static HTML table
+    (views.simulation_table); the same as a grid, the spread of the estimates, the sweep and
+    the script sit in expanders, closed at first, built on a full run and while open: a step
     leaves a closed one empty (views.simulation.builds_closed), so it redraws the results
     only."""
     page_run, whole_asked = (bool(st.session_state.pop(k, False)) for k in (PAGE_RUN, WHOLE_ASKED))
@@ -188,7 +189,7 @@ def simulation_section() -> None:
     extra = sc.extra_methods(methods)
     shown = sc.shown_methods(methods, tuned_sd)
     run = dict(shown=shown, range=data_range, tuned_sd=tuned_sd, seed=seed, dist=dist)
-    run.update(trials=plan.trials, n=prof.n)
+    run.update(trials=plan.trials, n=prof.n, full_run=page_run)
     first = simview.early_trials(plan)
     ready = cache.has_run(prof, spec, plan.trials, seed, tuned_sd, extra)
     trials = simview.shown_trials(plan, page_run, whole_asked, ready)

@@ -9,10 +9,12 @@ import math
 
 import pytest
 from browser_support import runs_ended, wait_drawn
+from simulation_table_support import merged, oracle
 
 import hdp_core as hdp
 from hdp_app.views import group_sweep as gs
 from hdp_app.views import simulation_controls as sc
+from hdp_app.views import simulation_table as stv
 from hdp_app.views.simulation import QUICK_LABEL, QUICK_MIN_CELLS, QUICK_TRIALS
 from hdp_core.simulate import CHUNK_CELLS
 
@@ -74,10 +76,11 @@ def _open(page, label: str) -> None:
 
 def test_a_step_leaves_closed_sections_empty_and_opening_one_draws_it_for_the_step(server, page):
     """A step (two-point data, then p one step up) draws the results only: the spread of the
-    estimates, the sweep and the script sit in closed expanders and are left empty. Opening
-    each draws it for the stepped settings: the sweep's caption names the stepped data and
-    keeps a linked setting of its own (500 fixed users), the script holds both; a next step
-    redraws what is open."""
+    estimates, the sweep, the script and the results grid sit in closed expanders and are
+    left empty; the static results table shows the step's quick result (oracle:
+    simulate_mse). Opening each draws it for the stepped settings: the sweep's caption names
+    the stepped data and keeps a linked setting of its own (500 fixed users), the script
+    holds both; a next step redraws what is open."""
     page.goto(f"{server}/simulation?sim_seed={SEED}&sim_trials={WHOLE}&sim_sw_n1=500")
     wait_drawn(page)
     before = runs_ended(page)
@@ -92,6 +95,16 @@ def test_a_step_leaves_closed_sections_empty_and_opening_one_draws_it_for_the_st
     assert charts.count() == 1  # the MSE chart only
     assert page.get_by_test_id("stCode").count() == 0
     assert page.get_by_text(QUICK_LABEL).count() == 1
+    # the results: the static table shows the step's quick result; the grid, folded, is empty
+    assert page.get_by_test_id("stDataFrame").count() == 0
+    chunk = CHUNK_CELLS // PROFILE.n
+    quick = chunk * math.ceil(QUICK_TRIALS / chunk)
+    res = hdp.simulate_mse(hdp.METHODS, PROFILE, hdp.TwoPoint(0.51), trials=quick, seed=SEED)
+    table = page.get_by_test_id("stHtml").filter(has=page.locator(".hdp-sim-table"))
+    shown = merged(table.first.inner_html())
+    assert shown == oracle(res)
+    _open(page, stv.GRID_LABEL)
+    assert page.get_by_test_id("stDataFrame").count() >= 1
 
     _open(page, gs.BOX_LABEL)
     assert page.locator(".st-key-sim_sweep_chart .main-svg").count() >= 1

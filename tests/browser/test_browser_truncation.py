@@ -39,6 +39,7 @@ from browser_support import new_page, runs_ended, wait_drawn
 from hdp_app.views import group_sweep as gs
 from hdp_app.views import simulation as simview
 from hdp_app.views import simulation_controls as sc
+from hdp_app.views import simulation_table as stv
 from hdp_app.views import whatif as wv
 
 pytestmark = pytest.mark.browser
@@ -49,7 +50,7 @@ MIN_CHART_TEXT = 10  # and, with a chart, at least this many chart texts (ticks,
 TWO_TIERS = "profile=tiers&p_tier=0.1~10~A&p_tier=inf~5~B"  # 15 users, two levels
 FEW_TRIALS = "sim_trials=500"  # the fewest trials the page allows: the same texts, quicker
 LONG_TRIALS = 5_000  # x 1,000 users: QUICK_MIN_CELLS, the least run a step shows quickly
-STEP_OPENED = "after a step: the spread, the sweep and the script opened"
+STEP_OPENED = "after a step: the spread, the sweep, the script and the grid opened"
 OPEN_TD = (
     "/tier_designer?td_open_target=true&td_open_whatif=true&td_open_releases=true&td_open_save=true"
 )
@@ -373,9 +374,9 @@ def _step_simulation(page, _) -> None:
 
 def _open_closed_sections(page, _) -> None:
     """After a step the Simulation page's closed sections are empty; opening each (a rerun)
-    draws it for the stepped settings (issue 29)."""
+    draws it for the stepped settings (issue 29), the results grid too."""
     main = page.get_by_test_id("stMain")
-    for label in (sc.HIST_LABEL, gs.BOX_LABEL, "Reproduce in Python"):
+    for label in (sc.HIST_LABEL, gs.BOX_LABEL, "Reproduce in Python", stv.GRID_LABEL):
         box = main.get_by_test_id("stExpander").filter(has_text=label).locator("summary")
         _act(page, box.first.click, 1)
 
