@@ -49,3 +49,19 @@ def test_a_menu_step_redraws_the_outputs_and_an_open_section_follows(server, pag
     assert not page.get_by_test_id("stException").count()
     # the page's fragment sends its 20 controls and their rows too: over twice the outputs'
     assert 2 * closed < opened, (closed, opened)
+
+
+def test_the_error_measure_with_section_4_open_redraws_section_4(server, page):
+    """Section 2's error measure is in the outputs fragment; section 4 (open) draws in that
+    measure, so changing it then reruns the page's fragment (design_state.cb_view)."""
+    page.goto(server + "/tier_designer?td_open_whatif=true")
+    wait_drawn(page, min_charts=2)
+    box = page.get_by_test_id("stExpander").filter(has_text=V.SECTIONS["whatif"])
+    shown = box.inner_text()
+    assert "RMSE" not in shown
+    before = runs_ended(page)
+    radio = page.get_by_test_id("stRadio").filter(has_text="Show errors as")
+    radio.get_by_text(V.METRIC_LABELS["rmse"], exact=True).click()
+    wait_drawn(page, min_charts=2, runs_before=before)
+    assert "RMSE" in box.inner_text(), box.inner_text()[:400]
+    assert not page.get_by_test_id("stException").count()
