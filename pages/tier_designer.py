@@ -98,7 +98,6 @@ def menu_section() -> None:
     (design_state.cb_menu_input); the template, adding or removing a tier and the spread's
     kind rerun the page's fragment (they change the controls too)."""
     ss = st.session_state
-    edit = {"on_change": S.cb_menu_input}
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     c1.selectbox(
         "Start from a template",
@@ -122,7 +121,7 @@ def menu_section() -> None:
             key=f"td_name_{i}",
             max_chars=M.MAX_NAME_CHARS,
             help=T.HELP["td_name"],
-            **edit,
+            on_change=S.cb_menu_input,
         )
         S.keep_eps_option(i)
         cols[1].select_slider(
@@ -131,9 +130,9 @@ def menu_section() -> None:
             key=f"td_eps_{i}",
             format_func=short_eps,
             help=V.EPS_HELP,
-            **edit,
+            on_change=S.cb_menu_input,
         )
-        number(cols[2], T.share_field(i), **edit)
+        number(cols[2], T.share_field(i), on_change=S.cb_menu_input)
         cols[3].button(
             ":material/delete:",
             key=f"td_remove_{i}",
@@ -152,15 +151,15 @@ def menu_section() -> None:
 
     # the users box gets the most room: at 1024 px a narrow one showed 1,000,000 as "100000"
     c1, c2, c3, c4 = st.columns([1.7, 1, 1, 0.8])
-    number(c1, T.USERS, **edit)
-    number(c2, T.LO, **edit)
-    number(c3, T.HI, **edit)
+    number(c1, T.USERS, on_change=S.cb_menu_input)
+    number(c2, T.LO, on_change=S.cb_menu_input)
+    number(c3, T.HI, on_change=S.cb_menu_input)
     c4.text_input(
         "Unit",
         key="td_unit",
         max_chars=M.MAX_UNIT_CHARS,
         help=T.HELP["td_unit"],
-        **edit,
+        on_change=S.cb_menu_input,
     )
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     c1.radio(
@@ -171,7 +170,7 @@ def menu_section() -> None:
         horizontal=True,
         help=explain.SPREAD_HELP,
     )
-    number(c2, T.SD, disabled=ss["td_spread"] != "sd", **edit)
+    number(c2, T.SD, disabled=ss["td_spread"] != "sd", on_change=S.cb_menu_input)
 
 
 def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:

@@ -76,7 +76,7 @@ def test_every_plotly_lookup_without_import_is_guarded():
     assert found == set(G.MODULES)
     G.install()
     for name in G.MODULES:
-        assert sys.modules[name].get_module is G.imported_module  # type: ignore[attr-defined]
+        assert sys.modules[name].get_module is G.imported_module
 
 
 def test_the_first_page_draws_without_pandas():
