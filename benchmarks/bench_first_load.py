@@ -151,6 +151,14 @@ def cpu_split(server_pid: int) -> tuple[float, float]:
     return sum(table[p][1] for p in server), sum(table[p][1] for p in mine)
 
 
+def step_cpu(servers: list, pid: int) -> tuple[float, float]:
+    """CPU seconds so far of the server ``pid`` and of the browser (cpu_split's, less every
+    server in ``servers``: the others idle meanwhile, but are not the browser)."""
+    own, rest = cpu_split(pid)
+    others = sum(cpu_split(s.proc.pid)[0] for s in servers if s.proc.pid != pid)
+    return own, rest - others
+
+
 CPU: dict[pathlib.Path, list[tuple[float, float]]] = {}
 """Per script, the (server, browser) CPU seconds of each counted first load."""
 
@@ -333,19 +341,36 @@ def bench_sliders(
         early: dict[str, list] = {}
         floor_moves: list[float] = []
         seen: dict[str, list[float]] = {"floor": []}
+        cpu: dict[str, list[float]] = {}  # label -> [server s, browser s, steps]
+        every = [fsrv, *servers]
+
+        def steps(label: str, srv, *args, **kw) -> list[float]:
+            c0 = step_cpu(every, srv.proc.pid)
+            xs = slider_times(*args, **kw)
+            c1 = step_cpu(every, srv.proc.pid)
+            acc = cpu.setdefault(label, [0.0, 0.0, 0])
+            acc[0], acc[1], acc[2] = (
+                acc[0] + c1[0] - c0[0],
+                acc[1] + c1[1] - c0[1],
+                acc[2] + len(xs),
+            )
+            return xs
+
         for r in range(rounds):
             for label, path, radio, charts in pages or APP_PAGES:
                 fresh = label == FRESH
                 if fresh:  # a seed of its own per round: no step is a cached run
                     path = f"{path}?sim_seed={SEED_BASE + r}"
                 open_page(page, fbase, "/", None)
-                floor_moves += slider_times(page, moves, shown=seen["floor"])
+                floor_moves += steps("floor", fsrv, page, moves, shown=seen["floor"])
                 order = list(zip(apps, bases))
-                for (tag, _), base in order if r % 2 == 0 else order[::-1]:
+                for ((tag, _), base), srv in (
+                    zip(order, servers) if r % 2 == 0 else zip(order[::-1], servers[::-1])
+                ):
                     open_page(page, base, path, radio, charts)
                     firsts = early.setdefault(tag, []) if fresh else None
                     shown = seen.setdefault(tag + label, [])
-                    xs = slider_times(page, moves, charts, fresh, firsts, shown)
+                    xs = steps(tag + label, srv, page, moves, charts, fresh, firsts, shown)
                     rows.setdefault(tag + label, []).extend(xs)
                     if fresh:
                         t = whole_on_request(page, charts)
@@ -370,6 +395,12 @@ def bench_sliders(
         for label, xs in seen.items():
             r = statistics.median(xs) / smed
             print(f"  {label:<28} {fmt(xs)}  ratio {r:.2f}")
+        print("CPU seconds per step (server; browser = Chromium and Playwright's driver; both):")
+        fs, fb, fn = cpu["floor"]
+        for label, (sv, bw, n) in cpu.items():
+            a, b = sv / n, bw / n
+            r = (a + b) / ((fs + fb) / fn)
+            print(f"  {label:<28} {a:.3f} s; {b:.3f} s; {a + b:.3f} s  ratio {r:.2f}")
         ctx.close()
     finally:
         fsrv.stop()
