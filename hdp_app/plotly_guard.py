@@ -38,7 +38,8 @@ MODULES = (
 call it with ``should_load=False`` (plotly 7.1, pinned in requirements.lock; a test reads plotly's
 sources for any other)."""
 
-_plotly_get_module = optional_imports.get_module
+PLOTLY_GET_MODULE = optional_imports.get_module
+"""plotly's own lookup (what :func:`install` replaces; kept for plotly's real imports)."""
 
 
 def imported_module(name: str, should_load: bool = True) -> ModuleType | None:
@@ -46,7 +47,7 @@ def imported_module(name: str, should_load: bool = True) -> ModuleType | None:
     has not finished (it is in ``sys.modules``, its ``__spec__._initializing`` set) is
     returned as None (absent), never half-made."""
     if should_load:
-        return _plotly_get_module(name, should_load=True)
+        return PLOTLY_GET_MODULE(name, should_load=True)
     module = sys.modules.get(name)
     spec: Any = getattr(module, "__spec__", None)
     if module is not None and getattr(spec, "_initializing", False):

@@ -56,7 +56,7 @@ def test_a_figure_is_built_while_pandas_is_half_imported(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", _half_made("pandas"))
     assert json.loads(_figure_json()) == whole
     for name in G.MODULES:  # plotly's own lookup, as before the guard
-        monkeypatch.setattr(sys.modules[name], "get_module", G._plotly_get_module)
+        monkeypatch.setattr(sys.modules[name], "get_module", G.PLOTLY_GET_MODULE)
     with pytest.raises(AttributeError):
         _figure_json()
 
