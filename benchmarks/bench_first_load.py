@@ -24,7 +24,9 @@ the fresh step within 2x the floor.
 Since session 11 a step of the Simulation page leaves its closed sections (the spread of the
 estimates, the sweep, the script: folded at first) empty: it redraws the results only.
 ``--pages simulation,tier`` steps only the pages whose label holds one of those words; the load
-average is printed at the start and the end.
+average is printed at the start and the end. Since session 12 the CPU seconds per step of each
+app's server and of the browser (Chromium and Playwright's driver) are printed too, read around
+each page's steps: steadier than wall time on a busy machine.
 
 Run: .venv/bin/python benchmarks/bench_first_load.py [--runs 5] [--moves 5] [--rounds 1]
 [--pages WORDS] [--compare <export of main>/app.py]
