@@ -15,19 +15,18 @@ shown, not even on a fresh server (see hdp_app.navigation.run_through_app).
 
 import pathlib
 
-# pandas first, in every session's run: plotly's validators and JSON encoder take pandas from
-# sys.modules without importing it, so a figure built in one session while another session's
-# thread is importing pandas reads a half-made module and fails (issue 29: seen when the
-# Profile page no longer imported it and two first loads of a fresh server ran at once).
-# Python's import lock makes every other session wait here until pandas is whole.
-import pandas  # noqa: F401
 import streamlit as st
 
+from hdp_app import plotly_guard
 from hdp_app.navigation import app_pages, through_app
 from hdp_app.perf import freeze_after_imports
 from hdp_app.sidebar import render_note, render_sidebar
 from hdp_app.state import get_spec, init_state
 from hdp_app.url import sync_url
+
+# Before any figure: plotly treats a module still being imported (pandas, imported by the
+# pages that need it, not by the first page) as absent, never half-made (issue 29).
+plotly_guard.install()
 
 st.set_page_config(
     page_title="hdp-explorer",

@@ -266,6 +266,44 @@ def releases() -> int:
     return int(st.session_state.get("td_releases", 1))
 
 
+# what a step of the menu's inputs reruns (issue 29) -------------------------------------------
+BODY = "td_body"
+"""Key of the page's fragment (sections 1 to 6): a control whose callback returns normally
+reruns it."""
+OUTPUTS = "td_outputs"
+"""Key of the fragment inside it that reads the menu from the inputs and draws what it gives
+(its notes, section 2): an edit of a tier's name, eps or share, of the users, the range, the
+unit or the spread reruns only this (:func:`cb_menu_input`), not the 20 controls above it."""
+SEGMENTS_OPEN = "td_open_segments"  # the segments planning expander (hdp_app.segments_planning)
+
+
+def outputs_only() -> bool:
+    """True when an edit of the menu's inputs changes nothing on the page but the outputs
+    fragment: no note above the menu (an edit clears it), no import or "used" message, and
+    sections 3 to 6 and the segments closed (open, they follow the menu too)."""
+    ss = st.session_state
+    if ss.get(NOTE) or ss.get(IMPORT_MSG) or ss.get(USED):
+        return False
+    return not any(ss.get(key) for key in (*OPEN.values(), SEGMENTS_OPEN))
+
+
+def cb_menu_input() -> None:
+    """on_change of the menu's inputs (a tier's name, eps and share; users, range, unit, sd):
+    rerun only the outputs fragment when :func:`outputs_only`, else the page's fragment (the
+    control's own, as before)."""
+    if outputs_only():
+        st.rerun(OUTPUTS)
+
+
+def cb_view() -> None:
+    """on_change of section 2's error measure (in the outputs fragment): remember it
+    (:func:`changed`); with a section open (section 4 draws in that measure) rerun the page's
+    fragment, not only the outputs."""
+    changed("td_view")
+    if not outputs_only():
+        st.rerun(BODY)
+
+
 # callbacks ------------------------------------------------------------------------------------
 def cb_template() -> None:
     ss = st.session_state

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-import pandas as pd
 import streamlit as st
 
 import hdp_core as hdp
@@ -265,6 +264,8 @@ def _tiers_controls(ui: dict) -> dict | None:
     key = f"prof_tiers_editor_{t['gen']}"
     if key not in st.session_state:  # first show, or back from another page: latest rows
         t["base"] = [dict(r) for r in t["rows"]]
+    import pandas as pd  # here: the first page (a preset) draws no table (issue 29)
+
     base = pd.DataFrame(t["base"], columns=["name", "eps", "count", "share"])
     base = base.astype({"name": "object", "eps": "object", "count": "float64", "share": "float64"})
     edited = st.data_editor(

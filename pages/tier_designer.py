@@ -14,8 +14,8 @@ from typing import Any
 
 import streamlit as st
 
+from hdp_app import design_menu, segments_planning
 from hdp_app import design_state as S
-from hdp_app import segments_planning
 from hdp_app.caches import design as cache
 from hdp_app.common import (
     MENU_LINK_KEY,
@@ -34,7 +34,6 @@ from hdp_app.perf import live
 from hdp_app.views import design as V
 from hdp_app.views import design_controls as T
 from hdp_app.views import design_link, explain, links
-from hdp_app.views import slack as SL
 from hdp_app.views import tuned as tview
 from hdp_app.views import whatif as wv
 from hdp_app.views.formatting import plain, plain_table, short_eps
@@ -93,9 +92,11 @@ def menu_note() -> None:
         )
 
 
-def menu_section() -> M.Menu:
-    """1. The menu: tiers, users, data range and spread. Returns the menu the page is about
-    (the last valid one when the inputs have a problem) and keeps the link in sync."""
+def menu_section() -> None:
+    """1. The menu's controls: tiers, users, data range and spread. An edit of a tier's name,
+    eps or share, of the users, range, unit or sd reruns only :func:`outputs`
+    (design_state.cb_menu_input); the template, adding or removing a tier and the spread's
+    kind rerun the page's fragment (they change the controls too)."""
     ss = st.session_state
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     c1.selectbox(
@@ -120,6 +121,7 @@ def menu_section() -> M.Menu:
             key=f"td_name_{i}",
             max_chars=M.MAX_NAME_CHARS,
             help=T.HELP["td_name"],
+            on_change=S.cb_menu_input,
         )
         S.keep_eps_option(i)
         cols[1].select_slider(
@@ -128,8 +130,9 @@ def menu_section() -> M.Menu:
             key=f"td_eps_{i}",
             format_func=short_eps,
             help=V.EPS_HELP,
+            on_change=S.cb_menu_input,
         )
-        number(cols[2], T.share_field(i))
+        number(cols[2], T.share_field(i), on_change=S.cb_menu_input)
         cols[3].button(
             ":material/delete:",
             key=f"td_remove_{i}",
@@ -148,14 +151,15 @@ def menu_section() -> M.Menu:
 
     # the users box gets the most room: at 1024 px a narrow one showed 1,000,000 as "100000"
     c1, c2, c3, c4 = st.columns([1.7, 1, 1, 0.8])
-    number(c1, T.USERS)
-    number(c2, T.LO)
-    number(c3, T.HI)
+    number(c1, T.USERS, on_change=S.cb_menu_input)
+    number(c2, T.LO, on_change=S.cb_menu_input)
+    number(c3, T.HI, on_change=S.cb_menu_input)
     c4.text_input(
         "Unit",
         key="td_unit",
         max_chars=M.MAX_UNIT_CHARS,
         help=T.HELP["td_unit"],
+        on_change=S.cb_menu_input,
     )
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     c1.radio(
@@ -166,33 +170,22 @@ def menu_section() -> M.Menu:
         horizontal=True,
         help=explain.SPREAD_HELP,
     )
-    number(c2, T.SD, disabled=ss["td_spread"] != "sd")
-
-    menu, error, warning = S.current_menu()
-    spread_note = tview.designer_spread_note(menu)
-    if spread_note:
-        st.caption(spread_note)
-    if error:
-        st.error(error, icon=":material/block:")
-    elif warning:
-        st.warning(warning, icon=":material/balance:")
-    S.sync_link(menu)
-    return menu
+    number(c2, T.SD, disabled=ss["td_spread"] != "sd", on_change=S.cb_menu_input)
 
 
 def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
     """2. What each tier really gets, and the comparison with UNI and PropDPM. Returns the
     error measure chosen for display ('half_width' or 'rmse')."""
-    # two rows of two: at 1024 px four in a row cut the numbers ("± 0.49…")
-    cols = [*st.columns(2), *st.columns(2)]
-    for col, m in zip(cols, V.headline_metrics(menu, report)):
-        show_metric(col, m)
+    # two rows of two: at 1024 px four in a row cut the numbers ("± 0.49…"); one pair of
+    # columns holding two cards each (the same grid, three blocks fewer to send per step)
+    cols = st.columns(2)
+    for i, m in enumerate(V.headline_metrics(menu, report)):
+        show_metric(cols[i % 2], m)
 
     kind, text = V.saturation_message(menu, report)
     _BOX[kind](text, icon=":material/info:")
     with st.expander("What do 'saturated' and 'worst case' mean?"):
-        st.markdown(explain.DESIGNER_SATURATION_TEXT)
-        st.markdown(explain.WORST_CASE_DATA_TEXT)
+        st.markdown(f"{explain.DESIGNER_SATURATION_TEXT}\n\n{explain.WORST_CASE_DATA_TEXT}")
 
     # a static table: a few rows, drawn in the same frame as the rest (st.dataframe's grid
     # re-wrote its hidden cells ~200 ms after each slider step)
@@ -203,7 +196,8 @@ def tiers_section(menu: M.Menu, report: D.MenuReport) -> str:
         "Show errors as",
         list(METRIC_LABELS),
         format_func=METRIC_LABELS.get,
-        **S.tracked("td_view"),
+        key="td_view",
+        on_change=S.cb_view,
         horizontal=True,
         help=T.HELP["td_view"],
     )
@@ -313,20 +307,6 @@ def whatif_section(menu: M.Menu, report: D.MenuReport, metric_view: str) -> None
     )
 
 
-def targets_section(menu: M.Menu) -> None:
-    """5. Which mean, and k releases: the 95% error under each target (population: ADPM;
-    table: TableMean) of each of k releases at eps / k."""
-    k = int(number(st, T.RELEASES, **S.tracking("td_releases"), bind="query-params"))
-    single, each = cache.cached_release_errors(menu, 1), cache.cached_release_errors(menu, k)
-    st.markdown(wv.releases_caption(k))
-    for col, target, m in zip(
-        st.columns(2), wv.TARGET_LABELS, wv.target_metrics(single, each, k, menu.unit)
-    ):
-        show_metric(col, m)
-        col.caption(wv.TARGET_TEXTS[target])
-        col.caption(SL.slack_caption(SL.menu_slack(menu, k, target), menu.unit))
-
-
 def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
     """6. Save, share and use the menu: JSON/CSV downloads, the link, import, use as profile."""
     ss = st.session_state
@@ -390,6 +370,20 @@ def save_section(menu: M.Menu, report: D.MenuReport, goal: str) -> None:
         (st.error if msg[0] == "error" else st.success)(msg[1])
 
 
+@st.fragment(key=S.OUTPUTS)
+def outputs() -> tuple[M.Menu, D.MenuReport, str, str]:
+    """What the menu's inputs give, as a fragment of its own (design_state.OUTPUTS): the
+    inputs' problem or note, whose numbers these are and section 2. Returns the menu, its
+    report, the error measure shown and the goal's link token (for sections 3 to 6)."""
+    menu = design_menu.menu_checks()
+    report = cache.cached_report(menu)
+    label, tau = st.session_state.get(PROFILE_LABEL, ""), cached_adpm(get_profile())
+    st.caption(design_link.whose_numbers(menu, report.tau_star, label, tau.saturation_level))
+    st.header("2. What each tier really gets")
+    metric_view = tiers_section(menu, report)
+    return menu, report, metric_view, S.sync_goal(report)
+
+
 FULL_RUN_VERSION = "td_full_run_version"  # the profile version the last full run drew
 
 
@@ -406,26 +400,22 @@ def lazy_section(name: str) -> Any:
     return lazy_expander(f"**{S.LAZY_TITLES[name]}**", S.OPEN[name])
 
 
-@st.fragment
+@st.fragment(key=S.BODY)
 def body() -> None:
     """Sections 1 to 6, as a fragment (issue 11): the menu's controls rerun only this part,
     not the page's introduction, the sidebar and the URL sync. "Use this menu as the current
     profile" changes the profile, which the sidebar and the other pages follow: then the whole
     app reruns at once, before anything is drawn. Sections 3 to 6 are drawn only when opened
     (issue 23: a slider step redraws sections 1 and 2); section 4 is a fragment of its own
-    inside this one: the what-if controls rerun only that section."""
+    inside this one: the what-if controls rerun only that section. Issue 29: an edit of the
+    menu's inputs reruns only :func:`outputs` (section 2) while sections 3 to 6 are closed."""
     if st.session_state.get(FULL_RUN_VERSION) != profile_version():
         st.rerun(scope="app")
     S.keep_section_state()
     menu_note()
     st.header("1. Your menu")
-    menu = menu_section()
-    report = cache.cached_report(menu)
-    label, tau = st.session_state.get(PROFILE_LABEL, ""), cached_adpm(get_profile())
-    st.caption(design_link.whose_numbers(menu, report.tau_star, label, tau.saturation_level))
-    st.header("2. What each tier really gets")
-    metric_view = tiers_section(menu, report)
-    goal = S.sync_goal(report)
+    menu_section()
+    menu, report, metric_view, goal = outputs()
 
     st.subheader("More about this menu")
     st.caption(V.SECTIONS_INTRO)
@@ -437,7 +427,7 @@ def body() -> None:
             live(whatif_section, menu, report, metric_view)  # its slider reruns only this
     if (box := lazy_section("releases")) is not None:
         with box:
-            targets_section(menu)
+            design_menu.targets_section(menu)
     if (box := lazy_section("save")) is not None:
         with box:
             save_section(menu, report, goal)
