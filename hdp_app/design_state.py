@@ -290,8 +290,15 @@ def outputs_only() -> bool:
 def cb_menu_input() -> None:
     """on_change of the menu's inputs (a tier's name, eps and share; users, range, unit, sd):
     rerun only the outputs fragment when :func:`outputs_only`, else the page's fragment (the
-    control's own, as before)."""
-    if outputs_only():
+    control's own, as before). An edit giving a new valid menu makes it current here, before
+    the rerun (:func:`keep_menu`: clears the note above the menu and the import message), so
+    the page's fragment, which draws the note before the outputs, no longer shows it: else
+    the note stayed on the page after the next steps, which rerun only the outputs."""
+    only = outputs_only()  # before keep_menu: with a note shown, the page's fragment reruns
+    menu = menu_from_widgets()[0]
+    if menu is not None:
+        keep_menu(menu)
+    if only:
         st.rerun(OUTPUTS)
 
 

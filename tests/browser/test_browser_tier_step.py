@@ -65,3 +65,22 @@ def test_the_error_measure_with_section_4_open_redraws_section_4(server, page):
     wait_drawn(page, min_charts=2, runs_before=before)
     assert "RMSE" in box.inner_text(), box.inner_text()[:400]
     assert not page.get_by_test_id("stException").count()
+
+
+def test_the_link_s_note_goes_with_an_edit_of_the_menu(server, page):
+    """A menu opened from a link shows a note above it ("Opened the menu from the link."),
+    which an edit of the menu clears (design_state.keep_menu). With sections 3 to 6 closed,
+    the edits after the first rerun only the outputs fragment: the note must not stay on the
+    page above a menu it no longer describes (found by attack12)."""
+    from hdp_app.views import links
+    from hdp_core import menu as M
+
+    page.goto(server + "/tier_designer?menu=" + links.encode_menu_link(M.default_menu()))
+    wait_drawn(page)
+    note = page.get_by_text(V.LINK_OPENED_NOTE)
+    assert note.count() == 1
+    _step(page)  # a body rerun (a note was shown): the note goes at once
+    assert page.get_by_text(V.LINK_OPENED_NOTE).count() == 0, "a stale note after an edit"
+    _step(page)  # an outputs-only rerun
+    assert page.get_by_text(V.LINK_OPENED_NOTE).count() == 0, "a stale note after two edits"
+    assert not page.get_by_test_id("stException").count()
