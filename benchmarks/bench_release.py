@@ -230,7 +230,8 @@ def pass_sqls(rel: str, lv: list[float], lo: float = 0.0, hi: float = 1000.0) ->
     costs; not used by the release: its groups would not be bounded by the first rows'
     levels when later rows hold others). Every grouped query gives per group (key, rows,
     ...), the last column its sum."""
-    from hdp_release.engines.duckdb_fast import grid_sql, grid_t, inside_pass_sql, tier_key
+    from hdp_release.engines.duckdb_fast import grid_sql, inside_pass_sql, tier_key
+    from hdp_release.engines.duckdb_sql import grid_t
 
     scan = f"(SELECT CAST(value AS DOUBLE) AS v, CAST(eps AS DOUBLE) AS e FROM {rel})"
     key = tier_key(lv)

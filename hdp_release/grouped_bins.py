@@ -46,7 +46,7 @@ from hdp_release.engines.segment_bins import (
 )
 from hdp_release.finish import finish_planned, put_receipts
 from hdp_release.noise import Planned
-from hdp_release.plan import MAX_PASSES, QE2, tau_star
+from hdp_release.plan import MAX_PASSES, QE2, receipt_group, tau_star
 from hdp_release.result import SATURATED_AT
 
 QEF = float(QE)
@@ -309,7 +309,7 @@ def _group_keys(eps: np.ndarray) -> np.ndarray:
     k = np.floor(x)
     near = np.flatnonzero(np.abs(x - np.round(x)) < 1e-6)
     for i in near.tolist():  # rare: a level within 1e-6 of a 1/8-decade boundary
-        k[i] = math.floor(math.log10(float(eps[i])) * RECEIPT_ROWS_PER_DECADE)
+        k[i] = receipt_group(float(eps[i]))
     return k
 
 

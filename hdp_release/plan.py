@@ -313,6 +313,12 @@ def plan_bins(h: Histogram, src, fin: np.ndarray, pub: np.ndarray, c: float):
     return _merge_rows(rows), tau, passes
 
 
+def receipt_group(eps: float) -> int:
+    """The per-user receipt row (1/8 decade) of a positive finite level ``eps``:
+    floor(log10(eps) * RECEIPT_ROWS_PER_DECADE), as math.log10 gives it."""
+    return math.floor(math.log10(eps) * RECEIPT_ROWS_PER_DECADE)
+
+
 def _bins_rows(ent: list, j: int, tau: float, ftau: Fraction | None) -> list[Row]:
     """The receipt rows of the walk's entries (before public users), already merged as
     :func:`_merge_rows` merges them: each run of consecutive unsaturated entries (before j)
@@ -324,7 +330,7 @@ def _bins_rows(ent: list, j: int, tau: float, ftau: Fraction | None) -> list[Row
     run: list[Any] | None = None
     last = None
     for e in ent[:j]:
-        g = math.floor(math.log10(e[0]) * RECEIPT_ROWS_PER_DECADE)
+        g = receipt_group(e[0])
         if run is not None and g == last:
             run[0], run[1] = min(run[0], e[0]), max(run[1], e[1])
             run[3], run[4] = min(run[3], e[3]), max(run[4], e[4])
@@ -389,7 +395,7 @@ def _merge_rows(rows: list[Row]) -> list[Row]:
             return (2, 0.0)
         if r.saturated:
             return (1, 0.0)
-        return (0, math.floor(math.log10(r.eps) * RECEIPT_ROWS_PER_DECADE))
+        return (0, receipt_group(r.eps))
 
     out: list[Row] = []
     last = None

@@ -5,12 +5,25 @@ from __future__ import annotations
 
 import math
 import pathlib
+import subprocess
+import sys
 
 import hdp_core as hdp
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 APP = str(ROOT / "tests" / "app_entry.py")
 """AppTest's entry script: runs app.py from a folder without pages/ (see its docstring)."""
+
+
+def fresh_python(code: str, timeout: float = 120) -> str:
+    """Run ``code`` in a new interpreter from the repository's root (what a fresh process
+    imports can only be seen there); returns its standard output after asserting it exited 0
+    (the last 2,000 characters of its standard error as the message otherwise)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
 
 
 def whole_app(default_timeout: float = 60):

@@ -196,8 +196,7 @@ def test_modules_are_small_and_the_core_is_small():
 def test_importing_the_core_loads_no_engine_or_app_library():
     """``import hdp_core`` (and every module it loads) brings in none of DuckDB, OpenDP, Spark,
     plotly, Streamlit or pandas: the mathematics stands alone."""
-    import subprocess
-    import sys
+    from helpers import fresh_python
 
     code = (
         "import sys, hdp_core, hdp_core.design, hdp_core.design_io, hdp_core.tables, "
@@ -207,11 +206,8 @@ def test_importing_the_core_loads_no_engine_or_app_library():
         "'hdp_release', 'hdp_app'})\n"
         "print(','.join(bad))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "", out.stdout
+    out = fresh_python(code)
+    assert out.strip() == "", out
 
 
 def test_the_views_and_figures_import_no_streamlit():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = [
     "count_noun",
     "csv_safe",
     "csv_unescape",
+    "fitting_parts",
     "format_eps",
     "frame_to_csv",
     "plain",
@@ -195,15 +197,25 @@ def column_groups(
     def fmt(c: str) -> str | None:
         return next((f for k, f in (formats or {}).items() if c.startswith(k)), None)
 
-    widths = {c: column_width_px(df, c, fmt(c)) for c in cols}
     head, rest = cols[0], cols[1:]
-    groups: list[list[str]] = []
-    group, used = [head], widths[head]
-    for c in rest:
-        if len(group) > 1 and used + widths[c] > width_px:
-            groups.append(group)
-            group, used = [head], widths[head]
-        group.append(c)
-        used += widths[c]
-    groups.append(group)
-    return groups
+    widths = [column_width_px(df, c, fmt(c)) for c in rest]
+    parts = fitting_parts(column_width_px(df, head, fmt(head)), widths, width_px)
+    return [[head, *(rest[i] for i in part)] for part in parts]
+
+
+def fitting_parts(head_px: float, widths_px: Sequence[float], width_px: float) -> list[list[int]]:
+    """Indices into ``widths_px`` in consecutive parts, each part as wide as ``width_px`` at
+    most with a head column of ``head_px`` before it (a part of one item may be wider: it
+    cannot be split); a new part starts only where the next item would not fit. Widths in
+    px: the stacked tables of a wide table (:func:`column_groups`, the Simulation page's
+    results table)."""
+    parts: list[list[int]] = []
+    used = math.inf
+    for i, w in enumerate(widths_px):
+        if parts and used + w <= width_px:
+            parts[-1].append(i)
+            used += w
+        else:
+            parts.append([i])
+            used = head_px + w
+    return parts

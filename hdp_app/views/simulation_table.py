@@ -20,7 +20,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hdp_app.views.formatting import TABLE_WIDTH_PX
+from hdp_app.views.formatting import TABLE_WIDTH_PX, fitting_parts
 from hdp_app.views.simulation import TABLE_FORMATS, method_label
 
 __all__ = [
@@ -122,19 +122,12 @@ def table_parts(
     longest = max(len(w) for words in labels for w in words) * CHAR_PX
     first = max(len(words[0]) for words in labels) * CHAR_PX + DOT_PX  # the dot's line
     method = max(longest, first) + CELL_PAD_PX
-    parts: list[list[int]] = []
-    used = math.inf
+    widths: list[float] = []
     i = 1
-    for g, (_, _, cols) in enumerate(column_groups(real)):
-        w = sum(_width([c[i + j] for c in cells], col[1]) for j, col in enumerate(cols))
+    for _, _, cols in column_groups(real):
+        widths.append(sum(_width([c[i + j] for c in cells], col[1]) for j, col in enumerate(cols)))
         i += len(cols)
-        if parts and used + w <= width_px:
-            parts[-1].append(g)
-            used += w
-        else:
-            parts.append([g])
-            used = method + w
-    return parts
+    return fitting_parts(method, widths, width_px)
 
 
 _STYLE = (

@@ -21,6 +21,7 @@ classes, counts and exact sums (tests/release/test_release_bracket_qh.py)."""
 from __future__ import annotations
 
 from hdp_release.engines.base import Q2_MASK, Q2_SPLIT, QE, Q, lit
+from hdp_release.engines.duckdb_sql import grid_t
 
 QH_KEY = 4096
 """The class keys of the bracket pass are below this (base.SUB_KEY + SUB_BINS + 3 < 4096); a
@@ -50,8 +51,7 @@ def inside_y(lo: float, hi: float) -> str:
     """SQL of y = round((v - lo) / R Q) without a CASE, as duckdb_fast.inside_pass_sql forms
     it (NULL for a missing, NaN or infinite value and one far below lo); the pass counts the
     rows whose y is in [0, Q], and when every row's is, y is the CASE pass's y."""
-    d = "v" if lo == 0 else f"(v - {lit(lo)})"
-    return f"TRY_CAST(round({d} / {lit(hi - lo)} * {Q}) AS UINTEGER)"
+    return f"TRY_CAST(round({grid_t(lo, hi)}) AS UINTEGER)"
 
 
 def split_pass_sql(key: str, y: str, ok: str, b: float, scan: str) -> str:

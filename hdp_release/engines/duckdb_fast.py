@@ -41,14 +41,7 @@ from hdp_release.engines.duckdb_bracket import (
     qh_term,
     split_pass_sql,
 )
-
-
-def grid_t(lo: float, hi: float) -> str:
-    """SQL of the value ``v`` on the 2^30 grid of [lo, hi] before rounding, (v - lo) / R * Q
-    (a double); v / R * Q when lo is 0 (v - 0 is v exactly, and the sign of a zero does not
-    change the rounded y)."""
-    d = "v" if lo == 0 else f"(v - {lit(lo)})"
-    return f"{d} / {lit(hi - lo)} * {Q}"
+from hdp_release.engines.duckdb_sql import grid_t
 
 
 def grid_sql(lo: float, hi: float) -> str:
@@ -86,11 +79,10 @@ def inside_pass_sql(key: str, scan: str, lo: float, hi: float, double: bool = Fa
     for one above hi (t >= Q rounds to Q); so the rows equal the CASE pass's (key, rows, good
     values, sum of y). Otherwise the caller runs the CASE pass. Per row no CASE's
     comparisons and branches."""
-    t = f"round({grid_t(lo, hi)})"
     y, ok = (
-        (t, f"y BETWEEN 0 AND {float(Q)!r}")
+        (f"round({grid_t(lo, hi)})", f"y BETWEEN 0 AND {float(Q)!r}")
         if double
-        else (f"TRY_CAST({t} AS UINTEGER)", f"y <= {Q}")
+        else (inside_y(lo, hi), f"y <= {Q}")
     )
     return (
         f"SELECT k, count(*), count_if({ok}), sum(y) FROM (SELECT {key} AS k, {y} AS y FROM "

@@ -11,6 +11,7 @@ from typing import Any
 from hdp_core.errors import ColumnNameError, ReleaseError
 from hdp_core.validate import LEVEL_MAX, LEVEL_MIN, PUBLIC_WORDS
 from hdp_release.engines.base import (
+    Q,
     csv_header_check,
     lit,
 )
@@ -151,3 +152,11 @@ def range_sql(factor: float) -> str:
         f"e > 0 AND NOT isinf(e) AND (e < {lit(LEVEL_MIN * factor)} OR e > "
         f"{lit(LEVEL_MAX * factor)})"
     )
+
+
+def grid_t(lo: float, hi: float) -> str:
+    """SQL of the value ``v`` on the 2^30 grid of [lo, hi] before rounding, (v - lo) / R * Q
+    (a double); v / R * Q when lo is 0 (v - 0 is v exactly, and the sign of a zero does not
+    change the rounded y)."""
+    d = "v" if lo == 0 else f"(v - {lit(lo)})"
+    return f"{d} / {lit(hi - lo)} * {Q}"

@@ -6,20 +6,18 @@ from __future__ import annotations
 import importlib.machinery
 import json
 import pathlib
-import subprocess
 import sys
 import types
 
 import plotly
 import plotly.io as pio
 import pytest
+from helpers import ROOT, fresh_python
 
 from hdp_app import plotly_guard as G
 from hdp_app.figures.design import menu_figure
 from hdp_core import design as D
 from hdp_core import menu as M
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _half_made(name: str) -> types.ModuleType:
@@ -91,8 +89,4 @@ def test_the_first_page_draws_without_pandas():
         "assert at.get('plotly_chart'), 'no chart drawn'\n"
         "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert fresh_python(code).strip().splitlines()[-1] == "[]"
